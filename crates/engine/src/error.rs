@@ -1,0 +1,140 @@
+//! Errors of the storage engine.
+//!
+//! One small enum for everything the engine can refuse. Each variant knows
+//! whether the caller may simply run the transaction again
+//! ([`Error::is_retryable`]) and which PostgreSQL SQLSTATE describes it
+//! ([`Error::sqlstate`]), so the SQL and wire layers never have to guess.
+
+use centum_types::TypeError;
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything the engine can refuse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another transaction changed a row this one wanted to change or had
+    /// read (write-write conflict under SNAPSHOT/SERIALIZABLE, or a failed
+    /// SERIALIZABLE validation). Retrying the whole transaction may succeed.
+    #[error("could not serialize access due to {0}")]
+    Serialization(&'static str),
+    /// A transaction waiting for another one would have waited forever.
+    #[error("deadlock detected")]
+    Deadlock,
+    /// A unique index already holds the key.
+    #[error("duplicate key value violates unique constraint \"{index}\"")]
+    UniqueViolation {
+        /// The index whose key was duplicated.
+        index: String,
+    },
+    /// NULL given for a NOT NULL column.
+    #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
+    NotNullViolation {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
+    /// A value does not fit its column.
+    #[error(transparent)]
+    Type(#[from] TypeError),
+    /// A row has the wrong number of values.
+    #[error("table \"{table}\" has {expected} columns but {found} values were given")]
+    ColumnCount {
+        /// The table.
+        table: String,
+        /// Its column count.
+        expected: usize,
+        /// The number of values given.
+        found: usize,
+    },
+    /// A key lookup gave the wrong number of key values.
+    #[error("index \"{index}\" has {expected} key columns but {found} values were given")]
+    KeyArity {
+        /// The index.
+        index: String,
+        /// Its key column count.
+        expected: usize,
+        /// The number of values given.
+        found: usize,
+    },
+    /// No such table.
+    #[error("relation \"{0}\" does not exist")]
+    NoSuchTable(String),
+    /// A table of that name exists already.
+    #[error("relation \"{0}\" already exists")]
+    TableExists(String),
+    /// No such index.
+    #[error("index \"{0}\" does not exist")]
+    NoSuchIndex(String),
+    /// An index of that name exists already.
+    #[error("relation \"{0}\" already exists")]
+    IndexExists(String),
+    /// No such column.
+    #[error("column \"{0}\" does not exist")]
+    NoSuchColumn(String),
+    /// A definition that cannot be built (bad column list, too many indexes...).
+    #[error("invalid definition: {0}")]
+    InvalidDefinition(String),
+    /// The index exists but cannot answer queries for this snapshot yet.
+    #[error("index \"{0}\" is not ready for this transaction's snapshot")]
+    IndexNotReady(String),
+    /// A row handle was used after the row was changed by the same transaction.
+    #[error("row was already updated or deleted by this transaction")]
+    RowAlreadyChanged,
+    /// The transaction has already failed or ended; only abort is possible.
+    #[error("current transaction is aborted, commands ignored until end of transaction block")]
+    TransactionAborted,
+    /// More transactions are open than the engine has slots for.
+    #[error("too many concurrent transactions (limit {0})")]
+    TooManyTransactions(usize),
+    /// The table or index went away while the transaction used it.
+    #[error("relation \"{0}\" was dropped by a concurrent transaction")]
+    Dropped(String),
+}
+
+impl Error {
+    /// Whether running the same transaction again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Serialization(_) | Error::Deadlock)
+    }
+
+    /// The PostgreSQL SQLSTATE code for this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            Error::Serialization(_) => "40001",
+            Error::Deadlock => "40P01",
+            Error::UniqueViolation { .. } => "23505",
+            Error::NotNullViolation { .. } => "23502",
+            Error::Type(e) => e.sqlstate(),
+            Error::ColumnCount { .. } => "42601",
+            Error::KeyArity { .. } => "42601",
+            Error::NoSuchTable(_) | Error::Dropped(_) => "42P01",
+            Error::TableExists(_) | Error::IndexExists(_) => "42P07",
+            Error::NoSuchIndex(_) => "42704",
+            Error::NoSuchColumn(_) => "42703",
+            Error::InvalidDefinition(_) => "42P16",
+            Error::IndexNotReady(_) => "55000",
+            Error::RowAlreadyChanged => "55000",
+            Error::TransactionAborted => "25P02",
+            Error::TooManyTransactions(_) => "53300",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retryable_errors_map_to_class_40() {
+        for e in [Error::Serialization("concurrent update"), Error::Deadlock] {
+            assert!(e.is_retryable());
+            assert!(e.sqlstate().starts_with("40"));
+        }
+        let dup = Error::UniqueViolation { index: "pk".into() };
+        assert!(!dup.is_retryable());
+        assert_eq!(dup.sqlstate(), "23505");
+    }
+}

@@ -1,0 +1,148 @@
+//! Hash indexes.
+//!
+//! A fixed array of buckets chosen at creation; each bucket is a lock-free
+//! chain through the index's link in the row versions themselves
+//! ([`super::chain`]), so an index costs one pointer per bucket plus one
+//! link per version. A look-up hashes the key, walks one chain and compares
+//! keys; every key column must be given.
+//!
+//! Statistics never scan the whole index: the entry count is kept as a
+//! striped counter, and chain lengths are estimated from a sample of
+//! buckets.
+
+use super::chain::Chains;
+use crate::counter::Counter;
+use crate::row::layout::{KeyDef, Probe, RowLayout};
+use crate::row::version::VersionPtr;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
+/// A hash index over one table.
+pub struct HashIndex {
+    pub(crate) name: String,
+    pub(crate) unique: bool,
+    pub(crate) key: KeyDef,
+    pub(crate) chains: Chains,
+    /// Covers the versions made under this layout generation or later.
+    pub(crate) gen: u32,
+    /// Snapshots reading at or after this timestamp may use the index.
+    pub(crate) ready_ts: AtomicU64,
+    entries: Counter,
+}
+
+/// Statistics of one index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexStats {
+    /// Index name.
+    pub name: String,
+    /// Number of buckets.
+    pub buckets: u64,
+    /// Versions linked into the index (all versions, not only live rows).
+    pub entries: u64,
+    /// Estimated share of empty buckets, from a sample.
+    pub empty_bucket_ratio: f64,
+    /// Estimated average length of non-empty chains, from a sample.
+    pub avg_chain: f64,
+    /// Longest chain in the sample.
+    pub max_chain: u64,
+    /// Bytes used: the bucket array plus one link per entry.
+    pub bytes: u64,
+}
+
+/// Buckets looked at for chain statistics.
+const SAMPLE: usize = 4096;
+
+impl HashIndex {
+    pub(crate) fn new(
+        name: String,
+        unique: bool,
+        key: KeyDef,
+        buckets: u64,
+        slot: usize,
+        gen: u32,
+        ready_ts: u64,
+    ) -> HashIndex {
+        HashIndex {
+            name,
+            unique,
+            key,
+            chains: Chains::new(buckets, slot),
+            gen,
+            ready_ts: AtomicU64::new(ready_ts),
+            entries: Counter::default(),
+        }
+    }
+
+    /// Index name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether keys are unique.
+    pub fn is_unique(&self) -> bool {
+        self.unique
+    }
+
+    /// Key column numbers.
+    pub fn key_columns(&self) -> &[usize] {
+        &self.key.columns
+    }
+
+    /// Whether `v` was made under a layout that includes this index.
+    #[inline]
+    pub(crate) fn covers(&self, v: VersionPtr) -> bool {
+        v.header().gen >= self.gen
+    }
+
+    /// Links a new version in.
+    pub(crate) fn insert(&self, layout: &RowLayout, v: VersionPtr) {
+        let b = self.chains.bucket_of(self.key.hash_row(layout, v.data()));
+        self.chains.push(b, v);
+        self.entries.add(1);
+    }
+
+    /// Unlinks a version (claimed by the caller).
+    pub(crate) fn remove(&self, layout: &RowLayout, v: VersionPtr) {
+        let b = self.chains.bucket_of(self.key.hash_row(layout, v.data()));
+        self.chains.unlink(b, v);
+        self.entries.add(-1);
+    }
+
+    /// The bucket a probe hashes to.
+    #[inline]
+    pub(crate) fn bucket(&self, probe: &Probe) -> usize {
+        self.chains.bucket_of(probe.hash)
+    }
+
+    /// Whether the index may serve a snapshot reading at `read_ts`.
+    pub(crate) fn ready_for(&self, read_ts: u64) -> bool {
+        self.ready_ts.load(SeqCst) <= read_ts
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> IndexStats {
+        // Chains are walked, so versions must not be freed under us.
+        let _pin = crossbeam_epoch::pin();
+        let n = self.chains.len();
+        let step = (n / SAMPLE).max(1);
+        let (mut seen, mut empty, mut total, mut max) = (0u64, 0u64, 0u64, 0u64);
+        for b in (0..n).step_by(step).take(SAMPLE) {
+            let len = self.chains.chain_len(b) as u64;
+            seen += 1;
+            if len == 0 {
+                empty += 1;
+            }
+            total += len;
+            max = max.max(len);
+        }
+        let entries = self.entries.get().max(0) as u64;
+        IndexStats {
+            name: self.name.clone(),
+            buckets: n as u64,
+            entries,
+            empty_bucket_ratio: empty as f64 / seen.max(1) as f64,
+            avg_chain: total as f64 / (seen - empty).max(1) as f64,
+            max_chain: max,
+            bytes: 8 * n as u64 + 8 * entries,
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! Centum's storage engine: memory-optimized tables with optimistic
+//! multi-version concurrency control.
+//!
+//! Rows live in memory as *versions* ([`row`]): a begin and an end field, one
+//! link per index, then the column data. There are no pages and no buffer
+//! pool. Indexes ([`index`]) chain versions through those links without
+//! latches. Transactions ([`mvcc`]) read a snapshot without taking any lock,
+//! and write by installing new versions; conflicts are found with
+//! compare-and-swap on end fields, and SERIALIZABLE transactions validate
+//! their reads at commit. Old versions are unlinked and reclaimed by the
+//! garbage collector ([`gc`]).
+//!
+//! ```text
+//!   Database ── catalog ── Table ── scan list (link 0) ─┐
+//!      │                     └──── hash indexes (links 1..) ─┐
+//!      │                                                  versions
+//!   Transaction ── snapshot read ts, write set, read/scan sets
+//! ```
+//!
+//! This crate knows nothing of SQL or the network; the SQL layer and the
+//! server sit on top of the embedded API re-exported here. See
+//! `docs/design.md` in the repository for the layouts, protocols and the
+//! argument for why they are safe.
+
+mod counter;
+pub mod db;
+pub mod error;
+pub mod gc;
+pub mod index;
+pub mod mvcc;
+pub mod row;
+pub mod schema;
+mod sync;
+pub mod table;
+
+pub use db::{Database, DatabaseStats, Options};
+pub use error::{Error, Result};
+pub use gc::GcStats;
+pub use index::{HashIndex, IndexStats};
+pub use mvcc::{Isolation, Row, Scan, Transaction, TxnId};
+pub use row::{KeyDef, RowLayout};
+pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
+pub use table::{Table, TableStats};

@@ -1,0 +1,366 @@
+//! Transactions: begin, commit, abort.
+//!
+//! A transaction reads at a snapshot timestamp and writes by installing new
+//! versions whose begin field holds its id, and by taking the end field of
+//! the versions it replaces or deletes (a compare-and-swap from INFINITY to
+//! its id: that is the whole of write locking). Nothing is changed in
+//! place; abort never has to undo a value.
+//!
+//! ## Commit
+//!
+//! ```text
+//!  Active --(take commit timestamp ts)--> Preparing(ts)
+//!     Preparing: SERIALIZABLE validates its read and scan sets as of ts;
+//!                this is also where the redo record is written and synced
+//!  Preparing --(publish)--> Committed(ts)      the commit point
+//!  post-process: write ts into the begin/end fields it owns, release the
+//!                slot, queue replaced versions for garbage collection,
+//!                wait until the watermark reaches ts, acknowledge.
+//! ```
+//!
+//! Read-only transactions take no timestamp and skip validation: they are
+//! serialised at their read timestamp, where all their reads were valid.
+//!
+//! ## Abort
+//!
+//! The transaction publishes Aborted, gives back the end fields it took
+//! (so waiting writers may take them), marks its new versions' begin as
+//! INFINITY (visible to nobody), and unlinks and reclaims them.
+
+use super::txn_table::TxnState;
+use super::visibility::{self, End};
+use super::word::{TxnId, INFINITY};
+use crate::db::Shared;
+use crate::error::{Error, Result};
+use crate::gc::GcItem;
+use crate::index::hash::HashIndex;
+use crate::row::layout::Probe;
+use crate::row::version::VersionPtr;
+use crate::sync::Ordering::SeqCst;
+use crate::table::Table;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+
+/// Isolation levels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Isolation {
+    /// Each statement reads the data committed before it began; a writer
+    /// that meets a row being changed waits for the other transaction and
+    /// goes on with the newest version (PostgreSQL's default).
+    #[default]
+    ReadCommitted,
+    /// One snapshot for the whole transaction; the second writer of a row
+    /// fails (PostgreSQL's REPEATABLE READ).
+    Snapshot,
+    /// Snapshot plus commit-time validation that every row read is
+    /// unchanged and no scanned range gained rows: the transaction behaves
+    /// as if it ran alone at its commit time.
+    Serializable,
+}
+
+/// What a transaction did to a version.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WriteKind {
+    /// Created it.
+    Insert(VersionPtr),
+    /// Replaced `old` by `new`.
+    Update(VersionPtr, VersionPtr),
+    /// Deleted it.
+    Delete(VersionPtr),
+}
+
+/// A scanned range to re-check at commit (SERIALIZABLE).
+pub(crate) enum ScanRecord {
+    /// The whole table.
+    Table(u32),
+    /// One key of a hash index.
+    Key(u32, Arc<HashIndex>, Probe),
+}
+
+#[derive(Default)]
+pub(crate) struct TxnInner {
+    /// Tables touched; writes and scans refer to them by position.
+    pub(crate) tables: Vec<Arc<Table>>,
+    pub(crate) writes: Vec<(u32, WriteKind)>,
+    pub(crate) reads: Vec<VersionPtr>,
+    pub(crate) scans: Vec<ScanRecord>,
+}
+
+impl TxnInner {
+    /// Position of `table` in `tables`, adding it if new.
+    pub(crate) fn table_no(&mut self, table: &Arc<Table>) -> u32 {
+        match self.tables.iter().position(|t| Arc::ptr_eq(t, table)) {
+            Some(i) => i as u32,
+            None => {
+                self.tables.push(table.clone());
+                (self.tables.len() - 1) as u32
+            }
+        }
+    }
+}
+
+/// A transaction. Dropping it without committing aborts it.
+///
+/// Operations take `&self` so that rows returned by a scan can be updated
+/// while the scan's results are still borrowed; a transaction is used by
+/// one thread at a time (it is `Send`, not `Sync`).
+pub struct Transaction {
+    pub(crate) db: Arc<Shared>,
+    pub(crate) id: TxnId,
+    pub(crate) isolation: Isolation,
+    pub(crate) read_ts: u64,
+    /// Operation counter: versions this transaction creates are stamped
+    /// with it, so a scan never sees rows written after it started.
+    pub(crate) op: Cell<u32>,
+    pub(crate) inner: RefCell<TxnInner>,
+    /// Set by a retryable failure: only abort is possible now.
+    pub(crate) doomed: Cell<Option<Error>>,
+    pub(crate) finished: bool,
+}
+
+impl Transaction {
+    pub(crate) fn begin(db: Arc<Shared>, isolation: Isolation) -> Result<Transaction> {
+        let id =
+            db.txns.register(db.clock.watermark()).ok_or(Error::TooManyTransactions(db.txns.capacity()))?;
+        let read_ts = db.gc.start_reader(&db.clock, |w| db.txns.set_read_ts(id, w));
+        Ok(Transaction {
+            db,
+            id,
+            isolation,
+            read_ts,
+            op: Cell::new(1),
+            inner: RefCell::new(TxnInner::default()),
+            doomed: Cell::new(None),
+            finished: false,
+        })
+    }
+
+    /// The isolation level.
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// The snapshot timestamp reads use now.
+    pub fn read_timestamp(&self) -> u64 {
+        self.read_ts
+    }
+
+    /// Starts a new statement. Under READ COMMITTED the transaction now sees
+    /// everything committed so far; under the other levels nothing changes.
+    /// Rows returned before cannot outlive this call (the borrow checker
+    /// enforces it).
+    pub fn begin_statement(&mut self) {
+        if self.isolation == Isolation::ReadCommitted {
+            let w = self.db.clock.watermark();
+            self.db.txns.set_read_ts(self.id, w);
+            self.read_ts = w;
+        }
+    }
+
+    /// Whether the transaction has written anything.
+    pub fn has_writes(&self) -> bool {
+        !self.inner.borrow().writes.is_empty()
+    }
+
+    /// Fails if a retryable error already doomed the transaction.
+    pub(crate) fn check_usable(&self) -> Result<()> {
+        match self.doomed.take() {
+            Some(e) => {
+                self.doomed.set(Some(e));
+                Err(Error::TransactionAborted)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Records a retryable failure: the transaction can only abort now.
+    pub(crate) fn doom(&self, e: Error) -> Error {
+        if e.is_retryable() {
+            self.doomed.set(Some(e.clone()));
+        }
+        e
+    }
+
+    /// The next operation number.
+    pub(crate) fn next_op(&self) -> u32 {
+        let op = self.op.get();
+        self.op.set(op.wrapping_add(1));
+        op
+    }
+
+    /// Commits. On success every change is visible to transactions that
+    /// start afterwards. On failure the transaction is aborted and the
+    /// error says why (retryable for serialization failures).
+    pub fn commit(mut self) -> Result<()> {
+        self.finished = true;
+        if let Some(e) = self.doomed.take() {
+            self.abort_inner(None);
+            return Err(match e {
+                Error::Serialization(_) | Error::Deadlock => Error::TransactionAborted,
+                e => e,
+            });
+        }
+        if self.inner.get_mut().writes.is_empty() {
+            self.db.txns.set_state(self.id, TxnState::Committed(self.read_ts));
+            self.db.txns.release(self.id);
+            return Ok(());
+        }
+        let ts = self.db.clock.allocate();
+        self.db.txns.set_state(self.id, TxnState::Preparing(ts));
+        if self.isolation == Isolation::Serializable {
+            if let Err(e) = self.validate(ts) {
+                self.abort_inner(Some(ts));
+                return Err(e);
+            }
+        }
+        // The redo record is written here, before the commit point.
+        self.db.txns.set_state(self.id, TxnState::Committed(ts));
+        self.db.clock.finish(ts);
+        let inner = std::mem::take(self.inner.get_mut());
+        let mut garbage = Vec::new();
+        for &(t, w) in &inner.writes {
+            match w {
+                WriteKind::Insert(n) => n.begin().store(ts, SeqCst),
+                WriteKind::Update(o, n) => {
+                    n.begin().store(ts, SeqCst);
+                    o.end().store(ts, SeqCst);
+                    garbage.push((t, o));
+                }
+                WriteKind::Delete(o) => {
+                    o.end().store(ts, SeqCst);
+                    garbage.push((t, o));
+                }
+            }
+        }
+        self.db.txns.release(self.id);
+        if !garbage.is_empty() {
+            let item = GcItem { ts, tables: inner.tables, versions: garbage };
+            if self.db.gc.push(item) {
+                self.db.collect_garbage();
+            }
+        }
+        self.db.clock.wait_visible(ts);
+        Ok(())
+    }
+
+    /// Aborts, discarding every change.
+    pub fn abort(mut self) {
+        self.finished = true;
+        self.abort_inner(None);
+    }
+
+    fn abort_inner(&mut self, ts: Option<u64>) {
+        let inner = std::mem::take(self.inner.get_mut());
+        // Clear replacement links first: once Aborted is published another
+        // writer may take the old version and set its own.
+        for &(_, w) in &inner.writes {
+            if let WriteKind::Update(o, _) = w {
+                o.set_newer(None);
+            }
+        }
+        self.db.txns.set_state(self.id, TxnState::Aborted);
+        if let Some(ts) = ts {
+            self.db.clock.finish(ts);
+        }
+        let mut created = Vec::new();
+        for &(t, w) in &inner.writes {
+            match w {
+                WriteKind::Insert(n) => created.push((t, n)),
+                WriteKind::Update(o, n) => {
+                    let _ = o.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
+                    created.push((t, n));
+                }
+                WriteKind::Delete(o) => {
+                    let _ = o.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
+                }
+            }
+        }
+        for &(_, n) in &created {
+            n.begin().store(INFINITY, SeqCst);
+        }
+        self.db.txns.release(self.id);
+        let guard = crossbeam_epoch::pin();
+        for (t, n) in created {
+            let table = &inner.tables[t as usize];
+            retire_own(&guard, table, n);
+        }
+    }
+
+    /// SERIALIZABLE validation at commit timestamp `ts`: every version read
+    /// must still be current, and no scanned key or table may have gained a
+    /// version committed between the read timestamp and `ts`.
+    fn validate(&self, ts: u64) -> Result<()> {
+        let inner = self.inner.borrow();
+        let txns = &self.db.txns;
+        for &v in &inner.reads {
+            let mine = visibility::end(txns, v, self.id) == End::Mine;
+            if !mine && !visibility::visible(txns, v, self.id, ts, u32::MAX) {
+                return Err(Error::Serialization("read/write dependencies among transactions"));
+            }
+        }
+        let _pin = crossbeam_epoch::pin();
+        let phantom = |v: VersionPtr| {
+            visibility::begin(txns, v, self.id) != visibility::Begin::Mine
+                && visibility::visible(txns, v, self.id, ts, u32::MAX)
+                && !visibility::visible(txns, v, self.id, self.read_ts, u32::MAX)
+        };
+        for s in &inner.scans {
+            let found = match s {
+                ScanRecord::Table(t) => {
+                    let table = &inner.tables[*t as usize];
+                    (0..table.scan.len()).any(|b| {
+                        let mut cur = table.scan.first(b);
+                        while let Some(v) = cur {
+                            if table.scan.is_live(v) && phantom(v) {
+                                return true;
+                            }
+                            cur = table.scan.next(v);
+                        }
+                        false
+                    })
+                }
+                ScanRecord::Key(t, ix, probe) => {
+                    let table = &inner.tables[*t as usize];
+                    let mut cur = ix.chains.first(ix.bucket(probe));
+                    let mut hit = false;
+                    while let Some(v) = cur {
+                        if ix.chains.is_live(v)
+                            && ix.key.matches(&table.layout, v.data(), probe)
+                            && phantom(v)
+                        {
+                            hit = true;
+                            break;
+                        }
+                        cur = ix.chains.next(v);
+                    }
+                    hit
+                }
+            };
+            if found {
+                return Err(Error::Serialization("a phantom row inserted by a concurrent transaction"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Unlinks and reclaims a version this transaction created and no one else
+/// can ever see (its begin field is INFINITY or it was never committed).
+pub(crate) fn retire_own(guard: &crossbeam_epoch::Guard, table: &Table, v: VersionPtr) {
+    if v.claim() {
+        table.unlink(v);
+    }
+    table.forget(v);
+    // SAFETY: `v` is unlinked from every chain and was never visible to
+    // anyone but its creator; concurrent walkers hold epoch pins.
+    unsafe { guard.defer_unchecked(move || v.free()) };
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.abort_inner(None);
+        }
+    }
+}

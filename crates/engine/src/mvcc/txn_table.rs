@@ -1,0 +1,358 @@
+//! The transaction table: where a transaction id leads to its state.
+//!
+//! A reader that finds a transaction id in a begin or end field must learn
+//! whether that transaction is active, preparing, committed (and when) or
+//! aborted. The table is a fixed array of slots; the low bits of a
+//! transaction id name its slot, so the look-up is one array index and
+//! two loads, with no lock and no hashing.
+//!
+//! A slot stays with its transaction until the transaction has replaced its
+//! id in every begin/end field it owned (post-processing). So a reader that
+//! finds the slot taken by someone else knows the transaction it looked for
+//! is finished and that the field now holds a timestamp: it reads the field
+//! again.
+//!
+//! Free slots sit on a lock-free stack (tagged against ABA) so the busiest
+//! slots are reused and the part of the table scanned for the garbage
+//! collection horizon stays as small as the peak concurrency.
+//!
+//! The table also carries what waiting writers need under READ COMMITTED:
+//! who waits for whom (for deadlock detection) and a condition variable to
+//! sleep on until a transaction finishes.
+
+use super::word::{TxnId, MAX_SLOTS};
+use crate::sync::{AtomicU64, Ordering::SeqCst};
+use crossbeam_utils::CachePadded;
+use std::sync::atomic::AtomicU32;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// The state of a transaction, as other transactions see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TxnState {
+    /// Running; its writes are invisible to everyone else.
+    Active,
+    /// Has a commit timestamp and is validating or logging.
+    Preparing(u64),
+    /// Committed at this timestamp.
+    Committed(u64),
+    /// Aborted.
+    Aborted,
+}
+
+const ACTIVE: u64 = 0;
+const PREPARING: u64 = 1;
+const COMMITTED: u64 = 2;
+const ABORTED: u64 = 3;
+
+impl TxnState {
+    fn pack(self) -> u64 {
+        match self {
+            TxnState::Active => ACTIVE,
+            TxnState::Preparing(ts) => (ts << 2) | PREPARING,
+            TxnState::Committed(ts) => (ts << 2) | COMMITTED,
+            TxnState::Aborted => ABORTED,
+        }
+    }
+
+    fn unpack(raw: u64) -> TxnState {
+        match raw & 3 {
+            ACTIVE => TxnState::Active,
+            PREPARING => TxnState::Preparing(raw >> 2),
+            COMMITTED => TxnState::Committed(raw >> 2),
+            _ => TxnState::Aborted,
+        }
+    }
+
+    /// Whether the transaction has reached its outcome.
+    pub(crate) fn is_final(self) -> bool {
+        matches!(self, TxnState::Committed(_) | TxnState::Aborted)
+    }
+}
+
+/// No read timestamp: the slot holds no active transaction.
+const NO_READER: u64 = u64::MAX;
+
+#[derive(Default)]
+struct Slot {
+    /// Raw id of the transaction in the slot, 0 when free.
+    id: AtomicU64,
+    /// Packed [`TxnState`].
+    state: AtomicU64,
+    /// The transaction's read timestamp, for the garbage collection horizon.
+    read_ts: AtomicU64,
+    /// Raw id of the transaction this one waits for, 0 when not waiting.
+    waiting_for: AtomicU64,
+    /// Transactions sleeping until this one finishes.
+    sleepers: AtomicU32,
+    /// Next free slot + 1 (free stack link).
+    next_free: AtomicU32,
+}
+
+/// Stripes of condition variables that waiting writers sleep on.
+const WAIT_STRIPES: usize = 64;
+
+/// The table of open transactions.
+pub(crate) struct TxnTable {
+    slots: Box<[CachePadded<Slot>]>,
+    /// Tag (high 32 bits) and top slot + 1 (low 32 bits) of the free stack.
+    free: AtomicU64,
+    /// Slots `0..high_water` have been used at least once.
+    high_water: AtomicU32,
+    /// Sequence numbers for transaction ids.
+    seq: AtomicU64,
+    waits: Box<[(Mutex<()>, Condvar)]>,
+    capacity: usize,
+}
+
+impl TxnTable {
+    /// A table for at most `capacity` concurrent transactions.
+    pub(crate) fn new(capacity: usize) -> TxnTable {
+        let capacity = capacity.clamp(1, MAX_SLOTS);
+        TxnTable {
+            slots: (0..capacity).map(|_| CachePadded::new(Slot::default())).collect(),
+            free: AtomicU64::new(0),
+            high_water: AtomicU32::new(0),
+            seq: AtomicU64::new(1),
+            waits: (0..WAIT_STRIPES).map(|_| (Mutex::new(()), Condvar::new())).collect(),
+            capacity,
+        }
+    }
+
+    /// The most transactions that can be open at once.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Takes a slot for a new active transaction reading at `read_ts`.
+    /// Returns `None` when every slot is in use.
+    pub(crate) fn register(&self, read_ts: u64) -> Option<TxnId> {
+        let slot = self.pop_free()?;
+        let s = &self.slots[slot];
+        let id = TxnId::new(self.seq.fetch_add(1, SeqCst), slot);
+        s.state.store(TxnState::Active.pack(), SeqCst);
+        s.read_ts.store(read_ts, SeqCst);
+        s.waiting_for.store(0, SeqCst);
+        s.id.store(id.raw(), SeqCst);
+        Some(id)
+    }
+
+    /// The state of transaction `id`, or `None` if it has finished and left
+    /// its slot (every field it owned now holds a timestamp: read it again).
+    #[inline]
+    pub(crate) fn state(&self, id: TxnId) -> Option<TxnState> {
+        let s = &self.slots[id.slot()];
+        if s.id.load(SeqCst) != id.raw() {
+            return None;
+        }
+        let st = TxnState::unpack(s.state.load(SeqCst));
+        // The slot may have been released and reused between the loads.
+        (s.id.load(SeqCst) == id.raw()).then_some(st)
+    }
+
+    /// Publishes a new state of transaction `id` (which must own its slot)
+    /// and wakes whoever sleeps on it once the outcome is final.
+    pub(crate) fn set_state(&self, id: TxnId, st: TxnState) {
+        let s = &self.slots[id.slot()];
+        s.state.store(st.pack(), SeqCst);
+        if st.is_final() && s.sleepers.load(SeqCst) > 0 {
+            let (m, cv) = &self.waits[id.slot() % WAIT_STRIPES];
+            let _g = m.lock().unwrap_or_else(|p| p.into_inner());
+            cv.notify_all();
+        }
+    }
+
+    /// Moves the read timestamp of an active transaction forward (a new
+    /// statement under READ COMMITTED).
+    pub(crate) fn set_read_ts(&self, id: TxnId, read_ts: u64) {
+        self.slots[id.slot()].read_ts.store(read_ts, SeqCst);
+    }
+
+    /// Gives the slot of a finished transaction back. Only after this may
+    /// readers stop finding the transaction.
+    pub(crate) fn release(&self, id: TxnId) {
+        let s = &self.slots[id.slot()];
+        s.read_ts.store(NO_READER, SeqCst);
+        s.id.store(0, SeqCst);
+        self.push_free(id.slot());
+    }
+
+    /// The smallest read timestamp of any active transaction, `u64::MAX` if
+    /// none.
+    pub(crate) fn min_read_ts(&self) -> u64 {
+        let n = self.high_water.load(SeqCst) as usize;
+        self.slots[..n].iter().map(|s| s.read_ts.load(SeqCst)).min().unwrap_or(NO_READER)
+    }
+
+    /// Ids of every transaction open now.
+    pub(crate) fn active_ids(&self) -> Vec<TxnId> {
+        let n = self.high_water.load(SeqCst) as usize;
+        self.slots[..n].iter().map(|s| s.id.load(SeqCst)).filter(|&id| id != 0).map(TxnId).collect()
+    }
+
+    /// Waits until transaction `id` has left its slot (no deadlock
+    /// detection: for callers that are not transactions themselves).
+    pub(crate) fn wait_gone(&self, id: TxnId) {
+        let mut spins = 0;
+        while self.state(id).is_some() {
+            super::clock::backoff(&mut spins);
+        }
+    }
+
+    /// Waits until transaction `other` has finished, on behalf of `me`.
+    /// Fails with a deadlock if `other` (transitively) waits for `me`.
+    pub(crate) fn wait_for(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
+        let mine = &self.slots[me.slot()];
+        mine.waiting_for.store(other.raw(), SeqCst);
+        let result = self.wait_loop(me, other);
+        mine.waiting_for.store(0, SeqCst);
+        result
+    }
+
+    fn wait_loop(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
+        let target = &self.slots[other.slot()];
+        target.sleepers.fetch_add(1, SeqCst);
+        let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
+        let mut result = Ok(());
+        let mut spins = 0u32;
+        loop {
+            match self.state(other) {
+                None => break,
+                Some(st) if st.is_final() => break,
+                Some(_) => {}
+            }
+            if self.waits_for(other, me) {
+                result = Err(crate::Error::Deadlock);
+                break;
+            }
+            if spins < 64 {
+                // Most waits end within a commit; don't sleep for those.
+                spins += 1;
+                std::thread::yield_now();
+                continue;
+            }
+            let g = m.lock().unwrap_or_else(|p| p.into_inner());
+            let done = match self.state(other) {
+                None => true,
+                Some(st) => st.is_final(),
+            };
+            if !done {
+                // The timeout re-runs deadlock detection now and then, for
+                // cycles that formed after this wait began.
+                let _ = cv.wait_timeout(g, Duration::from_millis(5));
+            }
+        }
+        target.sleepers.fetch_sub(1, SeqCst);
+        result
+    }
+
+    /// Whether following the waits-for chain from `from` reaches `to`.
+    fn waits_for(&self, from: TxnId, to: TxnId) -> bool {
+        let mut cur = from;
+        for _ in 0..self.capacity {
+            let s = &self.slots[cur.slot()];
+            let next = s.waiting_for.load(SeqCst);
+            if s.id.load(SeqCst) != cur.raw() || next == 0 {
+                return false;
+            }
+            if next == to.raw() {
+                return true;
+            }
+            cur = TxnId(next);
+        }
+        false
+    }
+
+    fn pop_free(&self) -> Option<usize> {
+        loop {
+            let head = self.free.load(SeqCst);
+            let top = (head & 0xffff_ffff) as usize;
+            if top == 0 {
+                let n = self.high_water.fetch_add(1, SeqCst) as usize;
+                if n < self.capacity {
+                    return Some(n);
+                }
+                self.high_water.fetch_sub(1, SeqCst);
+                // A slot may have been freed meanwhile.
+                if self.free.load(SeqCst) & 0xffff_ffff == 0 {
+                    return None;
+                }
+                continue;
+            }
+            let next = self.slots[top - 1].next_free.load(SeqCst) as u64;
+            let tag = (head >> 32).wrapping_add(1);
+            if self.free.compare_exchange(head, (tag << 32) | next, SeqCst, SeqCst).is_ok() {
+                return Some(top - 1);
+            }
+        }
+    }
+
+    fn push_free(&self, slot: usize) {
+        loop {
+            let head = self.free.load(SeqCst);
+            self.slots[slot].next_free.store((head & 0xffff_ffff) as u32, SeqCst);
+            let tag = (head >> 32).wrapping_add(1);
+            let new = (tag << 32) | (slot as u64 + 1);
+            if self.free.compare_exchange(head, new, SeqCst, SeqCst).is_ok() {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn finished_transactions_disappear_from_their_slot() {
+        let t = TxnTable::new(4);
+        let a = t.register(5).unwrap();
+        assert_eq!(t.state(a), Some(TxnState::Active));
+        assert_eq!(t.min_read_ts(), 5);
+        t.set_state(a, TxnState::Committed(9));
+        assert_eq!(t.state(a), Some(TxnState::Committed(9)));
+        t.release(a);
+        assert_eq!(t.state(a), None);
+        let b = t.register(7).unwrap();
+        assert_eq!(b.slot(), a.slot(), "the hot slot is reused");
+        assert_ne!(a, b);
+        assert_eq!(t.state(a), None);
+    }
+
+    #[test]
+    fn full_table_refuses_new_transactions() {
+        let t = TxnTable::new(2);
+        let a = t.register(1).unwrap();
+        let _b = t.register(1).unwrap();
+        assert!(t.register(1).is_none());
+        t.release(a);
+        assert!(t.register(1).is_some());
+    }
+
+    #[test]
+    fn waiting_ends_when_the_other_finishes() {
+        let t = Arc::new(TxnTable::new(8));
+        let a = t.register(1).unwrap();
+        let b = t.register(1).unwrap();
+        let t2 = t.clone();
+        let h = std::thread::spawn(move || t2.wait_for(b, a));
+        std::thread::sleep(Duration::from_millis(20));
+        t.set_state(a, TxnState::Aborted);
+        assert_eq!(h.join().unwrap(), Ok(()));
+    }
+
+    #[test]
+    fn a_cycle_of_waits_is_a_deadlock() {
+        let t = Arc::new(TxnTable::new(8));
+        let a = t.register(1).unwrap();
+        let b = t.register(1).unwrap();
+        let t2 = t.clone();
+        let h = std::thread::spawn(move || t2.wait_for(a, b));
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(t.wait_for(b, a), Err(crate::Error::Deadlock));
+        t.set_state(b, TxnState::Aborted);
+        assert_eq!(h.join().unwrap(), Ok(()));
+    }
+}

@@ -1,0 +1,282 @@
+//! Writes: insert, update, delete, and the conflicts between writers.
+//!
+//! To change a version a transaction swaps its own id into the version's
+//! end field, which must hold INFINITY (or the id of an aborted
+//! transaction). If another transaction holds it, or a committed
+//! transaction replaced the version after this transaction's snapshot:
+//!
+//! - under SNAPSHOT and SERIALIZABLE the second writer fails at once with a
+//!   serialization failure (first writer wins, SQLSTATE 40001);
+//! - under READ COMMITTED it waits for the holder to finish (with deadlock
+//!   detection, 40P01). If the holder aborted it takes the version; if it
+//!   committed it follows the `newer` link to the newest version and
+//!   re-applies its change there, as PostgreSQL does, so a hot row does not
+//!   turn into a stream of aborts. A row deleted meanwhile is skipped.
+//!
+//! Unique indexes are checked after the new version is linked in: a
+//! version linked later than ours will see ours in its own check, so
+//! between two concurrent inserters of one key at least one sees the other
+//! (chains grow at the head, so "after ours in the chain" means "linked
+//! before ours").
+
+use super::transaction::{Isolation, Transaction, WriteKind};
+use super::txn_table::TxnState;
+use super::visibility::{self, Begin, End};
+use super::word::{TxnId, Word, INFINITY};
+use crate::error::{Error, Result};
+use crate::index::hash::HashIndex;
+use crate::mvcc::read::Row;
+use crate::row::version::VersionPtr;
+use crate::sync::Ordering::SeqCst;
+use crate::table::{IndexSet, Table};
+use centum_types::Value;
+use std::sync::Arc;
+
+/// What stands in the way of a write.
+enum Blocker {
+    /// Another transaction that has not finished.
+    Txn(TxnId),
+    /// A committed change after our snapshot (or ever, for READ COMMITTED).
+    Committed,
+}
+
+impl Transaction {
+    /// Inserts a row.
+    pub fn insert(&self, table: &Arc<Table>, values: Vec<Value>) -> Result<()> {
+        self.check_usable()?;
+        table.check_not_dropped()?;
+        self.check_row(table, &values)?;
+        let set = table.indexes.load();
+        let n = self.new_version(table, &set, &values);
+        if let Err(e) = self.check_unique(table, &set, n) {
+            self.discard(table, n);
+            return Err(self.doom(e));
+        }
+        let mut inner = self.inner.borrow_mut();
+        let t = inner.table_no(table);
+        inner.writes.push((t, WriteKind::Insert(n)));
+        Ok(())
+    }
+
+    /// Replaces `row` with `values`. Returns false if the row was deleted by
+    /// a concurrent transaction (READ COMMITTED only; the other levels fail).
+    pub fn update(&self, row: &Row<'_>, values: Vec<Value>) -> Result<bool> {
+        let mut values = Some(values);
+        self.update_with(row, |_| values.take())
+    }
+
+    /// Replaces `row` with what `f` computes from it. Under READ COMMITTED,
+    /// if a concurrent transaction changed the row first, `f` runs again on
+    /// the newest version (return `None` to leave it alone, e.g. when it no
+    /// longer matches a WHERE clause). Returns whether a row was updated.
+    pub fn update_with(
+        &self,
+        row: &Row<'_>,
+        mut f: impl FnMut(&[Value]) -> Option<Vec<Value>>,
+    ) -> Result<bool> {
+        self.check_usable()?;
+        let table = row.table;
+        table.check_not_dropped()?;
+        let target = row.v;
+        let mut values = match f(&table.layout.values(target.data())) {
+            Some(v) => v,
+            None => return Ok(false),
+        };
+        {
+            self.check_row(table, &values)?;
+            let Some(old) = self.lock(target).map_err(|e| self.doom(e))? else {
+                return Ok(false);
+            };
+            if old != target {
+                // Moved on to a newer version: recompute from it.
+                match f(&table.layout.values(old.data())) {
+                    Some(v) => values = v,
+                    None => {
+                        self.unlock(old);
+                        return Ok(false);
+                    }
+                }
+                if let Err(e) = self.check_row(table, &values) {
+                    self.unlock(old);
+                    return Err(e);
+                }
+            }
+            let set = table.indexes.load();
+            let n = self.new_version(table, &set, &values);
+            old.set_newer(Some(n));
+            if let Err(e) = self.check_unique(table, &set, n) {
+                old.set_newer(None);
+                self.unlock(old);
+                self.discard(table, n);
+                return Err(self.doom(e));
+            }
+            let mut inner = self.inner.borrow_mut();
+            let t = inner.table_no(table);
+            inner.writes.push((t, WriteKind::Update(old, n)));
+            if self.isolation == Isolation::Serializable {
+                inner.reads.push(old);
+            }
+            Ok(true)
+        }
+    }
+
+    /// Deletes `row`. Returns false if a concurrent transaction deleted it
+    /// first (READ COMMITTED only).
+    pub fn delete(&self, row: &Row<'_>) -> Result<bool> {
+        self.check_usable()?;
+        let table = row.table;
+        table.check_not_dropped()?;
+        let Some(old) = self.lock(row.v).map_err(|e| self.doom(e))? else {
+            return Ok(false);
+        };
+        let mut inner = self.inner.borrow_mut();
+        let t = inner.table_no(table);
+        inner.writes.push((t, WriteKind::Delete(old)));
+        if self.isolation == Isolation::Serializable {
+            inner.reads.push(old);
+        }
+        Ok(true)
+    }
+
+    fn check_row(&self, table: &Table, values: &[Value]) -> Result<()> {
+        if values.len() != table.columns.len() {
+            return Err(Error::ColumnCount {
+                table: table.name.clone(),
+                expected: table.columns.len(),
+                found: values.len(),
+            });
+        }
+        for (c, v) in table.columns.iter().zip(values) {
+            if !c.nullable && v.is_null() {
+                return Err(Error::NotNullViolation { table: table.name.clone(), column: c.name.clone() });
+            }
+        }
+        table.layout.check(values)
+    }
+
+    /// Builds a version of `values` owned by this transaction and links it
+    /// into the table.
+    fn new_version(&self, table: &Table, set: &IndexSet, values: &[Value]) -> VersionPtr {
+        let len = table.layout.encoded_len(values);
+        let op = self.next_op();
+        let v = VersionPtr::new(self.id.raw(), set.gen, op, set.links(), len, |buf| {
+            table.layout.encode(values, buf)
+        });
+        table.link(set, v);
+        v
+    }
+
+    /// Takes back a version this transaction just made and nobody saw.
+    fn discard(&self, table: &Table, v: VersionPtr) {
+        v.begin().store(INFINITY, SeqCst);
+        let guard = crossbeam_epoch::pin();
+        super::transaction::retire_own(&guard, table, v);
+    }
+
+    /// Gives back the end field of a version this transaction took.
+    fn unlock(&self, v: VersionPtr) {
+        let _ = v.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
+    }
+
+    /// Takes the end field of `v` (or, under READ COMMITTED, of the newest
+    /// version of its row). Returns the version taken, or `None` if the row
+    /// is gone.
+    fn lock(&self, mut v: VersionPtr) -> Result<Option<VersionPtr>> {
+        let txns = &self.db.txns;
+        loop {
+            let raw = v.end().load(SeqCst);
+            let blocker = match Word::decode(raw) {
+                Word::Ts(INFINITY) => None,
+                Word::Ts(_) => Some(Blocker::Committed),
+                Word::Txn(id) if id == self.id => return Err(Error::RowAlreadyChanged),
+                Word::Txn(id) => match txns.state(id) {
+                    None => continue,
+                    Some(TxnState::Aborted) => None,
+                    Some(TxnState::Committed(_)) => Some(Blocker::Committed),
+                    Some(_) => Some(Blocker::Txn(id)),
+                },
+            };
+            match blocker {
+                None => {
+                    if v.end().compare_exchange(raw, self.id.raw(), SeqCst, SeqCst).is_ok() {
+                        return Ok(Some(v));
+                    }
+                }
+                Some(_) if self.isolation != Isolation::ReadCommitted => {
+                    return Err(Error::Serialization("concurrent update"));
+                }
+                Some(Blocker::Txn(id)) => txns.wait_for(self.id, id)?,
+                Some(Blocker::Committed) => {
+                    // Committed replacements are never undone: follow them.
+                    let _pin = crossbeam_epoch::pin();
+                    match v.newer() {
+                        Some(n) => v = n,
+                        None => return Ok(None),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Checks every unique index for another live version with the key of
+    /// `n` (which is already linked).
+    fn check_unique(&self, table: &Table, set: &IndexSet, n: VersionPtr) -> Result<()> {
+        for ix in set.iter().filter(|ix| ix.unique) {
+            self.check_unique_in(table, ix, n)?;
+        }
+        Ok(())
+    }
+
+    fn check_unique_in(&self, table: &Table, ix: &HashIndex, n: VersionPtr) -> Result<()> {
+        let probe = ix.key.probe_row(&table.layout, n.data());
+        if probe.has_null() {
+            return Ok(()); // NULLs are distinct
+        }
+        // Walk under a pin; to wait for another transaction, drop the pin
+        // (a wait may be long) and walk again afterwards.
+        while let Some(id) = self.unique_conflict(table, ix, n, &probe)? {
+            if self.isolation != Isolation::ReadCommitted {
+                return Err(Error::Serialization("a concurrent change of the same key"));
+            }
+            self.db.txns.wait_for(self.id, id)?;
+        }
+        Ok(())
+    }
+
+    /// The first version with `n`'s key that makes `n` a duplicate (an
+    /// error) or may make it one (the transaction to wait for).
+    fn unique_conflict(
+        &self,
+        table: &Table,
+        ix: &HashIndex,
+        n: VersionPtr,
+        probe: &crate::row::layout::Probe,
+    ) -> Result<Option<TxnId>> {
+        let txns = &self.db.txns;
+        let _pin = crossbeam_epoch::pin();
+        // Versions after ours were linked before ours.
+        let mut cur = ix.chains.next(n);
+        while let Some(w) = cur {
+            cur = ix.chains.next(w);
+            if !ix.chains.is_live(w) || !ix.key.matches(&table.layout, w.data(), probe) {
+                continue;
+            }
+            match visibility::begin(txns, w, self.id) {
+                Begin::Aborted => {}
+                Begin::Pending(id, _) => return Ok(Some(id)),
+                Begin::Mine | Begin::Committed(_) => match visibility::end(txns, w, self.id) {
+                    End::Mine | End::Committed(_) => {}
+                    End::Pending(id, _) => return Ok(Some(id)),
+                    End::Open => {
+                        let seen = visibility::visible(txns, w, self.id, self.read_ts, u32::MAX);
+                        if !seen && self.isolation != Isolation::ReadCommitted {
+                            return Err(Error::Serialization("a concurrent insert of the same key"));
+                        }
+                        return Err(Error::UniqueViolation { index: ix.name.clone() });
+                    }
+                },
+            }
+        }
+        Ok(None)
+    }
+}

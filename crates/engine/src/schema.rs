@@ -1,0 +1,110 @@
+//! Table and index definitions as the engine's API takes them.
+
+use centum_types::DataType;
+
+/// What survives a restart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Durability {
+    /// Definition and rows are durable (the default).
+    #[default]
+    SchemaAndData,
+    /// Only the definition survives; rows are never logged.
+    SchemaOnly,
+}
+
+/// A column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    /// Column name.
+    pub name: String,
+    /// Its type.
+    pub ty: DataType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+}
+
+/// The kind of an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// A hash index with a fixed number of buckets (rounded up to a power
+    /// of two). Serves equality on every key column.
+    Hash {
+        /// Bucket count; about the number of distinct keys expected.
+        buckets: u64,
+    },
+}
+
+/// An index definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexDef {
+    /// Index name, unique within the database.
+    pub name: String,
+    /// Key column names, in key order.
+    pub columns: Vec<String>,
+    /// Whether two live rows may not share a key.
+    pub unique: bool,
+    /// Hash (or, later, range).
+    pub kind: IndexKind,
+}
+
+impl IndexDef {
+    /// A hash index on `columns` with `buckets` buckets.
+    pub fn hash(name: &str, columns: &[&str], buckets: u64) -> IndexDef {
+        IndexDef {
+            name: name.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            unique: false,
+            kind: IndexKind::Hash { buckets },
+        }
+    }
+
+    /// The same index, unique.
+    pub fn unique(mut self) -> IndexDef {
+        self.unique = true;
+        self
+    }
+}
+
+/// A table definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableDef {
+    /// Table name, unique within the database.
+    pub name: String,
+    /// Columns in order.
+    pub columns: Vec<Column>,
+    /// Indexes created with the table.
+    pub indexes: Vec<IndexDef>,
+    /// What survives a restart.
+    pub durability: Durability,
+}
+
+impl TableDef {
+    /// A table with no columns yet.
+    pub fn new(name: &str) -> TableDef {
+        TableDef { name: name.into(), columns: vec![], indexes: vec![], durability: Durability::default() }
+    }
+
+    /// Adds a nullable column.
+    pub fn column(mut self, name: &str, ty: DataType) -> TableDef {
+        self.columns.push(Column { name: name.into(), ty, nullable: true });
+        self
+    }
+
+    /// Adds a NOT NULL column.
+    pub fn column_not_null(mut self, name: &str, ty: DataType) -> TableDef {
+        self.columns.push(Column { name: name.into(), ty, nullable: false });
+        self
+    }
+
+    /// Adds an index.
+    pub fn index(mut self, index: IndexDef) -> TableDef {
+        self.indexes.push(index);
+        self
+    }
+
+    /// Sets the durability.
+    pub fn durability(mut self, d: Durability) -> TableDef {
+        self.durability = d;
+        self
+    }
+}

@@ -1,0 +1,209 @@
+//! Memory-optimized tables.
+//!
+//! A table is its row layout, its indexes and a *scan list*: every version
+//! of the table is linked through link 0 into one of a few hundred chains,
+//! so full scans and garbage collection can reach rows whatever indexes
+//! exist (a table needs no index at all, like pgbench's `history`).
+//! User indexes use links 1 and up.
+//!
+//! The set of indexes is swapped as a whole (copy on write) when an index is
+//! created or dropped; each version records the generation of the set it
+//! was made under, so an index knows which versions it covers.
+
+use crate::counter::Counter;
+use crate::error::{Error, Result};
+use crate::index::chain::Chains;
+use crate::index::hash::{HashIndex, IndexStats};
+use crate::row::layout::RowLayout;
+use crate::row::version::VersionPtr;
+use crate::schema::{Column, Durability};
+use arc_swap::ArcSwap;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+
+/// Chains in the scan list: enough that concurrent inserters rarely meet on
+/// one head.
+const SCAN_CHAINS: u64 = 256;
+
+/// The indexes of a table at one moment.
+pub(crate) struct IndexSet {
+    /// Index in link slot `i + 1`, or a hole left by a dropped index.
+    pub(crate) slots: Vec<Option<Arc<HashIndex>>>,
+    /// Generation: bumped whenever an index is added.
+    pub(crate) gen: u32,
+}
+
+impl IndexSet {
+    /// Links a version made under this set needs.
+    pub(crate) fn links(&self) -> usize {
+        1 + self.slots.len()
+    }
+
+    /// The live indexes.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<HashIndex>> {
+        self.slots.iter().flatten()
+    }
+
+    /// The index named `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<&Arc<HashIndex>> {
+        self.iter().find(|i| i.name == name)
+    }
+}
+
+/// A memory-optimized table.
+pub struct Table {
+    pub(crate) id: u64,
+    pub(crate) name: String,
+    pub(crate) columns: Vec<Column>,
+    pub(crate) layout: RowLayout,
+    pub(crate) durability: Durability,
+    pub(crate) scan: Chains,
+    pub(crate) indexes: ArcSwap<IndexSet>,
+    pub(crate) dropped: AtomicBool,
+    /// Serialises index creation and removal on this table.
+    pub(crate) ddl: Mutex<()>,
+    row_bytes: Counter,
+    versions: Counter,
+}
+
+/// Memory used by a table and its indexes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableStats {
+    /// Table name.
+    pub name: String,
+    /// Row versions in memory (live rows and versions awaiting collection).
+    pub versions: u64,
+    /// Bytes of row versions: headers, links and column data.
+    pub row_bytes: u64,
+    /// Each index.
+    pub indexes: Vec<IndexStats>,
+}
+
+impl Table {
+    pub(crate) fn new(id: u64, name: String, columns: Vec<Column>, durability: Durability) -> Table {
+        let types: Vec<_> = columns.iter().map(|c| c.ty.clone()).collect();
+        Table {
+            id,
+            name,
+            layout: RowLayout::new(&types),
+            columns,
+            durability,
+            scan: Chains::new(SCAN_CHAINS, 0),
+            indexes: ArcSwap::from_pointee(IndexSet { slots: vec![], gen: 0 }),
+            dropped: AtomicBool::new(false),
+            ddl: Mutex::new(()),
+            row_bytes: Counter::default(),
+            versions: Counter::default(),
+        }
+    }
+
+    /// Identifier, unique for the life of the database.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Table name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Columns in order.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// The row layout.
+    pub fn layout(&self) -> &RowLayout {
+        &self.layout
+    }
+
+    /// Durability.
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Number of the column named `name`.
+    pub fn column_index(&self, name: &str) -> Result<usize> {
+        self.columns.iter().position(|c| c.name == name).ok_or_else(|| Error::NoSuchColumn(name.into()))
+    }
+
+    /// The index named `name`.
+    pub fn index(&self, name: &str) -> Result<Arc<HashIndex>> {
+        self.indexes.load().find(name).cloned().ok_or_else(|| Error::NoSuchIndex(name.into()))
+    }
+
+    /// Names of the table's indexes.
+    pub fn index_names(&self) -> Vec<String> {
+        self.indexes.load().iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// Memory statistics.
+    pub fn stats(&self) -> TableStats {
+        TableStats {
+            name: self.name.clone(),
+            versions: self.versions.get().max(0) as u64,
+            row_bytes: self.row_bytes.get().max(0) as u64,
+            indexes: self.indexes.load().iter().map(|i| i.stats()).collect(),
+        }
+    }
+
+    pub(crate) fn check_not_dropped(&self) -> Result<()> {
+        if self.dropped.load(SeqCst) {
+            return Err(Error::Dropped(self.name.clone()));
+        }
+        Ok(())
+    }
+
+    /// The scan chain a version lives in: chosen by address, so concurrent
+    /// inserters spread over the chains.
+    #[inline]
+    fn scan_bucket(&self, v: VersionPtr) -> usize {
+        let a = v.word() as u64 >> 4;
+        self.scan.bucket_of(a ^ (a >> 9) ^ (a >> 17))
+    }
+
+    /// Links a new version into the scan list and every index of `set`.
+    pub(crate) fn link(&self, set: &IndexSet, v: VersionPtr) {
+        self.versions.add(1);
+        self.row_bytes.add(v.size() as i64);
+        self.scan.push(self.scan_bucket(v), v);
+        for ix in set.iter() {
+            ix.insert(&self.layout, v);
+        }
+    }
+
+    /// Unlinks a claimed version from the scan list and every index that
+    /// covers it. Afterwards no new reader can reach it.
+    pub(crate) fn unlink(&self, v: VersionPtr) {
+        let set = self.indexes.load();
+        for ix in set.iter() {
+            if ix.covers(v) && ix.chains.slot() < v.links() {
+                ix.remove(&self.layout, v);
+            }
+        }
+        self.scan.unlink(self.scan_bucket(v), v);
+        v.set_unlinked();
+    }
+
+    /// Accounts for a version handed to reclamation.
+    pub(crate) fn forget(&self, v: VersionPtr) {
+        self.versions.add(-1);
+        self.row_bytes.add(-(v.size() as i64));
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        // Nothing else can reach the table now; versions still in the scan
+        // list belong to it alone.
+        for b in 0..self.scan.len() {
+            let mut cur = self.scan.first(b);
+            while let Some(v) = cur {
+                cur = self.scan.next(v);
+                // SAFETY: no transaction, collector or reader holds the table
+                // (they all hold an Arc to it), so the versions are ours.
+                unsafe { v.free() };
+            }
+        }
+    }
+}

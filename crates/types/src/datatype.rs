@@ -1,0 +1,270 @@
+//! SQL column types: what a column declares, how wide its stored form is,
+//! and how PostgreSQL names and numbers it.
+//!
+//! A [`DataType`] is the declared type of a column including its modifier
+//! (`varchar(20)`, `numeric(10,2)`). The engine uses [`DataType::fixed_width`]
+//! to lay out rows: fixed-width types live inline in the row, the rest
+//! (strings and byte arrays) are stored out of line as byte slices:
+//!
+//! ```text
+//!   fixed width (inline)                    variable width (out of line)
+//!   boolean 1   smallint 2   integer 4      varchar(n)  char(n)
+//!   bigint 8    double 8     numeric 16     text        bytea
+//!   date 4      timestamp 8  timestamptz 8
+//!   uuid 16
+//! ```
+//!
+//! The wire protocol needs [`DataType::pg_oid`] for RowDescription messages
+//! and the SQL layer needs [`DataType::sql_name`] for error messages and
+//! `\d`-style output; both use PostgreSQL's spellings so clients and test
+//! scripts see what PostgreSQL would show.
+
+use std::fmt;
+
+use crate::error::TypeError;
+
+/// Largest numeric precision Centum supports: rust_decimal's 96-bit mantissa
+/// holds every 28-digit number (and some 29-digit ones, which is why the
+/// limit is 28 and not 29).
+pub const MAX_NUMERIC_PRECISION: u32 = 28;
+
+/// Largest declared length of `varchar(n)` / `char(n)`, as in PostgreSQL.
+pub const MAX_CHAR_LENGTH: u32 = 10_485_760;
+
+/// SQL column types.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// `boolean`.
+    Boolean,
+    /// `smallint`, a 16-bit integer.
+    SmallInt,
+    /// `integer`, a 32-bit integer.
+    Integer,
+    /// `bigint`, a 64-bit integer.
+    BigInt,
+    /// `double precision`, an IEEE 754 binary64 float.
+    Double,
+    /// `numeric(p,s)`; precision `None` is unconstrained `numeric`.
+    /// Build it with [`DataType::numeric`], which checks the modifiers.
+    Numeric {
+        /// Total significant digits, 1 to [`MAX_NUMERIC_PRECISION`].
+        precision: Option<u8>,
+        /// Digits after the decimal point, 0 to precision.
+        scale: Option<u8>,
+    },
+    /// `character varying(n)`; `None` means no length limit.
+    Varchar(Option<u32>),
+    /// `character(n)`, blank-padded to exactly n characters.
+    Char(u32),
+    /// `text`.
+    Text,
+    /// `bytea`, a byte string.
+    Bytea,
+    /// `date`.
+    Date,
+    /// `timestamp without time zone`.
+    Timestamp,
+    /// `timestamp with time zone`.
+    TimestampTz,
+    /// `uuid`.
+    Uuid,
+}
+
+impl DataType {
+    /// Builds `numeric`, `numeric(p)` or `numeric(p,s)` from the modifiers
+    /// written in SQL, checking them as PostgreSQL does (22023). `numeric(p)`
+    /// means scale 0, as in PostgreSQL.
+    pub fn numeric(precision: Option<u32>, scale: Option<u32>) -> Result<DataType, TypeError> {
+        let Some(p) = precision else {
+            return match scale {
+                None => Ok(DataType::Numeric { precision: None, scale: None }),
+                // The grammar cannot produce this; refuse rather than invent a meaning.
+                Some(_) => Err(TypeError::InvalidParameter("NUMERIC scale requires a precision".to_string())),
+            };
+        };
+        if !(1..=MAX_NUMERIC_PRECISION).contains(&p) {
+            return Err(TypeError::InvalidParameter(format!(
+                "NUMERIC precision {p} must be between 1 and {MAX_NUMERIC_PRECISION}"
+            )));
+        }
+        let s = scale.unwrap_or(0);
+        if s > p {
+            return Err(TypeError::InvalidParameter(format!(
+                "NUMERIC scale {s} must be between 0 and precision {p}"
+            )));
+        }
+        // Both fit in u8: p <= 28 and s <= p.
+        Ok(DataType::Numeric { precision: Some(p as u8), scale: Some(s as u8) })
+    }
+
+    /// Builds `character varying(n)` (or unbounded `character varying` for
+    /// `None`), checking the length as PostgreSQL does (22023).
+    pub fn varchar(length: Option<u32>) -> Result<DataType, TypeError> {
+        match length {
+            None => Ok(DataType::Varchar(None)),
+            Some(n) => check_char_length("varchar", n).map(|n| DataType::Varchar(Some(n))),
+        }
+    }
+
+    /// Builds `character(n)`; SQL's bare `character` means `character(1)`.
+    /// Checks the length as PostgreSQL does (22023).
+    pub fn bpchar(length: Option<u32>) -> Result<DataType, TypeError> {
+        check_char_length("char", length.unwrap_or(1)).map(DataType::Char)
+    }
+
+    /// Width in bytes of the fixed in-row encoding, `None` for
+    /// variable-length types (Varchar, Char, Text, Bytea).
+    pub fn fixed_width(&self) -> Option<usize> {
+        match self {
+            DataType::Boolean => Some(1),
+            DataType::SmallInt => Some(2),
+            DataType::Integer | DataType::Date => Some(4),
+            DataType::BigInt | DataType::Double => Some(8),
+            DataType::Timestamp | DataType::TimestampTz => Some(8),
+            DataType::Numeric { .. } | DataType::Uuid => Some(16),
+            DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
+        }
+    }
+
+    /// PostgreSQL's name for display, e.g. `integer`, `character varying(20)`,
+    /// `numeric(10,2)`, `timestamp with time zone`.
+    pub fn sql_name(&self) -> String {
+        self.to_string()
+    }
+
+    /// PostgreSQL type OID, as sent in RowDescription.
+    pub fn pg_oid(&self) -> u32 {
+        match self {
+            DataType::Boolean => 16,
+            DataType::SmallInt => 21,
+            DataType::Integer => 23,
+            DataType::BigInt => 20,
+            DataType::Double => 701,
+            DataType::Numeric { .. } => 1700,
+            DataType::Varchar(_) => 1043,
+            DataType::Char(_) => 1042,
+            DataType::Text => 25,
+            DataType::Bytea => 17,
+            DataType::Date => 1082,
+            DataType::Timestamp => 1114,
+            DataType::TimestampTz => 1184,
+            DataType::Uuid => 2950,
+        }
+    }
+
+    /// True for the types stored as text (Varchar, Char, Text).
+    pub fn is_string(&self) -> bool {
+        matches!(self, DataType::Varchar(_) | DataType::Char(_) | DataType::Text)
+    }
+}
+
+/// Checks a `varchar(n)` / `char(n)` length against PostgreSQL's limits.
+fn check_char_length(name: &str, n: u32) -> Result<u32, TypeError> {
+    if n < 1 {
+        return Err(TypeError::InvalidParameter(format!("length for type {name} must be at least 1")));
+    }
+    if n > MAX_CHAR_LENGTH {
+        return Err(TypeError::InvalidParameter(format!(
+            "length for type {name} cannot exceed {MAX_CHAR_LENGTH}"
+        )));
+    }
+    Ok(n)
+}
+
+impl fmt::Display for DataType {
+    /// The same text as [`DataType::sql_name`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataType::Boolean => f.write_str("boolean"),
+            DataType::SmallInt => f.write_str("smallint"),
+            DataType::Integer => f.write_str("integer"),
+            DataType::BigInt => f.write_str("bigint"),
+            DataType::Double => f.write_str("double precision"),
+            DataType::Numeric { precision: Some(p), scale } => {
+                write!(f, "numeric({p},{})", scale.unwrap_or(0))
+            }
+            DataType::Numeric { precision: None, .. } => f.write_str("numeric"),
+            DataType::Varchar(Some(n)) => write!(f, "character varying({n})"),
+            DataType::Varchar(None) => f.write_str("character varying"),
+            DataType::Char(n) => write!(f, "character({n})"),
+            DataType::Text => f.write_str("text"),
+            DataType::Bytea => f.write_str("bytea"),
+            DataType::Date => f.write_str("date"),
+            DataType::Timestamp => f.write_str("timestamp without time zone"),
+            DataType::TimestampTz => f.write_str("timestamp with time zone"),
+            DataType::Uuid => f.write_str("uuid"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_modifiers_are_checked() {
+        assert_eq!(DataType::numeric(None, None), Ok(DataType::Numeric { precision: None, scale: None }));
+        assert_eq!(
+            DataType::numeric(Some(10), None),
+            Ok(DataType::Numeric { precision: Some(10), scale: Some(0) })
+        );
+        assert_eq!(
+            DataType::numeric(Some(28), Some(28)),
+            Ok(DataType::Numeric { precision: Some(28), scale: Some(28) })
+        );
+        for (p, s) in
+            [(Some(0), None), (Some(29), None), (Some(1001), Some(2)), (Some(5), Some(6)), (None, Some(2))]
+        {
+            let err = DataType::numeric(p, s).unwrap_err();
+            assert_eq!(err.sqlstate(), "22023", "{p:?} {s:?}");
+        }
+        assert_eq!(
+            DataType::numeric(Some(29), None).unwrap_err().to_string(),
+            "NUMERIC precision 29 must be between 1 and 28"
+        );
+        assert_eq!(
+            DataType::numeric(Some(3), Some(5)).unwrap_err().to_string(),
+            "NUMERIC scale 5 must be between 0 and precision 3"
+        );
+    }
+
+    #[test]
+    fn string_lengths_are_checked() {
+        assert_eq!(DataType::varchar(Some(3)), Ok(DataType::Varchar(Some(3))));
+        assert_eq!(DataType::varchar(None), Ok(DataType::Varchar(None)));
+        assert_eq!(DataType::bpchar(None), Ok(DataType::Char(1)));
+        let err = DataType::varchar(Some(0)).unwrap_err();
+        assert_eq!(err.to_string(), "length for type varchar must be at least 1");
+        assert_eq!(err.sqlstate(), "22023");
+        let err = DataType::bpchar(Some(MAX_CHAR_LENGTH + 1)).unwrap_err();
+        assert_eq!(err.to_string(), "length for type char cannot exceed 10485760");
+    }
+
+    #[test]
+    fn names_widths_and_oids() {
+        let cases: [(DataType, &str, Option<usize>, u32); 16] = [
+            (DataType::Boolean, "boolean", Some(1), 16),
+            (DataType::SmallInt, "smallint", Some(2), 21),
+            (DataType::Integer, "integer", Some(4), 23),
+            (DataType::BigInt, "bigint", Some(8), 20),
+            (DataType::Double, "double precision", Some(8), 701),
+            (DataType::numeric(None, None).unwrap(), "numeric", Some(16), 1700),
+            (DataType::numeric(Some(10), Some(2)).unwrap(), "numeric(10,2)", Some(16), 1700),
+            (DataType::Varchar(Some(20)), "character varying(20)", None, 1043),
+            (DataType::Varchar(None), "character varying", None, 1043),
+            (DataType::Char(3), "character(3)", None, 1042),
+            (DataType::Text, "text", None, 25),
+            (DataType::Bytea, "bytea", None, 17),
+            (DataType::Date, "date", Some(4), 1082),
+            (DataType::Timestamp, "timestamp without time zone", Some(8), 1114),
+            (DataType::TimestampTz, "timestamp with time zone", Some(8), 1184),
+            (DataType::Uuid, "uuid", Some(16), 2950),
+        ];
+        for (ty, name, width, oid) in cases {
+            assert_eq!(ty.sql_name(), name);
+            assert_eq!(ty.to_string(), name);
+            assert_eq!(ty.fixed_width(), width, "{name}");
+            assert_eq!(ty.pg_oid(), oid, "{name}");
+        }
+    }
+}

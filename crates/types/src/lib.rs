@@ -1,0 +1,73 @@
+//! Centum's SQL data types and values, with PostgreSQL's semantics.
+//!
+//! This crate is the vocabulary shared by the storage engine and the SQL
+//! layer. It knows nothing about tables or transactions; it answers
+//! questions about single values:
+//!
+//! ```text
+//!   SQL text ──Value::parse──▶ Value ──coerce_to / fits──▶ column value
+//!                                │                               │
+//!                          Display (psql text)      encode_fixed / var_bytes
+//!                                │                               │
+//!                       sql_cmp (SQL =, <)          row bytes ──decode_*──▶ Value
+//!                       Ord/Hash (sorts, keys)
+//! ```
+//!
+//! * [`DataType`]: a column's declared type, its in-row width, its
+//!   PostgreSQL name and OID.
+//! * [`Value`]: one datum. Parsing and assignment conversion follow
+//!   PostgreSQL's input functions and assignment casts; text output is what
+//!   psql prints; `sql_cmp` is SQL comparison and `Ord`/`Eq`/`Hash` a total
+//!   order for sorting and keys.
+//! * [`Date`], [`Timestamp`], [`TimestampTz`]: PostgreSQL's representation
+//!   (days / microseconds since 2000-01-01), with ISO input and output.
+//! * [`TypeError`]: every failure, with its SQLSTATE.
+//!
+//! Known differences from PostgreSQL: `numeric` holds at most 28-29
+//! significant digits (rust_decimal) and no NaN/Infinity; text compares
+//! bytewise (the "C" collation); the session time zone is always UTC; and
+//! date/time input accepts the ISO forms only.
+//!
+//! # Example
+//!
+//! ```
+//! use centum_types::{DataType, Value};
+//!
+//! // A literal arriving from SQL text, assigned to a numeric(6,2) column.
+//! let price = DataType::numeric(Some(6), Some(2))?;
+//! let v = Value::from("19.999").coerce_to(&price)?;
+//! assert_eq!(v.to_string(), "20.00");
+//! assert!(v.fits(&price));
+//!
+//! // Stored inline in a 16-byte slot and read back.
+//! let mut slot = vec![0u8; price.fixed_width().unwrap_or(0)];
+//! v.encode_fixed(&price, &mut slot)?;
+//! assert_eq!(Value::decode_fixed(&price, &slot), v);
+//!
+//! // Errors carry PostgreSQL's message and SQLSTATE.
+//! let err = Value::parse("1e6", &price).unwrap_err();
+//! assert_eq!(err.to_string(), "numeric field overflow");
+//! assert_eq!(err.sqlstate(), "22003");
+//!
+//! // Values of different numeric types compare by value.
+//! assert_eq!(Value::Integer(20).sql_cmp(&v), Some(std::cmp::Ordering::Equal));
+//! # Ok::<(), centum_types::TypeError>(())
+//! ```
+
+mod coerce;
+mod datatype;
+mod datetime;
+mod encoding;
+mod error;
+mod float;
+mod numeric;
+mod ordering;
+mod text;
+mod value;
+
+pub use datatype::{DataType, MAX_CHAR_LENGTH, MAX_NUMERIC_PRECISION};
+pub use datetime::{Date, Timestamp, TimestampTz};
+pub use error::TypeError;
+pub use rust_decimal::Decimal;
+pub use uuid::Uuid;
+pub use value::Value;
