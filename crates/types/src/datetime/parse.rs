@@ -96,7 +96,7 @@ pub(crate) fn parse(input: &str, ty: &str) -> Result<Parsed, TypeError> {
 
     let mut time: Option<i64> = None;
     let mut offset: Option<i64> = None;
-    let mut bc = false;
+    let (mut bc, mut era_seen) = (false, false);
     loop {
         let had_space = cur.skip_spaces();
         let Some(c) = cur.peek() else { break };
@@ -110,13 +110,11 @@ pub(crate) fn parse(input: &str, ty: &str) -> Result<Parsed, TypeError> {
         } else if c.is_ascii_alphabetic() {
             let word = cur.word().to_ascii_lowercase();
             match word.as_str() {
-                "bc" if !bc => bc = true,
-                "ad" => {}
-                "z" | "utc" | "gmt" | "zulu" if offset.is_none() => offset = Some(0),
-                _ if offset.is_none() && !matches!(word.as_str(), "bc" | "z" | "utc" | "gmt" | "zulu") => {
-                    return Err(TypeError::InvalidParameter(format!("time zone \"{word}\" not recognized")))
-                }
-                _ => return Err(syntax()),
+                "bc" | "ad" if era_seen => return Err(syntax()),
+                "bc" | "ad" => (bc, era_seen) = (word == "bc", true),
+                _ if offset.is_some() => return Err(syntax()),
+                "z" | "utc" | "gmt" | "zulu" => offset = Some(0),
+                _ => return Err(TypeError::InvalidParameter(format!("time zone \"{word}\" not recognized"))),
             }
         } else {
             return Err(syntax());
@@ -358,6 +356,8 @@ mod tests {
             "2024-03-05#",
             "2024-03-05 10:00+123",
             "2024-03-05 bc bc",
+            "2024-03-05 AD BC",
+            "2024-03-05 10:00+01 UTC",
             "2024-03-05 10:00 10:00",
             "1234567890-01-01",
             "2024-003-05",
