@@ -35,7 +35,8 @@ impl Counter {
     }
 }
 
-fn stripe() -> usize {
+/// This thread's stripe number, in `0..32`.
+pub(crate) fn stripe() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
         static STRIPE: usize = NEXT.fetch_add(1, Relaxed) % STRIPES;

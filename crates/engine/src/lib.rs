@@ -27,6 +27,8 @@ pub mod db;
 pub mod error;
 pub mod gc;
 pub mod index;
+#[cfg(all(test, loom))]
+mod loom_tests;
 pub mod mvcc;
 pub mod row;
 pub mod schema;

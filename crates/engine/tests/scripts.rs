@@ -94,7 +94,9 @@ fn execute(db: &Database, txn: &mut Option<Transaction>, cmd: &str) -> String {
             None => "no transaction".into(),
         },
         ["abort"] => {
-            txn.take().map(Transaction::abort);
+            if let Some(t) = txn.take() {
+                t.abort();
+            }
             "ok".into()
         }
         ["statement"] => {

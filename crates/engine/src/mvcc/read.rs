@@ -11,6 +11,8 @@
 use super::transaction::{Isolation, ScanRecord, Transaction};
 use super::visibility;
 use crate::error::{Error, Result};
+use crate::index::hash::HashIndex;
+use crate::row::layout::Probe;
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use centum_types::Value;
@@ -80,12 +82,18 @@ impl Transaction {
         visibility::visible(&self.db.txns, v, self.id, self.read_ts, op)
     }
 
-    /// The rows whose key in index `index` equals `key` (every key column
-    /// given).
-    pub fn lookup<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Vec<Row<'a>>> {
+    /// The index named `index`, checked to serve this transaction.
+    fn usable_index(&self, table: &Table, index: &str) -> Result<Arc<HashIndex>> {
         self.check_usable()?;
         table.check_not_dropped()?;
         let ix = table.index(index)?;
+        if !ix.ready_for(self.read_ts) {
+            return Err(Error::IndexNotReady(ix.name.clone()));
+        }
+        Ok(ix)
+    }
+
+    fn probe(&self, ix: &HashIndex, key: &[Value]) -> Result<Probe> {
         if key.len() != ix.key.columns.len() {
             return Err(Error::KeyArity {
                 index: ix.name.clone(),
@@ -93,42 +101,129 @@ impl Transaction {
                 found: key.len(),
             });
         }
-        if !ix.ready_for(self.read_ts) {
-            return Err(Error::IndexNotReady(ix.name.clone()));
+        ix.key.probe(key)
+    }
+
+    /// Walks the chain of `probe` (under the caller's pin) and passes each
+    /// visible version with the key to `found`, which returns false to stop.
+    #[inline]
+    fn walk_key(
+        &self,
+        table: &Table,
+        ix: &HashIndex,
+        probe: &Probe,
+        op: u32,
+        horizon: u64,
+        mut found: impl FnMut(VersionPtr) -> bool,
+    ) {
+        if probe.has_null() {
+            return;
         }
-        let probe = ix.key.probe(key)?;
-        let op = self.next_op();
-        let mut out = Vec::new();
-        if !probe.has_null() {
-            let horizon = self.db.gc.horizon();
-            let _pin = crossbeam_epoch::pin();
-            let mut cur = ix.chains.first(ix.bucket(&probe));
-            while let Some(v) = cur {
-                cur = ix.chains.next(v);
-                if ix.chains.is_live(v)
-                    && ix.key.matches(&table.layout, v.data(), &probe)
-                    && self.sees(table, v, op, horizon)
-                {
-                    out.push(Row::new(table, v));
-                    if ix.unique {
-                        break;
-                    }
-                }
+        let mut cur = ix.chains.first(ix.bucket(probe));
+        while let Some(v) = cur {
+            cur = ix.chains.next(v);
+            if ix.chains.is_live(v)
+                && ix.key.matches(&table.layout, v.data(), probe)
+                && self.sees(table, v, op, horizon)
+                && !found(v)
+            {
+                return;
             }
         }
-        if self.serializable() {
-            let mut inner = self.inner.borrow_mut();
-            let t = inner.table_no(table);
-            inner.reads.extend(out.iter().map(|r| r.v));
-            inner.scans.push(ScanRecord::Key(t, ix, probe));
+    }
+
+    /// Records a key look-up for SERIALIZABLE validation.
+    fn record_key(&self, table: &Arc<Table>, ix: &Arc<HashIndex>, probe: Probe, rows: &[VersionPtr]) {
+        let mut inner = self.inner.borrow_mut();
+        let t = inner.table_no(table);
+        inner.reads.extend_from_slice(rows);
+        inner.scans.push(ScanRecord::Key(t, ix.clone(), probe));
+    }
+
+    /// The rows whose key in index `index` equals `key` (every key column
+    /// given).
+    pub fn lookup<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Vec<Row<'a>>> {
+        let ix = self.usable_index(table, index)?;
+        let probe = self.probe(&ix, key)?;
+        let op = self.next_op();
+        let mut out = Vec::new();
+        {
+            let _pin = crossbeam_epoch::pin();
+            self.walk_key(table, &ix, &probe, op, self.db.gc.horizon(), |v| {
+                out.push(v);
+                !ix.unique
+            });
         }
-        Ok(out)
+        if self.serializable() {
+            self.record_key(table, &ix, probe, &out);
+        }
+        Ok(out.into_iter().map(|v| Row::new(table, v)).collect())
     }
 
     /// The row whose key in index `index` equals `key`, if any (the first
     /// one for a non-unique index).
     pub fn get<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Option<Row<'a>>> {
-        Ok(self.lookup(table, index, key)?.into_iter().next())
+        let ix = self.usable_index(table, index)?;
+        let probe = self.probe(&ix, key)?;
+        let op = self.next_op();
+        let mut hit = None;
+        {
+            let _pin = crossbeam_epoch::pin();
+            self.walk_key(table, &ix, &probe, op, self.db.gc.horizon(), |v| {
+                hit = Some(v);
+                false
+            });
+        }
+        if self.serializable() {
+            self.record_key(table, &ix, probe, hit.as_slice());
+        }
+        Ok(hit.map(|v| Row::new(table, v)))
+    }
+
+    /// Looks up many keys at once: `get` for each, in order. The look-ups
+    /// of a batch overlap their memory accesses (every bucket is
+    /// prefetched, then every chain's first version), which is several
+    /// times faster than one `get` after another on a table larger than
+    /// the CPU caches.
+    pub fn get_many<'a, K: AsRef<[Value]>>(
+        &'a self,
+        table: &'a Arc<Table>,
+        index: &str,
+        keys: &[K],
+    ) -> Result<Vec<Option<Row<'a>>>> {
+        const BATCH: usize = 16;
+        let ix = self.usable_index(table, index)?;
+        let op = self.next_op();
+        let mut out = Vec::with_capacity(keys.len());
+        for group in keys.chunks(BATCH) {
+            let probes = group.iter().map(|k| self.probe(&ix, k.as_ref())).collect::<Result<Vec<_>>>()?;
+            let mut hits: [Option<VersionPtr>; BATCH] = [None; BATCH];
+            {
+                let _pin = crossbeam_epoch::pin();
+                for p in &probes {
+                    ix.chains.prefetch_bucket(ix.bucket(p));
+                }
+                for p in &probes {
+                    if let Some(v) = ix.chains.first(ix.bucket(p)) {
+                        v.prefetch();
+                    }
+                }
+                let horizon = self.db.gc.horizon();
+                for (i, p) in probes.iter().enumerate() {
+                    self.walk_key(table, &ix, p, op, horizon, |v| {
+                        hits[i] = Some(v);
+                        false
+                    });
+                }
+            }
+            if self.serializable() {
+                for (i, p) in probes.into_iter().enumerate() {
+                    self.record_key(table, &ix, p, hits[i].as_slice());
+                }
+            }
+            out.extend(hits[..group.len()].iter().map(|h| h.map(|v| Row::new(table, v))));
+        }
+        Ok(out)
     }
 
     /// Every row of the table, in no particular order. The scan sees the

@@ -87,20 +87,26 @@ struct Slot {
     sleepers: AtomicU32,
     /// Next free slot + 1 (free stack link).
     next_free: AtomicU32,
+    /// Times the slot was taken: with the slot number it makes a unique
+    /// transaction id without a global counter.
+    uses: AtomicU64,
 }
 
 /// Stripes of condition variables that waiting writers sleep on.
 const WAIT_STRIPES: usize = 64;
 
+/// Free stacks: each thread pops from and pushes to its own stripe first,
+/// so begin and commit on different cores do not meet on one stack head.
+const FREE_STRIPES: usize = 8;
+
 /// The table of open transactions.
 pub(crate) struct TxnTable {
     slots: Box<[CachePadded<Slot>]>,
-    /// Tag (high 32 bits) and top slot + 1 (low 32 bits) of the free stack.
-    free: AtomicU64,
+    /// Per stripe: tag (high 32 bits) and top slot + 1 (low 32 bits) of a
+    /// free stack.
+    free: Box<[CachePadded<AtomicU64>]>,
     /// Slots `0..high_water` have been used at least once.
     high_water: AtomicU32,
-    /// Sequence numbers for transaction ids.
-    seq: AtomicU64,
     waits: Box<[(Mutex<()>, Condvar)]>,
     capacity: usize,
 }
@@ -111,9 +117,8 @@ impl TxnTable {
         let capacity = capacity.clamp(1, MAX_SLOTS);
         TxnTable {
             slots: (0..capacity).map(|_| CachePadded::new(Slot::default())).collect(),
-            free: AtomicU64::new(0),
+            free: (0..FREE_STRIPES).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             high_water: AtomicU32::new(0),
-            seq: AtomicU64::new(1),
             waits: (0..WAIT_STRIPES).map(|_| (Mutex::new(()), Condvar::new())).collect(),
             capacity,
         }
@@ -129,7 +134,7 @@ impl TxnTable {
     pub(crate) fn register(&self, read_ts: u64) -> Option<TxnId> {
         let slot = self.pop_free()?;
         let s = &self.slots[slot];
-        let id = TxnId::new(self.seq.fetch_add(1, SeqCst), slot);
+        let id = TxnId::new(s.uses.fetch_add(1, SeqCst) + 1, slot);
         s.state.store(TxnState::Active.pack(), SeqCst);
         s.read_ts.store(read_ts, SeqCst);
         s.waiting_for.store(0, SeqCst);
@@ -264,36 +269,48 @@ impl TxnTable {
     }
 
     fn pop_free(&self) -> Option<usize> {
+        let home = crate::counter::stripe() % FREE_STRIPES;
         loop {
-            let head = self.free.load(SeqCst);
-            let top = (head & 0xffff_ffff) as usize;
+            for k in 0..FREE_STRIPES {
+                if let Some(slot) = self.pop_stripe(&self.free[(home + k) % FREE_STRIPES]) {
+                    return Some(slot);
+                }
+            }
+            let n = self.high_water.fetch_add(1, SeqCst) as usize;
+            if n < self.capacity {
+                return Some(n);
+            }
+            self.high_water.fetch_sub(1, SeqCst);
+            // A slot may have been freed meanwhile.
+            if self.free.iter().all(|f| f.load(SeqCst) & 0xffff_ffff == 0) {
+                return None;
+            }
+        }
+    }
+
+    fn pop_stripe(&self, head: &AtomicU64) -> Option<usize> {
+        loop {
+            let h = head.load(SeqCst);
+            let top = (h & 0xffff_ffff) as usize;
             if top == 0 {
-                let n = self.high_water.fetch_add(1, SeqCst) as usize;
-                if n < self.capacity {
-                    return Some(n);
-                }
-                self.high_water.fetch_sub(1, SeqCst);
-                // A slot may have been freed meanwhile.
-                if self.free.load(SeqCst) & 0xffff_ffff == 0 {
-                    return None;
-                }
-                continue;
+                return None;
             }
             let next = self.slots[top - 1].next_free.load(SeqCst) as u64;
-            let tag = (head >> 32).wrapping_add(1);
-            if self.free.compare_exchange(head, (tag << 32) | next, SeqCst, SeqCst).is_ok() {
+            let tag = (h >> 32).wrapping_add(1);
+            if head.compare_exchange(h, (tag << 32) | next, SeqCst, SeqCst).is_ok() {
                 return Some(top - 1);
             }
         }
     }
 
     fn push_free(&self, slot: usize) {
+        let head = &self.free[crate::counter::stripe() % FREE_STRIPES];
         loop {
-            let head = self.free.load(SeqCst);
-            self.slots[slot].next_free.store((head & 0xffff_ffff) as u32, SeqCst);
-            let tag = (head >> 32).wrapping_add(1);
+            let h = head.load(SeqCst);
+            self.slots[slot].next_free.store((h & 0xffff_ffff) as u32, SeqCst);
+            let tag = (h >> 32).wrapping_add(1);
             let new = (tag << 32) | (slot as u64 + 1);
-            if self.free.compare_exchange(head, new, SeqCst, SeqCst).is_ok() {
+            if head.compare_exchange(h, new, SeqCst, SeqCst).is_ok() {
                 return;
             }
         }

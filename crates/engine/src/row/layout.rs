@@ -20,6 +20,7 @@
 
 use crate::error::{Error, Result};
 use centum_types::{DataType, Decimal, Value};
+use smallvec::SmallVec;
 
 /// Largest encoded row: lengths are stored as `u32`.
 const MAX_ROW: usize = u32::MAX as usize / 2;
@@ -187,18 +188,53 @@ pub struct KeyDef {
     types: Vec<DataType>,
 }
 
-/// A key to look up, in canonical form: one entry per key column, `None`
-/// for NULL.
+/// A key to look up, in canonical form: the canonical bytes of each key
+/// column, concatenated. Small keys need no allocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Probe {
-    pub(crate) parts: Vec<Option<Vec<u8>>>,
+    bytes: SmallVec<[u8; 32]>,
+    /// End offset of each part in `bytes`.
+    ends: SmallVec<[u32; 4]>,
+    /// Bit `i` set: part `i` is NULL.
+    nulls: u64,
     pub(crate) hash: u64,
 }
 
 impl Probe {
+    fn new() -> Probe {
+        Probe { bytes: SmallVec::new(), ends: SmallVec::new(), nulls: 0, hash: 0 }
+    }
+
+    fn push(&mut self, part: Option<&[u8]>) {
+        match part {
+            Some(b) => self.bytes.extend_from_slice(b),
+            None => self.nulls |= 1 << self.ends.len().min(63),
+        }
+        self.ends.push(self.bytes.len() as u32);
+    }
+
+    fn finish(mut self) -> Probe {
+        let mut h = Hasher::new();
+        for i in 0..self.ends.len() {
+            h.part(self.part(i));
+        }
+        self.hash = h.finish();
+        self
+    }
+
+    /// Part `i`, `None` for NULL.
+    #[inline]
+    fn part(&self, i: usize) -> Option<&[u8]> {
+        if self.nulls & (1 << i.min(63)) != 0 {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        Some(&self.bytes[start..self.ends[i] as usize])
+    }
+
     /// Whether any key part is NULL (such a key equals nothing).
     pub(crate) fn has_null(&self) -> bool {
-        self.parts.iter().any(Option::is_none)
+        self.nulls != 0
     }
 }
 
@@ -212,33 +248,35 @@ impl KeyDef {
     /// Builds a probe from key values given by a caller; each is converted
     /// to its key column's type first.
     pub(crate) fn probe(&self, key: &[Value]) -> Result<Probe> {
-        let mut parts = Vec::with_capacity(key.len());
+        let mut p = Probe::new();
         let mut scratch = [0u8; 16];
         for (v, t) in key.iter().zip(&self.types) {
-            let v = v.clone().coerce_to(t)?;
-            parts.push(if v.is_null() {
-                None
+            let converted;
+            let v = if v.fits(t) {
+                v
+            } else {
+                converted = v.clone().coerce_to(t)?;
+                &converted
+            };
+            if v.is_null() {
+                p.push(None);
             } else if let Some(w) = t.fixed_width() {
                 v.encode_fixed(t, &mut scratch[..w])?;
-                Some(canonical(t, &scratch[..w]).into_owned())
+                p.push(Some(&canonical(t, &scratch[..w])));
             } else {
-                v.var_bytes().map(<[u8]>::to_vec)
-            });
+                p.push(v.var_bytes());
+            }
         }
-        let hash = hash_parts(parts.iter().map(|p| p.as_deref()));
-        Ok(Probe { parts, hash })
+        Ok(p.finish())
     }
 
     /// The probe for the key of a stored row.
     pub(crate) fn probe_row(&self, layout: &RowLayout, data: &[u8]) -> Probe {
-        let parts: Vec<_> = self
-            .columns
-            .iter()
-            .zip(&self.types)
-            .map(|(&c, t)| layout.raw(data, c).map(|b| canonical(t, b).into_owned()))
-            .collect();
-        let hash = hash_parts(parts.iter().map(|p| p.as_deref()));
-        Probe { parts, hash }
+        let mut p = Probe::new();
+        for (&c, t) in self.columns.iter().zip(&self.types) {
+            p.push(layout.raw(data, c).map(|b| canonical(t, b)).as_deref());
+        }
+        p.finish()
     }
 
     /// Hash of the key of a stored row (equal to its probe's hash).
@@ -254,9 +292,9 @@ impl KeyDef {
     /// Whether a stored row's key equals `probe`. NULL equals nothing.
     #[inline]
     pub(crate) fn matches(&self, layout: &RowLayout, data: &[u8], probe: &Probe) -> bool {
-        self.columns.iter().zip(&self.types).zip(&probe.parts).all(|((&c, t), p)| {
-            match (layout.raw(data, c), p) {
-                (Some(b), Some(p)) => *canonical(t, b) == p[..],
+        self.columns.iter().zip(&self.types).enumerate().all(|(i, (&c, t))| {
+            match (layout.raw(data, c), probe.part(i)) {
+                (Some(b), Some(p)) => *canonical(t, b) == *p,
                 _ => false,
             }
         })
@@ -286,14 +324,6 @@ fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
         }
         _ => Cow::Borrowed(b),
     }
-}
-
-fn hash_parts<'a>(parts: impl Iterator<Item = Option<&'a [u8]>>) -> u64 {
-    let mut h = Hasher::new();
-    for p in parts {
-        h.part(p);
-    }
-    h.finish()
 }
 
 /// A small, fast, non-cryptographic hash for keys (multiply-rotate per

@@ -99,6 +99,15 @@ impl VersionPtr {
         VersionPtr(ptr)
     }
 
+    /// Starts loading the version's first two cache lines (header, links
+    /// and the start of the data).
+    #[inline]
+    pub(crate) fn prefetch(self) {
+        let p = self.0.as_ptr() as *const u8;
+        crate::index::chain::prefetch(p);
+        crate::index::chain::prefetch(p.wrapping_add(64));
+    }
+
     /// Frees the version.
     ///
     /// # Safety

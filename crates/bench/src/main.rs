@@ -1,0 +1,38 @@
+//! `centum-bench`: Centum's benchmark command.
+//!
+//! Benchmarks are programs that print figures, never assertions in the
+//! test suite. `centum-bench engine` measures the storage engine through
+//! its embedded API, with no SQL, no network and no log:
+//!
+//! - `lookup`: hash index point look-ups in read-only transactions;
+//! - `insert`: single-row insert transactions, on one thread and on two;
+//! - `soak`: an update-heavy run that samples memory every second, to show
+//!   that garbage collection keeps up.
+
+mod engine;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "centum-bench", about = "Centum's benchmarks", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Storage engine micro-benchmarks through the embedded API.
+    Engine(engine::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Engine(args) => engine::run(args),
+    };
+    if let Err(e) = result {
+        eprintln!("centum-bench: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,292 @@
+//! Model checks of the lock-free core under `loom` (`make loom`).
+//!
+//! Built only with `--cfg loom`, where [`crate::sync`] gives the version
+//! header and the index chains loom's atomics. Loom runs every test under
+//! every interleaving of its threads (up to a preemption bound) and reports
+//! any access to a version's atomics, or to the shadow cell standing in for
+//! its data, that is not ordered after the version was made.
+//!
+//! - index chains ([`crate::index::chain`]): concurrent pushes seen by a
+//!   walker; unlinks of neighbours, and of the head while a push goes in;
+//! - version install ([`crate::mvcc::write`]): two writers race for one end
+//!   field; a new version published into a chain is seen fully written.
+//!
+//! Loom's partial-order reduction can miss interleavings: a load by one
+//! thread followed by a load and a compare-and-swap of the same atomic by
+//! another is never reordered (tokio-rs/loom#166, #392), and a walker that
+//! runs before the writers then sees only the initial chain, in one
+//! iteration. So every actor, the walker included, is a spawned thread, the
+//! walker spawned last (loom first runs threads in spawn order, and moves a
+//! later read before an earlier write), and each test checks that the
+//! outcomes loom produced are exactly the possible ones: a test that
+//! explores too little fails instead of passing vacuously.
+//!
+//! Versions are plain heap memory that loom does not track; each iteration
+//! frees its own after every thread has joined.
+
+use crate::index::chain::Chains;
+use crate::mvcc::word::{TxnId, Word, INFINITY};
+use crate::row::version::VersionPtr;
+use crate::sync::Ordering::SeqCst;
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+use loom::thread;
+use std::collections::BTreeSet;
+use std::fmt::Debug;
+
+/// Runs `f` under every interleaving loom explores and returns the set of
+/// outcomes it returned. Three preemptions at most unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise, so `make loom` stays quick.
+fn explore<T>(f: impl Fn() -> T + Sync + Send + 'static) -> BTreeSet<T>
+where
+    T: Ord + Debug + Send + 'static,
+{
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    let out = seen.clone();
+    b.check(move || {
+        let o = f();
+        out.lock().expect("outcomes").insert(o);
+    });
+    let mut seen = seen.lock().expect("outcomes");
+    std::mem::take(&mut *seen)
+}
+
+/// A one-link version whose four data bytes all hold `tag`.
+fn version(tag: u8) -> VersionPtr {
+    VersionPtr::new(1, 0, 0, 1, 4, |d| d.fill(tag))
+}
+
+fn tag(v: VersionPtr) -> u8 {
+    let d = v.data();
+    assert!(d.iter().all(|&b| b == d[0]), "version seen half written: {d:?}");
+    d[0]
+}
+
+/// Every version reachable from bucket 0, marked ones included, in chain
+/// order. Panics on a cycle (no chain here is longer than four).
+fn reachable(c: &Chains) -> Vec<VersionPtr> {
+    let mut out = vec![];
+    let mut cur = c.first(0);
+    while let Some(v) = cur {
+        assert!(out.len() < 8, "cycle in chain");
+        out.push(v);
+        cur = c.next(v);
+    }
+    out
+}
+
+/// Walks bucket 0 as a reader does (skipping marked versions) and returns
+/// the tags it saw. Panics if it meets a version twice.
+fn walk(c: &Chains) -> Vec<u8> {
+    let mut met = vec![];
+    let mut live = vec![];
+    let mut cur = c.first(0);
+    while let Some(v) = cur {
+        assert!(!met.contains(&v), "walker met version {} twice", tag(v));
+        met.push(v);
+        if c.is_live(v) {
+            live.push(tag(v));
+        }
+        cur = c.next(v);
+    }
+    live
+}
+
+/// A chain (one bucket, link 0) holding `tags` from head to tail.
+fn chain_of(tags: &[u8]) -> (Arc<Chains>, Vec<VersionPtr>) {
+    let c = Chains::new(1, 0);
+    let vs: Vec<_> = tags.iter().map(|&t| version(t)).collect();
+    for &v in vs.iter().rev() {
+        c.push(0, v);
+    }
+    (Arc::new(c), vs)
+}
+
+fn spawn_walker(c: &Arc<Chains>) -> thread::JoinHandle<Vec<u8>> {
+    let c = c.clone();
+    thread::spawn(move || walk(&c))
+}
+
+fn spawn_push(c: &Arc<Chains>, t: u8) -> thread::JoinHandle<VersionPtr> {
+    let c = c.clone();
+    thread::spawn(move || {
+        let v = version(t);
+        c.push(0, v);
+        v
+    })
+}
+
+fn spawn_unlink(c: &Arc<Chains>, v: VersionPtr) -> thread::JoinHandle<()> {
+    let c = c.clone();
+    thread::spawn(move || c.unlink(0, v))
+}
+
+fn free(vs: impl IntoIterator<Item = VersionPtr>) {
+    for v in vs {
+        // SAFETY: every thread of this iteration has joined; nothing else
+        // holds the version.
+        unsafe { v.free() };
+    }
+}
+
+/// Two pushes race each other and a walker: the walker never meets a
+/// version twice nor loses the one already there, and afterwards both
+/// pushes are in the chain.
+#[test]
+fn loom_pushes_race_a_walker() {
+    let seen = explore(|| {
+        let (c, old) = chain_of(&[0]);
+        let pushers = [spawn_push(&c, 1), spawn_push(&c, 2)];
+        let walked = spawn_walker(&c).join().expect("walker");
+        let new = pushers.map(|h| h.join().expect("pusher"));
+        let after = walk(&c);
+        assert!(after == [1, 2, 0] || after == [2, 1, 0], "a push was lost: {after:?}");
+        assert_eq!(reachable(&c).len(), 3);
+        free(old.into_iter().chain(new));
+        walked
+    });
+    let all: BTreeSet<Vec<u8>> =
+        [&[0][..], &[1, 0], &[2, 0], &[1, 2, 0], &[2, 1, 0]].map(|s| s.to_vec()).into();
+    assert_eq!(seen, all);
+}
+
+/// Unlinking two neighbours at once (the Harris-Michael case where one
+/// thread's swing would otherwise bring back the other's victim): afterwards
+/// neither is reachable even through marked links, and a concurrent walker
+/// always sees the versions on either side of them.
+#[test]
+fn loom_unlinks_of_adjacent_versions() {
+    let seen = explore(|| {
+        let (c, vs) = chain_of(&[0, 1, 2, 3]);
+        let unlinkers = [spawn_unlink(&c, vs[1]), spawn_unlink(&c, vs[2])];
+        let walked = spawn_walker(&c).join().expect("walker");
+        for h in unlinkers {
+            h.join().expect("unlinker");
+        }
+        assert_eq!(reachable(&c), [vs[0], vs[3]], "an unlinked version is still reachable");
+        assert!(!c.is_live(vs[1]) && !c.is_live(vs[2]));
+        free(vs);
+        walked
+    });
+    let all: BTreeSet<Vec<u8>> =
+        [&[0, 1, 2, 3][..], &[0, 2, 3], &[0, 1, 3], &[0, 3]].map(|s| s.to_vec()).into();
+    assert_eq!(seen, all);
+}
+
+/// Unlinking the head while a push goes in: both compare-and-swap the
+/// bucket word, or the push lands in front of the version being unlinked.
+/// The new version must stay, the old head must go, and a walker never
+/// loses the tail.
+#[test]
+fn loom_unlink_of_head_races_a_push() {
+    let seen = explore(|| {
+        let (c, vs) = chain_of(&[0, 1]);
+        let pusher = spawn_push(&c, 9);
+        let unlinker = spawn_unlink(&c, vs[0]);
+        let walked = spawn_walker(&c).join().expect("walker");
+        let new = pusher.join().expect("pusher");
+        unlinker.join().expect("unlinker");
+        assert_eq!(reachable(&c), [new, vs[1]], "push lost or old head still reachable");
+        assert_eq!(c.chain_len(0), 2);
+        free(vs.into_iter().chain([new]));
+        walked
+    });
+    let all: BTreeSet<Vec<u8>> = [&[0, 1][..], &[1], &[9, 0, 1], &[9, 1]].map(|s| s.to_vec()).into();
+    assert_eq!(seen, all);
+}
+
+/// The first step of every update and delete (`Transaction::lock` under
+/// SNAPSHOT): take the end field from INFINITY to our id, or fail if
+/// another transaction holds it.
+fn try_lock(v: VersionPtr, me: TxnId) -> bool {
+    let raw = v.end().load(SeqCst);
+    match Word::decode(raw) {
+        Word::Ts(INFINITY) => v.end().compare_exchange(raw, me.raw(), SeqCst, SeqCst).is_ok(),
+        _ => false,
+    }
+}
+
+/// Two writers race for one version's end field: exactly one wins, and a
+/// reader meanwhile sees INFINITY or the winner's id, never the loser's,
+/// and never INFINITY again once it has seen the winner.
+#[test]
+fn loom_end_field_has_one_writer() {
+    let ids = [TxnId::new(1, 1), TxnId::new(2, 2)];
+    let seen = explore(move || {
+        let v = version(0);
+        let writers = ids.map(|id| thread::spawn(move || try_lock(v, id)));
+        let reader = thread::spawn(move || [v.end().load(SeqCst), v.end().load(SeqCst)]);
+        let reads = reader.join().expect("reader");
+        let won = writers.map(|h| h.join().expect("writer"));
+        assert_eq!(won.iter().filter(|&&w| w).count(), 1, "winners: {won:?}");
+        let winner = if won[0] { ids[0] } else { ids[1] };
+        assert_eq!(v.end().load(SeqCst), winner.raw());
+        for r in reads {
+            assert!(r == INFINITY || r == winner.raw(), "reader saw {r:#x}, winner {winner:?}");
+        }
+        assert!(reads[0] == INFINITY || reads[1] == winner.raw(), "end field went back: {reads:x?}");
+        free([v]);
+        (winner.raw(), reads)
+    });
+    let mut all = BTreeSet::new();
+    for w in ids.map(TxnId::raw) {
+        all.extend([(w, [INFINITY, INFINITY]), (w, [INFINITY, w]), (w, [w, w])]);
+    }
+    assert_eq!(seen, all);
+}
+
+/// An update as the engine does it: lock the old version, build the new one
+/// (begin = our id, data written), point the old one at it, push it. A
+/// walker that finds the new version finds it whole: begin set, data
+/// written (checked byte by byte, and by loom through a shadow cell written
+/// together with the data), and the old version already locked.
+#[test]
+fn loom_published_version_is_fully_written() {
+    let me = TxnId::new(7, 3);
+    let seen = explore(move || {
+        let (c, vs) = chain_of(&[0]);
+        let old = vs[0];
+        let shadow = Arc::new(UnsafeCell::new(0u8));
+        let writer = {
+            let (c, shadow) = (c.clone(), shadow.clone());
+            thread::spawn(move || {
+                assert!(try_lock(old, me));
+                let n = VersionPtr::new(me.raw(), 0, 0, 1, 4, |d| {
+                    d.fill(5);
+                    // SAFETY: nothing reads the cell before `n` is published.
+                    shadow.with_mut(|s| unsafe { *s = 5 });
+                });
+                old.set_newer(Some(n));
+                c.push(0, n);
+                n
+            })
+        };
+        let walker = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let walked = walk(&c);
+                if walked.len() > 1 {
+                    let n = c.first(0).expect("new version");
+                    assert_eq!(n.begin().load(SeqCst), me.raw());
+                    // SAFETY: loom reports this read unless it is ordered
+                    // after the write.
+                    assert_eq!(shadow.with(|s| unsafe { *s }), 5);
+                    assert_eq!(old.end().load(SeqCst), me.raw(), "new version seen before old one locked");
+                }
+                walked
+            })
+        };
+        let walked = walker.join().expect("walker");
+        let n = writer.join().expect("writer");
+        assert_eq!(reachable(&c), [n, old]);
+        assert_eq!(old.newer(), Some(n));
+        free([n, old]);
+        walked
+    });
+    let all: BTreeSet<Vec<u8>> = [vec![0], vec![5, 0]].into();
+    assert_eq!(seen, all);
+}
