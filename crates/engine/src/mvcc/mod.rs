@@ -1,11 +1,11 @@
 //! Multi-version concurrency control.
 //!
-//! - [`word`]: begin/end fields that hold a timestamp or a transaction id;
-//! - [`clock`]: commit timestamps and the watermark snapshots read at;
-//! - [`txn_table`]: transaction ids to states, waits and deadlocks;
-//! - [`visibility`]: which version a transaction sees;
-//! - [`transaction`]: begin, commit, abort and validation;
-//! - [`read`] and [`write`]: the operations.
+//! - `word`: begin/end fields that hold a timestamp or a transaction id;
+//! - `clock`: commit timestamps and the watermark snapshots read at;
+//! - `txn_table`: transaction ids to states, waits and deadlocks;
+//! - `visibility`: which version a transaction sees;
+//! - `transaction`: begin, commit, abort and validation;
+//! - `read` and `write`: the operations.
 
 pub(crate) mod clock;
 pub(crate) mod read;
