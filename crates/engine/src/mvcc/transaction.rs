@@ -115,6 +115,9 @@ pub struct Transaction {
     pub(crate) inner: RefCell<TxnInner>,
     /// Set by a retryable failure: only abort is possible now.
     pub(crate) doomed: Cell<Option<Error>>,
+    /// The commit timestamp once taken: it must be finished on every path,
+    /// or the watermark would stop.
+    pub(crate) commit_ts: Option<u64>,
     pub(crate) finished: bool,
 }
 
@@ -131,6 +134,7 @@ impl Transaction {
             op: Cell::new(1),
             inner: RefCell::new(TxnInner::default()),
             doomed: Cell::new(None),
+            commit_ts: None,
             finished: false,
         })
     }
@@ -192,29 +196,37 @@ impl Transaction {
     /// start afterwards. On failure the transaction is aborted and the
     /// error says why (retryable for serialization failures).
     pub fn commit(mut self) -> Result<()> {
-        self.finished = true;
+        // Until the commit point `finished` stays false, so that a panic on
+        // the way aborts the transaction (and finishes its timestamp) in
+        // `Drop`; after it, nothing may abort it.
         if let Some(e) = self.doomed.take() {
-            self.abort_inner(None);
+            self.finished = true;
+            self.abort_inner();
             return Err(match e {
                 Error::Serialization(_) | Error::Deadlock => Error::TransactionAborted,
                 e => e,
             });
         }
         if self.inner.get_mut().writes.is_empty() {
+            self.finished = true;
             self.db.txns.set_state(self.id, TxnState::Committed(self.read_ts));
             self.db.txns.release(self.id);
             return Ok(());
         }
         let ts = self.db.clock.allocate();
+        self.commit_ts = Some(ts);
         self.db.txns.set_state(self.id, TxnState::Preparing(ts));
         if self.isolation == Isolation::Serializable {
             if let Err(e) = self.validate(ts) {
-                self.abort_inner(Some(ts));
+                self.finished = true;
+                self.abort_inner();
                 return Err(e);
             }
         }
         // The redo record is written here, before the commit point.
         self.db.txns.set_state(self.id, TxnState::Committed(ts));
+        self.finished = true;
+        self.commit_ts = None;
         self.db.clock.finish(ts);
         let inner = std::mem::take(self.inner.get_mut());
         let mut garbage = Vec::new();
@@ -246,10 +258,10 @@ impl Transaction {
     /// Aborts, discarding every change.
     pub fn abort(mut self) {
         self.finished = true;
-        self.abort_inner(None);
+        self.abort_inner();
     }
 
-    fn abort_inner(&mut self, ts: Option<u64>) {
+    fn abort_inner(&mut self) {
         let inner = std::mem::take(self.inner.get_mut());
         // Clear replacement links first: once Aborted is published another
         // writer may take the old version and set its own.
@@ -259,7 +271,7 @@ impl Transaction {
             }
         }
         self.db.txns.set_state(self.id, TxnState::Aborted);
-        if let Some(ts) = ts {
+        if let Some(ts) = self.commit_ts.take() {
             self.db.clock.finish(ts);
         }
         let mut created = Vec::new();
@@ -360,7 +372,7 @@ impl Drop for Transaction {
     fn drop(&mut self) {
         if !self.finished {
             self.finished = true;
-            self.abort_inner(None);
+            self.abort_inner();
         }
     }
 }

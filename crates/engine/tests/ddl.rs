@@ -1,0 +1,184 @@
+//! Tables and indexes created and dropped while other transactions run.
+//!
+//! An index built on a populated table while writers insert, update and
+//! delete must end up with exactly the live rows; a dropped table refuses
+//! further use with 42P01 without harming the transactions that hold it, and
+//! its name is free at once; a unique index build
+//! over duplicates fails cleanly; snapshots older than an index don't use it.
+
+use centum_engine::{Database, Error, IndexDef, Isolation, Options, TableDef};
+use centum_types::{DataType, Value};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+
+fn table(db: &Database, name: &str) -> Arc<centum_engine::Table> {
+    db.create_table(
+        TableDef::new(name)
+            .column_not_null("k", DataType::BigInt)
+            .column_not_null("grp", DataType::BigInt)
+            .column("note", DataType::Text)
+            .index(IndexDef::hash(&format!("{name}_pkey"), &["k"], 1 << 16).unique()),
+    )
+    .unwrap()
+}
+
+fn row(k: i64) -> Vec<Value> {
+    vec![Value::BigInt(k), Value::BigInt(k % 7), Value::Text(format!("row {k}"))]
+}
+
+#[test]
+fn index_built_while_writers_run_covers_exactly_the_live_rows() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = table(&db, "t");
+    db.run(Isolation::Snapshot, 1, |txn| (0..5_000).try_for_each(|k| txn.insert(&t, row(k)))).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let (db, t, stop) = (db.clone(), t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut k = 5_000 + w;
+                let mut n = 0u32;
+                while !stop.load(SeqCst) && n < 100_000 {
+                    n += 1;
+                    let r = db.run(Isolation::ReadCommitted, 10, |txn| {
+                        txn.insert(&t, row(k))?;
+                        // Move an old row to another group, delete another.
+                        if let Some(r) = txn.get(&t, "t_pkey", &[Value::BigInt((k * 7919) % 5_000)])? {
+                            txn.update_with(&r, |old| {
+                                let mut new = old.to_vec();
+                                new[1] = Value::BigInt(100 + k % 3);
+                                Some(new)
+                            })?;
+                        }
+                        if let Some(r) = txn.get(&t, "t_pkey", &[Value::BigInt(k - 1_000)])? {
+                            txn.delete(&r)?;
+                        }
+                        Ok(())
+                    });
+                    r.unwrap();
+                    k += 2;
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    db.create_index("t", IndexDef::hash("t_grp", &["grp"], 64)).unwrap();
+    db.create_index("t", IndexDef::hash("t_note", &["note"], 1 << 16).unique()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.store(true, SeqCst);
+    for w in writers {
+        w.join().unwrap();
+    }
+    let txn = db.begin(Isolation::Snapshot).unwrap();
+    let rows: Vec<_> = txn.scan(&t).unwrap().map(|r| r.values()).collect();
+    assert!(rows.len() > 1_000);
+    let mut by_group = std::collections::BTreeMap::<i64, usize>::new();
+    for r in &rows {
+        let Value::BigInt(g) = r[1] else { panic!() };
+        *by_group.entry(g).or_default() += 1;
+        // Every live row is found through the new unique index.
+        let found = txn.get(&t, "t_note", &[r[2].clone()]).unwrap().expect("row in t_note");
+        assert_eq!(found.values(), *r);
+    }
+    // Every group's rows, and only those, are found through the new index.
+    for (g, n) in by_group {
+        let hits = txn.lookup(&t, "t_grp", &[Value::BigInt(g)]).unwrap();
+        assert_eq!(hits.len(), n, "group {g}");
+    }
+    txn.commit().unwrap();
+    let stats = t.stats();
+    assert_eq!(stats.indexes.len(), 3);
+}
+
+#[test]
+fn snapshot_older_than_an_index_does_not_use_it() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = table(&db, "t");
+    db.run(Isolation::Snapshot, 1, |txn| txn.insert(&t, row(1))).unwrap();
+    let old = db.begin(Isolation::Snapshot).unwrap();
+    // The build waits for `old` to finish; run it beside.
+    let db2 = db.clone();
+    let build = std::thread::spawn(move || db2.create_index("t", IndexDef::hash("t_grp", &["grp"], 8)));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let e = old.lookup(&t, "t_grp", &[Value::BigInt(1)]).unwrap_err();
+    assert!(matches!(e, Error::IndexNotReady(_)), "{e:?}");
+    old.commit().unwrap();
+    build.join().unwrap().unwrap();
+    let new = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(new.lookup(&t, "t_grp", &[Value::BigInt(1)]).unwrap().len(), 1);
+}
+
+#[test]
+fn unique_index_over_duplicates_fails_and_leaves_no_index() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = table(&db, "t");
+    db.run(Isolation::Snapshot, 1, |txn| (0..100).try_for_each(|k| txn.insert(&t, row(k)))).unwrap();
+    let e = db.create_index("t", IndexDef::hash("t_grp", &["grp"], 8).unique()).unwrap_err();
+    assert_eq!(e.sqlstate(), "23505");
+    assert_eq!(t.index_names(), vec!["t_pkey".to_string()]);
+    // The rows are all still there, once each.
+    let txn = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(txn.scan(&t).unwrap().count(), 100);
+}
+
+#[test]
+fn dropped_table_fails_cleanly_for_transactions_holding_it() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = table(&db, "t");
+    db.run(Isolation::Snapshot, 1, |txn| txn.insert(&t, row(1))).unwrap();
+    let reader = db.begin(Isolation::Snapshot).unwrap();
+    db.drop_table("t").unwrap();
+    assert!(matches!(db.table("t"), Err(Error::NoSuchTable(_))));
+    // The reader's next use of the dropped table fails cleanly ...
+    assert_eq!(reader.get(&t, "t_pkey", &[Value::BigInt(1)]).unwrap_err().sqlstate(), "42P01");
+    reader.commit().unwrap();
+    // ... and a table of the same name can be created again at once.
+    let t2 = table(&db, "t");
+    let txn = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(txn.scan(&t2).unwrap().count(), 0);
+    assert_eq!(txn.insert(&t, row(2)).unwrap_err().sqlstate(), "42P01");
+}
+
+#[test]
+fn dropping_an_index_while_readers_use_it() {
+    let db = Database::open(Options::default()).unwrap();
+    let t = table(&db, "t");
+    db.create_index("t", IndexDef::hash("t_grp", &["grp"], 8)).unwrap();
+    db.run(Isolation::Snapshot, 1, |txn| (0..1_000).try_for_each(|k| txn.insert(&t, row(k)))).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (db, t, stop) = (db.clone(), t.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut ok = 0;
+            while !stop.load(SeqCst) {
+                let txn = db.begin(Isolation::Snapshot).unwrap();
+                match txn.lookup(&t, "t_grp", &[Value::BigInt(3)]) {
+                    Ok(rows) => {
+                        assert_eq!(rows.len(), 143);
+                        ok += 1;
+                    }
+                    Err(Error::NoSuchIndex(_)) => {}
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            ok
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    db.drop_index("t_grp").unwrap();
+    // Reuse the freed slot with a different key while writers change rows.
+    db.create_index("t", IndexDef::hash("t_note", &["note"], 64)).unwrap();
+    db.run(Isolation::Snapshot, 1, |txn| {
+        for r in txn.scan(&t)?.filter(|r| r.int(0).unwrap_or(0) % 2 == 0).collect::<Vec<_>>() {
+            txn.delete(&r)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.collect_garbage();
+    stop.store(true, SeqCst);
+    assert!(reader.join().unwrap() > 0);
+    let txn = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(txn.get(&t, "t_note", &[Value::Text("row 5".into())]).unwrap().unwrap().int(0), Some(5));
+    assert!(txn.get(&t, "t_note", &[Value::Text("row 4".into())]).unwrap().is_none());
+}
