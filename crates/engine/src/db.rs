@@ -315,26 +315,41 @@ impl Database {
                     Err(e) => return Err(e),
                 }
             }
-            let _pin = crossbeam_epoch::pin();
-            for b in 0..t.scan.len() {
-                let mut cur = t.scan.first(b);
-                while let Some(v) = cur {
-                    cur = t.scan.next(v);
-                    let ended = matches!(
-                        crate::mvcc::visibility::end(&self.shared.txns, v, crate::mvcc::TxnId(0)),
-                        crate::mvcc::visibility::End::Committed(_)
-                    );
-                    let dead = v.begin().load(SeqCst) == INFINITY;
-                    if t.scan.is_live(v) && !ix.covers(v) && !ended && !dead {
-                        pending = true;
-                    }
-                }
+            if !pending {
+                pending = self.old_versions_live(t, ix);
             }
             if !pending {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// Whether any version made before `ix` existed is still live. A
+    /// version held by an unfinished writer is decided by waiting for that
+    /// writer: if it commits the version is replaced, if it aborts the
+    /// version needs rewriting.
+    fn old_versions_live(&self, t: &Table, ix: &HashIndex) -> bool {
+        use crate::mvcc::visibility::{end, End};
+        let nobody = crate::mvcc::TxnId(0);
+        let _pin = crossbeam_epoch::pin();
+        for b in 0..t.scan.len() {
+            let mut cur = t.scan.first(b);
+            while let Some(v) = cur {
+                cur = t.scan.next(v);
+                if !t.scan.is_live(v) || ix.covers(v) || v.begin().load(SeqCst) == INFINITY {
+                    continue;
+                }
+                loop {
+                    match end(&self.shared.txns, v, nobody) {
+                        End::Committed(_) => break,
+                        End::Pending(id, _) => self.shared.txns.wait_gone(id),
+                        End::Open | End::Mine => return true,
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// Drops an index.

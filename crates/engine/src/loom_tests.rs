@@ -7,7 +7,8 @@
 //! its data, that is not ordered after the version was made.
 //!
 //! - index chains ([`crate::index::chain`]): concurrent pushes seen by a
-//!   walker; unlinks of neighbours, and of the head while a push goes in;
+//!   walker; unlinks of neighbours, of the head while a push goes in, and
+//!   both at once;
 //! - version install ([`crate::mvcc::write`]): two writers race for one end
 //!   field; a new version published into a chain is seen fully written.
 //!
@@ -196,6 +197,31 @@ fn loom_unlink_of_head_races_a_push() {
         walked
     });
     let all: BTreeSet<Vec<u8>> = [&[0, 1][..], &[1], &[9, 0, 1], &[9, 1]].map(|s| s.to_vec()).into();
+    assert_eq!(seen, all);
+}
+
+/// The three chain operations at once: the head and its neighbour are
+/// unlinked while a push goes in at the head. Only the pushed version and
+/// the tail are left, and a walker sees every mix of the three changes.
+#[test]
+fn loom_unlinks_of_head_and_neighbour_race_a_push() {
+    let seen = explore(|| {
+        let (c, vs) = chain_of(&[0, 1, 2]);
+        let pusher = spawn_push(&c, 9);
+        let unlinkers = [spawn_unlink(&c, vs[0]), spawn_unlink(&c, vs[1])];
+        let walked = spawn_walker(&c).join().expect("walker");
+        let new = pusher.join().expect("pusher");
+        for h in unlinkers {
+            h.join().expect("unlinker");
+        }
+        assert_eq!(reachable(&c), [new, vs[2]], "push lost or unlinked version reachable");
+        free(vs.into_iter().chain([new]));
+        walked
+    });
+    let all: BTreeSet<Vec<u8>> =
+        [&[0, 1, 2][..], &[0, 2], &[1, 2], &[2], &[9, 0, 1, 2], &[9, 0, 2], &[9, 1, 2], &[9, 2]]
+            .map(|s| s.to_vec())
+            .into();
     assert_eq!(seen, all);
 }
 
