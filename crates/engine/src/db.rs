@@ -69,8 +69,9 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn collect_garbage(&self) -> usize {
-        self.gc.collect(&self.clock, &self.txns)
+    /// A collection round of at most about `budget` versions.
+    pub(crate) fn collect_garbage(&self, budget: usize) -> usize {
+        self.gc.collect(&self.clock, &self.txns, budget)
     }
 }
 
@@ -133,7 +134,7 @@ impl Database {
                         std::thread::park_timeout(every);
                         match weak.upgrade() {
                             Some(s) => {
-                                s.collect_garbage();
+                                s.gc.collect_all(&s.clock, &s.txns);
                             }
                             None => return,
                         }
@@ -215,7 +216,11 @@ impl Database {
             return Err(Error::InvalidDefinition(format!("more than {MAX_INDEXES} indexes")));
         }
         let id = self.shared.next_table_id.fetch_add(1, SeqCst);
-        let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability);
+        let declared = def.indexes.iter().map(|i| match i.kind {
+            IndexKind::Hash { buckets } => buckets,
+        });
+        let chains = crate::table::scan_chains(declared.max().unwrap_or(0));
+        let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability, chains);
         let mut slots = Vec::new();
         for (i, ix) in def.indexes.iter().enumerate() {
             if self.index_owner(&cat, &ix.name).is_some()
@@ -300,10 +305,12 @@ impl Database {
     fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &HashIndex) -> Result<()> {
         loop {
             let mut pending = false;
-            for bucket in 0..t.scan.len() {
+            // About 256 batches a pass, whatever the number of chains.
+            let step = (t.scan.len() / 256).max(1);
+            for bucket in (0..t.scan.len()).step_by(step) {
                 let r = self.run(Isolation::Snapshot, 1, |txn| {
                     let old: Vec<_> =
-                        txn.scan_buckets(t, bucket..bucket + 1)?.filter(|r| !ix.covers(r.v)).collect();
+                        txn.scan_buckets(t, bucket..bucket + step)?.filter(|r| !ix.covers(r.v)).collect();
                     for r in old {
                         txn.update(&r, r.values())?;
                     }
@@ -370,7 +377,7 @@ impl Database {
 
     /// Runs one garbage collection round now; returns versions freed.
     pub fn collect_garbage(&self) -> usize {
-        self.shared.collect_garbage()
+        self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns)
     }
 
     /// Memory and collector statistics.

@@ -9,7 +9,8 @@
 //! Work comes from two sides, as in Hekaton:
 //! - every committed transaction that replaced or deleted versions queues
 //!   them with its commit timestamp; the collector (a background thread,
-//!   and committers that find the queue long) takes the items whose
+//!   and committers that find the queue long, a few hundred versions each
+//!   so that no commit pays for everyone's garbage) takes the items whose
 //!   timestamp the horizon has passed, unlinks their versions from every
 //!   chain, and hands them to epoch-based reclamation;
 //! - readers that walk past a garbage version unlink it on the spot
@@ -86,6 +87,8 @@ pub struct GcStats {
 pub(crate) struct Gc {
     queue: SegQueue<GcItem>,
     queued: AtomicUsize,
+    /// Items in `waiting` (readable without its lock).
+    parked: AtomicUsize,
     /// Items taken from the queue whose timestamp the horizon has not passed.
     waiting: Mutex<BinaryHeap<Reverse<GcItem>>>,
     proposed: AtomicU64,
@@ -97,12 +100,16 @@ pub(crate) struct Gc {
 /// Queue length at which committers collect instead of leaving it to the
 /// background thread: back-pressure for update storms.
 const INLINE_THRESHOLD: usize = 1024;
+/// Versions a committer frees per inline round: small, so no single
+/// commit pays for everyone's garbage.
+pub(crate) const INLINE_BUDGET: usize = 256;
 
 impl Gc {
     pub(crate) fn new(start: u64) -> Gc {
         Gc {
             queue: SegQueue::new(),
             queued: AtomicUsize::new(0),
+            parked: AtomicUsize::new(0),
             waiting: Mutex::new(BinaryHeap::new()),
             proposed: AtomicU64::new(start),
             horizon: AtomicU64::new(start),
@@ -133,7 +140,22 @@ impl Gc {
     /// the caller should help collect.
     pub(crate) fn push(&self, item: GcItem) -> bool {
         self.queue.push(item);
-        self.queued.fetch_add(1, SeqCst) + 1 >= INLINE_THRESHOLD
+        self.queued.fetch_add(1, SeqCst) + self.parked.load(SeqCst) >= INLINE_THRESHOLD
+    }
+
+    /// Collects in rounds of `ROUND` versions until a round finds less
+    /// than that: each round moves the horizon again, so readers' own
+    /// collection never works with a stale one.
+    pub(crate) fn collect_all(&self, clock: &Clock, txns: &TxnTable) -> usize {
+        const ROUND: usize = 16 * 1024;
+        let mut total = 0;
+        loop {
+            let n = self.collect(clock, txns, ROUND);
+            total += n;
+            if n < ROUND {
+                return total;
+            }
+        }
     }
 
     fn advance_horizon(&self, clock: &Clock, txns: &TxnTable) -> u64 {
@@ -144,10 +166,11 @@ impl Gc {
         self.horizon()
     }
 
-    /// One collection round: moves the horizon and frees what it passed.
-    /// Returns the number of versions freed. Only one thread collects at a
-    /// time; others return at once.
-    pub(crate) fn collect(&self, clock: &Clock, txns: &TxnTable) -> usize {
+    /// One collection round: moves the horizon and frees what it passed,
+    /// up to about `budget` versions (whole items). Returns the number of
+    /// versions freed. Only one thread collects at a time; others return at
+    /// once.
+    pub(crate) fn collect(&self, clock: &Clock, txns: &TxnTable, budget: usize) -> usize {
         let Ok(mut waiting) = self.waiting.try_lock() else {
             return 0;
         };
@@ -158,7 +181,7 @@ impl Gc {
         }
         let mut freed = 0;
         let guard = crossbeam_epoch::pin();
-        while waiting.peek().is_some_and(|Reverse(i)| i.ts <= horizon) {
+        while freed < budget && waiting.peek().is_some_and(|Reverse(i)| i.ts <= horizon) {
             let Some(Reverse(item)) = waiting.pop() else { break };
             for &(t, v) in &item.versions {
                 let table = &item.tables[t as usize];
@@ -177,11 +200,12 @@ impl Gc {
                 unsafe { guard.defer_unchecked(move || v.free()) };
                 freed += 1;
             }
-            if freed > 4096 {
+            if freed % 1024 < item.versions.len() {
                 guard.flush();
             }
         }
         guard.flush();
+        self.parked.store(waiting.len(), SeqCst);
         self.freed.fetch_add(freed as u64, SeqCst);
         freed
     }
@@ -196,7 +220,7 @@ impl Gc {
 
     /// Counters.
     pub(crate) fn stats(&self) -> GcStats {
-        let waiting = self.waiting.lock().map(|w| w.len()).unwrap_or(0);
+        let waiting = self.parked.load(SeqCst);
         GcStats {
             horizon: self.horizon(),
             freed: self.freed.load(SeqCst),

@@ -1,7 +1,8 @@
 //! Memory-optimized tables.
 //!
 //! A table is its row layout, its indexes and a *scan list*: every version
-//! of the table is linked through link 0 into one of a few hundred chains,
+//! of the table is linked through link 0 into one of many short chains
+//! (sized from the bucket counts declared at creation),
 //! so full scans and garbage collection can reach rows whatever indexes
 //! exist (a table needs no index at all, like pgbench's `history`).
 //! User indexes use links 1 and up.
@@ -21,9 +22,19 @@ use arc_swap::ArcSwap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
-/// Chains in the scan list: enough that concurrent inserters rarely meet on
-/// one head.
-const SCAN_CHAINS: u64 = 256;
+/// Fewest chains in the scan list: enough that concurrent inserters rarely
+/// meet on one head.
+const MIN_SCAN_CHAINS: u64 = 256;
+/// Most chains in the scan list (8 MiB of heads).
+const MAX_SCAN_CHAINS: u64 = 1 << 20;
+
+/// Chains for the scan list of a table whose largest index was declared
+/// with `buckets` buckets: unlinking a version walks its scan chain, so the
+/// chains must stay short as the table grows to its declared size (about
+/// four versions per chain).
+pub(crate) fn scan_chains(buckets: u64) -> u64 {
+    (buckets / 4).clamp(MIN_SCAN_CHAINS, MAX_SCAN_CHAINS)
+}
 
 /// The indexes of a table at one moment.
 pub(crate) struct IndexSet {
@@ -80,7 +91,13 @@ pub struct TableStats {
 }
 
 impl Table {
-    pub(crate) fn new(id: u64, name: String, columns: Vec<Column>, durability: Durability) -> Table {
+    pub(crate) fn new(
+        id: u64,
+        name: String,
+        columns: Vec<Column>,
+        durability: Durability,
+        scan_chains: u64,
+    ) -> Table {
         let types: Vec<_> = columns.iter().map(|c| c.ty.clone()).collect();
         Table {
             id,
@@ -88,7 +105,7 @@ impl Table {
             layout: RowLayout::new(&types),
             columns,
             durability,
-            scan: Chains::new(SCAN_CHAINS, 0),
+            scan: Chains::new(scan_chains, 0),
             indexes: ArcSwap::from_pointee(IndexSet { slots: vec![], gen: 0 }),
             dropped: AtomicBool::new(false),
             ddl: Mutex::new(()),

@@ -248,7 +248,7 @@ impl Transaction {
         if !garbage.is_empty() {
             let item = GcItem { ts, tables: inner.tables, versions: garbage };
             if self.db.gc.push(item) {
-                self.db.collect_garbage();
+                self.db.collect_garbage(crate::gc::INLINE_BUDGET);
             }
         }
         self.db.clock.wait_visible(ts);
