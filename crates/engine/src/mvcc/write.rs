@@ -261,16 +261,30 @@ impl Transaction {
             if !ix.chains.is_live(w) || !ix.key.matches(&table.layout, w.data(), probe) {
                 continue;
             }
+            let snapshot = self.isolation != Isolation::ReadCommitted;
             match visibility::begin(txns, w, self.id) {
                 Begin::Aborted => {}
                 Begin::Pending(id, _) => return Ok(Some(id)),
                 Begin::Mine | Begin::Committed(_) => match visibility::end(txns, w, self.id) {
-                    End::Mine | End::Committed(_) => {}
+                    End::Mine => {}
+                    // A row our snapshot sees, deleted by a transaction that
+                    // committed since: a write to the same key that came first.
+                    End::Committed(_)
+                        if snapshot && visibility::visible(txns, w, self.id, self.read_ts, u32::MAX) =>
+                    {
+                        return Err(Error::Serialization("a concurrent delete of the same key"));
+                    }
+                    End::Committed(_) => {}
                     End::Pending(id, _) => return Ok(Some(id)),
                     End::Open => {
                         let seen = visibility::visible(txns, w, self.id, self.read_ts, u32::MAX);
-                        if !seen && self.isolation != Isolation::ReadCommitted {
+                        if !seen && snapshot {
                             return Err(Error::Serialization("a concurrent insert of the same key"));
+                        }
+                        if self.isolation == Isolation::Serializable {
+                            // The violation tells the transaction the key
+                            // exists: that is a read, to be validated.
+                            self.inner.borrow_mut().reads.push(w);
                         }
                         return Err(Error::UniqueViolation { index: ix.name.clone() });
                     }
