@@ -41,11 +41,13 @@ enum Blocker {
 }
 
 impl Transaction {
-    /// Inserts a row.
-    pub fn insert(&self, table: &Arc<Table>, values: Vec<Value>) -> Result<()> {
+    /// Inserts a row. Values are converted to their columns' types as an
+    /// SQL assignment would (an `Integer` into a `bigint` column, a text
+    /// into a `varchar(n)` with its length checked, ...).
+    pub fn insert(&self, table: &Arc<Table>, mut values: Vec<Value>) -> Result<()> {
         self.check_usable()?;
         table.check_not_dropped()?;
-        self.check_row(table, &values)?;
+        self.check_row(table, &mut values)?;
         let set = table.indexes.load();
         let n = self.new_version(table, &set, &values);
         if let Err(e) = self.check_unique(table, &set, n) {
@@ -83,7 +85,7 @@ impl Transaction {
             None => return Ok(false),
         };
         {
-            self.check_row(table, &values)?;
+            self.check_row(table, &mut values)?;
             let Some(old) = self.lock(target).map_err(|e| self.doom(e))? else {
                 return Ok(false);
             };
@@ -96,7 +98,7 @@ impl Transaction {
                         return Ok(false);
                     }
                 }
-                if let Err(e) = self.check_row(table, &values) {
+                if let Err(e) = self.check_row(table, &mut values) {
                     self.unlock(old);
                     return Err(e);
                 }
@@ -138,7 +140,11 @@ impl Transaction {
         Ok(true)
     }
 
-    fn check_row(&self, table: &Table, values: &[Value]) -> Result<()> {
+    /// Makes `values` a storable row of `table`: converts each value that is
+    /// not already of its column's type as an assignment would (integer
+    /// widening, numeric rounding to the column's scale, text length
+    /// checks...), then checks NOT NULL and the row's size.
+    fn check_row(&self, table: &Table, values: &mut [Value]) -> Result<()> {
         if values.len() != table.columns.len() {
             return Err(Error::ColumnCount {
                 table: table.name.clone(),
@@ -146,9 +152,12 @@ impl Transaction {
                 found: values.len(),
             });
         }
-        for (c, v) in table.columns.iter().zip(values) {
+        for (c, v) in table.columns.iter().zip(values.iter_mut()) {
             if !c.nullable && v.is_null() {
                 return Err(Error::NotNullViolation { table: table.name.clone(), column: c.name.clone() });
+            }
+            if !v.fits(&c.ty) {
+                *v = std::mem::replace(v, Value::Null).coerce_to(&c.ty)?;
             }
         }
         table.layout.check(values)
