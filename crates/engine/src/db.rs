@@ -68,13 +68,6 @@ pub(crate) struct Shared {
     next_table_id: AtomicU64,
 }
 
-impl Shared {
-    /// A collection round of at most about `budget` versions.
-    pub(crate) fn collect_garbage(&self, budget: usize) -> usize {
-        self.gc.collect(&self.clock, &self.txns, budget)
-    }
-}
-
 impl Drop for Shared {
     fn drop(&mut self) {
         self.gc.drain_on_close();
@@ -134,7 +127,7 @@ impl Database {
                         std::thread::park_timeout(every);
                         match weak.upgrade() {
                             Some(s) => {
-                                s.gc.collect_all(&s.clock, &s.txns);
+                                s.gc.collect_all(&s.clock, &s.txns, || !stop.load(SeqCst));
                             }
                             None => return,
                         }
@@ -152,8 +145,9 @@ impl Database {
     }
 
     /// Runs `f` in a transaction and commits, retrying on serialization
-    /// failures and deadlocks up to `tries` times in all. Other errors
-    /// abort and return at once.
+    /// failures and deadlocks up to `tries` times in all, with a short,
+    /// growing, randomised pause between tries (so that the transaction it
+    /// collided with can finish). Other errors abort and return at once.
     pub fn run<T>(
         &self,
         isolation: Isolation,
@@ -161,7 +155,10 @@ impl Database {
         mut f: impl FnMut(&mut Transaction) -> Result<T>,
     ) -> Result<T> {
         let mut last = Error::Serialization("no attempt made");
-        for _ in 0..tries.max(1) {
+        for attempt in 0..tries.max(1) {
+            if attempt > 0 {
+                retry_backoff(attempt);
+            }
             let mut txn = self.begin(isolation)?;
             let out = f(&mut txn);
             let failed = txn.doomed.take();
@@ -377,7 +374,7 @@ impl Database {
 
     /// Runs one garbage collection round now; returns versions freed.
     pub fn collect_garbage(&self) -> usize {
-        self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns)
+        self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns, || true)
     }
 
     /// Memory and collector statistics.
@@ -386,6 +383,21 @@ impl Database {
         let mut tables: Vec<_> = cat.values().map(|t| t.stats()).collect();
         tables.sort_by(|a, b| a.name.cmp(&b.name));
         DatabaseStats { tables, gc: self.shared.gc.stats() }
+    }
+}
+
+/// Pauses before retry number `attempt`: about 2^attempt microseconds, up
+/// to a millisecond, with jitter so that colliding retries spread out.
+fn retry_backoff(attempt: u32) {
+    use std::hash::{BuildHasher, Hasher};
+    let ceiling = 1u64 << attempt.min(10);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(attempt);
+    let micros = h.finish() % ceiling + 1;
+    if micros < 4 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(micros));
     }
 }
 

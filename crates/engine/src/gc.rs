@@ -1,20 +1,33 @@
 //! Garbage collection of row versions.
 //!
-//! A version is garbage once it was deleted (or replaced) by a transaction
-//! that committed at a timestamp no active or future transaction reads
-//! past: its end timestamp is at or below the *horizon*. The horizon is the
-//! smallest read timestamp of any active transaction, and never more than
-//! the clock's watermark (where new transactions start reading).
+//! A version lived from its begin timestamp `b` to its end timestamp `e`:
+//! exactly the snapshots reading at `b <= RT < e` see it. It is *garbage*
+//! once no active snapshot falls in `[b, e)` and no future one can (`e` is
+//! at or below the watermark, where new snapshots start). So a long-running
+//! SNAPSHOT or SERIALIZABLE reader holds back only the versions it can see,
+//! not everything that changed after it began. The common case is cheaper:
+//! a version whose `e` is at or below the *horizon* (the oldest active
+//! snapshot) is garbage whatever its `b`.
+//!
+//! One more rule keeps READ COMMITTED writers safe: such a writer may
+//! follow `newer` links from a version it sees to every later version of
+//! the row (to re-apply its change to the newest one), so a version is
+//! freed early only if it ended at or before the oldest READ COMMITTED
+//! snapshot. Those snapshots are per statement, so this holds little back.
 //!
 //! Work comes from two sides, as in Hekaton:
 //! - every committed transaction that replaced or deleted versions queues
 //!   them with its commit timestamp; the collector (a background thread,
-//!   and committers that find the queue long, a few hundred versions each
-//!   so that no commit pays for everyone's garbage) takes the items whose
-//!   timestamp the horizon has passed, unlinks their versions from every
-//!   chain, and hands them to epoch-based reclamation;
-//! - readers that walk past a garbage version unlink it on the spot
-//!   (cooperative collection), so hot chains stay short between rounds.
+//!   and committers that find a backlog) takes the items, frees the
+//!   versions that are garbage and keeps the others for a later round;
+//! - readers that walk past a version ended below the horizon unlink it on
+//!   the spot (cooperative collection), so hot chains stay short.
+//!
+//! Committers help in proportion to the backlog: above a few thousand
+//! queued items each frees a few hundred versions if the collector is
+//! free; above a high-water mark each waits for the collector and frees a
+//! round itself. Writers therefore cannot outrun collection, however many
+//! there are per core.
 //!
 //! Whoever unlinks first *claims* the version; only the queue item that
 //! owns a version frees it, after the claimant has finished unlinking, so a
@@ -22,19 +35,22 @@
 //! that might still see the version: readers pin per operation (one chain
 //! walk, one scan batch), never per transaction.
 //!
-//! ## The horizon protocol
+//! ## Knowing every snapshot
 //!
 //! A starting transaction reads the watermark `W`, stores it as its read
-//! timestamp, and then checks that the *proposed* horizon is `<= W`,
-//! retrying otherwise. The collector computes `m = min(watermark, all read
-//! timestamps)`, stores it as the proposed horizon, scans the read
-//! timestamps again, and only then publishes `min(m, rescan)` as the
-//! horizon it acts on. With sequentially consistent atomics either the
-//! starter sees the proposal (and moves past it) or the rescan sees the
-//! starter, so no transaction ever reads below the published horizon.
+//! timestamp, and then checks that the *proposal* is `<= W`, retrying
+//! otherwise. The collector reads the watermark `w`, scans the read
+//! timestamps, stores `w` as the proposal, and scans again. With
+//! sequentially consistent atomics a starter that reads below `w` either
+//! sees the proposal (and retries, now at `>= w`) or stored its timestamp
+//! before the proposal was made, and so before the second scan. Every
+//! snapshot below `w` is therefore in one of the two scans; every later one
+//! reads at `>= w`.
 
 use crate::mvcc::clock::Clock;
 use crate::mvcc::txn_table::TxnTable;
+use crate::mvcc::visibility::{self, Begin};
+use crate::mvcc::word::TxnId;
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use crossbeam_queue::SegQueue;
@@ -73,36 +89,89 @@ impl Ord for GcItem {
 /// Counters of the collector's work.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GcStats {
-    /// The horizon the collector last acted on.
+    /// The horizon (oldest snapshot) the collector last acted on.
     pub horizon: u64,
     /// Versions freed so far.
     pub freed: u64,
     /// Versions unlinked by readers that met them.
     pub unlinked_by_readers: u64,
-    /// Queued items waiting for the horizon.
+    /// Queued items not yet freed (some held for active snapshots).
     pub pending: u64,
+}
+
+/// What the collector knows of the snapshots at the start of a round.
+struct Snapshots {
+    /// Read timestamps of active transactions, sorted.
+    active: Vec<u64>,
+    /// The watermark: future snapshots read at or after it.
+    upto: u64,
+    /// `min(active, upto)`.
+    oldest: u64,
+    /// The oldest snapshot of a transaction that may follow `newer` links
+    /// from a version it sees to every later one (READ COMMITTED writers).
+    oldest_follower: u64,
+}
+
+impl Snapshots {
+    /// Whether a version that lived over `[b, e)` is visible to no current
+    /// or future snapshot.
+    fn dead(&self, b: u64, e: u64) -> bool {
+        if e <= self.oldest {
+            return true;
+        }
+        // No snapshot may see it, and no READ COMMITTED writer may reach
+        // it through `newer` from an older version it sees.
+        e <= self.upto
+            && e <= self.oldest_follower
+            && self.active.get(self.active.partition_point(|&r| r < b)).is_none_or(|&r| r >= e)
+    }
+}
+
+/// The collector's own state, under its lock.
+#[derive(Default)]
+struct Backlog {
+    /// Items by commit timestamp.
+    waiting: BinaryHeap<Reverse<GcItem>>,
+    /// Items with versions some active snapshot still sees.
+    held: Vec<GcItem>,
+    /// The active snapshots `held` was last checked against.
+    held_checked: Vec<u64>,
 }
 
 /// The garbage collector's shared state.
 pub(crate) struct Gc {
     queue: SegQueue<GcItem>,
     queued: AtomicUsize,
-    /// Items in `waiting` (readable without its lock).
+    /// Items in the backlog (readable without its lock).
     parked: AtomicUsize,
-    /// Items taken from the queue whose timestamp the horizon has not passed.
-    waiting: Mutex<BinaryHeap<Reverse<GcItem>>>,
+    backlog: Mutex<Backlog>,
     proposed: AtomicU64,
     horizon: AtomicU64,
     freed: AtomicU64,
     by_readers: AtomicU64,
 }
 
-/// Queue length at which committers collect instead of leaving it to the
-/// background thread: back-pressure for update storms.
-const INLINE_THRESHOLD: usize = 1024;
-/// Versions a committer frees per inline round: small, so no single
-/// commit pays for everyone's garbage.
-pub(crate) const INLINE_BUDGET: usize = 256;
+/// Backlog at which committers help collect when the collector is free.
+const HELP_THRESHOLD: usize = 4 * 1024;
+/// Backlog at which committers wait for the collector and collect a round
+/// themselves: back-pressure, so writers cannot outrun collection.
+const WAIT_THRESHOLD: usize = 64 * 1024;
+/// Versions a committer frees when it helps: small, so no single commit
+/// pays for everyone's garbage.
+const HELP_BUDGET: usize = 256;
+/// Versions in one round of the background collector.
+const ROUND: usize = 4 * 1024;
+
+/// How a committer should help after queueing its garbage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Help {
+    /// Not at all.
+    None,
+    /// A small round if the collector is free.
+    IfFree,
+    /// A round, waiting for the collector if need be.
+    Wait,
+}
 
 impl Gc {
     pub(crate) fn new(start: u64) -> Gc {
@@ -110,7 +179,7 @@ impl Gc {
             queue: SegQueue::new(),
             queued: AtomicUsize::new(0),
             parked: AtomicUsize::new(0),
-            waiting: Mutex::new(BinaryHeap::new()),
+            backlog: Mutex::new(Backlog::default()),
             proposed: AtomicU64::new(start),
             horizon: AtomicU64::new(start),
             freed: AtomicU64::new(0),
@@ -136,78 +205,142 @@ impl Gc {
         }
     }
 
-    /// Queues versions replaced by a committed transaction. Returns true if
-    /// the caller should help collect.
-    pub(crate) fn push(&self, item: GcItem) -> bool {
+    /// Queues versions replaced by a committed transaction and says how the
+    /// committer should help.
+    pub(crate) fn push(&self, item: GcItem) -> Help {
         self.queue.push(item);
-        self.queued.fetch_add(1, SeqCst) + self.parked.load(SeqCst) >= INLINE_THRESHOLD
+        let backlog = self.queued.fetch_add(1, SeqCst) + 1 + self.parked.load(SeqCst);
+        if backlog >= WAIT_THRESHOLD {
+            Help::Wait
+        } else if backlog >= HELP_THRESHOLD {
+            Help::IfFree
+        } else {
+            Help::None
+        }
     }
 
-    /// Collects in rounds of `ROUND` versions until a round finds less
-    /// than that: each round moves the horizon again, so readers' own
-    /// collection never works with a stale one.
-    pub(crate) fn collect_all(&self, clock: &Clock, txns: &TxnTable) -> usize {
-        const ROUND: usize = 16 * 1024;
+    /// Helps as `push` asked.
+    pub(crate) fn help(&self, clock: &Clock, txns: &TxnTable, how: Help) {
+        match how {
+            Help::None => {}
+            Help::IfFree => {
+                if let Ok(b) = self.backlog.try_lock() {
+                    self.round(b, clock, txns, HELP_BUDGET);
+                }
+            }
+            Help::Wait => {
+                let b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+                self.round(b, clock, txns, ROUND);
+            }
+        }
+    }
+
+    /// Collects in rounds until a round frees less than a full one or
+    /// `go_on` says stop. Returns the number of versions freed.
+    pub(crate) fn collect_all(&self, clock: &Clock, txns: &TxnTable, go_on: impl Fn() -> bool) -> usize {
         let mut total = 0;
-        loop {
-            let n = self.collect(clock, txns, ROUND);
+        while go_on() {
+            let b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            let n = self.round(b, clock, txns, ROUND);
             total += n;
             if n < ROUND {
-                return total;
+                break;
             }
         }
+        total
     }
 
-    fn advance_horizon(&self, clock: &Clock, txns: &TxnTable) -> u64 {
-        let m = clock.watermark().min(txns.min_read_ts());
-        self.proposed.fetch_max(m, SeqCst);
-        let m = m.min(txns.min_read_ts());
-        self.horizon.fetch_max(m, SeqCst);
-        self.horizon()
+    fn snapshots(&self, clock: &Clock, txns: &TxnTable) -> Snapshots {
+        let upto = clock.watermark();
+        let (mut active, f1) = txns.read_timestamps();
+        self.proposed.fetch_max(upto, SeqCst);
+        let (again, f2) = txns.read_timestamps();
+        active.extend(again);
+        active.sort_unstable();
+        active.dedup();
+        let oldest = active.first().map_or(upto, |&r| r.min(upto));
+        self.horizon.fetch_max(oldest, SeqCst);
+        Snapshots { active, upto, oldest, oldest_follower: f1.min(f2) }
     }
 
-    /// One collection round: moves the horizon and frees what it passed,
-    /// up to about `budget` versions (whole items). Returns the number of
-    /// versions freed. Only one thread collects at a time; others return at
-    /// once.
-    pub(crate) fn collect(&self, clock: &Clock, txns: &TxnTable, budget: usize) -> usize {
-        let Ok(mut waiting) = self.waiting.try_lock() else {
-            return 0;
-        };
-        let horizon = self.advance_horizon(clock, txns);
+    /// One round: frees up to about `budget` garbage versions (whole items).
+    fn round(
+        &self,
+        mut b: std::sync::MutexGuard<'_, Backlog>,
+        clock: &Clock,
+        txns: &TxnTable,
+        budget: usize,
+    ) -> usize {
+        let snaps = self.snapshots(clock, txns);
         while let Some(item) = self.queue.pop() {
             self.queued.fetch_sub(1, SeqCst);
-            waiting.push(Reverse(item));
+            b.waiting.push(Reverse(item));
         }
-        let mut freed = 0;
         let guard = crossbeam_epoch::pin();
-        while freed < budget && waiting.peek().is_some_and(|Reverse(i)| i.ts <= horizon) {
-            let Some(Reverse(item)) = waiting.pop() else { break };
-            for &(t, v) in &item.versions {
-                let table = &item.tables[t as usize];
-                if v.claim() {
-                    table.unlink(v);
-                } else {
-                    // A reader claimed it; wait for its unlink to finish.
-                    let mut spins = 0;
-                    while !v.is_unlinked() {
-                        crate::mvcc::clock::backoff(&mut spins);
-                    }
+        let mut freed = 0;
+        // Held items first, when the snapshots that held them changed.
+        if !b.held.is_empty() && b.held_checked != snaps.active {
+            let held = std::mem::take(&mut b.held);
+            for mut item in held {
+                freed += self.free_dead(&guard, &mut item, &snaps, txns);
+                if !item.versions.is_empty() {
+                    b.held.push(item);
                 }
-                table.forget(v);
-                // SAFETY: `v` is unreachable from every chain; readers that
-                // reached it before hold epoch pins the deferral waits for.
-                unsafe { guard.defer_unchecked(move || v.free()) };
-                freed += 1;
             }
-            if freed % 1024 < item.versions.len() {
-                guard.flush();
+        }
+        while freed < budget && b.waiting.peek().is_some_and(|Reverse(i)| i.ts <= snaps.upto) {
+            let Some(Reverse(mut item)) = b.waiting.pop() else { break };
+            freed += self.free_dead(&guard, &mut item, &snaps, txns);
+            if !item.versions.is_empty() {
+                b.held.push(item);
             }
         }
         guard.flush();
-        self.parked.store(waiting.len(), SeqCst);
+        // Everything held now was checked against these snapshots.
+        b.held_checked = snaps.active;
+        self.parked.store(b.waiting.len() + b.held.len(), SeqCst);
         self.freed.fetch_add(freed as u64, SeqCst);
         freed
+    }
+
+    /// Frees the versions of `item` that no snapshot can see; the others
+    /// stay in it. Returns how many were freed.
+    fn free_dead(
+        &self,
+        guard: &crossbeam_epoch::Guard,
+        item: &mut GcItem,
+        snaps: &Snapshots,
+        txns: &TxnTable,
+    ) -> usize {
+        let e = item.ts;
+        let before = item.versions.len();
+        let tables = &item.tables;
+        item.versions.retain(|&(t, v)| {
+            let b = match visibility::begin(txns, v, TxnId(0)) {
+                Begin::Committed(b) => b,
+                // Not reachable for a committed replacement; keep it safe.
+                _ => return true,
+            };
+            if !snaps.dead(b, e) {
+                return true;
+            }
+            let table = &tables[t as usize];
+            if v.claim() {
+                table.unlink(v);
+            } else {
+                // A reader claimed it; wait for its unlink to finish.
+                let mut spins = 0;
+                while !v.is_unlinked() {
+                    crate::mvcc::clock::backoff(&mut spins);
+                }
+            }
+            table.forget(v);
+            // SAFETY: `v` is unreachable from every chain; readers that
+            // reached it before hold epoch pins the deferral waits for.
+            unsafe { guard.defer_unchecked(move || v.free()) };
+            false
+        });
+        before - item.versions.len()
     }
 
     /// Called by a reader that met garbage version `v` of `table`.
@@ -220,12 +353,11 @@ impl Gc {
 
     /// Counters.
     pub(crate) fn stats(&self) -> GcStats {
-        let waiting = self.parked.load(SeqCst);
         GcStats {
             horizon: self.horizon(),
             freed: self.freed.load(SeqCst),
             unlinked_by_readers: self.by_readers.load(SeqCst),
-            pending: (self.queued.load(SeqCst) + waiting) as u64,
+            pending: (self.queued.load(SeqCst) + self.parked.load(SeqCst)) as u64,
         }
     }
 
@@ -236,8 +368,9 @@ impl Gc {
         while let Some(i) = self.queue.pop() {
             items.push(i);
         }
-        if let Ok(mut w) = self.waiting.lock() {
-            items.extend(w.drain().map(|Reverse(i)| i));
+        if let Ok(mut b) = self.backlog.lock() {
+            items.extend(b.waiting.drain().map(|Reverse(i)| i));
+            items.append(&mut b.held);
         }
         for item in items {
             for &(t, v) in &item.versions {

@@ -123,8 +123,10 @@ pub struct Transaction {
 
 impl Transaction {
     pub(crate) fn begin(db: Arc<Shared>, isolation: Isolation) -> Result<Transaction> {
-        let id =
-            db.txns.register(db.clock.watermark()).ok_or(Error::TooManyTransactions(db.txns.capacity()))?;
+        let id = db
+            .txns
+            .register(db.clock.watermark(), isolation == Isolation::ReadCommitted)
+            .ok_or(Error::TooManyTransactions(db.txns.capacity()))?;
         let read_ts = db.gc.start_reader(&db.clock, |w| db.txns.set_read_ts(id, w));
         Ok(Transaction {
             db,
@@ -247,9 +249,8 @@ impl Transaction {
         self.db.txns.release(self.id);
         if !garbage.is_empty() {
             let item = GcItem { ts, tables: inner.tables, versions: garbage };
-            if self.db.gc.push(item) {
-                self.db.collect_garbage(crate::gc::INLINE_BUDGET);
-            }
+            let help = self.db.gc.push(item);
+            self.db.gc.help(&self.db.clock, &self.db.txns, help);
         }
         self.db.clock.wait_visible(ts);
         Ok(())

@@ -23,7 +23,7 @@
 use super::word::{TxnId, MAX_SLOTS};
 use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
@@ -81,6 +81,9 @@ struct Slot {
     state: AtomicU64,
     /// The transaction's read timestamp, for the garbage collection horizon.
     read_ts: AtomicU64,
+    /// Whether the transaction may follow `newer` links (READ COMMITTED
+    /// writers do): then it can reach versions newer than its snapshot.
+    follows: AtomicBool,
     /// Raw id of the transaction this one waits for, 0 when not waiting.
     waiting_for: AtomicU64,
     /// Transactions sleeping until this one finishes.
@@ -131,11 +134,12 @@ impl TxnTable {
 
     /// Takes a slot for a new active transaction reading at `read_ts`.
     /// Returns `None` when every slot is in use.
-    pub(crate) fn register(&self, read_ts: u64) -> Option<TxnId> {
+    pub(crate) fn register(&self, read_ts: u64, follows: bool) -> Option<TxnId> {
         let slot = self.pop_free()?;
         let s = &self.slots[slot];
         let id = TxnId::new(s.uses.fetch_add(1, SeqCst) + 1, slot);
         s.state.store(TxnState::Active.pack(), SeqCst);
+        s.follows.store(follows, SeqCst);
         s.read_ts.store(read_ts, SeqCst);
         s.waiting_for.store(0, SeqCst);
         s.id.store(id.raw(), SeqCst);
@@ -182,11 +186,25 @@ impl TxnTable {
         self.push_free(id.slot());
     }
 
-    /// The smallest read timestamp of any active transaction, `u64::MAX` if
-    /// none.
-    pub(crate) fn min_read_ts(&self) -> u64 {
+    /// The read timestamps of every active transaction, sorted, without
+    /// repeats, and the oldest of those that may follow `newer` links
+    /// (`u64::MAX` if none).
+    pub(crate) fn read_timestamps(&self) -> (Vec<u64>, u64) {
         let n = self.high_water.load(SeqCst) as usize;
-        self.slots[..n].iter().map(|s| s.read_ts.load(SeqCst)).min().unwrap_or(NO_READER)
+        let mut oldest_follower = u64::MAX;
+        let mut v = Vec::new();
+        for s in &self.slots[..n] {
+            let t = s.read_ts.load(SeqCst);
+            if t != NO_READER {
+                v.push(t);
+                if s.follows.load(SeqCst) {
+                    oldest_follower = oldest_follower.min(t);
+                }
+            }
+        }
+        v.sort_unstable();
+        v.dedup();
+        (v, oldest_follower)
     }
 
     /// Ids of every transaction open now.
@@ -325,14 +343,14 @@ mod tests {
     #[test]
     fn finished_transactions_disappear_from_their_slot() {
         let t = TxnTable::new(4);
-        let a = t.register(5).unwrap();
+        let a = t.register(5, false).unwrap();
         assert_eq!(t.state(a), Some(TxnState::Active));
-        assert_eq!(t.min_read_ts(), 5);
+        assert_eq!(t.read_timestamps(), (vec![5], u64::MAX));
         t.set_state(a, TxnState::Committed(9));
         assert_eq!(t.state(a), Some(TxnState::Committed(9)));
         t.release(a);
         assert_eq!(t.state(a), None);
-        let b = t.register(7).unwrap();
+        let b = t.register(7, false).unwrap();
         assert_eq!(b.slot(), a.slot(), "the hot slot is reused");
         assert_ne!(a, b);
         assert_eq!(t.state(a), None);
@@ -341,18 +359,18 @@ mod tests {
     #[test]
     fn full_table_refuses_new_transactions() {
         let t = TxnTable::new(2);
-        let a = t.register(1).unwrap();
-        let _b = t.register(1).unwrap();
-        assert!(t.register(1).is_none());
+        let a = t.register(1, false).unwrap();
+        let _b = t.register(1, false).unwrap();
+        assert!(t.register(1, false).is_none());
         t.release(a);
-        assert!(t.register(1).is_some());
+        assert!(t.register(1, false).is_some());
     }
 
     #[test]
     fn waiting_ends_when_the_other_finishes() {
         let t = Arc::new(TxnTable::new(8));
-        let a = t.register(1).unwrap();
-        let b = t.register(1).unwrap();
+        let a = t.register(1, false).unwrap();
+        let b = t.register(1, false).unwrap();
         let t2 = t.clone();
         let h = std::thread::spawn(move || t2.wait_for(b, a));
         std::thread::sleep(Duration::from_millis(20));
@@ -363,8 +381,8 @@ mod tests {
     #[test]
     fn a_cycle_of_waits_is_a_deadlock() {
         let t = Arc::new(TxnTable::new(8));
-        let a = t.register(1).unwrap();
-        let b = t.register(1).unwrap();
+        let a = t.register(1, false).unwrap();
+        let b = t.register(1, false).unwrap();
         let t2 = t.clone();
         let h = std::thread::spawn(move || t2.wait_for(a, b));
         std::thread::sleep(Duration::from_millis(20));
