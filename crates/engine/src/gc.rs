@@ -23,7 +23,7 @@
 //! - readers that walk past a version ended below the horizon unlink it on
 //!   the spot (cooperative collection), so hot chains stay short.
 //!
-//! Committers help in proportion to the backlog: above a few thousand
+//! Committers help in proportion to the backlog: above a thousand
 //! queued items each frees a few hundred versions if the collector is
 //! free; above a high-water mark each waits for the collector and frees a
 //! round itself. Writers therefore cannot outrun collection, however many
@@ -152,10 +152,10 @@ pub(crate) struct Gc {
 }
 
 /// Backlog at which committers help collect when the collector is free.
-const HELP_THRESHOLD: usize = 4 * 1024;
+const HELP_THRESHOLD: usize = 1024;
 /// Backlog at which committers wait for the collector and collect a round
 /// themselves: back-pressure, so writers cannot outrun collection.
-const WAIT_THRESHOLD: usize = 64 * 1024;
+const WAIT_THRESHOLD: usize = 16 * 1024;
 /// Versions a committer frees when it helps: small, so no single commit
 /// pays for everyone's garbage.
 const HELP_BUDGET: usize = 256;
