@@ -26,6 +26,7 @@
 //! watermark over the run of finished entries after it.
 
 use crate::sync::{AtomicU64, Ordering::SeqCst};
+use crossbeam_utils::CachePadded;
 
 /// Slots in the ring of finished timestamps: how far commit timestamps may
 /// run ahead of the watermark before a new committer has to wait.
@@ -34,9 +35,10 @@ const RING: u64 = 1 << 16;
 /// The global logical clock.
 pub(crate) struct Clock {
     /// The next commit timestamp to hand out.
-    next: AtomicU64,
-    /// Every commit timestamp `<= watermark` has finished.
-    watermark: AtomicU64,
+    next: CachePadded<AtomicU64>,
+    /// Every commit timestamp `<= watermark` has finished. On its own cache
+    /// line: every snapshot reads it, every commit advances it.
+    watermark: CachePadded<AtomicU64>,
     /// `ring[slot(ts)] == ts` once timestamp `ts` has finished.
     ring: Box<[AtomicU64]>,
 }
@@ -54,8 +56,8 @@ impl Clock {
     /// A clock whose first commit timestamp is `start + 1`.
     pub(crate) fn new(start: u64) -> Clock {
         Clock {
-            next: AtomicU64::new(start + 1),
-            watermark: AtomicU64::new(start),
+            next: CachePadded::new(AtomicU64::new(start + 1)),
+            watermark: CachePadded::new(AtomicU64::new(start)),
             ring: (0..RING).map(|_| AtomicU64::new(u64::MAX)).collect(),
         }
     }
