@@ -257,7 +257,9 @@ impl Database {
     /// Creates an index on a table that may already hold rows, while other
     /// transactions go on reading and writing it (see `docs/design.md`,
     /// "Building an index"). Waits for the transactions open when it
-    /// starts. Snapshots taken before the index is complete do not use it.
+    /// starts, so it must not be called by a thread that holds an open
+    /// transaction itself (that transaction would never finish). Snapshots
+    /// taken before the index is complete do not use it.
     pub fn create_index(&self, table: &str, def: IndexDef) -> Result<()> {
         let t = self.table(table)?;
         let _tddl = t.ddl.lock().unwrap_or_else(|p| p.into_inner());
