@@ -49,8 +49,7 @@
 
 use crate::mvcc::clock::Clock;
 use crate::mvcc::txn_table::TxnTable;
-use crate::mvcc::visibility::{self, Begin};
-use crate::mvcc::word::TxnId;
+use crate::mvcc::word::{Word, INFINITY};
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use crossbeam_queue::SegQueue;
@@ -282,7 +281,7 @@ impl Gc {
         if !b.held.is_empty() && b.held_checked != snaps.active {
             let held = std::mem::take(&mut b.held);
             for mut item in held {
-                freed += self.free_dead(&guard, &mut item, &snaps, txns);
+                freed += self.free_dead(&guard, &mut item, &snaps);
                 if !item.versions.is_empty() {
                     b.held.push(item);
                 }
@@ -290,7 +289,7 @@ impl Gc {
         }
         while freed < budget && b.waiting.peek().is_some_and(|Reverse(i)| i.ts <= snaps.upto) {
             let Some(Reverse(mut item)) = b.waiting.pop() else { break };
-            freed += self.free_dead(&guard, &mut item, &snaps, txns);
+            freed += self.free_dead(&guard, &mut item, &snaps);
             if !item.versions.is_empty() {
                 b.held.push(item);
             }
@@ -305,20 +304,17 @@ impl Gc {
 
     /// Frees the versions of `item` that no snapshot can see; the others
     /// stay in it. Returns how many were freed.
-    fn free_dead(
-        &self,
-        guard: &crossbeam_epoch::Guard,
-        item: &mut GcItem,
-        snaps: &Snapshots,
-        txns: &TxnTable,
-    ) -> usize {
+    fn free_dead(&self, guard: &crossbeam_epoch::Guard, item: &mut GcItem, snaps: &Snapshots) -> usize {
         let e = item.ts;
         let before = item.versions.len();
         let tables = &item.tables;
         item.versions.retain(|&(t, v)| {
-            let b = match visibility::begin(txns, v, TxnId(0)) {
-                Begin::Committed(b) => b,
-                // Not reachable for a committed replacement; keep it safe.
+            // Only once its creator has written its commit timestamp into the
+            // begin field: until then the creator, although committed, is
+            // still post-processing and will store into this version, whose
+            // lifetime may not contain the creator's own snapshot.
+            let b = match Word::decode(v.begin().load(SeqCst)) {
+                Word::Ts(b) if b != INFINITY => b,
                 _ => return true,
             };
             if !snaps.dead(b, e) {
