@@ -11,6 +11,12 @@
 
 mod engine;
 
+/// Row versions are small, numerous and allocated from every core at once;
+/// mimalloc's per-thread heaps keep that from serialising on the system
+/// allocator and the kernel's page faults, as a production server would.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
