@@ -320,20 +320,7 @@ impl Gc {
             if !snaps.dead(b, e) {
                 return true;
             }
-            let table = &tables[t as usize];
-            if v.claim() {
-                table.unlink(v);
-            } else {
-                // A reader claimed it; wait for its unlink to finish.
-                let mut spins = 0;
-                while !v.is_unlinked() {
-                    crate::mvcc::clock::backoff(&mut spins);
-                }
-            }
-            table.forget(v);
-            // SAFETY: `v` is unreachable from every chain; readers that
-            // reached it before hold epoch pins the deferral waits for.
-            unsafe { guard.defer_unchecked(move || v.free()) };
+            tables[t as usize].retire(guard, v);
             false
         });
         before - item.versions.len()
@@ -368,16 +355,10 @@ impl Gc {
             items.extend(b.waiting.drain().map(|Reverse(i)| i));
             items.append(&mut b.held);
         }
+        let guard = crossbeam_epoch::pin();
         for item in items {
             for &(t, v) in &item.versions {
-                let table = &item.tables[t as usize];
-                if v.claim() {
-                    table.unlink(v);
-                }
-                table.forget(v);
-                // SAFETY: no transaction is left and the version is unlinked;
-                // deferral still covers readers of other databases' pins.
-                unsafe { crossbeam_epoch::pin().defer_unchecked(move || v.free()) };
+                item.tables[t as usize].retire(&guard, v);
             }
         }
     }

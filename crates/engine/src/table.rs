@@ -202,10 +202,25 @@ impl Table {
         v.set_unlinked();
     }
 
-    /// Accounts for a version handed to reclamation.
-    pub(crate) fn forget(&self, v: VersionPtr) {
+    /// Unlinks `v` (or waits for whoever claimed it to finish unlinking),
+    /// stops counting it, and frees it once every epoch pin that might
+    /// still see it is gone. The caller must own `v`'s reclamation: it was
+    /// never visible to anyone but its creator, or it is garbage owned by
+    /// the caller's collector item.
+    pub(crate) fn retire(&self, guard: &crossbeam_epoch::Guard, v: VersionPtr) {
+        if v.claim() {
+            self.unlink(v);
+        } else {
+            let mut spins = 0;
+            while !v.is_unlinked() {
+                crate::mvcc::clock::backoff(&mut spins);
+            }
+        }
         self.versions.add(-1);
         self.row_bytes.add(-(v.size() as i64));
+        // SAFETY: `v` is unreachable from every chain; readers that reached
+        // it before hold epoch pins the deferral waits for.
+        unsafe { guard.defer_unchecked(move || v.free()) };
     }
 }
 

@@ -16,6 +16,7 @@ use crate::row::layout::Probe;
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use centum_types::Value;
+use smallvec::SmallVec;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -140,44 +141,42 @@ impl Transaction {
         inner.scans.push(ScanRecord::Key(t, ix.clone(), probe));
     }
 
-    /// The rows whose key in index `index` equals `key` (every key column
-    /// given).
-    pub fn lookup<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Vec<Row<'a>>> {
+    /// The visible versions with `key` in index `index`: all of them, or
+    /// only the first when `first` is set. One match needs no allocation.
+    fn find(
+        &self,
+        table: &Arc<Table>,
+        index: &str,
+        key: &[Value],
+        first: bool,
+    ) -> Result<SmallVec<[VersionPtr; 1]>> {
         let ix = self.usable_index(table, index)?;
         let probe = self.probe(&ix, key)?;
         let op = self.next_op();
-        let mut out = Vec::new();
+        let mut out = SmallVec::new();
         {
             let _pin = crossbeam_epoch::pin();
             self.walk_key(table, &ix, &probe, op, self.db.gc.horizon(), |v| {
                 out.push(v);
-                !ix.unique
+                !first && !ix.unique
             });
         }
         if self.serializable() {
             self.record_key(table, &ix, probe, &out);
         }
-        Ok(out.into_iter().map(|v| Row::new(table, v)).collect())
+        Ok(out)
+    }
+
+    /// The rows whose key in index `index` equals `key` (every key column
+    /// given).
+    pub fn lookup<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Vec<Row<'a>>> {
+        Ok(self.find(table, index, key, false)?.into_iter().map(|v| Row::new(table, v)).collect())
     }
 
     /// The row whose key in index `index` equals `key`, if any (the first
     /// one for a non-unique index).
     pub fn get<'a>(&'a self, table: &'a Arc<Table>, index: &str, key: &[Value]) -> Result<Option<Row<'a>>> {
-        let ix = self.usable_index(table, index)?;
-        let probe = self.probe(&ix, key)?;
-        let op = self.next_op();
-        let mut hit = None;
-        {
-            let _pin = crossbeam_epoch::pin();
-            self.walk_key(table, &ix, &probe, op, self.db.gc.horizon(), |v| {
-                hit = Some(v);
-                false
-            });
-        }
-        if self.serializable() {
-            self.record_key(table, &ix, probe, hit.as_slice());
-        }
-        Ok(hit.map(|v| Row::new(table, v)))
+        Ok(self.find(table, index, key, true)?.first().map(|&v| Row::new(table, v)))
     }
 
     /// Looks up many keys at once: `get` for each, in order. The look-ups

@@ -295,7 +295,7 @@ impl Transaction {
         let guard = crossbeam_epoch::pin();
         for (t, n) in created {
             let table = &inner.tables[t as usize];
-            retire_own(&guard, table, n);
+            table.retire(&guard, n);
         }
     }
 
@@ -355,18 +355,6 @@ impl Transaction {
         }
         Ok(())
     }
-}
-
-/// Unlinks and reclaims a version this transaction created and no one else
-/// can ever see (its begin field is INFINITY or it was never committed).
-pub(crate) fn retire_own(guard: &crossbeam_epoch::Guard, table: &Table, v: VersionPtr) {
-    if v.claim() {
-        table.unlink(v);
-    }
-    table.forget(v);
-    // SAFETY: `v` is unlinked from every chain and was never visible to
-    // anyone but its creator; concurrent walkers hold epoch pins.
-    unsafe { guard.defer_unchecked(move || v.free()) };
 }
 
 impl Drop for Transaction {

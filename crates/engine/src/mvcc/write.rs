@@ -179,7 +179,7 @@ impl Transaction {
     fn discard(&self, table: &Table, v: VersionPtr) {
         v.begin().store(INFINITY, SeqCst);
         let guard = crossbeam_epoch::pin();
-        super::transaction::retire_own(&guard, table, v);
+        table.retire(&guard, v);
     }
 
     /// Gives back the end field of a version this transaction took.
