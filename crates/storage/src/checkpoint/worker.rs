@@ -1,0 +1,583 @@
+//! The checkpoint worker: one thread that turns durable log batches into
+//! data/delta files, writes manifests, merges, and removes what is no
+//! longer needed.
+//!
+//! Commits never wait for it: the log hands each batch over a channel after
+//! its fdatasync and goes on. The worker processes batches strictly in log
+//! order, so "every record before position P is in the pair files" holds
+//! at every batch boundary P, whatever the records' commit timestamps; that
+//! P is the replay position a manifest records.
+//!
+//! All of its I/O is sequential appends, plus one small manifest per
+//! checkpoint. Merges run on the same thread, so no delete can slip past a
+//! merge in progress; batches queue meanwhile (memory, not commit latency).
+//!
+//! After an I/O error the worker stops: later checkpoints report
+//! [`Error::CheckpointFailed`]. Nothing is lost; the log keeps every
+//! segment since the last manifest, and recovery starts from there.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::checkpoint::manifest::{parse_manifest_name, Manifest};
+use crate::checkpoint::merge;
+use crate::checkpoint::pair::{
+    data_name, delta_name, put_deleted, put_row, read_data, read_delta, AppendFile, FileInfo, FileKind,
+    FileState, PairMeta,
+};
+use crate::error::{Error, Result};
+use crate::format::Magic;
+use crate::fs::Fs;
+use crate::log::segment::{parse_segment_name, Batch};
+use crate::log::writer::BatchSink;
+use crate::log::{decode_record, LogPos, Op, RowId};
+
+/// Merged data is written in blocks of about this size.
+const MERGE_BLOCK: usize = 64 << 10;
+
+/// Settings of checkpointing and merging.
+#[derive(Debug, Clone)]
+pub struct CheckpointOptions {
+    /// The current data file is closed once it grows past this.
+    pub data_file_size: u64,
+    /// Take a checkpoint by itself after this many log bytes (0: only when
+    /// asked).
+    pub auto_checkpoint_bytes: u64,
+    /// Merge pairs whose live share is below this (0.0 turns merging off).
+    pub merge_threshold: f64,
+    /// Merge as part of every checkpoint, not only on request.
+    pub auto_merge: bool,
+}
+
+impl Default for CheckpointOptions {
+    fn default() -> Self {
+        CheckpointOptions {
+            data_file_size: 64 << 20,
+            auto_checkpoint_bytes: 256 << 20,
+            merge_threshold: 0.5,
+            auto_merge: true,
+        }
+    }
+}
+
+/// What a checkpoint did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckpointReport {
+    /// Sequence number of the manifest written.
+    pub manifest_seq: u64,
+    /// The log position recovery will replay from.
+    pub replay: LogPos,
+    /// Pairs the manifest names.
+    pub pairs: usize,
+    /// Pairs merged away by this checkpoint.
+    pub merged_sources: usize,
+    /// Pair files removed.
+    pub removed_files: usize,
+    /// Log segments removed.
+    pub removed_segments: usize,
+}
+
+pub(crate) enum Msg {
+    Batch(Batch),
+    Checkpoint { merge: bool, reply: Sender<Result<CheckpointReport>> },
+    Stop,
+}
+
+struct Pair {
+    meta: PairMeta,
+    state: FileState,
+    data: Option<AppendFile>,
+    delta: Option<AppendFile>,
+    /// Deleted identities gathered from the batch being processed.
+    pending_delta: Vec<u8>,
+}
+
+impl Pair {
+    fn infos(&self) -> [FileInfo; 2] {
+        let info = |kind, bytes| FileInfo {
+            id: self.meta.id,
+            kind,
+            state: self.state,
+            min_ts: self.meta.min_ts,
+            max_ts: self.meta.max_ts,
+            rows: self.meta.rows,
+            deleted: self.meta.deleted,
+            bytes,
+        };
+        [
+            info(FileKind::Data, self.data.as_ref().map_or(self.meta.data_len, AppendFile::len)),
+            info(FileKind::Delta, self.delta.as_ref().map_or(self.meta.delta_len, AppendFile::len)),
+        ]
+    }
+
+    /// Syncs both files and records their lengths.
+    fn sync(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.data {
+            d.sync()?;
+            self.meta.data_len = d.len();
+        }
+        if let Some(d) = &mut self.delta {
+            d.sync()?;
+            self.meta.delta_len = d.len();
+        }
+        Ok(())
+    }
+}
+
+/// The worker's state; lives on its thread.
+pub(crate) struct Worker {
+    fs: Arc<dyn Fs>,
+    dir: PathBuf,
+    opts: CheckpointOptions,
+    pairs: BTreeMap<u64, Pair>,
+    current: Option<u64>,
+    precreated: Option<u64>,
+    next_id: u64,
+    catalog: Option<Vec<u8>>,
+    max_ts: u64,
+    processed: LogPos,
+    manifest_seq: u64,
+    bytes_since: u64,
+    failed: Option<String>,
+    data_block: Vec<u8>,
+    files: Arc<Mutex<Vec<FileInfo>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Worker {
+    /// A worker continuing from `manifest` (whose pairs are all Active);
+    /// `next_id` is above every pair id found on disk.
+    pub fn new(
+        fs: Arc<dyn Fs>,
+        dir: PathBuf,
+        opts: CheckpointOptions,
+        manifest: &Manifest,
+        next_id: u64,
+    ) -> Worker {
+        let pairs = manifest
+            .pairs
+            .iter()
+            .map(|m| {
+                let pair = Pair {
+                    meta: *m,
+                    state: FileState::Active,
+                    data: None,
+                    delta: None,
+                    pending_delta: Vec::new(),
+                };
+                (m.id, pair)
+            })
+            .collect();
+        let w = Worker {
+            fs,
+            dir,
+            opts,
+            pairs,
+            current: None,
+            precreated: None,
+            next_id: next_id.max(manifest.next_file_id),
+            catalog: manifest.catalog.clone(),
+            max_ts: manifest.max_commit_ts,
+            processed: manifest.replay,
+            manifest_seq: manifest.seq,
+            bytes_since: 0,
+            failed: None,
+            data_block: Vec::new(),
+            files: Arc::default(),
+        };
+        w.publish();
+        w
+    }
+
+    fn publish(&self) {
+        let infos = self.pairs.values().flat_map(Pair::infos).collect();
+        *lock(&self.files) = infos;
+    }
+
+    fn run(mut self, rx: Receiver<Msg>) {
+        while let Ok(msg) = rx.recv() {
+            match msg {
+                Msg::Batch(b) => {
+                    if self.failed.is_none() {
+                        let r = self.process_batch(&b);
+                        let _ = self.note(r);
+                    }
+                }
+                Msg::Checkpoint { merge, reply } => {
+                    let _ = reply.send(self.checkpoint(merge));
+                }
+                Msg::Stop => break,
+            }
+        }
+    }
+
+    /// Records the first failure; the worker does nothing but report it
+    /// afterwards.
+    fn note<T>(&mut self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            if self.failed.is_none() {
+                tracing::error!(error = %e, "checkpointing failed and stops");
+                self.failed = Some(e.to_string());
+            }
+        }
+        r
+    }
+
+    fn create_pair(&mut self, state: FileState) -> Result<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let fs = self.fs.as_ref();
+        let data = AppendFile::create(fs, self.dir.join(data_name(id)), Magic::Data, id)?;
+        let delta = AppendFile::create(fs, self.dir.join(delta_name(id)), Magic::Delta, id)?;
+        fs.sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, "sync directory", e))?;
+        let pair = Pair {
+            meta: PairMeta::empty(id),
+            state,
+            data: Some(data),
+            delta: Some(delta),
+            pending_delta: Vec::new(),
+        };
+        self.pairs.insert(id, pair);
+        Ok(id)
+    }
+
+    /// The pair receiving inserts; takes the pre-created one and pre-creates
+    /// its successor.
+    fn current(&mut self) -> Result<u64> {
+        if let Some(id) = self.current {
+            return Ok(id);
+        }
+        let id = match self.precreated.take() {
+            Some(id) => id,
+            None => self.create_pair(FileState::PreCreated)?,
+        };
+        if let Some(p) = self.pairs.get_mut(&id) {
+            p.state = FileState::UnderConstruction;
+        }
+        self.current = Some(id);
+        self.precreated = Some(self.create_pair(FileState::PreCreated)?);
+        Ok(id)
+    }
+
+    fn process_batch(&mut self, batch: &Batch) -> Result<()> {
+        let corrupt = || Error::CheckpointFailed(format!("undecodable record in batch at {:?}", batch.start));
+        for payload in batch.records() {
+            let rec = decode_record(payload).ok_or_else(corrupt)?;
+            self.max_ts = self.max_ts.max(rec.commit_ts);
+            for op in rec.ops {
+                match op {
+                    Op::Insert { table, seq, data } => {
+                        let ts = rec.commit_ts;
+                        let cur = self.current()?;
+                        put_row(&mut self.data_block, RowId { table, ts, seq }, data);
+                        if let Some(p) = self.pairs.get_mut(&cur) {
+                            p.meta.cover(ts);
+                            p.meta.rows += 1;
+                        }
+                    }
+                    Op::Delete { table, ts, seq } => {
+                        // Every pair whose range holds `ts` gets it; the
+                        // identity matches a row in only one of them.
+                        for p in self.pairs.values_mut() {
+                            let live = matches!(p.state, FileState::Active | FileState::UnderConstruction);
+                            if live && p.meta.may_hold(ts) {
+                                put_deleted(&mut p.pending_delta, RowId { table, ts, seq });
+                                p.meta.deleted += 1;
+                            }
+                        }
+                    }
+                    Op::Schema { catalog } => self.catalog = Some(catalog.to_vec()),
+                }
+            }
+        }
+        self.append_pending()?;
+        self.processed = batch.end_pos();
+        self.bytes_since += batch.bytes.len() as u64;
+        if let Some(cur) = self.current {
+            let full = self.pairs.get(&cur).and_then(|p| p.data.as_ref());
+            if full.is_some_and(|d| d.len() >= self.opts.data_file_size) {
+                self.close_current()?;
+            }
+        }
+        self.publish();
+        let auto = self.opts.auto_checkpoint_bytes;
+        if auto > 0 && self.bytes_since >= auto {
+            self.checkpoint_inner(self.opts.auto_merge)?;
+        }
+        Ok(())
+    }
+
+    /// Appends this batch's data block and delta blocks.
+    fn append_pending(&mut self) -> Result<()> {
+        if !self.data_block.is_empty() {
+            let cur = self.current.and_then(|id| self.pairs.get_mut(&id));
+            if let Some(d) = cur.and_then(|p| p.data.as_mut()) {
+                d.append_block(&self.data_block)?;
+            }
+            self.data_block.clear();
+        }
+        let fs = self.fs.clone();
+        for p in self.pairs.values_mut() {
+            if p.pending_delta.is_empty() {
+                continue;
+            }
+            if p.delta.is_none() {
+                let path = self.dir.join(delta_name(p.meta.id));
+                p.delta = Some(AppendFile::reopen(fs.as_ref(), path, p.meta.delta_len)?);
+            }
+            if let Some(d) = &mut p.delta {
+                d.append_block(&p.pending_delta)?;
+            }
+            p.pending_delta.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the current pair: its data file is synced and takes no more
+    /// rows; it stays under construction until a manifest names it.
+    fn close_current(&mut self) -> Result<()> {
+        if let Some(id) = self.current.take() {
+            if let Some(p) = self.pairs.get_mut(&id) {
+                p.sync()?;
+                p.data = None;
+            }
+        }
+        Ok(())
+    }
+
+    fn checkpoint(&mut self, merge: bool) -> Result<CheckpointReport> {
+        if let Some(why) = &self.failed {
+            return Err(Error::CheckpointFailed(why.clone()));
+        }
+        let r = self.checkpoint_inner(merge);
+        self.note(r)
+    }
+
+    fn checkpoint_inner(&mut self, merge: bool) -> Result<CheckpointReport> {
+        let mut report = CheckpointReport::default();
+        let has_rows = self.current.and_then(|id| self.pairs.get(&id)).is_some_and(|p| p.meta.rows > 0);
+        if has_rows {
+            self.close_current()?;
+        }
+        for p in self.pairs.values_mut() {
+            p.sync()?;
+        }
+        if merge && self.opts.merge_threshold > 0.0 {
+            report.merged_sources = self.merge()?;
+        }
+        let seq = self.manifest_seq + 1;
+        let named = |p: &&Pair| match p.state {
+            FileState::Active | FileState::MergeTarget => true,
+            FileState::UnderConstruction => Some(p.meta.id) != self.current,
+            _ => false,
+        };
+        let manifest = Manifest {
+            seq,
+            replay: self.processed,
+            max_commit_ts: self.max_ts,
+            next_file_id: self.next_id,
+            catalog: self.catalog.clone(),
+            pairs: self.pairs.values().filter(named).map(|p| p.meta).collect(),
+        };
+        manifest.write(self.fs.as_ref(), &self.dir)?;
+        self.manifest_seq = seq;
+        self.bytes_since = 0;
+        for p in self.pairs.values_mut() {
+            p.state = match p.state {
+                FileState::MergeTarget => FileState::Active,
+                FileState::UnderConstruction if Some(p.meta.id) != self.current => FileState::Active,
+                FileState::MergedSource => FileState::WaitingForRemoval,
+                s => s,
+            };
+        }
+        report.manifest_seq = seq;
+        report.replay = self.processed;
+        report.pairs = manifest.pairs.len();
+        self.remove_unneeded(&mut report);
+        self.publish();
+        tracing::info!(
+            seq,
+            pairs = report.pairs,
+            merged = report.merged_sources,
+            replay_segment = report.replay.segment,
+            replay_offset = report.replay.offset,
+            "checkpoint written"
+        );
+        Ok(report)
+    }
+
+    /// Removes files no manifest on disk needs: pairs waiting for removal,
+    /// older manifests, log segments before the replay position. Failures
+    /// are left for the next checkpoint to retry.
+    fn remove_unneeded(&mut self, report: &mut CheckpointReport) {
+        let fs = self.fs.clone();
+        let dir = self.dir.clone();
+        let remove = |name: String| match fs.remove(&dir.join(&name)) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => {
+                tracing::warn!(file = name, error = %e, "could not remove file; will retry");
+                false
+            }
+        };
+        // Older manifests go first: once they are gone, nothing names the
+        // files removed after them.
+        if let Ok(names) = fs.list(&dir) {
+            for name in names {
+                if parse_manifest_name(&name).is_some_and(|s| s < self.manifest_seq) {
+                    remove(name);
+                }
+            }
+            for name in fs.list(&dir).unwrap_or_default() {
+                if parse_segment_name(&name).is_some_and(|s| s < self.processed.segment) && remove(name) {
+                    report.removed_segments += 1;
+                }
+            }
+        }
+        let waiting: Vec<u64> = self
+            .pairs
+            .values()
+            .filter(|p| p.state == FileState::WaitingForRemoval)
+            .map(|p| p.meta.id)
+            .collect();
+        for id in waiting {
+            if remove(data_name(id)) && remove(delta_name(id)) {
+                self.pairs.remove(&id);
+                report.removed_files += 2;
+            }
+        }
+        if let Err(e) = fs.sync_dir(&dir) {
+            tracing::warn!(error = %e, "could not sync the directory after removals");
+        }
+    }
+
+    /// Merges the groups the policy picks; returns how many sources went.
+    fn merge(&mut self) -> Result<usize> {
+        let active: Vec<PairMeta> =
+            self.pairs.values().filter(|p| p.state == FileState::Active).map(|p| p.meta).collect();
+        let groups = merge::plan(&active, self.opts.merge_threshold, self.opts.data_file_size);
+        let mut merged = 0;
+        for group in groups {
+            merged += group.len();
+            self.merge_group(&group)?;
+        }
+        Ok(merged)
+    }
+
+    /// Writes the live rows of `group` into a new pair.
+    fn merge_group(&mut self, group: &[u64]) -> Result<()> {
+        let target = self.create_pair(FileState::MergeTarget)?;
+        let mut meta = PairMeta::empty(target);
+        let mut out = self.pairs.get_mut(&target).and_then(|p| p.data.take()).ok_or(Error::Closed)?;
+        let mut block = Vec::new();
+        let mut failed = None;
+        for id in group {
+            let Some(src) = self.pairs.get(id).map(|p| p.meta) else {
+                continue;
+            };
+            let deleted = read_delta(self.fs.as_ref(), &self.dir, &src)?;
+            read_data(self.fs.as_ref(), &self.dir, &src, |row, data| {
+                if deleted.contains(&row) || failed.is_some() {
+                    return;
+                }
+                put_row(&mut block, row, data);
+                meta.cover(row.ts);
+                meta.rows += 1;
+                if block.len() >= MERGE_BLOCK {
+                    failed = out.append_block(&block).err();
+                    block.clear();
+                }
+            })?;
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if !block.is_empty() {
+            out.append_block(&block)?;
+        }
+        out.sync()?;
+        meta.data_len = out.len();
+        for id in group {
+            if let Some(p) = self.pairs.get_mut(id) {
+                p.state = FileState::MergedSource;
+                p.data = None;
+                p.delta = None;
+            }
+        }
+        if let Some(p) = self.pairs.get_mut(&target) {
+            p.data = Some(out);
+            p.meta = meta;
+            if meta.rows == 0 {
+                // Nothing live: the target is never named.
+                p.state = FileState::WaitingForRemoval;
+            }
+        }
+        tracing::info!(sources = ?group, target, rows = meta.rows, "merged checkpoint pairs");
+        Ok(())
+    }
+}
+
+/// The handle to the worker thread.
+pub(crate) struct Checkpointer {
+    tx: Sender<Msg>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    files: Arc<Mutex<Vec<FileInfo>>>,
+}
+
+impl Checkpointer {
+    /// Starts the worker's thread.
+    pub fn spawn(worker: Worker) -> Result<Checkpointer> {
+        let (tx, rx) = channel();
+        let files = worker.files.clone();
+        let thread = std::thread::Builder::new()
+            .name("centum-checkpoint".into())
+            .spawn(move || worker.run(rx))
+            .map_err(|e| Error::io("", "spawn checkpoint thread", e))?;
+        Ok(Checkpointer { tx, thread: Mutex::new(Some(thread)), files })
+    }
+
+    /// The log's hand-off: queues each durable batch for the worker.
+    pub fn sink(&self) -> BatchSink {
+        let tx = self.tx.clone();
+        Box::new(move |b| {
+            let _ = tx.send(Msg::Batch(b));
+        })
+    }
+
+    /// Queues a batch directly (the recovered log tail).
+    pub fn send(&self, b: Batch) {
+        let _ = self.tx.send(Msg::Batch(b));
+    }
+
+    /// Takes a checkpoint after every batch queued so far.
+    pub fn checkpoint(&self, merge: bool) -> Result<CheckpointReport> {
+        let (reply, rx) = channel();
+        self.tx.send(Msg::Checkpoint { merge, reply }).map_err(|_| Error::Closed)?;
+        rx.recv().map_err(|_| Error::Closed)?
+    }
+
+    /// The pair files and their states.
+    pub fn files(&self) -> Vec<FileInfo> {
+        lock(&self.files).clone()
+    }
+
+    /// Stops the worker after the batches queued so far.
+    pub fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,82 @@
+//! The storage layer's error type.
+//!
+//! Three kinds of failure reach a caller, and each maps to one SQLSTATE:
+//!
+//! * an operating-system call failed ([`Error::Io`], `58030 io_error`);
+//! * bytes on disk are not what this crate wrote ([`Error::Corrupt`],
+//!   `XX001 data_corrupted`), always with the file and byte offset;
+//! * the redo log or the checkpoint worker stopped after an earlier I/O
+//!   failure ([`Error::LogFailed`], [`Error::CheckpointFailed`],
+//!   `58030 io_error`: the cause is an I/O error, and the server cannot take
+//!   commits until it is restarted, which is what `58030` tells a client).
+
+use std::io;
+use std::path::PathBuf;
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every failure of the storage layer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file-system call failed.
+    #[error("I/O error: {op} {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done ("write", "fdatasync", "rename" ...).
+        op: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// A file holds bytes this crate did not write (bad CRC, bad header,
+    /// short file, impossible value).
+    #[error("corrupt file {file} at byte {offset}: {what}")]
+    Corrupt {
+        /// The file.
+        file: PathBuf,
+        /// Byte offset of the bad header, block or record.
+        offset: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// The redo log stopped taking commits after a failed write or sync; the
+    /// string is the first failure. Restart (recover) to go on.
+    #[error("the redo log has failed and takes no more commits: {0}")]
+    LogFailed(String),
+    /// The checkpoint worker stopped after a failed write or sync; the log
+    /// keeps every commit since the last manifest, so nothing is lost.
+    #[error("checkpointing has failed and stopped: {0}")]
+    CheckpointFailed(String),
+    /// The storage was shut down.
+    #[error("storage is closed")]
+    Closed,
+}
+
+impl Error {
+    /// The PostgreSQL SQLSTATE for this error: `58030` (io_error) for I/O
+    /// failures and for a log or checkpointer stopped by one, `XX001`
+    /// (data_corrupted) for corruption, `57P01` (admin_shutdown) once closed.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            Error::Io { .. } | Error::LogFailed(_) | Error::CheckpointFailed(_) => "58030",
+            Error::Corrupt { .. } => "XX001",
+            Error::Closed => "57P01",
+        }
+    }
+
+    /// True for corruption found on disk.
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corrupt { .. })
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, op: &'static str, source: io::Error) -> Self {
+        Error::Io { path: path.into(), op, source }
+    }
+
+    pub(crate) fn corrupt(file: impl Into<PathBuf>, offset: u64, what: impl Into<String>) -> Self {
+        Error::Corrupt { file: file.into(), offset, what: what.into() }
+    }
+}
