@@ -266,7 +266,10 @@ impl Recovery {
             }) {
                 // A segment created by a rotation the crash interrupted: its
                 // header was never synced, so no batch in it was either.
-                let fresh = last && id != start.segment && buf.len() <= HEADER_LEN as usize;
+                // The manifest's own segment was synced before the manifest
+                // named it, so this applies to it only with no manifest.
+                let named = id == start.segment && self.manifest.seq > 0;
+                let fresh = last && !named && buf.len() <= HEADER_LEN as usize;
                 if !fresh {
                     return Err(e);
                 }

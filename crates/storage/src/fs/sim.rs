@@ -30,7 +30,9 @@ use super::{File, Fs};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 /// Durable state: every durable name with its durable bytes.
 type Image = BTreeMap<PathBuf, Arc<Vec<u8>>>;
@@ -40,6 +42,8 @@ type Image = BTreeMap<PathBuf, Arc<Vec<u8>>>;
 #[derive(Clone, Default)]
 pub struct SimFs {
     state: Arc<Mutex<State>>,
+    /// Nanoseconds every file sync sleeps, as a disk would (shared).
+    sync_delay: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
@@ -168,7 +172,13 @@ impl SimFs {
             st.names.insert(path.clone(), ino);
             st.durable_names.insert(path.clone(), ino);
         }
-        SimFs { state: Arc::new(Mutex::new(st)) }
+        SimFs { state: Arc::new(Mutex::new(st)), sync_delay: Arc::default() }
+    }
+
+    /// Makes every file sync take `delay` (outside any lock), like a disk.
+    pub fn set_sync_delay(&self, delay: Duration) {
+        let nanos = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        self.sync_delay.store(nanos, Ordering::Relaxed);
     }
 
     /// Makes the `n`th write from now on (1 = the next) fail.
@@ -275,6 +285,10 @@ impl File for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        let delay = self.fs.sync_delay.load(Ordering::Relaxed);
+        if delay > 0 {
+            std::thread::sleep(Duration::from_nanos(delay));
+        }
         let mut s = self.fs.lock();
         s.begin_sync(&self.path)?;
         let inode = s.inode(self.ino)?;

@@ -1,0 +1,100 @@
+//! Group commit and delayed durability.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use centum_storage::{Durability, LogOptions, Options, Record, SimFs, Storage};
+use common::{recover, small_opts, DIR};
+
+fn opts(flush_interval: Duration) -> Options {
+    Options { log: LogOptions { segment_size: 1 << 30, flush_interval, delayed: false }, ..small_opts() }
+}
+
+fn record(ts: u64) -> Record {
+    let mut r = Record::new(ts);
+    r.insert(1, 0, &[7u8; 100]);
+    r
+}
+
+#[test]
+fn concurrent_commits_share_syncs() {
+    let fs = SimFs::new();
+    // A disk whose fdatasync takes 1 ms: while one flush syncs, the other
+    // committers gather behind it.
+    fs.set_sync_delay(Duration::from_millis(1));
+    let storage =
+        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    let before = fs.syncs_of("log-");
+    let (threads, per) = (8u64, 100u64);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let storage = &storage;
+            s.spawn(move || {
+                for i in 0..per {
+                    storage.commit(record(1 + t * per + i)).unwrap();
+                }
+            });
+        }
+    });
+    let syncs = fs.syncs_of("log-") - before;
+    let commits = threads * per;
+    let stats = storage.log().stats();
+    assert_eq!(stats.commits, commits);
+    assert_eq!(stats.flushes, syncs, "one sync per flush");
+    assert!(syncs * 3 <= commits, "{syncs} syncs for {commits} commits");
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
+    assert_eq!(got.rows.len() as u64, commits);
+}
+
+#[test]
+fn a_lone_committer_never_waits_for_the_timer() {
+    // With a one-hour flush interval, any wait on the timer would hang the
+    // test; each commit must lead its own flush at once.
+    let fs = SimFs::new();
+    let storage =
+        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    let before = fs.syncs_of("log-");
+    for i in 0..50 {
+        storage.commit(record(i + 1)).unwrap();
+        assert_eq!(fs.syncs_of("log-") - before, i + 1, "commit {i} returned before its sync");
+    }
+    let stats = storage.log().stats();
+    assert_eq!((stats.flushes, stats.timer_flushes), (50, 0));
+}
+
+#[test]
+fn delayed_commits_are_flushed_within_the_interval() {
+    let fs = SimFs::new();
+    let storage =
+        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_millis(5))).unwrap().start().unwrap();
+    let before = fs.syncs_of("log-");
+    for i in 0..20 {
+        storage.commit_with(record(i + 1), Durability::Delayed).unwrap();
+    }
+    // Buffered, not yet synced (the flusher waits 5 ms).
+    assert!(fs.syncs_of("log-") - before <= 1);
+    // The flusher syncs them without any further commit.
+    let mut waited = 0;
+    while storage.log().stats().timer_flushes == 0 || fs.syncs_of("log-") == before {
+        std::thread::sleep(Duration::from_millis(5));
+        waited += 1;
+        assert!(waited < 2000, "the flusher never flushed");
+    }
+    let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
+    assert_eq!(got.rows.len(), 20);
+    drop(storage);
+}
+
+#[test]
+fn a_sync_commit_flushes_earlier_delayed_ones() {
+    let fs = SimFs::new();
+    let storage =
+        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    storage.commit_with(record(1), Durability::Delayed).unwrap();
+    assert_eq!(recover(Arc::new(fs.crash_now()), small_opts()).unwrap().1.rows.len(), 0);
+    storage.commit_with(record(2), Durability::Sync).unwrap();
+    assert_eq!(recover(Arc::new(fs.crash_now()), small_opts()).unwrap().1.rows.len(), 2);
+}
