@@ -1,0 +1,219 @@
+//! Checkpoints, merge, log truncation, file states, parallel loading, and
+//! corrupt checkpoint files.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use centum_storage::{
+    checkpoint::manifest::manifest_name,
+    checkpoint::pair::{data_name, delta_name},
+    FileKind, FileState, Fs, Manifest, Options, Record, SimFs, StdFs, Storage,
+};
+use common::{names, recover, small_opts, Workload, DIR};
+
+/// Inserts `n` rows of ~100 bytes in transactions of 10, checkpointing every
+/// 100 rows; returns the workload (its model is the expected state).
+fn fill(storage: &Storage, n: u64) -> Workload {
+    let mut w = Workload::new(1);
+    let mut ts = 0;
+    for chunk in 0..n / 10 {
+        ts += 1;
+        let mut rec = Record::new(ts);
+        for seq in 0..10u32 {
+            let data = vec![seq as u8; 100];
+            rec.insert(1, seq, &data);
+            w.model.insert(centum_storage::RowId { table: 1, ts, seq }, data);
+        }
+        storage.commit(rec).unwrap();
+        if chunk % 10 == 9 {
+            storage.checkpoint().unwrap();
+        }
+    }
+    w.max_ts = ts;
+    w
+}
+
+/// Deletes every row of the model whose `seq % keep != 0`.
+fn delete_most(storage: &Storage, w: &mut Workload, keep: u32) {
+    let doomed: Vec<_> = w.model.keys().copied().filter(|id| id.seq % keep != 0).collect();
+    for chunk in doomed.chunks(25) {
+        w.max_ts += 1;
+        let mut rec = Record::new(w.max_ts);
+        for id in chunk {
+            rec.delete(id.table, id.ts, id.seq);
+            w.model.remove(id);
+        }
+        storage.commit(rec).unwrap();
+    }
+}
+
+fn totals(storage: &Storage) -> (usize, u64) {
+    let files = storage.files();
+    let live: Vec<_> = files.iter().filter(|f| f.state == FileState::Active).collect();
+    (live.len(), live.iter().map(|f| f.bytes).sum())
+}
+
+#[test]
+fn merge_shrinks_files_and_recovery_gives_the_same_rows() {
+    let fs = SimFs::new();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let mut w = fill(&storage, 2000);
+    storage.checkpoint().unwrap();
+    let (files_before, bytes_before) = totals(&storage);
+    assert!(files_before >= 20, "{files_before} active files");
+    // Checkpoints have removed the log before the replay position.
+    let segs = names(&fs).iter().filter(|n| n.starts_with("log-")).count();
+    assert!(segs <= 2, "{segs} log segments left: {:?}", names(&fs));
+
+    delete_most(&storage, &mut w, 5);
+    let report = storage.merge().unwrap();
+    assert!(report.merged_sources > 0);
+    let (files_after, bytes_after) = totals(&storage);
+    assert!(files_after < files_before / 2, "{files_before} -> {files_after} files");
+    assert!(bytes_after < bytes_before / 2, "{bytes_before} -> {bytes_after} bytes");
+    // Sources are gone from disk and from the list; nothing is left waiting.
+    assert!(storage.files().iter().all(|f| f.state != FileState::MergedSource));
+    let pairs_on_disk = names(&fs).iter().filter(|n| n.starts_with("data-")).count();
+    assert_eq!(pairs_on_disk, storage.files().len() / 2);
+    storage.close().unwrap();
+
+    let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
+    assert_eq!(got.rows, w.model);
+    assert_eq!(got.max_ts, w.max_ts);
+}
+
+#[test]
+fn file_states_are_visible() {
+    let fs = SimFs::new();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let mut rec = Record::new(1);
+    rec.insert(1, 0, b"a");
+    storage.commit(rec).unwrap();
+    storage.log().flush().unwrap();
+    // The worker runs on its own; wait for it to take the batch.
+    let mut states = Vec::new();
+    for _ in 0..1000 {
+        states = storage.files().iter().map(|f| f.state).collect();
+        if states.contains(&FileState::UnderConstruction) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(states.contains(&FileState::UnderConstruction), "{states:?}");
+    assert!(states.contains(&FileState::PreCreated), "{states:?}");
+    storage.checkpoint().unwrap();
+    let files = storage.files();
+    let active: Vec<_> = files.iter().filter(|f| f.state == FileState::Active).collect();
+    assert_eq!(active.len(), 2);
+    let data = active.iter().find(|f| f.kind == FileKind::Data).unwrap();
+    assert_eq!((data.rows, data.min_ts, data.max_ts), (1, 1, 1));
+}
+
+#[test]
+fn recovery_loads_pairs_on_several_threads() {
+    let fs = SimFs::new();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let w = fill(&storage, 3000);
+    storage.close().unwrap();
+    let opts = Options { recovery_threads: 4, ..small_opts() };
+    let (_, got) = recover(Arc::new(fs.crash_now()), opts).unwrap();
+    assert_eq!(got.rows, w.model);
+    assert!(got.stats.pairs > 8);
+    assert_eq!(got.stats.threads, 4);
+    assert!(got.threads > 1, "rows came from {} thread(s)", got.threads);
+}
+
+#[test]
+fn corrupt_checkpoint_files_stop_recovery_with_file_and_offset() {
+    let fs = SimFs::new();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let mut w = fill(&storage, 300);
+    delete_most(&storage, &mut w, 2);
+    let report = storage.checkpoint().unwrap();
+    storage.close().unwrap();
+    let dir = Path::new(DIR);
+    // The manifest and the files it names (the pre-created pair is not
+    // named, and recovery removes it without reading it).
+    let manifest = Manifest::read(&fs, &dir.join(manifest_name(report.manifest_seq))).unwrap();
+    let mut victims = vec![manifest_name(report.manifest_seq)];
+    for p in &manifest.pairs {
+        victims.push(data_name(p.id));
+        victims.push(delta_name(p.id));
+    }
+    assert!(victims.len() >= 5);
+    let mut w2 = Workload::new(9);
+    for name in &victims {
+        let path = dir.join(name);
+        let good = fs.read(&path).unwrap();
+        for _ in 0..40 {
+            let bit = w2.rand(good.len() as u64 * 8) as usize;
+            let mut bad = good.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            let img = fs.crash_now();
+            img.overwrite(&path, bad);
+            let err = recover(Arc::new(img), small_opts()).err();
+            let err = err.unwrap_or_else(|| panic!("{name}: bit {bit} flipped and accepted"));
+            assert!(err.is_corruption(), "{name}: {err}");
+            assert_eq!(err.sqlstate(), "XX001");
+            assert!(err.to_string().contains(name.as_str()), "{name}: {err}");
+        }
+        // A short file too.
+        let img = fs.crash_now();
+        img.overwrite(&path, good[..good.len() - 1].to_vec());
+        let err = recover(Arc::new(img), small_opts()).err().expect("short file accepted");
+        assert!(err.to_string().contains(name.as_str()), "{err}");
+    }
+}
+
+#[test]
+fn an_older_complete_manifest_is_used_only_when_safe() {
+    let fs = SimFs::new();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let w = fill(&storage, 100);
+    let first = storage.checkpoint().unwrap();
+    storage.close().unwrap();
+    let dir = Path::new(DIR);
+    let old = fs.read(&dir.join(manifest_name(first.manifest_seq))).unwrap();
+
+    // A newer manifest that is corrupt, beside a complete older one: the
+    // older one names files that all exist and the log from its position is
+    // whole, so recovery uses it.
+    let img = fs.crash_now();
+    let newer = dir.join(manifest_name(first.manifest_seq + 1));
+    img.create(&newer).unwrap().write_at(0, &old[..old.len() - 3]).unwrap();
+    let (_, got) = recover(Arc::new(img.clone()), small_opts()).unwrap();
+    assert_eq!(got.rows, w.model);
+
+    // Without the older one's files, it is refused.
+    let victim = names(&img).into_iter().find(|n| n.starts_with("data-")).unwrap();
+    img.remove(&dir.join(&victim)).unwrap();
+    let err = recover(Arc::new(img), small_opts()).err().expect("unsafe fallback taken");
+    assert!(err.is_corruption() && err.to_string().contains(&manifest_name(first.manifest_seq + 1)), "{err}");
+}
+
+#[test]
+fn real_files_round_trip_with_merge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let fs: Arc<dyn Fs> = Arc::new(StdFs);
+    let storage = Storage::open(fs.clone(), &dir, small_opts()).unwrap().start().unwrap();
+    let mut w = Workload::new(4);
+    for i in 0..300 {
+        storage.commit(w.next_txn()).unwrap();
+        if i % 50 == 49 {
+            storage.merge().unwrap();
+        }
+    }
+    storage.close().unwrap();
+    let rec = Storage::open(fs.clone(), &dir, small_opts()).unwrap();
+    let rows = std::sync::Mutex::new(common::Rows::new());
+    rec.load(&|r| {
+        rows.lock().unwrap().insert(r.id, r.data.to_vec());
+    })
+    .unwrap();
+    assert_eq!(rows.into_inner().unwrap(), w.model);
+    assert_eq!(rec.catalog().map(<[u8]>::to_vec), w.catalog);
+    rec.start().unwrap().close().unwrap();
+}
