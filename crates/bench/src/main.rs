@@ -8,8 +8,12 @@
 //! - `insert`: single-row insert transactions, on one thread and on two;
 //! - `soak`: an update-heavy run that samples memory every second, to show
 //!   that garbage collection keeps up.
+//!
+//! `centum-bench tree` measures the range index's tree against the
+//! ordered maps a Rust program would otherwise use.
 
 mod engine;
+mod tree;
 
 /// Row versions are small, numerous and allocated from every core at once;
 /// mimalloc's per-thread heaps keep that from serialising on the system
@@ -30,12 +34,16 @@ struct Cli {
 enum Command {
     /// Storage engine micro-benchmarks through the embedded API.
     Engine(engine::Args),
+    /// The range index's tree against crossbeam's skiplist and a locked
+    /// `BTreeMap`.
+    Tree(tree::Args),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Engine(args) => engine::run(args),
+        Command::Tree(args) => tree::run(args),
     };
     if let Err(e) = result {
         eprintln!("centum-bench: {e}");

@@ -26,11 +26,14 @@
 use crate::error::{Error, Result};
 use crate::gc::{Gc, GcStats};
 use crate::index::hash::HashIndex;
+use crate::index::range::RangeIndex;
+use crate::index::Index;
 use crate::mvcc::clock::Clock;
 use crate::mvcc::transaction::{Isolation, Transaction};
 use crate::mvcc::txn_table::TxnTable;
 use crate::mvcc::word::INFINITY;
 use crate::row::layout::KeyDef;
+use crate::row::sortkey::SortKeyDef;
 use crate::schema::{IndexDef, IndexKind, TableDef};
 use crate::table::{IndexSet, Table, TableStats};
 use arc_swap::ArcSwap;
@@ -41,6 +44,10 @@ use std::time::Duration;
 
 /// Most indexes on one table.
 pub const MAX_INDEXES: usize = 64;
+
+/// Rows a table indexed only by range indexes is assumed to reach when its
+/// scan list is sized.
+const RANGE_TABLE_ROWS: u64 = 1 << 20;
 
 /// How a database is opened.
 #[derive(Clone, Debug)]
@@ -215,6 +222,8 @@ impl Database {
         let id = self.shared.next_table_id.fetch_add(1, SeqCst);
         let declared = def.indexes.iter().map(|i| match i.kind {
             IndexKind::Hash { buckets } => buckets,
+            // A range index gives no size; assume a large table.
+            IndexKind::Range => RANGE_TABLE_ROWS,
         });
         let chains = crate::table::scan_chains(declared.max().unwrap_or(0));
         let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability, chains);
@@ -289,19 +298,19 @@ impl Database {
             self.shared.txns.wait_gone(id);
         }
         if let Err(e) = self.rewrite_old_versions(&t, &ix) {
-            self.remove_index(&t, &ix.name);
+            self.remove_index(&t, ix.name());
             return Err(e);
         }
         let tick = self.shared.clock.allocate();
         self.shared.clock.finish(tick);
         self.shared.clock.wait_visible(tick);
-        ix.ready_ts.store(tick, SeqCst);
+        ix.set_ready(tick);
         Ok(())
     }
 
     /// Replaces every live version made before `ix` existed by an identical
     /// one that is in `ix`, until none is left.
-    fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &HashIndex) -> Result<()> {
+    fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &Index) -> Result<()> {
         loop {
             let mut pending = false;
             // About 256 batches a pass, whatever the number of chains.
@@ -335,7 +344,7 @@ impl Database {
     /// version held by an unfinished writer is decided by waiting for that
     /// writer: if it commits the version is replaced, if it aborts the
     /// version needs rewriting.
-    fn old_versions_live(&self, t: &Table, ix: &HashIndex) -> bool {
+    fn old_versions_live(&self, t: &Table, ix: &Index) -> bool {
         use crate::mvcc::visibility::{end, End};
         let nobody = crate::mvcc::TxnId(0);
         let _pin = crossbeam_epoch::pin();
@@ -370,7 +379,7 @@ impl Database {
 
     fn remove_index(&self, t: &Table, name: &str) {
         let cur = t.indexes.load_full();
-        let slots = cur.slots.iter().map(|s| s.clone().filter(|ix| ix.name != name)).collect();
+        let slots = cur.slots.iter().map(|s| s.clone().filter(|ix| ix.name() != name)).collect();
         t.indexes.store(Arc::new(IndexSet { slots, gen: cur.gen }));
     }
 
@@ -403,12 +412,19 @@ fn retry_backoff(attempt: u32) {
     }
 }
 
-fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u64) -> Result<HashIndex> {
+fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u64) -> Result<Index> {
     if def.columns.is_empty() {
         return Err(Error::InvalidDefinition(format!("index \"{}\" has no key columns", def.name)));
     }
     let cols = def.columns.iter().map(|c| table.column_index(c)).collect::<Result<Vec<_>>>()?;
-    let key = KeyDef::new(&table.layout, cols);
-    let IndexKind::Hash { buckets } = def.kind;
-    Ok(HashIndex::new(def.name.clone(), def.unique, key, buckets, slot, gen, ready_ts))
+    Ok(match def.kind {
+        IndexKind::Hash { buckets } => {
+            let key = KeyDef::new(&table.layout, cols);
+            Index::Hash(HashIndex::new(def.name.clone(), def.unique, key, buckets, slot, gen, ready_ts))
+        }
+        IndexKind::Range => {
+            let key = SortKeyDef::new(&table.columns, cols, &def.descending);
+            Index::Range(RangeIndex::new(def.name.clone(), def.unique, key, slot, gen, ready_ts))
+        }
+    })
 }

@@ -80,6 +80,9 @@ pub enum Error {
     /// The index exists but cannot answer queries for this snapshot yet.
     #[error("index \"{0}\" is not ready for this transaction's snapshot")]
     IndexNotReady(String),
+    /// A range scan was asked of an index that is not a range index.
+    #[error("index \"{0}\" is not a range index and cannot serve a range scan")]
+    NotRangeIndex(String),
     /// A row handle was used after the row was changed by the same transaction.
     #[error("row was already updated or deleted by this transaction")]
     RowAlreadyChanged,
@@ -116,6 +119,7 @@ impl Error {
             Error::NoSuchColumn(_) => "42703",
             Error::InvalidDefinition(_) => "42P16",
             Error::IndexNotReady(_) => "55000",
+            Error::NotRangeIndex(_) => "0A000",
             Error::RowAlreadyChanged => "55000",
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",

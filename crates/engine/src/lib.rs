@@ -3,16 +3,18 @@
 //!
 //! Rows live in memory as *versions* ([`row`]): a begin and an end field, one
 //! link per index, then the column data. There are no pages and no buffer
-//! pool. Indexes ([`index`]) chain versions through those links without
-//! latches. Transactions ([`mvcc`]) read a snapshot without taking any lock,
+//! pool. Hash indexes ([`index`]) chain versions through those links
+//! without latches; range indexes keep an entry per version in a B+tree
+//! that readers traverse without latches. Transactions ([`mvcc`]) read a snapshot without taking any lock,
 //! and write by installing new versions; conflicts are found with
 //! compare-and-swap on end fields, and SERIALIZABLE transactions validate
 //! their reads at commit. Old versions are unlinked and reclaimed by the
 //! garbage collector ([`gc`]).
 //!
 //! ```text
-//!   Database ── catalog ── Table ── scan list (link 0) ─┐
-//!      │                     └──── hash indexes (links 1..) ─┐
+//!   Database ── catalog ── Table ── scan list (link 0) ──────┐
+//!      │                     ├──── hash indexes (links 1..) ─┤
+//!      │                     └──── range indexes (B+tree) ───┤
 //!      │                                                  versions
 //!   Transaction ── snapshot read ts, write set, read/scan sets
 //! ```
@@ -38,8 +40,8 @@ pub mod table;
 pub use db::{Database, DatabaseStats, Options};
 pub use error::{Error, Result};
 pub use gc::GcStats;
-pub use index::{HashIndex, IndexStats};
-pub use mvcc::{Isolation, Row, Scan, Transaction, TxnId};
-pub use row::{KeyDef, RowLayout};
+pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
+pub use mvcc::{Isolation, RangeScan, Row, Scan, Transaction, TxnId};
+pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
 pub use table::{Table, TableStats};

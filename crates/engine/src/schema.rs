@@ -32,6 +32,9 @@ pub enum IndexKind {
         /// Bucket count; about the number of distinct keys expected.
         buckets: u64,
     },
+    /// A range index (a latch-free B+tree). Serves equality on leading key
+    /// columns, ranges on the next one, and ordered scans both ways.
+    Range,
 }
 
 /// An index definition.
@@ -43,8 +46,11 @@ pub struct IndexDef {
     pub columns: Vec<String>,
     /// Whether two live rows may not share a key.
     pub unique: bool,
-    /// Hash (or, later, range).
+    /// Hash or range.
     pub kind: IndexKind,
+    /// Per key column, whether it is descending (range indexes; a missing
+    /// entry means ascending).
+    pub descending: Vec<bool>,
 }
 
 impl IndexDef {
@@ -55,7 +61,26 @@ impl IndexDef {
             columns: columns.iter().map(|c| c.to_string()).collect(),
             unique: false,
             kind: IndexKind::Hash { buckets },
+            descending: vec![],
         }
+    }
+
+    /// A range index on `columns`, all ascending.
+    pub fn range(name: &str, columns: &[&str]) -> IndexDef {
+        IndexDef {
+            name: name.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            unique: false,
+            kind: IndexKind::Range,
+            descending: vec![],
+        }
+    }
+
+    /// The same index with the key columns' directions: `desc[i]` makes
+    /// column `i` descending.
+    pub fn descending(mut self, desc: &[bool]) -> IndexDef {
+        self.descending = desc.to_vec();
+        self
     }
 
     /// The same index, unique.

@@ -5,7 +5,7 @@
 //! (sized from the bucket counts declared at creation),
 //! so full scans and garbage collection can reach rows whatever indexes
 //! exist (a table needs no index at all, like pgbench's `history`).
-//! User indexes use links 1 and up.
+//! User indexes own links 1 and up (range indexes leave theirs unused).
 //!
 //! The set of indexes is swapped as a whole (copy on write) when an index is
 //! created or dropped; each version records the generation of the set it
@@ -14,7 +14,8 @@
 use crate::counter::Counter;
 use crate::error::{Error, Result};
 use crate::index::chain::Chains;
-use crate::index::hash::{HashIndex, IndexStats};
+use crate::index::hash::IndexStats;
+use crate::index::Index;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 use crate::schema::{Column, Durability};
@@ -39,7 +40,7 @@ pub(crate) fn scan_chains(buckets: u64) -> u64 {
 /// The indexes of a table at one moment.
 pub(crate) struct IndexSet {
     /// Index in link slot `i + 1`, or a hole left by a dropped index.
-    pub(crate) slots: Vec<Option<Arc<HashIndex>>>,
+    pub(crate) slots: Vec<Option<Arc<Index>>>,
     /// Generation: bumped whenever an index is added.
     pub(crate) gen: u32,
 }
@@ -51,13 +52,13 @@ impl IndexSet {
     }
 
     /// The live indexes.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<HashIndex>> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Index>> {
         self.slots.iter().flatten()
     }
 
     /// The index named `name`.
-    pub(crate) fn find(&self, name: &str) -> Option<&Arc<HashIndex>> {
-        self.iter().find(|i| i.name == name)
+    pub(crate) fn find(&self, name: &str) -> Option<&Arc<Index>> {
+        self.iter().find(|i| i.name() == name)
     }
 }
 
@@ -145,13 +146,13 @@ impl Table {
     }
 
     /// The index named `name`.
-    pub fn index(&self, name: &str) -> Result<Arc<HashIndex>> {
+    pub fn index(&self, name: &str) -> Result<Arc<Index>> {
         self.indexes.load().find(name).cloned().ok_or_else(|| Error::NoSuchIndex(name.into()))
     }
 
     /// Names of the table's indexes.
     pub fn index_names(&self) -> Vec<String> {
-        self.indexes.load().iter().map(|i| i.name.clone()).collect()
+        self.indexes.load().iter().map(|i| i.name().to_string()).collect()
     }
 
     /// Memory statistics.
@@ -194,7 +195,7 @@ impl Table {
     pub(crate) fn unlink(&self, v: VersionPtr) {
         let set = self.indexes.load();
         for ix in set.iter() {
-            if ix.covers(v) && ix.chains.slot() < v.links() {
+            if ix.covers(v) && ix.slot() < v.links() {
                 ix.remove(&self.layout, v);
             }
         }

@@ -87,12 +87,6 @@ impl HashIndex {
         &self.key.columns
     }
 
-    /// Whether `v` was made under a layout that includes this index.
-    #[inline]
-    pub(crate) fn covers(&self, v: VersionPtr) -> bool {
-        v.header().gen >= self.gen
-    }
-
     /// Links a new version in.
     pub(crate) fn insert(&self, layout: &RowLayout, v: VersionPtr) {
         let b = self.chains.bucket_of(self.key.hash_row(layout, v.data()));

@@ -1,7 +1,129 @@
-//! Indexes: the lock-free chains that run through row versions
-//! (`chain`) and the hash index built on them (`hash`).
+//! Indexes: hash indexes built on lock-free chains that run through the row
+//! versions themselves (`chain`, `hash`), and range indexes built on a
+//! latch-free B+tree (`btree`, `range`).
 
+pub(crate) mod btree;
 pub(crate) mod chain;
 pub(crate) mod hash;
+pub(crate) mod range;
 
+use crate::row::layout::RowLayout;
+use crate::row::version::VersionPtr;
+pub use btree::{BTree, Cursor, Direction};
 pub use hash::{HashIndex, IndexStats};
+pub use range::RangeIndex;
+use std::sync::atomic::Ordering::SeqCst;
+
+/// An index of either kind.
+pub enum Index {
+    /// Point look-ups on the whole key.
+    Hash(HashIndex),
+    /// Ordered: prefixes, ranges, both directions.
+    Range(RangeIndex),
+}
+
+impl Index {
+    /// Index name.
+    pub fn name(&self) -> &str {
+        match self {
+            Index::Hash(h) => &h.name,
+            Index::Range(r) => &r.name,
+        }
+    }
+
+    /// Whether keys are unique.
+    pub fn is_unique(&self) -> bool {
+        match self {
+            Index::Hash(h) => h.unique,
+            Index::Range(r) => r.unique,
+        }
+    }
+
+    /// Key column numbers, in key order.
+    pub fn key_columns(&self) -> &[usize] {
+        match self {
+            Index::Hash(h) => &h.key.columns,
+            Index::Range(r) => &r.key.columns,
+        }
+    }
+
+    /// Whether this is a range index.
+    pub fn is_range(&self) -> bool {
+        matches!(self, Index::Range(_))
+    }
+
+    /// The range index, if this is one.
+    pub fn as_range(&self) -> Option<&RangeIndex> {
+        match self {
+            Index::Range(r) => Some(r),
+            Index::Hash(_) => None,
+        }
+    }
+
+    /// The hash index, if this is one.
+    pub fn as_hash(&self) -> Option<&HashIndex> {
+        match self {
+            Index::Hash(h) => Some(h),
+            Index::Range(_) => None,
+        }
+    }
+
+    /// The version link slot the index owns.
+    pub(crate) fn slot(&self) -> usize {
+        match self {
+            Index::Hash(h) => h.chains.slot(),
+            Index::Range(r) => r.slot,
+        }
+    }
+
+    /// Whether `v` was made under a layout that includes this index.
+    #[inline]
+    pub(crate) fn covers(&self, v: VersionPtr) -> bool {
+        let gen = match self {
+            Index::Hash(h) => h.gen,
+            Index::Range(r) => r.gen,
+        };
+        v.header().gen >= gen
+    }
+
+    /// Adds a new version.
+    #[inline]
+    pub(crate) fn insert(&self, layout: &RowLayout, v: VersionPtr) {
+        match self {
+            Index::Hash(h) => h.insert(layout, v),
+            Index::Range(r) => r.insert(layout, v),
+        }
+    }
+
+    /// Removes a version (claimed by the caller).
+    pub(crate) fn remove(&self, layout: &RowLayout, v: VersionPtr) {
+        match self {
+            Index::Hash(h) => h.remove(layout, v),
+            Index::Range(r) => r.remove(layout, v),
+        }
+    }
+
+    /// Whether the index may serve a snapshot reading at `read_ts`.
+    pub(crate) fn ready_for(&self, read_ts: u64) -> bool {
+        match self {
+            Index::Hash(h) => h.ready_for(read_ts),
+            Index::Range(r) => r.ready_for(read_ts),
+        }
+    }
+
+    /// Lets snapshots from `ts` on use the index.
+    pub(crate) fn set_ready(&self, ts: u64) {
+        match self {
+            Index::Hash(h) => h.ready_ts.store(ts, SeqCst),
+            Index::Range(r) => r.ready_ts.store(ts, SeqCst),
+        }
+    }
+
+    /// Current statistics.
+    pub fn stats(&self) -> IndexStats {
+        match self {
+            Index::Hash(h) => h.stats(),
+            Index::Range(r) => r.stats(),
+        }
+    }
+}

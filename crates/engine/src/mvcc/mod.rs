@@ -15,6 +15,6 @@ pub(crate) mod visibility;
 pub(crate) mod word;
 pub(crate) mod write;
 
-pub use read::{Row, Scan};
+pub use read::{RangeScan, Row, Scan};
 pub use transaction::{Isolation, Transaction};
 pub use word::TxnId;

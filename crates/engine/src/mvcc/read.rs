@@ -1,4 +1,5 @@
-//! Reads: key look-ups through hash indexes and full scans.
+//! Reads: key look-ups through hash and range indexes, range scans in
+//! either direction, and full scans.
 //!
 //! Reads take no lock and no latch. A chain walk holds an epoch pin (so no
 //! version it passes is freed under it) for one chain at a time; the rows it
@@ -11,8 +12,11 @@
 use super::transaction::{Isolation, ScanRecord, Transaction};
 use super::visibility;
 use crate::error::{Error, Result};
+use crate::index::btree::{Cursor, Direction};
 use crate::index::hash::HashIndex;
+use crate::index::Index;
 use crate::row::layout::Probe;
+use crate::row::sortkey::{prefix_successor, KeyBytes, KeyRange};
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use centum_types::Value;
@@ -84,24 +88,28 @@ impl Transaction {
     }
 
     /// The index named `index`, checked to serve this transaction.
-    fn usable_index(&self, table: &Table, index: &str) -> Result<Arc<HashIndex>> {
+    fn usable_index(&self, table: &Table, index: &str) -> Result<Arc<Index>> {
         self.check_usable()?;
         table.check_not_dropped()?;
         let ix = table.index(index)?;
         if !ix.ready_for(self.read_ts) {
-            return Err(Error::IndexNotReady(ix.name.clone()));
+            return Err(Error::IndexNotReady(ix.name().to_string()));
         }
         Ok(ix)
     }
 
-    fn probe(&self, ix: &HashIndex, key: &[Value]) -> Result<Probe> {
-        if key.len() != ix.key.columns.len() {
+    fn check_arity(ix: &Index, key: &[Value]) -> Result<()> {
+        if key.len() != ix.key_columns().len() {
             return Err(Error::KeyArity {
-                index: ix.name.clone(),
-                expected: ix.key.columns.len(),
+                index: ix.name().to_string(),
+                expected: ix.key_columns().len(),
                 found: key.len(),
             });
         }
+        Ok(())
+    }
+
+    fn probe(&self, ix: &HashIndex, key: &[Value]) -> Result<Probe> {
         ix.key.probe(key)
     }
 
@@ -134,11 +142,16 @@ impl Transaction {
     }
 
     /// Records a key look-up for SERIALIZABLE validation.
-    fn record_key(&self, table: &Arc<Table>, ix: &Arc<HashIndex>, probe: Probe, rows: &[VersionPtr]) {
+    fn record_key(&self, table: &Arc<Table>, ix: &Arc<Index>, probe: Probe, rows: &[VersionPtr]) {
         let mut inner = self.inner.borrow_mut();
         let t = inner.table_no(table);
         inner.reads.extend_from_slice(rows);
         inner.scans.push(ScanRecord::Key(t, ix.clone(), probe));
+    }
+
+    /// Records a range scan for SERIALIZABLE validation.
+    fn record_range(&self, ix: &Arc<Index>, lo: Option<KeyBytes>, hi: Option<KeyBytes>) {
+        self.inner.borrow_mut().scans.push(ScanRecord::Range(ix.clone(), lo, hi));
     }
 
     /// The visible versions with `key` in index `index`: all of them, or
@@ -151,18 +164,46 @@ impl Transaction {
         first: bool,
     ) -> Result<SmallVec<[VersionPtr; 1]>> {
         let ix = self.usable_index(table, index)?;
-        let probe = self.probe(&ix, key)?;
+        Self::check_arity(&ix, key)?;
         let op = self.next_op();
         let mut out = SmallVec::new();
-        {
-            let _pin = crossbeam_epoch::pin();
-            self.walk_key(table, &ix, &probe, op, self.db.gc.horizon(), |v| {
-                out.push(v);
-                !first && !ix.unique
-            });
-        }
-        if self.serializable() {
-            self.record_key(table, &ix, probe, &out);
+        let more = !first && !ix.is_unique();
+        match &*ix {
+            Index::Hash(h) => {
+                let probe = self.probe(h, key)?;
+                {
+                    let _pin = crossbeam_epoch::pin();
+                    self.walk_key(table, h, &probe, op, self.db.gc.horizon(), |v| {
+                        out.push(v);
+                        more
+                    });
+                }
+                if self.serializable() {
+                    self.record_key(table, &ix, probe, &out);
+                }
+            }
+            Index::Range(r) => {
+                if key.iter().any(Value::is_null) {
+                    return Ok(out); // NULL equals nothing
+                }
+                let lo = r.key.encode_values(key)?;
+                let hi = prefix_successor(&lo);
+                {
+                    let _pin = crossbeam_epoch::pin();
+                    let horizon = self.db.gc.horizon();
+                    r.for_each(Some(&lo), hi.as_deref(), Direction::Forward, |v| {
+                        if self.sees(table, v, op, horizon) {
+                            out.push(v);
+                            return more;
+                        }
+                        true
+                    });
+                }
+                if self.serializable() {
+                    self.inner.borrow_mut().reads.extend_from_slice(&out);
+                    self.record_range(&ix, Some(lo), hi);
+                }
+            }
         }
         Ok(out)
     }
@@ -192,24 +233,30 @@ impl Transaction {
     ) -> Result<Vec<Option<Row<'a>>>> {
         const BATCH: usize = 16;
         let ix = self.usable_index(table, index)?;
+        let Some(h) = ix.as_hash() else {
+            return keys.iter().map(|k| self.get(table, index, k.as_ref())).collect();
+        };
         let op = self.next_op();
         let mut out = Vec::with_capacity(keys.len());
         for group in keys.chunks(BATCH) {
-            let probes = group.iter().map(|k| self.probe(&ix, k.as_ref())).collect::<Result<Vec<_>>>()?;
+            let probes = group
+                .iter()
+                .map(|k| Self::check_arity(&ix, k.as_ref()).and_then(|()| self.probe(h, k.as_ref())))
+                .collect::<Result<Vec<_>>>()?;
             let mut hits: [Option<VersionPtr>; BATCH] = [None; BATCH];
             {
                 let _pin = crossbeam_epoch::pin();
                 for p in &probes {
-                    ix.chains.prefetch_bucket(ix.bucket(p));
+                    h.chains.prefetch_bucket(h.bucket(p));
                 }
                 for p in &probes {
-                    if let Some(v) = ix.chains.first(ix.bucket(p)) {
+                    if let Some(v) = h.chains.first(h.bucket(p)) {
                         v.prefetch();
                     }
                 }
                 let horizon = self.db.gc.horizon();
                 for (i, p) in probes.iter().enumerate() {
-                    self.walk_key(table, &ix, p, op, horizon, |v| {
+                    self.walk_key(table, h, p, op, horizon, |v| {
                         hits[i] = Some(v);
                         false
                     });
@@ -223,6 +270,46 @@ impl Transaction {
             out.extend(hits[..group.len()].iter().map(|h| h.map(|v| Row::new(table, v))));
         }
         Ok(out)
+    }
+
+    /// The rows of range index `index` whose key lies in `range`, in key
+    /// order (`Forward`) or reverse key order (`Backward`). The scan sees
+    /// the transaction's snapshot as of the call. Under SERIALIZABLE the
+    /// whole range is recorded: a row committed into it (or out of it) by
+    /// another transaction before this one commits makes the commit fail
+    /// with a serialization failure.
+    ///
+    /// Taking only the first row gives MIN (forward) or MAX (backward) of
+    /// the column after `range.eq`.
+    pub fn range<'a>(
+        &'a self,
+        table: &'a Arc<Table>,
+        index: &str,
+        range: &KeyRange,
+        dir: Direction,
+    ) -> Result<RangeScan<'a>> {
+        let ix = self.usable_index(table, index)?;
+        let Some(r) = ix.as_range() else {
+            return Err(Error::NotRangeIndex(ix.name().to_string()));
+        };
+        let bounds = r.key.byte_range(range).map_err(|e| match e {
+            Error::KeyArity { expected, found, .. } => {
+                Error::KeyArity { index: ix.name().to_string(), expected, found }
+            }
+            e => e,
+        })?;
+        let op = self.next_op();
+        let cursor = match &bounds {
+            Some((lo, hi)) => Cursor::new(lo.as_deref(), hi.as_deref(), dir),
+            // Selects nothing: an empty range.
+            None => Cursor::new(Some(&[0]), Some(&[0]), dir),
+        };
+        if self.serializable() {
+            if let Some((lo, hi)) = bounds {
+                self.record_range(&ix, lo, hi);
+            }
+        }
+        Ok(RangeScan { txn: self, table, ix, cursor, op, batch: Vec::new(), pos: 0 })
     }
 
     /// Every row of the table, in no particular order. The scan sees the
@@ -251,6 +338,52 @@ impl Transaction {
         s.bucket = buckets.start;
         s.end = buckets.end.min(table.scan.len());
         Ok(s)
+    }
+}
+
+/// An iterator over the visible rows of a range of a range index, in
+/// index order. Like [`Scan`] it holds no epoch pin between calls: it
+/// reads one leaf of the index at a time.
+pub struct RangeScan<'a> {
+    txn: &'a Transaction,
+    table: &'a Arc<Table>,
+    ix: Arc<Index>,
+    cursor: Cursor,
+    op: u32,
+    batch: Vec<VersionPtr>,
+    pos: usize,
+}
+
+impl<'a> Iterator for RangeScan<'a> {
+    type Item = Row<'a>;
+
+    fn next(&mut self) -> Option<Row<'a>> {
+        loop {
+            if let Some(&v) = self.batch.get(self.pos) {
+                self.pos += 1;
+                return Some(Row::new(self.table, v));
+            }
+            let r = self.ix.as_range()?;
+            if self.cursor.is_done() {
+                return None;
+            }
+            self.batch.clear();
+            self.pos = 0;
+            let horizon = self.txn.db.gc.horizon();
+            let _pin = crossbeam_epoch::pin();
+            let (txn, table, op, batch) = (self.txn, self.table, self.op, &mut self.batch);
+            r.tree.next_batch(&mut self.cursor, |w| {
+                if let Some(v) = VersionPtr::from_word(w as usize) {
+                    if txn.sees(table, v, op, horizon) {
+                        batch.push(v);
+                    }
+                }
+                true
+            });
+            if self.txn.serializable() {
+                self.txn.inner.borrow_mut().reads.extend_from_slice(&self.batch);
+            }
+        }
     }
 }
 

@@ -33,8 +33,10 @@ use super::word::{TxnId, INFINITY};
 use crate::db::Shared;
 use crate::error::{Error, Result};
 use crate::gc::GcItem;
-use crate::index::hash::HashIndex;
+use crate::index::btree::Direction;
+use crate::index::Index;
 use crate::row::layout::Probe;
+use crate::row::sortkey::KeyBytes;
 use crate::row::version::VersionPtr;
 use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
@@ -74,7 +76,9 @@ pub(crate) enum ScanRecord {
     /// The whole table.
     Table(u32),
     /// One key of a hash index.
-    Key(u32, Arc<HashIndex>, Probe),
+    Key(u32, Arc<Index>, Probe),
+    /// The keys in `[lo, hi)` of a range index (`None`: unbounded).
+    Range(Arc<Index>, Option<KeyBytes>, Option<KeyBytes>),
 }
 
 #[derive(Default)]
@@ -300,8 +304,10 @@ impl Transaction {
     }
 
     /// SERIALIZABLE validation at commit timestamp `ts`: every version read
-    /// must still be current, and no scanned key or table may have gained a
-    /// version committed between the read timestamp and `ts`.
+    /// must still be current, and no scanned key, key range or table may
+    /// have gained a version committed between the read timestamp and `ts`
+    /// (a row that left a scanned range was read, so the first check
+    /// catches it).
     fn validate(&self, ts: u64) -> Result<()> {
         let inner = self.inner.borrow();
         let txns = &self.db.txns;
@@ -334,6 +340,7 @@ impl Transaction {
                 }
                 ScanRecord::Key(t, ix, probe) => {
                     let table = &inner.tables[*t as usize];
+                    let Some(ix) = ix.as_hash() else { continue };
                     let mut cur = ix.chains.first(ix.bucket(probe));
                     let mut hit = false;
                     while let Some(v) = cur {
@@ -346,6 +353,15 @@ impl Transaction {
                         }
                         cur = ix.chains.next(v);
                     }
+                    hit
+                }
+                ScanRecord::Range(ix, lo, hi) => {
+                    let Some(r) = ix.as_range() else { continue };
+                    let mut hit = false;
+                    r.for_each(lo.as_deref(), hi.as_deref(), Direction::Forward, |v| {
+                        hit = phantom(v);
+                        !hit
+                    });
                     hit
                 }
             };

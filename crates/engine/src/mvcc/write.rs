@@ -24,8 +24,10 @@ use super::txn_table::TxnState;
 use super::visibility::{self, Begin, End};
 use super::word::{TxnId, Word, INFINITY};
 use crate::error::{Error, Result};
-use crate::index::hash::HashIndex;
+use crate::index::btree::Direction;
+use crate::index::Index;
 use crate::mvcc::read::Row;
+use crate::row::sortkey::prefix_successor;
 use crate::row::version::VersionPtr;
 use crate::sync::Ordering::SeqCst;
 use crate::table::{IndexSet, Table};
@@ -230,20 +232,19 @@ impl Transaction {
     /// Checks every unique index for another live version with the key of
     /// `n` (which is already linked).
     fn check_unique(&self, table: &Table, set: &IndexSet, n: VersionPtr) -> Result<()> {
-        for ix in set.iter().filter(|ix| ix.unique) {
+        for ix in set.iter().filter(|ix| ix.is_unique()) {
             self.check_unique_in(table, ix, n)?;
         }
         Ok(())
     }
 
-    fn check_unique_in(&self, table: &Table, ix: &HashIndex, n: VersionPtr) -> Result<()> {
-        let probe = ix.key.probe_row(&table.layout, n.data());
-        if probe.has_null() {
+    fn check_unique_in(&self, table: &Table, ix: &Index, n: VersionPtr) -> Result<()> {
+        if ix.key_columns().iter().any(|&c| table.layout.is_null(n.data(), c)) {
             return Ok(()); // NULLs are distinct
         }
-        // Walk under a pin; to wait for another transaction, drop the pin
-        // (a wait may be long) and walk again afterwards.
-        while let Some(id) = self.unique_conflict(table, ix, n, &probe)? {
+        // Look under a pin; to wait for another transaction, drop the pin
+        // (a wait may be long) and look again afterwards.
+        while let Some(id) = self.unique_conflict(table, ix, n)? {
             if self.isolation != Isolation::ReadCommitted {
                 return Err(Error::Serialization("a concurrent change of the same key"));
             }
@@ -254,52 +255,78 @@ impl Transaction {
 
     /// The first version with `n`'s key that makes `n` a duplicate (an
     /// error) or may make it one (the transaction to wait for).
-    fn unique_conflict(
-        &self,
-        table: &Table,
-        ix: &HashIndex,
-        n: VersionPtr,
-        probe: &crate::row::layout::Probe,
-    ) -> Result<Option<TxnId>> {
-        let txns = &self.db.txns;
+    ///
+    /// In a hash index only versions linked before `n` are looked at (they
+    /// follow it in the chain): of two concurrent inserters of one key, the
+    /// later one finds the earlier. A range index has no such order, so
+    /// every other version with the key is looked at; two inserters that
+    /// find each other pending may then both wait, which deadlock detection
+    /// breaks (40P01) for one of them.
+    fn unique_conflict(&self, table: &Table, ix: &Index, n: VersionPtr) -> Result<Option<TxnId>> {
         let _pin = crossbeam_epoch::pin();
-        // Versions after ours were linked before ours.
-        let mut cur = ix.chains.next(n);
-        while let Some(w) = cur {
-            cur = ix.chains.next(w);
-            if !ix.chains.is_live(w) || !ix.key.matches(&table.layout, w.data(), probe) {
-                continue;
+        match ix {
+            Index::Hash(h) => {
+                let probe = h.key.probe_row(&table.layout, n.data());
+                let mut cur = h.chains.next(n);
+                while let Some(w) = cur {
+                    cur = h.chains.next(w);
+                    if !h.chains.is_live(w) || !h.key.matches(&table.layout, w.data(), &probe) {
+                        continue;
+                    }
+                    if let Some(id) = self.unique_verdict(ix, w)? {
+                        return Ok(Some(id));
+                    }
+                }
+                Ok(None)
             }
-            let snapshot = self.isolation != Isolation::ReadCommitted;
-            match visibility::begin(txns, w, self.id) {
-                Begin::Aborted => {}
-                Begin::Pending(id, _) => return Ok(Some(id)),
-                Begin::Mine | Begin::Committed(_) => match visibility::end(txns, w, self.id) {
-                    End::Mine => {}
-                    // A row our snapshot sees, deleted by a transaction that
-                    // committed since: a write to the same key that came first.
-                    End::Committed(_)
-                        if snapshot && visibility::visible(txns, w, self.id, self.read_ts, u32::MAX) =>
-                    {
-                        return Err(Error::Serialization("a concurrent delete of the same key"));
+            Index::Range(r) => {
+                let lo = r.key_of(&table.layout, n);
+                let hi = prefix_successor(&lo);
+                let mut out = Ok(None);
+                r.for_each(Some(&lo), hi.as_deref(), Direction::Forward, |w| {
+                    if w == n {
+                        return true;
                     }
-                    End::Committed(_) => {}
-                    End::Pending(id, _) => return Ok(Some(id)),
-                    End::Open => {
-                        let seen = visibility::visible(txns, w, self.id, self.read_ts, u32::MAX);
-                        if !seen && snapshot {
-                            return Err(Error::Serialization("a concurrent insert of the same key"));
-                        }
-                        if self.isolation == Isolation::Serializable {
-                            // The violation tells the transaction the key
-                            // exists: that is a read, to be validated.
-                            self.inner.borrow_mut().reads.push(w);
-                        }
-                        return Err(Error::UniqueViolation { index: ix.name.clone() });
-                    }
-                },
+                    out = self.unique_verdict(ix, w);
+                    matches!(out, Ok(None))
+                });
+                out
             }
         }
-        Ok(None)
+    }
+
+    /// What another version `w` with the same key means for a unique
+    /// insert: nothing (`None`), a transaction to wait for, or an error.
+    fn unique_verdict(&self, ix: &Index, w: VersionPtr) -> Result<Option<TxnId>> {
+        let txns = &self.db.txns;
+        let snapshot = self.isolation != Isolation::ReadCommitted;
+        match visibility::begin(txns, w, self.id) {
+            Begin::Aborted => Ok(None),
+            Begin::Pending(id, _) => Ok(Some(id)),
+            Begin::Mine | Begin::Committed(_) => match visibility::end(txns, w, self.id) {
+                End::Mine => Ok(None),
+                // A row our snapshot sees, deleted by a transaction that
+                // committed since: a write to the same key that came first.
+                End::Committed(_)
+                    if snapshot && visibility::visible(txns, w, self.id, self.read_ts, u32::MAX) =>
+                {
+                    Err(Error::Serialization("a concurrent delete of the same key"))
+                }
+                End::Committed(_) => Ok(None),
+                End::Pending(id, _) => Ok(Some(id)),
+                End::Open => {
+                    let seen = visibility::visible(txns, w, self.id, self.read_ts, u32::MAX);
+                    if !seen && snapshot {
+                        return Err(Error::Serialization("a concurrent insert of the same key"));
+                    }
+                    if self.isolation == Isolation::Serializable {
+                        // The violation tells the transaction the key
+                        // exists: that is a read, to be validated.
+                        self.inner.borrow_mut().reads.push(w);
+                    }
+                    Err(Error::UniqueViolation { index: ix.name().to_string() })
+                }
+            },
+        }
     }
 }
