@@ -262,14 +262,11 @@ impl AppendFile {
     }
 }
 
+/// A checked block: its frame's offset and its payload's range in the file.
+type Block = (usize, std::ops::Range<usize>);
+
 /// Reads `len` bytes of a pair file and checks its header and every block.
-fn read_blocks(
-    fs: &dyn Fs,
-    path: &Path,
-    len: u64,
-    magic: Magic,
-    id: u64,
-) -> Result<(Vec<u8>, Vec<(usize, std::ops::Range<usize>)>)> {
+fn read_blocks(fs: &dyn Fs, path: &Path, len: u64, magic: Magic, id: u64) -> Result<(Vec<u8>, Vec<Block>)> {
     let file = fs.open(path).map_err(|e| Error::io(path, "open", e))?;
     let want = usize::try_from(len).map_err(|_| Error::corrupt(path, 0, "length out of range"))?;
     let buf = read_exact_at(file.as_ref(), 0, want).map_err(|e| Error::io(path, "read", e))?;
