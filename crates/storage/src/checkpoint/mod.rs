@@ -11,8 +11,8 @@
 //!
 //! * [`pair`]: data and delta file formats, file states;
 //! * [`manifest`]: the manifest format and its atomic replacement;
-//! * [`merge`]: which pairs to merge;
-//! * [`worker`]: the thread that does all of it.
+//! * `merge`: which pairs to merge;
+//! * `worker`: the thread that does all of it.
 
 pub mod manifest;
 pub(crate) mod merge;

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Both files are only appended to, in blocks of whatever one log batch
-//! brought (coalesced into writes of up to [`WRITE_CHUNK`]). The manifest
+//! brought (coalesced into writes of up to 1 MiB). The manifest
 //! records each file's length at the checkpoint, and recovery reads exactly
 //! that much: bytes appended later, synced or torn, are not looked at.
 //!
