@@ -152,18 +152,21 @@ fn main() {
     println!("raw 512 B write + fdatasync: {fsync:>10.0} /s");
     println!("raw sequential write:        {seq:>10.0} MiB/s (256 MiB in 1 MiB writes + 1 sync)");
     println!();
-    println!("committers  commits/s  vs fsync  flushes  commits/flush  p50 latency");
+    // The disk's sync latency drifts (other load, device caches), so each
+    // log run is paired with a raw fsync probe taken just before it.
+    println!("committers  commits/s  fsync/s just before  vs fsync  flushes  commits/flush  p50 latency");
     let mut single = 0.0;
     for c in [1u64, 2, 8, 32] {
+        let probe = fsync_rate(&args.dir, args.seconds / 2.0).unwrap_or(fsync);
         match log_rate(&args.dir, c, args.seconds) {
             Ok(r) => {
                 if c == 1 {
                     single = r.commits_s;
                 }
                 println!(
-                    "{c:>10}  {:>9.0}  {:>7.2}x  {:>7}  {:>13.1}  {:>8} us{}",
+                    "{c:>10}  {:>9.0}  {probe:>19.0}  {:>7.2}x  {:>7}  {:>13.1}  {:>8} us{}",
                     r.commits_s,
-                    r.commits_s / fsync,
+                    r.commits_s / probe,
                     r.flushes,
                     r.commits as f64 / r.flushes.max(1) as f64,
                     r.p50_us,
@@ -177,8 +180,6 @@ fn main() {
             Err(e) => eprintln!("{c} committers: {e}"),
         }
     }
-    // The disk's sync latency drifts (other load, device caches): measure
-    // it again so the table can be read against both figures.
     match fsync_rate(&args.dir, args.seconds) {
         Ok(again) => println!("\nraw 512 B write + fdatasync, after the log runs: {again:.0} /s"),
         Err(e) => eprintln!("fsync probe failed: {e}"),

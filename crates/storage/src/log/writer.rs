@@ -16,7 +16,10 @@
 //! and syncs, newcomers pile up in the buffer, and when it finishes one of
 //! them leads the next flush with all of them: under load one sync serves
 //! many commits, and a lone commit flushes at once, never waiting for a
-//! timer. Records are appended in arrival order, which need not be commit
+//! timer. A leader that follows a flush of several records yields the CPU
+//! once before taking the buffer, so the committers that flush just
+//! released can append in time to ride along. Records are appended in
+//! arrival order, which need not be commit
 //! timestamp order; nothing downstream relies on timestamp order.
 //!
 //! *Delayed durability* appends and returns. A flusher thread, woken by the
@@ -99,6 +102,9 @@ struct State {
     closed: bool,
     /// When the oldest unflushed delayed record was appended.
     delayed_since: Option<Instant>,
+    /// Records in the last flush: more than one means committers are
+    /// arriving together.
+    last_count: u32,
     stats: LogStats,
 }
 
@@ -177,6 +183,7 @@ impl Log {
                 failed: None,
                 closed: false,
                 delayed_since: None,
+                last_count: 0,
                 stats: LogStats::default(),
             }),
             durable_cv: Condvar::new(),
@@ -293,10 +300,20 @@ impl Shared {
 
     /// Takes the whole buffer and writes and syncs it as one batch.
     fn lead_flush<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        st.flushing = true;
+        if st.last_count > 1 {
+            // Committers are arriving together: the ones the last flush
+            // just acknowledged are about to append again. Give them the
+            // CPU once before taking the buffer, so they ride this flush
+            // instead of the next one. A lone committer never yields.
+            drop(st);
+            std::thread::yield_now();
+            st = lock(&self.state);
+        }
         let buf = mem::replace(&mut st.buf, empty_buf());
         let count = mem::take(&mut st.records);
+        st.last_count = count;
         let end = st.appended;
-        st.flushing = true;
         st.delayed_since = None;
         drop(st);
 
