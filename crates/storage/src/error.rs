@@ -5,6 +5,8 @@
 //! * an operating-system call failed ([`Error::Io`], `58030 io_error`);
 //! * bytes on disk are not what this crate wrote ([`Error::Corrupt`],
 //!   `XX001 data_corrupted`), always with the file and byte offset;
+//! * a redo record over the 1 GiB frame limit ([`Error::RecordTooLarge`],
+//!   `54000 program_limit_exceeded`);
 //! * the redo log or the checkpoint worker stopped after an earlier I/O
 //!   failure ([`Error::LogFailed`], [`Error::CheckpointFailed`],
 //!   `58030 io_error`: the cause is an I/O error, and the server cannot take
@@ -50,6 +52,13 @@ pub enum Error {
     /// keeps every commit since the last manifest, so nothing is lost.
     #[error("checkpointing has failed and stopped: {0}")]
     CheckpointFailed(String),
+    /// A redo record longer than the largest frame (1 GiB); nothing was
+    /// logged and the log goes on.
+    #[error("redo record of {bytes} bytes exceeds the 1 GiB limit")]
+    RecordTooLarge {
+        /// The record's encoded size.
+        bytes: usize,
+    },
     /// The storage was shut down.
     #[error("storage is closed")]
     Closed,
@@ -58,11 +67,13 @@ pub enum Error {
 impl Error {
     /// The PostgreSQL SQLSTATE for this error: `58030` (io_error) for I/O
     /// failures and for a log or checkpointer stopped by one, `XX001`
-    /// (data_corrupted) for corruption, `57P01` (admin_shutdown) once closed.
+    /// (data_corrupted) for corruption, `54000` (program_limit_exceeded) for
+    /// an oversized record, `57P01` (admin_shutdown) once closed.
     pub fn sqlstate(&self) -> &'static str {
         match self {
             Error::Io { .. } | Error::LogFailed(_) | Error::CheckpointFailed(_) => "58030",
             Error::Corrupt { .. } => "XX001",
+            Error::RecordTooLarge { .. } => "54000",
             Error::Closed => "57P01",
         }
     }

@@ -227,3 +227,25 @@ fn real_files_round_trip_with_merge() {
     assert_eq!(rec.catalog().map(<[u8]>::to_vec), w.catalog);
     rec.start().unwrap().close().unwrap();
 }
+
+#[test]
+fn a_large_transaction_is_split_into_blocks() {
+    let fs = SimFs::new();
+    let opts = common::small_opts();
+    let storage = Storage::open(Arc::new(fs.clone()), DIR, opts.clone()).unwrap().start().unwrap();
+    let mut rec = Record::new(1);
+    for seq in 0..40u32 {
+        rec.insert(1, seq, &vec![seq as u8; 64 << 10]);
+    }
+    storage.commit(rec).unwrap();
+    let mut rec = Record::new(2);
+    for seq in 0..40u32 {
+        rec.delete(1, 1, seq);
+    }
+    rec.insert(1, 0, b"kept");
+    storage.commit(rec).unwrap();
+    storage.checkpoint().unwrap();
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(fs.crash_now()), opts).unwrap();
+    assert_eq!(got.rows.len(), 1);
+}

@@ -37,6 +37,9 @@ use crate::log::{decode_record, LogPos, Op, RowId};
 
 /// Merged data is written in blocks of about this size.
 const MERGE_BLOCK: usize = 64 << 10;
+/// A batch's data or delta block is cut at about this size, far below the
+/// largest frame recovery accepts.
+const BLOCK_LIMIT: usize = 1 << 20;
 
 /// Settings of checkpointing and merging.
 #[derive(Debug, Clone)]
@@ -280,8 +283,12 @@ impl Worker {
                             p.meta.cover(ts);
                             p.meta.rows += 1;
                         }
+                        if self.data_block.len() >= BLOCK_LIMIT {
+                            self.append_pending()?;
+                        }
                     }
                     Op::Delete { table, ts, seq } => {
+                        let mut full = false;
                         // Every pair whose range holds `ts` gets it; the
                         // identity matches a row in only one of them.
                         for p in self.pairs.values_mut() {
@@ -289,7 +296,11 @@ impl Worker {
                             if live && p.meta.may_hold(ts) {
                                 put_deleted(&mut p.pending_delta, RowId { table, ts, seq });
                                 p.meta.deleted += 1;
+                                full |= p.pending_delta.len() >= BLOCK_LIMIT;
                             }
+                        }
+                        if full {
+                            self.append_pending()?;
                         }
                     }
                     Op::Schema { catalog } => self.catalog = Some(catalog.to_vec()),

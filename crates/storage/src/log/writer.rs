@@ -40,7 +40,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::format::{header, Magic, HEADER_LEN};
+use crate::format::{header, Magic, HEADER_LEN, MAX_FRAME};
 use crate::fs::{File, Fs};
 use crate::log::record::Record;
 use crate::log::segment::{fill_batch_header, segment_name, Batch, LogPos, BATCH_FRAME_LEN};
@@ -207,6 +207,9 @@ impl Log {
             Durability::Delayed => true,
         };
         let bytes = record.finish();
+        if bytes.len() > MAX_FRAME {
+            return Err(Error::RecordTooLarge { bytes: bytes.len() });
+        }
         let mut st = lock(&self.shared.state);
         if let Some(why) = &st.failed {
             return Err(Error::LogFailed(why.clone()));
