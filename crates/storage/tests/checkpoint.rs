@@ -58,7 +58,7 @@ fn totals(storage: &Storage) -> (usize, u64) {
 #[test]
 fn merge_shrinks_files_and_recovery_gives_the_same_rows() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let mut w = fill(&storage, 2000);
     storage.checkpoint().unwrap();
     let (files_before, bytes_before) = totals(&storage);
@@ -87,7 +87,7 @@ fn merge_shrinks_files_and_recovery_gives_the_same_rows() {
 #[test]
 fn file_states_are_visible() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let mut rec = Record::new(1);
     rec.insert(1, 0, b"a");
     storage.commit(rec).unwrap();
@@ -114,7 +114,7 @@ fn file_states_are_visible() {
 #[test]
 fn recovery_loads_pairs_on_several_threads() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let w = fill(&storage, 3000);
     storage.close().unwrap();
     let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
@@ -138,7 +138,7 @@ fn recovery_loads_pairs_on_several_threads() {
 #[test]
 fn corrupt_checkpoint_files_stop_recovery_with_file_and_offset() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let mut w = fill(&storage, 300);
     delete_most(&storage, &mut w, 2);
     let report = storage.checkpoint().unwrap();
@@ -159,10 +159,7 @@ fn corrupt_checkpoint_files_stop_recovery_with_file_and_offset() {
         let good = fs.read(&path).unwrap();
         for _ in 0..40 {
             let bit = w2.rand(good.len() as u64 * 8) as usize;
-            let mut bad = good.clone();
-            bad[bit / 8] ^= 1 << (bit % 8);
-            let img = fs.crash_now();
-            img.overwrite(&path, bad);
+            let img = common::flipped(&fs, &path, &good, bit);
             let err = recover(Arc::new(img), small_opts()).err();
             let err = err.unwrap_or_else(|| panic!("{name}: bit {bit} flipped and accepted"));
             assert!(err.is_corruption(), "{name}: {err}");
@@ -180,7 +177,7 @@ fn corrupt_checkpoint_files_stop_recovery_with_file_and_offset() {
 #[test]
 fn an_older_complete_manifest_is_used_only_when_safe() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let w = fill(&storage, 100);
     let first = storage.checkpoint().unwrap();
     storage.close().unwrap();
@@ -232,7 +229,7 @@ fn real_files_round_trip_with_merge() {
 fn a_large_transaction_is_split_into_blocks() {
     let fs = SimFs::new();
     let opts = common::small_opts();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, opts.clone()).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts.clone());
     let mut rec = Record::new(1);
     for seq in 0..40u32 {
         rec.insert(1, seq, &vec![seq as u8; 64 << 10]);

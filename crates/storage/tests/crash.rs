@@ -14,8 +14,8 @@ mod common;
 
 use std::sync::Arc;
 
-use centum_storage::{Record, SimFs, Storage};
-use common::{recover, small_opts, Rows, Workload, DIR};
+use centum_storage::{Record, SimFs};
+use common::{recover, small_opts, Rows, Workload};
 
 struct Step {
     before: u64,
@@ -26,7 +26,7 @@ struct Step {
 fn every_crash_image_holds_exactly_the_acknowledged_commits() {
     let fs = SimFs::new();
     fs.record_images();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     let mut w = Workload::new(7);
     let mut states: Vec<(Rows, Option<Vec<u8>>, u64)> = vec![(Rows::new(), None, 0)];
     let mut steps = Vec::new();

@@ -12,14 +12,14 @@ mod common;
 
 use std::sync::Arc;
 
-use centum_storage::{Error, SimFs, Storage};
-use common::{recover, small_opts, Rows, Workload, DIR};
+use centum_storage::{Error, SimFs};
+use common::{recover, small_opts, Rows, Workload};
 
 /// Runs 60 transactions with checkpoints after `arm` has armed a failure;
 /// checks the rules above.
 fn run(arm: impl Fn(&SimFs)) -> (bool, bool) {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     arm(&fs);
     let mut w = Workload::new(5);
     let mut states = vec![Rows::new()];
@@ -57,11 +57,12 @@ fn run(arm: impl Fn(&SimFs)) -> (bool, bool) {
     (log_failed, ckpt_failed)
 }
 
-#[test]
-fn a_failed_write_stops_the_log_or_the_checkpointer_and_loses_nothing() {
+/// Runs with the `n`th operation failing for each `n` below `upto`; both
+/// the log and the checkpointer must have been hit many times.
+fn each_failure(upto: u64, arm: impl Fn(&SimFs, u64)) {
     let (mut logs, mut ckpts) = (0, 0);
-    for n in 1..120 {
-        let (l, c) = run(|fs| fs.fail_write(n));
+    for n in 1..upto {
+        let (l, c) = run(|fs| arm(fs, n));
         logs += l as u32;
         ckpts += c as u32;
     }
@@ -69,20 +70,19 @@ fn a_failed_write_stops_the_log_or_the_checkpointer_and_loses_nothing() {
 }
 
 #[test]
+fn a_failed_write_stops_the_log_or_the_checkpointer_and_loses_nothing() {
+    each_failure(120, SimFs::fail_write);
+}
+
+#[test]
 fn a_failed_sync_stops_the_log_or_the_checkpointer_and_loses_nothing() {
-    let (mut logs, mut ckpts) = (0, 0);
-    for n in 1..150 {
-        let (l, c) = run(|fs| fs.fail_sync(n));
-        logs += l as u32;
-        ckpts += c as u32;
-    }
-    assert!(logs > 10 && ckpts > 10, "log failures {logs}, checkpoint failures {ckpts}");
+    each_failure(150, SimFs::fail_sync);
 }
 
 #[test]
 fn failed_log_error_names_the_cause() {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, small_opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, small_opts());
     fs.fail_sync(1);
     let mut w = Workload::new(1);
     let first = storage.commit(w.next_txn()).unwrap_err();

@@ -5,8 +5,8 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use centum_storage::{Durability, LogOptions, Options, Record, SimFs, Storage};
-use common::{recover, small_opts, DIR};
+use centum_storage::{Durability, LogOptions, Options, Record, SimFs};
+use common::{recover, small_opts};
 
 fn opts(flush_interval: Duration) -> Options {
     Options { log: LogOptions { segment_size: 1 << 30, flush_interval, delayed: false }, ..small_opts() }
@@ -24,8 +24,7 @@ fn concurrent_commits_share_syncs() {
     // A disk whose fdatasync takes 1 ms: while one flush syncs, the other
     // committers gather behind it.
     fs.set_sync_delay(Duration::from_millis(1));
-    let storage =
-        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
     let before = fs.syncs_of("log-");
     let (threads, per) = (8u64, 100u64);
     std::thread::scope(|s| {
@@ -54,8 +53,7 @@ fn a_lone_committer_never_waits_for_the_timer() {
     // With a one-hour flush interval, any wait on the timer would hang the
     // test; each commit must lead its own flush at once.
     let fs = SimFs::new();
-    let storage =
-        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
     let before = fs.syncs_of("log-");
     for i in 0..50 {
         storage.commit(record(i + 1)).unwrap();
@@ -68,8 +66,7 @@ fn a_lone_committer_never_waits_for_the_timer() {
 #[test]
 fn delayed_commits_are_flushed_within_the_interval() {
     let fs = SimFs::new();
-    let storage =
-        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_millis(5))).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts(Duration::from_millis(5)));
     let before = fs.syncs_of("log-");
     for i in 0..20 {
         storage.commit_with(record(i + 1), Durability::Delayed).unwrap();
@@ -91,8 +88,7 @@ fn delayed_commits_are_flushed_within_the_interval() {
 #[test]
 fn a_sync_commit_flushes_earlier_delayed_ones() {
     let fs = SimFs::new();
-    let storage =
-        Storage::open(Arc::new(fs.clone()), DIR, opts(Duration::from_secs(3600))).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
     storage.commit_with(record(1), Durability::Delayed).unwrap();
     assert_eq!(recover(Arc::new(fs.crash_now()), small_opts()).unwrap().1.rows.len(), 0);
     storage.commit_with(record(2), Durability::Sync).unwrap();

@@ -7,7 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
-use centum_storage::{SimFs, Storage};
+use centum_storage::SimFs;
 use common::{recover, small_opts, Workload};
 use proptest::prelude::*;
 
@@ -39,7 +39,7 @@ proptest! {
         let mut w = Workload::new(seed);
         let (_, got) = recover(Arc::new(fs.clone()), small_opts()).unwrap();
         prop_assert!(got.rows.is_empty());
-        let mut storage = Some(Storage::open(Arc::new(fs.clone()), common::DIR, small_opts()).unwrap().start().unwrap());
+        let mut storage = Some(common::start(&fs, small_opts()));
         for s in steps {
             let st = storage.as_ref().unwrap();
             match s {

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use centum_storage::{log::segment_name, LogOptions, Options, SimFs, Storage};
+use centum_storage::{log::segment_name, LogOptions, Options, SimFs};
 use common::{recover, small_opts, Rows, Workload, DIR};
 
 fn opts() -> Options {
@@ -22,7 +22,7 @@ fn opts() -> Options {
 /// each.
 fn build(txns: usize) -> (SimFs, Vec<Rows>, Vec<usize>) {
     let fs = SimFs::new();
-    let storage = Storage::open(Arc::new(fs.clone()), DIR, opts()).unwrap().start().unwrap();
+    let storage = common::start(&fs, opts());
     let seg = Path::new(DIR).join(segment_name(1));
     let mut w = Workload::new(3);
     let mut states = vec![Rows::new()];
@@ -36,13 +36,19 @@ fn build(txns: usize) -> (SimFs, Vec<Rows>, Vec<usize>) {
     (fs, states, ends)
 }
 
+/// The only segment's path and bytes.
+fn log_file(fs: &SimFs) -> (std::path::PathBuf, Vec<u8>) {
+    let seg = Path::new(DIR).join(segment_name(1));
+    let full = fs.read(&seg).unwrap();
+    (seg, full)
+}
+
 #[test]
 fn every_cut_keeps_exactly_the_whole_batches_before_it() {
     // Debug builds use a shorter log, to stay quick.
     let txns = if cfg!(debug_assertions) { 40 } else { 110 };
     let (fs, states, ends) = build(txns);
-    let seg = Path::new(DIR).join(segment_name(1));
-    let full = fs.read(&seg).unwrap();
+    let (seg, full) = log_file(&fs);
     assert_eq!(*ends.last().unwrap(), full.len());
     let from = full.len().saturating_sub(64 << 10);
     for cut in from..=full.len() {
@@ -76,17 +82,13 @@ fn every_cut_keeps_exactly_the_whole_batches_before_it() {
 fn flipped_bits_give_a_clean_prefix_or_a_corruption_error() {
     let txns = if cfg!(debug_assertions) { 60 } else { 300 };
     let (fs, states, ends) = build(txns);
-    let seg = Path::new(DIR).join(segment_name(1));
-    let full = fs.read(&seg).unwrap();
+    let (seg, full) = log_file(&fs);
     let last_batch_start = ends[ends.len() - 2];
     let mut w = Workload::new(11);
     let (mut refused, mut kept) = (0, 0);
     for _ in 0..2000 {
         let bit = w.rand(full.len() as u64 * 8) as usize;
-        let mut bad = full.clone();
-        bad[bit / 8] ^= 1 << (bit % 8);
-        let img = fs.crash_now();
-        img.overwrite(&seg, bad);
+        let img = common::flipped(&fs, &seg, &full, bit);
         match recover(Arc::new(img), opts()) {
             Ok((_, got)) => {
                 // Only damage inside the last batch may be taken for a torn

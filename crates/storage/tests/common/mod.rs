@@ -9,7 +9,7 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use centum_storage::{
-    CheckpointOptions, Fs, LoadStats, LogOptions, Options, Record, Recovery, Result, RowId, Storage,
+    CheckpointOptions, Fs, LoadStats, LogOptions, Options, Record, Recovery, Result, RowId, SimFs, Storage,
 };
 
 pub const DIR: &str = "/db";
@@ -130,6 +130,21 @@ pub fn recover(fs: Arc<dyn Fs>, opts: Options) -> Result<(Recovery, Recovered)> 
         threads: threads.into_inner().unwrap().len(),
     };
     Ok((rec, out))
+}
+
+/// Starts a storage on `fs` in [`DIR`] (recovering whatever is there).
+pub fn start(fs: &SimFs, opts: Options) -> Storage {
+    Storage::open(Arc::new(fs.clone()), DIR, opts).unwrap().start().unwrap()
+}
+
+/// A crash image of `fs` in which `path` holds `file` with bit `bit`
+/// flipped.
+pub fn flipped(fs: &SimFs, path: &Path, file: &[u8], bit: usize) -> SimFs {
+    let mut bad = file.to_vec();
+    bad[bit / 8] ^= 1 << (bit % 8);
+    let img = fs.crash_now();
+    img.overwrite(path, bad);
+    img
 }
 
 /// Names of the files in the database directory.
