@@ -10,7 +10,11 @@
 //!   walker; unlinks of neighbours, of the head while a push goes in, and
 //!   both at once;
 //! - version install ([`crate::mvcc::write`]): two writers race for one end
-//!   field; a new version published into a chain is seen fully written.
+//!   field; a new version published into a chain is seen fully written;
+//! - the range index's B+tree ([`crate::index::btree`], with 4-entry nodes
+//!   under loom): a root split under a look-up, under a scan, and under a
+//!   second inserter whose key moves to the new leaf; a leaf merge (and the
+//!   root collapsing onto its one child) under a backward scan.
 //!
 //! Loom's partial-order reduction can miss interleavings: a load by one
 //! thread followed by a load and a compare-and-swap of the same atomic by
@@ -315,4 +319,167 @@ fn loom_published_version_is_fully_written() {
     });
     let all: BTreeSet<Vec<u8>> = [vec![0], vec![5, 0]].into();
     assert_eq!(seen, all);
+}
+
+// ---------------------------------------------------------------------------
+// The range index's B+tree: node split and merge against concurrent readers.
+
+use crate::index::btree::{BTree, Cursor, Direction};
+
+fn key(k: u8) -> [u8; 1] {
+    [k]
+}
+
+/// Every value in the tree, in key order, as a reader scans it.
+fn scan_all(t: &BTree) -> Vec<u64> {
+    let mut c = Cursor::new(None, None, Direction::Forward);
+    let mut out = vec![];
+    while t.next_batch(&mut c, |v| {
+        out.push(v);
+        true
+    }) {}
+    out
+}
+
+/// Like [`explore`] with at most one preemption: a tree operation makes
+/// hundreds of atomic accesses, and one preemption already covers a reader
+/// stopped at any step while a whole split or merge runs, and a writer
+/// stopped at any step of a split or merge while a reader runs.
+fn explore1<T>(f: impl Fn() -> T + Sync + Send + 'static) -> BTreeSet<T>
+where
+    T: Ord + Debug + Send + 'static,
+{
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(1);
+    let out = seen.clone();
+    b.check(move || {
+        let o = f();
+        out.lock().expect("outcomes").insert(o);
+    });
+    let mut seen = seen.lock().expect("outcomes");
+    std::mem::take(&mut *seen)
+}
+
+/// A full root leaf of four keys.
+fn full_leaf() -> Arc<BTree> {
+    let t = Arc::new(BTree::new());
+    for k in [10u8, 20, 30, 40] {
+        t.insert(&key(k), k as u64);
+    }
+    t
+}
+
+/// A root leaf splits (a new root above two leaves) while a reader looks
+/// up the key that moves to the new leaf: it always finds it.
+#[test]
+fn loom_btree_split_under_lookup() {
+    let outcomes = explore1(|| {
+        let t = full_leaf();
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.insert(&key(25), 25))
+        };
+        let g = {
+            let t = t.clone();
+            thread::spawn(move || t.get(&key(40)))
+        };
+        assert!(w.join().expect("writer"));
+        let got = g.join().expect("getter");
+        assert_eq!(got, Some(40));
+        t.check_invariants();
+        assert_eq!(scan_all(&t), [10, 20, 25, 30, 40]);
+        got
+    });
+    assert_eq!(outcomes, BTreeSet::from([Some(40)]));
+}
+
+/// Two inserters into one full leaf under an inner root: one splits it,
+/// the other's key belongs to the new right half. Whatever the
+/// interleaving, both keys land in the leaf that covers them (an inserter
+/// that read the leaf's address before the split must notice the split).
+#[test]
+fn loom_btree_split_under_insert() {
+    let outcomes = explore1(|| {
+        let t = Arc::new(BTree::new());
+        for k in [10u8, 20, 30, 40, 50] {
+            t.insert(&key(k), k as u64);
+        }
+        // Root over [10, 20] and [30, 40, 50]; fill the right leaf.
+        t.insert(&key(60), 60);
+        let a = {
+            let t = t.clone();
+            thread::spawn(move || t.insert(&key(35), 35))
+        };
+        let b = {
+            let t = t.clone();
+            thread::spawn(move || t.insert(&key(55), 55))
+        };
+        assert!(a.join().expect("a") && b.join().expect("b"));
+        t.check_invariants();
+        let all = scan_all(&t);
+        assert_eq!(all, [10, 20, 30, 35, 40, 50, 55, 60]);
+        t.stats().leaves
+    });
+    assert!(outcomes.contains(&3), "{outcomes:?}");
+}
+
+/// A root leaf splits while a reader scans: the scan sees the old keys in
+/// order, with or without the new one, never one twice.
+#[test]
+fn loom_btree_split_under_scan() {
+    let outcomes = explore1(|| {
+        let t = full_leaf();
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.insert(&key(25), 25))
+        };
+        let s = {
+            let t = t.clone();
+            thread::spawn(move || scan_all(&t))
+        };
+        assert!(w.join().expect("writer"));
+        let seen = s.join().expect("scanner");
+        assert!(seen == [10, 20, 30, 40] || seen == [10, 20, 25, 30, 40], "scan saw {seen:?}");
+        seen.len()
+    });
+    // Both orders of the scan and the split were explored.
+    assert_eq!(outcomes, BTreeSet::from([4, 5]));
+}
+
+/// Deleting the last entry of a leaf merges it into its neighbour (and
+/// the root, left with one child, gives way to it) while a reader scans
+/// backward across the two leaves.
+#[test]
+fn loom_btree_merge_under_scan() {
+    let outcomes = explore1(|| {
+        let t = full_leaf();
+        t.insert(&key(50), 50);
+        // Two leaves: [10, 20] and [30, 40, 50]; leave one key on the left.
+        assert!(t.remove(&key(20), 20));
+        let w = {
+            let t = t.clone();
+            thread::spawn(move || t.remove(&key(10), 10))
+        };
+        let s = {
+            let t = t.clone();
+            thread::spawn(move || {
+                let mut c = Cursor::new(None, None, Direction::Backward);
+                let mut out = vec![];
+                while t.next_batch(&mut c, |v| {
+                    out.push(v);
+                    true
+                }) {}
+                out
+            })
+        };
+        assert!(w.join().expect("writer"));
+        let seen = s.join().expect("scanner");
+        assert!(seen == [50, 40, 30, 10] || seen == [50, 40, 30], "scan saw {seen:?}");
+        t.check_invariants();
+        assert_eq!(scan_all(&t), [30, 40, 50]);
+        assert_eq!(t.stats().leaves, 1, "the empty leaf was merged away");
+        seen.len()
+    });
+    assert_eq!(outcomes, BTreeSet::from([3, 4]));
 }
