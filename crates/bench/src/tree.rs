@@ -4,8 +4,10 @@
 //!
 //! For each structure: inserts/s into an empty map on one thread and on
 //! `threads` threads (the key set split between them), point look-ups/s of
-//! present keys on one and on `threads` threads, and rows/s of a full scan
-//! in key order (one thread).
+//! present keys on one and on `threads` threads, look-ups/s in batches of
+//! 64 keys on one thread (the tree's `get_many` overlaps the descents; the
+//! others look keys up one by one), and rows/s of a full scan in key order
+//! (one thread).
 
 use centum_engine::index::{BTree, Cursor, Direction};
 use crossbeam_skiplist::SkipMap;
@@ -34,6 +36,10 @@ trait Map: Sync {
     fn new() -> Self;
     fn insert(&self, k: u64, v: u64);
     fn get(&self, k: u64) -> Option<u64>;
+    /// Looks up a batch; returns how many were found.
+    fn get_batch(&self, ks: &[u64]) -> usize {
+        ks.iter().filter(|&&k| self.get(k).is_some()).count()
+    }
     /// Visits every entry in order; returns how many.
     fn scan(&self) -> u64;
 }
@@ -48,6 +54,12 @@ impl Map for BTree {
     }
     fn get(&self, k: u64) -> Option<u64> {
         BTree::get(self, &k.to_be_bytes())
+    }
+    fn get_batch(&self, ks: &[u64]) -> usize {
+        let keys: Vec<[u8; 8]> = ks.iter().map(|k| k.to_be_bytes()).collect();
+        let mut out = Vec::with_capacity(ks.len());
+        self.get_many(&keys, &mut out);
+        out.iter().filter(|v| v.is_some()).count()
     }
     fn scan(&self) -> u64 {
         let mut c = Cursor::new(None, None, Direction::Forward);
@@ -139,6 +151,7 @@ struct Figures {
     insert_n: f64,
     get_1: f64,
     get_n: f64,
+    batch_1: f64,
     scan: f64,
 }
 
@@ -154,6 +167,12 @@ fn measure<M: Map>(keys: &[u64], lookups: &[u64], threads: usize) -> Figures {
         let hits = ks.iter().filter(|&&k| m.get(k).is_some()).count();
         assert_eq!(hits, ks.len(), "{} lost keys", M::NAME);
     });
+    // Batches of 64 keys per call (the tree overlaps the descents of a
+    // batch; the other maps look them up one by one).
+    let batch_1 = parallel(lookups, 1, |ks| {
+        let hits: usize = ks.chunks(64).map(|c| m.get_batch(c)).sum();
+        assert_eq!(hits, ks.len(), "{} lost keys", M::NAME);
+    });
     let start = Instant::now();
     let rows = m.scan();
     let scan = rows as f64 / start.elapsed().as_secs_f64();
@@ -162,7 +181,7 @@ fn measure<M: Map>(keys: &[u64], lookups: &[u64], threads: usize) -> Figures {
     let m = M::new();
     let insert_n = parallel(keys, threads, |ks| ks.iter().for_each(|&k| m.insert(k, k)));
     drop(m);
-    Figures { name: M::NAME, insert_1, insert_n, get_1, get_n, scan }
+    Figures { name: M::NAME, insert_1, insert_n, get_1, get_n, batch_1, scan }
 }
 
 /// Runs the comparison and prints a table.
@@ -186,35 +205,38 @@ pub fn run(args: Args) -> Result<(), centum_engine::Error> {
         rows.push(measure::<RwLock<BTreeMap<u64, u64>>>(&ks, &lookups, t));
     }
     println!(
-        "{:<22} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "{:<22} {:>12} {:>12} {:>12} {:>12} {:>14} {:>12}",
         "structure",
         "insert/s 1t",
         format!("insert/s {t}t"),
         "get/s 1t",
         format!("get/s {t}t"),
+        "batch get/s 1t",
         "scan rows/s"
     );
     let m = |x: f64| format!("{:.2}M", x / 1e6);
     for r in &rows {
         println!(
-            "{:<22} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            "{:<22} {:>12} {:>12} {:>12} {:>12} {:>14} {:>12}",
             r.name,
             m(r.insert_1),
             m(r.insert_n),
             m(r.get_1),
             m(r.get_n),
+            m(r.batch_1),
             m(r.scan)
         );
     }
     if let (Some(c), true) = (rows.first(), rows.len() > 1) {
         for o in &rows[1..] {
             println!(
-                "centum / {}: insert {:.1}x ({:.1}x on {t}t), get {:.1}x ({:.1}x on {t}t), scan {:.1}x",
+                "centum / {}: insert {:.1}x ({:.1}x on {t}t), get {:.1}x ({:.1}x on {t}t), batch get {:.1}x, scan {:.1}x",
                 o.name,
                 c.insert_1 / o.insert_1,
                 c.insert_n / o.insert_n,
                 c.get_1 / o.get_1,
                 c.get_n / o.get_n,
+                c.batch_1 / o.batch_1,
                 c.scan / o.scan
             );
         }

@@ -183,8 +183,13 @@ fn phantoms_are_prevented_under_serializable_only() {
         })
         .expect("load");
         let t1 = db.begin(isolation).expect("t1");
-        let range = KeyRange { eq: vec![Value::Integer(1)], lower: Bound::Included(Value::BigInt(2)), upper: Bound::Excluded(Value::BigInt(9)) };
-        let seen: Vec<_> = t1.range(&t, "t_ab", &range, Direction::Forward).expect("scan").map(|r| ab(&r)).collect();
+        let range = KeyRange {
+            eq: vec![Value::Integer(1)],
+            lower: Bound::Included(Value::BigInt(2)),
+            upper: Bound::Excluded(Value::BigInt(9)),
+        };
+        let seen: Vec<_> =
+            t1.range(&t, "t_ab", &range, Direction::Forward).expect("scan").map(|r| ab(&r)).collect();
         assert_eq!(seen, vec![(1, Some(5))]);
         // T2 puts a row into the range T1 read.
         db.run(Isolation::Snapshot, 1, |txn| {
@@ -214,7 +219,11 @@ fn serializable_range_reads_detect_removals_but_not_unrelated_writes() {
         Ok(())
     })
     .expect("load");
-    let range = KeyRange { eq: vec![Value::Integer(1)], lower: Bound::Included(Value::BigInt(0)), upper: Bound::Included(Value::BigInt(4)) };
+    let range = KeyRange {
+        eq: vec![Value::Integer(1)],
+        lower: Bound::Included(Value::BigInt(0)),
+        upper: Bound::Included(Value::BigInt(4)),
+    };
     for (what, write_b, must_fail) in [("moved out", 2, true), ("untouched", 8, false)] {
         let t1 = db.begin(Isolation::Serializable).expect("t1");
         let n = t1.range(&t, "t_ab", &range, Direction::Backward).expect("scan").count();
@@ -226,7 +235,8 @@ fn serializable_range_reads_detect_removals_but_not_unrelated_writes() {
             txn.update(&row, v).map(|_| ())
         })
         .expect("t2");
-        t1.insert(&t, vec![Value::Integer(3), Value::BigInt(write_b), Value::Text("t1".into())]).expect("t1 write");
+        t1.insert(&t, vec![Value::Integer(3), Value::BigInt(write_b), Value::Text("t1".into())])
+            .expect("t1 write");
         let r = t1.commit();
         assert_eq!(r.is_err(), must_fail, "{what}: {r:?}");
     }
@@ -270,7 +280,9 @@ fn nulls_descending_columns_and_min_max() {
         )
         .expect("create");
     db.run(Isolation::Snapshot, 1, |txn| {
-        for (x, y) in [(Some(3), "b"), (None, "a"), (Some(-1), "a"), (Some(10), "a"), (None, "b"), (Some(0), "b")] {
+        for (x, y) in
+            [(Some(3), "b"), (None, "a"), (Some(-1), "a"), (Some(10), "a"), (None, "b"), (Some(0), "b")]
+        {
             txn.insert(&t, vec![x.map_or(Value::Null, Value::Integer), Value::Text(y.into())])?;
         }
         Ok(())
@@ -299,15 +311,20 @@ fn nulls_descending_columns_and_min_max() {
     assert_eq!(xs(&b_lt_3, "d_yx", Direction::Forward), vec![Some(0)]);
     // Equality look-ups work through range indexes too.
     let n = db
-        .run(Isolation::Snapshot, 1, |txn| Ok(txn.lookup(&t, "d_yx", &[Value::Text("b".into()), Value::Integer(3)])?.len()))
+        .run(Isolation::Snapshot, 1, |txn| {
+            Ok(txn.lookup(&t, "d_yx", &[Value::Text("b".into()), Value::Integer(3)])?.len())
+        })
         .expect("lookup");
     assert_eq!(n, 1);
     // A hash index cannot serve a range scan.
-    let h = db.create_table(
-        TableDef::new("h").column("k", DataType::Integer).index(IndexDef::hash("h_k", &["k"], 16)),
-    );
+    let h = db.create_table(TableDef::new("h").column("k", DataType::Integer).index(IndexDef::hash(
+        "h_k",
+        &["k"],
+        16,
+    )));
     let h = h.expect("create");
-    let err = db.run(Isolation::Snapshot, 1, |txn| txn.range(&h, "h_k", &all, Direction::Forward).map(|_| ()));
+    let err =
+        db.run(Isolation::Snapshot, 1, |txn| txn.range(&h, "h_k", &all, Direction::Forward).map(|_| ()));
     assert_eq!(err.map_err(|e| e.sqlstate()), Err("0A000"));
 }
 
@@ -356,7 +373,8 @@ fn index_build_under_concurrent_writes() {
     writer.join().expect("writer");
     let (by_scan, by_index) = db
         .run(Isolation::Snapshot, 1, |txn| {
-            let mut all: Vec<(i64, i64)> = txn.scan(&t)?.map(|r| (r.int(1).expect("g"), r.int(0).expect("id"))).collect();
+            let mut all: Vec<(i64, i64)> =
+                txn.scan(&t)?.map(|r| (r.int(1).expect("g"), r.int(0).expect("id"))).collect();
             all.sort();
             let ix: Vec<(i64, i64)> = txn
                 .range(&t, "k_g", &KeyRange::prefix(vec![]), Direction::Forward)?
@@ -404,7 +422,9 @@ fn concurrent_moves_keep_every_snapshot_consistent() {
                     let to = ((x >> 20) % (4 * KEYS as u64)) as i64;
                     let r = db.run(Isolation::Snapshot, 50, |txn| {
                         let lo = KeyRange::between(Bound::Included(Value::BigInt(from)), Bound::Unbounded);
-                        let Some(row) = txn.range(&t, "m_k", &lo, Direction::Forward)?.next() else { return Ok(()) };
+                        let Some(row) = txn.range(&t, "m_k", &lo, Direction::Forward)?.next() else {
+                            return Ok(());
+                        };
                         if txn.get(&t, "m_k", &[Value::BigInt(to)])?.is_some() {
                             return Ok(());
                         }
@@ -428,7 +448,10 @@ fn concurrent_moves_keep_every_snapshot_consistent() {
                 while !stop.load(SeqCst) || scans == 0 {
                     let keys: Vec<i64> = db
                         .run(Isolation::Snapshot, 1, |txn| {
-                            Ok(txn.range(&t, "m_k", &KeyRange::prefix(vec![]), dir)?.map(|r| r.int(0).expect("k")).collect())
+                            Ok(txn
+                                .range(&t, "m_k", &KeyRange::prefix(vec![]), dir)?
+                                .map(|r| r.int(0).expect("k"))
+                                .collect())
                         })
                         .expect("scan");
                     assert_eq!(keys.len() as i64, KEYS, "a snapshot lost or gained a row");

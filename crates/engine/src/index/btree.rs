@@ -563,6 +563,16 @@ impl<const L: usize, const I: usize> Default for BTree<L, I> {
 }
 
 impl<const L: usize, const I: usize> BTree<L, I> {
+    /// 8-byte words of the larger node kind, past its header: a descent
+    /// prefetches the whole child, so the search and the entry it ends on
+    /// (a leaf's value, an inner node's child address) cost one round trip
+    /// to memory instead of two.
+    const NODE_WORDS: usize = {
+        let l = std::mem::size_of::<Leaf<L>>();
+        let i = std::mem::size_of::<Inner<I>>();
+        (if l > i { l } else { i }) / 8
+    };
+
     /// An empty tree (one empty leaf).
     pub fn new() -> Self {
         const { assert!(L >= 4 && I >= 4) };
@@ -634,6 +644,11 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         self.entries.get().max(0) as u64
     }
 
+    /// Whether the tree has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The root, read-locked, checked to still be the root.
     #[inline]
     fn root_locked(&self) -> Opt<(u64, u64)> {
@@ -653,7 +668,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
     fn child(&self, inner: &Inner<I>, v: u64, pos: usize) -> Opt<(u64, u64)> {
         let child = inner.child[pos].load(Relaxed);
         inner.hdr.check(v)?;
-        prefetch_node(child, L.max(I));
+        prefetch_node(child, Self::NODE_WORDS);
         let cv = hdr(child).read_lock()?;
         inner.hdr.check(v)?;
         Ok((child, cv))
@@ -1016,6 +1031,13 @@ impl<const L: usize, const I: usize> BTree<L, I> {
             let pos = inner.seps.search(n, p, true, Some((&inner.hdr, v)))?;
             (node, v) = self.child(inner, v, pos)?;
         }
+        Self::leaf_get(node, v, p)
+    }
+
+    /// The look-up's answer from the leaf it descended to (noted at `v`),
+    /// or `None` when the first entry not below the key is past the leaf.
+    #[inline]
+    fn leaf_get(node: u64, v: u64, p: &Probe<'_>) -> Opt<Option<Option<u64>>> {
         let leaf = Self::leaf(node);
         let n = leaf.hdr.count(L);
         let pos = leaf.slots.search(n, p, false, Some((&leaf.hdr, v)))?;
@@ -1036,6 +1058,63 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         };
         leaf.hdr.check(v)?;
         Ok(Some(same.then_some(val)))
+    }
+
+    /// Looks up many keys: for each, what [`BTree::get`] returns. The
+    /// descents of up to 16 keys advance level by level together, every
+    /// child prefetched before any is read, so their cache misses overlap
+    /// instead of following one another; on a tree larger than the caches
+    /// this is several times the throughput of one `get` after another.
+    pub fn get_many<K: AsRef<[u8]>>(&self, keys: &[K], out: &mut Vec<Option<u64>>) {
+        const GROUP: usize = 16;
+        let _g = pin();
+        for group in keys.chunks(GROUP) {
+            let probes: SmallVec<[Probe<'_>; GROUP]> =
+                group.iter().map(|k| Probe::new(k.as_ref(), 0)).collect();
+            let mut res = [None; GROUP];
+            if self.try_get_group(&probes, &mut res).is_err() {
+                res = [None; GROUP];
+            }
+            for (k, r) in group.iter().zip(res) {
+                // A restart, or an answer past the leaf: the one-key path.
+                out.push(r.unwrap_or_else(|| self.get(k.as_ref())));
+            }
+        }
+    }
+
+    fn try_get_group(&self, probes: &[Probe<'_>], res: &mut [Option<Option<u64>>]) -> Opt<()> {
+        const GROUP: usize = 16;
+        let n = probes.len().min(GROUP);
+        let (root, rv) = self.root_locked()?;
+        let (mut node, mut ver) = ([root; GROUP], [rv; GROUP]);
+        // The tree is balanced: every descent meets inner nodes at the same
+        // levels (a concurrent root split shows up as a failed check).
+        while !hdr(node[0]).leaf {
+            let mut child = [0u64; GROUP];
+            for i in 0..n {
+                let inner = Self::inner(node[i]);
+                if inner.hdr.leaf {
+                    return Err(Restart);
+                }
+                let c = inner.hdr.count(I - 1);
+                let pos = inner.seps.search(c, &probes[i], true, Some((&inner.hdr, ver[i])))?;
+                child[i] = inner.child[pos].load(Relaxed);
+                inner.hdr.check(ver[i])?;
+                prefetch_node(child[i], L.max(I));
+            }
+            for i in 0..n {
+                let cv = hdr(child[i]).read_lock()?;
+                Self::inner(node[i]).hdr.check(ver[i])?;
+                (node[i], ver[i]) = (child[i], cv);
+            }
+        }
+        for i in 0..n {
+            if !hdr(node[i]).leaf {
+                return Err(Restart);
+            }
+            res[i] = Self::leaf_get(node[i], ver[i], &probes[i])?;
+        }
+        Ok(())
     }
 
     /// Reads the next leaf's worth of the cursor's entries and passes their
@@ -1399,8 +1478,17 @@ mod tests {
                     assert_eq!(got, model_scan(&m, lo.as_deref(), hi.as_deref(), dir));
                 }
                 Op::Get(k) => {
-                    let want = m.range((k.clone(), 0)..).next().filter(|(mk, _)| *mk == k).map(|(_, v)| *v);
-                    assert_eq!(t.get(&k), want);
+                    let first = |k: &Vec<u8>| {
+                        m.range((k.clone(), 0)..).next().filter(|(mk, _)| mk == k).map(|(_, v)| *v)
+                    };
+                    assert_eq!(t.get(&k), first(&k));
+                    // A batch: the key, its neighbours in the model, and misses.
+                    let mut batch: Vec<Vec<u8>> = m.iter().take(20).map(|(k, _)| k.clone()).collect();
+                    batch.push(k.clone());
+                    batch.push(vec![9; 30]);
+                    let mut got = Vec::new();
+                    t.get_many(&batch, &mut got);
+                    assert_eq!(got, batch.iter().map(first).collect::<Vec<_>>());
                 }
             }
         }
