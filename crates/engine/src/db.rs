@@ -236,7 +236,7 @@ impl Database {
             }
             slots.push(Some(Arc::new(build_index(&table, ix, i + 1, 0, 0)?)));
         }
-        table.indexes.store(Arc::new(IndexSet { slots, gen: 0 }));
+        table.indexes.store(Arc::new(IndexSet::new(slots, 0)));
         let table = Arc::new(table);
         let mut new = (*cat).clone();
         new.insert(def.name, table.clone());
@@ -284,12 +284,13 @@ impl Database {
             let pos = cur.slots.iter().position(Option::is_none).unwrap_or(cur.slots.len());
             let gen = cur.gen + 1;
             let ix = Arc::new(build_index(&t, &def, pos + 1, gen, INFINITY)?);
-            let mut slots = cur.slots.clone();
+            let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
             if pos == slots.len() {
                 slots.push(None);
+                retiring.push(false);
             }
             slots[pos] = Some(ix.clone());
-            t.indexes.store(Arc::new(IndexSet { slots, gen }));
+            t.indexes.store(Arc::new(IndexSet { slots, retiring, gen }));
             ix
         };
         // Writers that loaded the old index set are in transactions open
@@ -367,7 +368,9 @@ impl Database {
         false
     }
 
-    /// Drops an index.
+    /// Drops an index. It disappears at once for new statements; its
+    /// memory goes once the transactions open now have finished (they may
+    /// still walk it, for instance to validate a SERIALIZABLE read).
     pub fn drop_index(&self, name: &str) -> Result<()> {
         let t = self
             .index_owner(&self.shared.catalog.load(), name)
@@ -377,10 +380,34 @@ impl Database {
         Ok(())
     }
 
-    fn remove_index(&self, t: &Table, name: &str) {
+    /// Takes index `name` out of use in two steps. First it is marked
+    /// retiring: no longer found, read or written, but versions are still
+    /// unlinked from it, so nothing it reaches is ever freed. Once every
+    /// transaction open at that moment has finished (no one can hold it
+    /// then), a background thread removes it, freeing its slot.
+    fn remove_index(&self, t: &Arc<Table>, name: &str) {
         let cur = t.indexes.load_full();
-        let slots = cur.slots.iter().map(|s| s.clone().filter(|ix| ix.name() != name)).collect();
-        t.indexes.store(Arc::new(IndexSet { slots, gen: cur.gen }));
+        let Some(pos) = cur.slots.iter().position(|s| s.as_ref().is_some_and(|ix| ix.name() == name)) else {
+            return;
+        };
+        let mut retiring = cur.retiring.clone();
+        retiring[pos] = true;
+        t.indexes.store(Arc::new(IndexSet { slots: cur.slots.clone(), retiring, gen: cur.gen }));
+        let open = self.shared.txns.active_ids();
+        let (shared, table) = (self.shared.clone(), t.clone());
+        let finish = move || {
+            for id in open {
+                shared.txns.wait_gone(id);
+            }
+            let _tddl = table.ddl.lock().unwrap_or_else(|p| p.into_inner());
+            let cur = table.indexes.load_full();
+            let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
+            slots[pos] = None;
+            retiring[pos] = false;
+            table.indexes.store(Arc::new(IndexSet { slots, retiring, gen: cur.gen }));
+        };
+        // Without a thread the index just stays retiring: harmless.
+        let _ = std::thread::Builder::new().name("centum-index-drop".into()).spawn(finish);
     }
 
     /// Runs one garbage collection round now; returns versions freed.

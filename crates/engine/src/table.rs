@@ -41,6 +41,10 @@ pub(crate) fn scan_chains(buckets: u64) -> u64 {
 pub(crate) struct IndexSet {
     /// Index in link slot `i + 1`, or a hole left by a dropped index.
     pub(crate) slots: Vec<Option<Arc<Index>>>,
+    /// Slots whose index is being dropped: no longer found by name, read
+    /// or written, but still unlinked from, because transactions that
+    /// began before the drop may still walk it (see `Database::drop_index`).
+    pub(crate) retiring: Vec<bool>,
     /// Generation: bumped whenever an index is added.
     pub(crate) gen: u32,
 }
@@ -51,8 +55,19 @@ impl IndexSet {
         1 + self.slots.len()
     }
 
-    /// The live indexes.
+    /// A set with these indexes and none retiring.
+    pub(crate) fn new(slots: Vec<Option<Arc<Index>>>, gen: u32) -> IndexSet {
+        let retiring = vec![false; slots.len()];
+        IndexSet { slots, retiring, gen }
+    }
+
+    /// The live indexes (not those being dropped).
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Arc<Index>> {
+        self.slots.iter().zip(&self.retiring).filter(|(_, r)| !**r).filter_map(|(s, _)| s.as_ref())
+    }
+
+    /// Every index versions must be unlinked from, retiring ones included.
+    pub(crate) fn iter_all(&self) -> impl Iterator<Item = &Arc<Index>> {
         self.slots.iter().flatten()
     }
 
@@ -107,7 +122,7 @@ impl Table {
             columns,
             durability,
             scan: Chains::new(scan_chains, 0),
-            indexes: ArcSwap::from_pointee(IndexSet { slots: vec![], gen: 0 }),
+            indexes: ArcSwap::from_pointee(IndexSet::new(vec![], 0)),
             dropped: AtomicBool::new(false),
             ddl: Mutex::new(()),
             row_bytes: Counter::default(),
@@ -194,7 +209,7 @@ impl Table {
     /// covers it. Afterwards no new reader can reach it.
     pub(crate) fn unlink(&self, v: VersionPtr) {
         let set = self.indexes.load();
-        for ix in set.iter() {
+        for ix in set.iter_all() {
             if ix.covers(v) && ix.slot() < v.links() {
                 ix.remove(&self.layout, v);
             }
