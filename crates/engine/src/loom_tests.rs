@@ -332,7 +332,12 @@ fn key(k: u8) -> [u8; 1] {
 
 /// Every value in the tree, in key order, as a reader scans it.
 fn scan_all(t: &BTree) -> Vec<u64> {
-    let mut c = Cursor::new(None, None, Direction::Forward);
+    scan_dir(t, Direction::Forward)
+}
+
+/// Every value in the tree, scanned in direction `dir`.
+fn scan_dir(t: &BTree, dir: Direction) -> Vec<u64> {
+    let mut c = Cursor::new(None, None, dir);
     let mut out = vec![];
     while t.next_batch(&mut c, |v| {
         out.push(v);
@@ -463,15 +468,7 @@ fn loom_btree_merge_under_scan() {
         };
         let s = {
             let t = t.clone();
-            thread::spawn(move || {
-                let mut c = Cursor::new(None, None, Direction::Backward);
-                let mut out = vec![];
-                while t.next_batch(&mut c, |v| {
-                    out.push(v);
-                    true
-                }) {}
-                out
-            })
+            thread::spawn(move || scan_dir(&t, Direction::Backward))
         };
         assert!(w.join().expect("writer"));
         let seen = s.join().expect("scanner");

@@ -674,6 +674,19 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         Ok((child, cv))
     }
 
+    /// The leaf whose range holds `p`, read-locked.
+    #[inline]
+    fn leaf_for(&self, p: &Probe<'_>) -> Opt<(u64, u64)> {
+        let (mut node, mut v) = self.root_locked()?;
+        while !hdr(node).leaf {
+            let inner = Self::inner(node);
+            let n = inner.hdr.count(I - 1);
+            let pos = inner.seps.search(n, p, true, Some((&inner.hdr, v)))?;
+            (node, v) = self.child(inner, v, pos)?;
+        }
+        Ok((node, v))
+    }
+
     // -----------------------------------------------------------------------
     // Insert
 
@@ -854,13 +867,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
     }
 
     fn try_remove(&self, p: &Probe<'_>) -> Opt<(bool, bool)> {
-        let (mut node, mut v) = self.root_locked()?;
-        while !hdr(node).leaf {
-            let inner = Self::inner(node);
-            let n = inner.hdr.count(I - 1);
-            let pos = inner.seps.search(n, p, true, Some((&inner.hdr, v)))?;
-            (node, v) = self.child(inner, v, pos)?;
-        }
+        let (node, v) = self.leaf_for(p)?;
         let leaf = Self::leaf(node);
         leaf.hdr.upgrade(v)?;
         let n = leaf.hdr.count(L);
@@ -1024,13 +1031,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
     /// lies past the leaf reached.
     #[inline]
     fn try_get(&self, p: &Probe<'_>) -> Opt<Option<Option<u64>>> {
-        let (mut node, mut v) = self.root_locked()?;
-        while !hdr(node).leaf {
-            let inner = Self::inner(node);
-            let n = inner.hdr.count(I - 1);
-            let pos = inner.seps.search(n, p, true, Some((&inner.hdr, v)))?;
-            (node, v) = self.child(inner, v, pos)?;
-        }
+        let (node, v) = self.leaf_for(p)?;
         Self::leaf_get(node, v, p)
     }
 
