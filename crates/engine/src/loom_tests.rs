@@ -366,6 +366,15 @@ where
     std::mem::take(&mut *seen)
 }
 
+/// Runs `f` on the tree in a new loom thread.
+fn on<T: Send + 'static>(
+    t: &Arc<BTree>,
+    f: impl FnOnce(&BTree) -> T + Send + 'static,
+) -> thread::JoinHandle<T> {
+    let t = t.clone();
+    thread::spawn(move || f(&t))
+}
+
 /// A full root leaf of four keys.
 fn full_leaf() -> Arc<BTree> {
     let t = Arc::new(BTree::new());
@@ -381,14 +390,8 @@ fn full_leaf() -> Arc<BTree> {
 fn loom_btree_split_under_lookup() {
     let outcomes = explore1(|| {
         let t = full_leaf();
-        let w = {
-            let t = t.clone();
-            thread::spawn(move || t.insert(&key(25), 25))
-        };
-        let g = {
-            let t = t.clone();
-            thread::spawn(move || t.get(&key(40)))
-        };
+        let w = on(&t, move |t| t.insert(&key(25), 25));
+        let g = on(&t, move |t| t.get(&key(40)));
         assert!(w.join().expect("writer"));
         let got = g.join().expect("getter");
         assert_eq!(got, Some(40));
@@ -412,14 +415,8 @@ fn loom_btree_split_under_insert() {
         }
         // Root over [10, 20] and [30, 40, 50]; fill the right leaf.
         t.insert(&key(60), 60);
-        let a = {
-            let t = t.clone();
-            thread::spawn(move || t.insert(&key(35), 35))
-        };
-        let b = {
-            let t = t.clone();
-            thread::spawn(move || t.insert(&key(55), 55))
-        };
+        let a = on(&t, move |t| t.insert(&key(35), 35));
+        let b = on(&t, move |t| t.insert(&key(55), 55));
         assert!(a.join().expect("a") && b.join().expect("b"));
         t.check_invariants();
         let all = scan_all(&t);
@@ -435,14 +432,8 @@ fn loom_btree_split_under_insert() {
 fn loom_btree_split_under_scan() {
     let outcomes = explore1(|| {
         let t = full_leaf();
-        let w = {
-            let t = t.clone();
-            thread::spawn(move || t.insert(&key(25), 25))
-        };
-        let s = {
-            let t = t.clone();
-            thread::spawn(move || scan_all(&t))
-        };
+        let w = on(&t, move |t| t.insert(&key(25), 25));
+        let s = on(&t, move |t| scan_all(t));
         assert!(w.join().expect("writer"));
         let seen = s.join().expect("scanner");
         assert!(seen == [10, 20, 30, 40] || seen == [10, 20, 25, 30, 40], "scan saw {seen:?}");
@@ -462,14 +453,8 @@ fn loom_btree_merge_under_scan() {
         t.insert(&key(50), 50);
         // Two leaves: [10, 20] and [30, 40, 50]; leave one key on the left.
         assert!(t.remove(&key(20), 20));
-        let w = {
-            let t = t.clone();
-            thread::spawn(move || t.remove(&key(10), 10))
-        };
-        let s = {
-            let t = t.clone();
-            thread::spawn(move || scan_dir(&t, Direction::Backward))
-        };
+        let w = on(&t, move |t| t.remove(&key(10), 10));
+        let s = on(&t, move |t| scan_dir(t, Direction::Backward));
         assert!(w.join().expect("writer"));
         let seen = s.join().expect("scanner");
         assert!(seen == [50, 40, 30, 10] || seen == [50, 40, 30], "scan saw {seen:?}");

@@ -309,7 +309,7 @@ impl Transaction {
                 self.record_range(&ix, lo, hi);
             }
         }
-        Ok(RangeScan { txn: self, table, ix, cursor, op, batch: Vec::new(), pos: 0 })
+        Ok(RangeScan { txn: self, table, ix, cursor, op, rows: Batches::default() })
     }
 
     /// Every row of the table, in no particular order. The scan sees the
@@ -324,7 +324,7 @@ impl Transaction {
             let t = inner.table_no(table);
             inner.scans.push(ScanRecord::Table(t));
         }
-        Ok(Scan { txn: self, table, op, bucket: 0, end: table.scan.len(), batch: Vec::new(), pos: 0 })
+        Ok(Scan { txn: self, table, op, bucket: 0, end: table.scan.len(), rows: Batches::default() })
     }
 
     /// Like [`Transaction::scan`] over part of the table's scan chains (for
@@ -341,6 +341,46 @@ impl Transaction {
     }
 }
 
+/// Visible versions collected a chunk at a time (one scan chain, one index
+/// leaf), each chunk under its own short epoch pin, so an iterator holds no
+/// pin between calls. Under SERIALIZABLE every chunk joins the read set.
+#[derive(Default)]
+struct Batches {
+    batch: Vec<VersionPtr>,
+    pos: usize,
+}
+
+impl Batches {
+    /// The next collected version. When the batch is used up, `fill`
+    /// pushes the visible versions of the next chunk (given the collector
+    /// horizon) and returns whether there was a chunk at all.
+    fn next(
+        &mut self,
+        txn: &Transaction,
+        mut fill: impl FnMut(&mut Vec<VersionPtr>, u64) -> bool,
+    ) -> Option<VersionPtr> {
+        loop {
+            if let Some(&v) = self.batch.get(self.pos) {
+                self.pos += 1;
+                return Some(v);
+            }
+            self.batch.clear();
+            self.pos = 0;
+            let horizon = txn.db.gc.horizon();
+            let more = {
+                let _pin = crossbeam_epoch::pin();
+                fill(&mut self.batch, horizon)
+            };
+            if !more {
+                return None;
+            }
+            if txn.serializable() {
+                txn.inner.borrow_mut().reads.extend_from_slice(&self.batch);
+            }
+        }
+    }
+}
+
 /// An iterator over the visible rows of a range of a range index, in
 /// index order. Like [`Scan`] it holds no epoch pin between calls: it
 /// reads one leaf of the index at a time.
@@ -350,40 +390,30 @@ pub struct RangeScan<'a> {
     ix: Arc<Index>,
     cursor: Cursor,
     op: u32,
-    batch: Vec<VersionPtr>,
-    pos: usize,
+    rows: Batches,
 }
 
 impl<'a> Iterator for RangeScan<'a> {
     type Item = Row<'a>;
 
     fn next(&mut self) -> Option<Row<'a>> {
-        loop {
-            if let Some(&v) = self.batch.get(self.pos) {
-                self.pos += 1;
-                return Some(Row::new(self.table, v));
+        let RangeScan { txn, table, ix, cursor, op, rows } = self;
+        let r = ix.as_range()?;
+        let v = rows.next(txn, |batch, horizon| {
+            if cursor.is_done() {
+                return false;
             }
-            let r = self.ix.as_range()?;
-            if self.cursor.is_done() {
-                return None;
-            }
-            self.batch.clear();
-            self.pos = 0;
-            let horizon = self.txn.db.gc.horizon();
-            let _pin = crossbeam_epoch::pin();
-            let (txn, table, op, batch) = (self.txn, self.table, self.op, &mut self.batch);
-            r.tree.next_batch(&mut self.cursor, |w| {
+            r.tree.next_batch(cursor, |w| {
                 if let Some(v) = VersionPtr::from_word(w as usize) {
-                    if txn.sees(table, v, op, horizon) {
+                    if txn.sees(table, v, *op, horizon) {
                         batch.push(v);
                     }
                 }
                 true
             });
-            if self.txn.serializable() {
-                self.txn.inner.borrow_mut().reads.extend_from_slice(&self.batch);
-            }
-        }
+            true
+        })?;
+        Some(Row::new(self.table, v))
     }
 }
 
@@ -395,38 +425,29 @@ pub struct Scan<'a> {
     op: u32,
     bucket: usize,
     end: usize,
-    batch: Vec<VersionPtr>,
-    pos: usize,
+    rows: Batches,
 }
 
 impl<'a> Iterator for Scan<'a> {
     type Item = Row<'a>;
 
     fn next(&mut self) -> Option<Row<'a>> {
-        loop {
-            if let Some(&v) = self.batch.get(self.pos) {
-                self.pos += 1;
-                return Some(Row::new(self.table, v));
+        let Scan { txn, table, op, bucket, end, rows } = self;
+        let v = rows.next(txn, |batch, horizon| {
+            if *bucket >= *end {
+                return false;
             }
-            if self.bucket >= self.end {
-                return None;
-            }
-            self.batch.clear();
-            self.pos = 0;
-            let horizon = self.txn.db.gc.horizon();
-            let _pin = crossbeam_epoch::pin();
-            let chains = &self.table.scan;
-            let mut cur = chains.first(self.bucket);
+            let chains = &table.scan;
+            let mut cur = chains.first(*bucket);
             while let Some(v) = cur {
                 cur = chains.next(v);
-                if chains.is_live(v) && self.txn.sees(self.table, v, self.op, horizon) {
-                    self.batch.push(v);
+                if chains.is_live(v) && txn.sees(table, v, *op, horizon) {
+                    batch.push(v);
                 }
             }
-            self.bucket += 1;
-            if self.txn.serializable() {
-                self.txn.inner.borrow_mut().reads.extend_from_slice(&self.batch);
-            }
-        }
+            *bucket += 1;
+            true
+        })?;
+        Some(Row::new(self.table, v))
     }
 }

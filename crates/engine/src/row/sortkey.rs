@@ -343,10 +343,10 @@ fn encode_numeric(d: Decimal, out: &mut KeyBytes) {
     out.push(if neg { 0x01 } else { 0x03 });
     let start = out.len();
     let d = d.normalize();
-    let digits = d.mantissa().unsigned_abs().to_string();
-    let digits = digits.trim_end_matches('0');
+    let all = d.mantissa().unsigned_abs().to_string();
     // |d| = 0.digits x 10^e, with e = (digits before the point).
-    let e = d.mantissa().unsigned_abs().to_string().len() as i64 - d.scale() as i64;
+    let e = all.len() as i64 - d.scale() as i64;
+    let digits = all.trim_end_matches('0');
     out.extend_from_slice(&((e as i16 as u16) ^ 0x8000).to_be_bytes());
     out.extend(digits.bytes().map(|c| c - b'0' + 1));
     out.push(0x00);
