@@ -23,6 +23,7 @@
 //! # Ok::<(), centum_engine::Error>(())
 //! ```
 
+use crate::durable;
 use crate::error::{Error, Result};
 use crate::gc::{Gc, GcStats};
 use crate::index::hash::HashIndex;
@@ -37,7 +38,12 @@ use crate::row::sortkey::SortKeyDef;
 use crate::schema::{IndexDef, IndexKind, TableDef};
 use crate::table::{IndexSet, Table, TableStats};
 use arc_swap::ArcSwap;
+use centum_storage::{
+    CheckpointReport, Durability as LogDurability, FileInfo, Fs, LoadStats, LogStats,
+    Options as StorageOptions, Record, StdFs, Storage,
+};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -50,18 +56,52 @@ pub const MAX_INDEXES: usize = 64;
 const RANGE_TABLE_ROWS: u64 = 1 << 20;
 
 /// How a database is opened.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
     /// Most transactions open at once (at most 65,536).
     pub max_transactions: usize,
     /// How often the background collector runs; `None` for no background
     /// thread (collection then happens only inline and on request).
     pub gc_interval: Option<Duration>,
+    /// The directory that keeps SCHEMA_AND_DATA tables across restarts:
+    /// created if missing, recovered if it holds a database. `None` keeps
+    /// everything in memory only; nothing survives the process.
+    pub data_dir: Option<PathBuf>,
+    /// Log, checkpoint and recovery settings of the data directory
+    /// (delayed durability for every commit is `storage.log.delayed`).
+    pub storage: StorageOptions,
+    /// The file system the data directory is on: the operating system's,
+    /// or a simulated one that tests crash and break.
+    pub fs: Arc<dyn Fs>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_transactions: 4096, gc_interval: Some(Duration::from_millis(2)) }
+        Options {
+            max_transactions: 4096,
+            gc_interval: Some(Duration::from_millis(2)),
+            data_dir: None,
+            storage: StorageOptions::default(),
+            fs: Arc::new(StdFs),
+        }
+    }
+}
+
+impl Options {
+    /// Defaults, with durable tables kept in `dir`.
+    pub fn durable(dir: impl Into<PathBuf>) -> Options {
+        Options { data_dir: Some(dir.into()), ..Options::default() }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("max_transactions", &self.max_transactions)
+            .field("gc_interval", &self.gc_interval)
+            .field("data_dir", &self.data_dir)
+            .field("storage", &self.storage)
+            .finish_non_exhaustive()
     }
 }
 
@@ -73,6 +113,35 @@ pub(crate) struct Shared {
     catalog: ArcSwap<HashMap<String, Arc<Table>>>,
     ddl: Mutex<()>,
     next_table_id: AtomicU64,
+    /// The data directory's log and checkpoints; `None` in memory only.
+    pub(crate) storage: Option<Storage>,
+    /// Set once a log write or sync failed: no more commits.
+    log_failed: AtomicBool,
+    /// What recovery did when the database was opened.
+    recovered: Option<LoadStats>,
+}
+
+impl Shared {
+    /// Fails if the log has failed: the database takes no more commits.
+    pub(crate) fn check_log(&self) -> Result<()> {
+        if self.log_failed.load(SeqCst) {
+            let why = self.storage.as_ref().and_then(|s| s.log().failure()).unwrap_or_default();
+            return Err(centum_storage::Error::LogFailed(why).into());
+        }
+        Ok(())
+    }
+
+    /// Appends a redo record and waits as `durability` says. Any failure
+    /// but an oversized record stops all later commits.
+    pub(crate) fn log(&self, record: Record, durability: LogDurability) -> Result<()> {
+        let Some(storage) = &self.storage else { return Ok(()) };
+        storage.commit_with(record, durability).map_err(|e| {
+            if !matches!(e, centum_storage::Error::RecordTooLarge { .. }) && !self.log_failed.swap(true, SeqCst) {
+                tracing::error!(error = %e, "the redo log failed: no more commits until restart");
+            }
+            Error::from(e)
+        })
+    }
 }
 
 impl Drop for Shared {
@@ -113,15 +182,60 @@ pub struct DatabaseStats {
 }
 
 impl Database {
-    /// Opens a new, empty in-memory database.
+    /// Opens a database. Without a data directory it starts empty and
+    /// lives in memory only. With one it recovers what the directory holds:
+    /// the newest checkpoint and the log after it, loaded on one thread per
+    /// core, every index rebuilt; then it logs every commit to
+    /// SCHEMA_AND_DATA tables there. A damaged file stops the opening with
+    /// an error naming the file and the offset.
     pub fn open(options: Options) -> Result<Database> {
+        let Some(dir) = options.data_dir.clone() else {
+            return Database::start(&options, 0, 1, HashMap::new(), None, None);
+        };
+        let started = std::time::Instant::now();
+        let recovery = Storage::open(options.fs.clone(), &dir, options.storage.clone())?;
+        let image = recovery.catalog().map(durable::read_catalog).transpose()?;
+        let mut by_id = HashMap::new();
+        let mut next_table_id = 1;
+        if let Some(image) = image {
+            next_table_id = image.next_table_id;
+            for t in &image.tables {
+                by_id.insert(t.id, Arc::new(build_table(t.id, &t.def)?));
+            }
+        }
+        let stats = durable::load_rows(&recovery, &by_id)?;
+        let max_ts = recovery.max_commit_ts();
+        let storage = recovery.start()?;
+        tracing::info!(
+            dir = %dir.display(),
+            tables = by_id.len(),
+            rows = stats.checkpoint_rows + stats.tail_rows,
+            max_commit_ts = max_ts,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "database recovered"
+        );
+        let catalog = by_id.into_values().map(|t| (t.name.clone(), t)).collect();
+        Database::start(&options, max_ts, next_table_id, catalog, Some(storage), Some(stats))
+    }
+
+    fn start(
+        options: &Options,
+        start_ts: u64,
+        next_table_id: u64,
+        catalog: HashMap<String, Arc<Table>>,
+        storage: Option<Storage>,
+        recovered: Option<LoadStats>,
+    ) -> Result<Database> {
         let shared = Arc::new(Shared {
-            clock: Clock::new(0),
+            clock: Clock::new(start_ts),
             txns: TxnTable::new(options.max_transactions),
-            gc: Gc::new(0),
-            catalog: ArcSwap::from_pointee(HashMap::new()),
+            gc: Gc::new(start_ts),
+            catalog: ArcSwap::from_pointee(catalog),
             ddl: Mutex::new(()),
-            next_table_id: AtomicU64::new(1),
+            next_table_id: AtomicU64::new(next_table_id),
+            storage,
+            log_failed: AtomicBool::new(false),
+            recovered,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {
@@ -201,43 +315,23 @@ impl Database {
         v
     }
 
-    /// Creates a table with its indexes.
+    /// Creates a table with its indexes. With a data directory the new
+    /// catalog is durable before the table can be used.
     pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
         let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
         let cat = self.shared.catalog.load_full();
         if cat.contains_key(&def.name) {
             return Err(Error::TableExists(def.name));
         }
-        for (i, c) in def.columns.iter().enumerate() {
-            if def.columns[..i].iter().any(|d| d.name == c.name) {
-                return Err(Error::InvalidDefinition(format!(
-                    "column \"{}\" specified more than once",
-                    c.name
-                )));
-            }
-        }
-        if def.indexes.len() > MAX_INDEXES {
-            return Err(Error::InvalidDefinition(format!("more than {MAX_INDEXES} indexes")));
-        }
-        let id = self.shared.next_table_id.fetch_add(1, SeqCst);
-        let declared = def.indexes.iter().map(|i| match i.kind {
-            IndexKind::Hash { buckets } => buckets,
-            // A range index gives no size; assume a large table.
-            IndexKind::Range => RANGE_TABLE_ROWS,
-        });
-        let chains = crate::table::scan_chains(declared.max().unwrap_or(0));
-        let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability, chains);
-        let mut slots = Vec::new();
-        for (i, ix) in def.indexes.iter().enumerate() {
-            if self.index_owner(&cat, &ix.name).is_some()
-                || def.indexes[..i].iter().any(|o| o.name == ix.name)
-            {
+        for ix in &def.indexes {
+            if self.index_owner(&cat, &ix.name).is_some() {
                 return Err(Error::IndexExists(ix.name.clone()));
             }
-            slots.push(Some(Arc::new(build_index(&table, ix, i + 1, 0, 0)?)));
         }
-        table.indexes.store(Arc::new(IndexSet::new(slots, 0)));
-        let table = Arc::new(table);
+        let id = self.shared.next_table_id.load(SeqCst);
+        let table = Arc::new(build_table(id, &def)?);
+        self.shared.next_table_id.store(id + 1, SeqCst);
+        self.log_catalog(cat.values().map(|t| &**t).chain([&*table]))?;
         let mut new = (*cat).clone();
         new.insert(def.name, table.clone());
         self.shared.catalog.store(Arc::new(new));
@@ -252,11 +346,35 @@ impl Database {
         let Some(t) = cat.get(name) else {
             return Err(Error::NoSuchTable(name.into()));
         };
+        self.log_catalog(cat.values().filter(|o| !Arc::ptr_eq(o, t)).map(|t| &**t))?;
         t.dropped.store(true, SeqCst);
         let mut new = (*cat).clone();
         new.remove(name);
         self.shared.catalog.store(Arc::new(new));
         Ok(())
+    }
+
+    /// Writes the catalog image of `tables` to the log, durably. The caller
+    /// holds the DDL lock, so images reach the log in the order of the
+    /// changes they describe.
+    fn log_catalog<'a>(&self, tables: impl Iterator<Item = &'a Table>) -> Result<()> {
+        if self.shared.storage.is_none() {
+            return Ok(());
+        }
+        self.shared.check_log()?;
+        let image = durable::catalog_image(tables, self.shared.next_table_id.load(SeqCst));
+        let ts = self.shared.clock.allocate();
+        let mut rec = Record::new(ts);
+        rec.schema(&image);
+        let r = self.shared.log(rec, LogDurability::Sync);
+        self.shared.clock.finish(ts);
+        r
+    }
+
+    /// The current catalog, logged again (after an index change).
+    fn log_current_catalog(&self) -> Result<()> {
+        let cat = self.shared.catalog.load_full();
+        self.log_catalog(cat.values().map(|t| &**t))
     }
 
     fn index_owner(&self, cat: &HashMap<String, Arc<Table>>, index: &str) -> Option<Arc<Table>> {
@@ -291,6 +409,10 @@ impl Database {
             }
             slots[pos] = Some(ix.clone());
             t.indexes.store(Arc::new(IndexSet { slots, retiring, gen }));
+            if let Err(e) = self.log_current_catalog() {
+                self.remove_index(&t, ix.name());
+                return Err(e);
+            }
             ix
         };
         // Writers that loaded the old index set are in transactions open
@@ -376,8 +498,10 @@ impl Database {
             .index_owner(&self.shared.catalog.load(), name)
             .ok_or_else(|| Error::NoSuchIndex(name.into()))?;
         let _tddl = t.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        self.shared.check_log()?;
         self.remove_index(&t, name);
-        Ok(())
+        self.log_current_catalog()
     }
 
     /// Takes index `name` out of use in two steps. First it is marked
@@ -410,6 +534,56 @@ impl Database {
         let _ = std::thread::Builder::new().name("centum-index-drop".into()).spawn(finish);
     }
 
+    /// Takes a checkpoint now: makes every commit so far durable, closes
+    /// the current data/delta pair, merges sparse pairs (unless turned
+    /// off), writes a manifest and removes the log before it. Checkpoints
+    /// also happen by themselves every `storage.checkpoint.auto_checkpoint_bytes`
+    /// of log. Fails in memory-only databases.
+    pub fn checkpoint(&self) -> Result<CheckpointReport> {
+        Ok(self.storage()?.checkpoint()?)
+    }
+
+    /// A checkpoint that merges every pair whose live share has dropped
+    /// below the threshold.
+    pub fn merge(&self) -> Result<CheckpointReport> {
+        Ok(self.storage()?.merge()?)
+    }
+
+    /// Makes every commit so far durable, delayed ones included.
+    pub fn flush_log(&self) -> Result<()> {
+        match &self.shared.storage {
+            Some(s) => Ok(s.log().flush()?),
+            None => Ok(()),
+        }
+    }
+
+    /// The checkpoint files and their states; empty in memory only.
+    pub fn checkpoint_files(&self) -> Vec<FileInfo> {
+        self.shared.storage.as_ref().map(|s| s.files()).unwrap_or_default()
+    }
+
+    /// The log's counters (commits, flushes, bytes); `None` in memory only.
+    pub fn log_stats(&self) -> Option<LogStats> {
+        self.shared.storage.as_ref().map(|s| s.log().stats())
+    }
+
+    /// What recovery did when this database was opened from a data
+    /// directory.
+    pub fn recovery_stats(&self) -> Option<&LoadStats> {
+        self.shared.recovered.as_ref()
+    }
+
+    /// Whether the log has failed (no commits are taken until restart).
+    pub fn log_failed(&self) -> bool {
+        self.shared.log_failed.load(SeqCst)
+    }
+
+    fn storage(&self) -> Result<&Storage> {
+        self.shared.storage.as_ref().ok_or_else(|| {
+            Error::InvalidDefinition("the database has no data directory (it is in memory only)".into())
+        })
+    }
+
     /// Runs one garbage collection round now; returns versions freed.
     pub fn collect_garbage(&self) -> usize {
         self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns, || true)
@@ -437,6 +611,34 @@ fn retry_backoff(attempt: u32) {
     } else {
         std::thread::sleep(Duration::from_micros(micros));
     }
+}
+
+/// A table and its indexes from a definition, with no rows.
+fn build_table(id: u64, def: &TableDef) -> Result<Table> {
+    for (i, c) in def.columns.iter().enumerate() {
+        if def.columns[..i].iter().any(|d| d.name == c.name) {
+            return Err(Error::InvalidDefinition(format!("column \"{}\" specified more than once", c.name)));
+        }
+    }
+    if def.indexes.len() > MAX_INDEXES {
+        return Err(Error::InvalidDefinition(format!("more than {MAX_INDEXES} indexes")));
+    }
+    let declared = def.indexes.iter().map(|i| match i.kind {
+        IndexKind::Hash { buckets } => buckets,
+        // A range index gives no size; assume a large table.
+        IndexKind::Range => RANGE_TABLE_ROWS,
+    });
+    let chains = crate::table::scan_chains(declared.max().unwrap_or(0));
+    let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability, chains);
+    let mut slots = Vec::new();
+    for (i, ix) in def.indexes.iter().enumerate() {
+        if def.indexes[..i].iter().any(|o| o.name == ix.name) {
+            return Err(Error::IndexExists(ix.name.clone()));
+        }
+        slots.push(Some(Arc::new(build_index(&table, ix, i + 1, 0, 0)?)));
+    }
+    table.indexes.store(Arc::new(IndexSet::new(slots, 0)));
+    Ok(table)
 }
 
 fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u64) -> Result<Index> {

@@ -95,6 +95,28 @@ pub enum Error {
     /// The table or index went away while the transaction used it.
     #[error("relation \"{0}\" was dropped by a concurrent transaction")]
     Dropped(String),
+    /// The data directory could not be read or written, or holds bytes
+    /// the engine did not write. After a failed log write or sync the
+    /// database takes no more commits (reads go on) until it is restarted;
+    /// the transaction that met the failure is decided by recovery.
+    #[error("{message}")]
+    Storage {
+        /// SQLSTATE: 58030 for I/O, XX001 for corruption, 54000 for a
+        /// transaction too large to log, 57P01 once closed.
+        code: &'static str,
+        /// What failed, naming the file and offset where there is one.
+        message: String,
+    },
+    /// A broken invariant inside the engine: a bug, reported rather than
+    /// acted on.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<centum_storage::Error> for Error {
+    fn from(e: centum_storage::Error) -> Error {
+        Error::Storage { code: e.sqlstate(), message: e.to_string() }
+    }
 }
 
 impl Error {
@@ -123,6 +145,8 @@ impl Error {
             Error::RowAlreadyChanged => "55000",
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",
+            Error::Storage { code, .. } => code,
+            Error::Internal(_) => "XX000",
         }
     }
 }

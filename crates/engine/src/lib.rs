@@ -26,6 +26,7 @@
 
 mod counter;
 pub mod db;
+mod durable;
 pub mod error;
 pub mod gc;
 pub mod index;
@@ -37,6 +38,7 @@ pub mod schema;
 mod sync;
 pub mod table;
 
+pub use centum_storage as storage;
 pub use db::{Database, DatabaseStats, Options};
 pub use error::{Error, Result};
 pub use gc::GcStats;

@@ -18,7 +18,7 @@ use crate::index::hash::IndexStats;
 use crate::index::Index;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
-use crate::schema::{Column, Durability};
+use crate::schema::{Column, Durability, TableDef};
 use arc_swap::ArcSwap;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -168,6 +168,17 @@ impl Table {
     /// Names of the table's indexes.
     pub fn index_names(&self) -> Vec<String> {
         self.indexes.load().iter().map(|i| i.name().to_string()).collect()
+    }
+
+    /// The definition that builds this table again: columns, durability
+    /// and the indexes in use (not those being dropped).
+    pub fn def(&self) -> TableDef {
+        TableDef {
+            name: self.name.clone(),
+            columns: self.columns.clone(),
+            indexes: self.indexes.load().iter().map(|ix| ix.def(&self.columns)).collect(),
+            durability: self.durability,
+        }
     }
 
     /// Memory statistics.

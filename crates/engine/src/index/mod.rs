@@ -119,6 +119,21 @@ impl Index {
         }
     }
 
+    /// The definition that builds this index again, given its table's
+    /// columns (a hash index gives its rounded bucket count).
+    pub fn def(&self, columns: &[crate::schema::Column]) -> crate::schema::IndexDef {
+        let names: Vec<&str> = self.key_columns().iter().map(|&c| columns[c].name.as_str()).collect();
+        let def = match self {
+            Index::Hash(h) => crate::schema::IndexDef::hash(&h.name, &names, h.chains.len() as u64),
+            Index::Range(r) => crate::schema::IndexDef::range(&r.name, &names).descending(r.key.descending()),
+        };
+        if self.is_unique() {
+            def.unique()
+        } else {
+            def
+        }
+    }
+
     /// Current statistics.
     pub fn stats(&self) -> IndexStats {
         match self {

@@ -11,7 +11,7 @@
 //! ```text
 //!  Active --(take commit timestamp ts)--> Preparing(ts)
 //!     Preparing: SERIALIZABLE validates its read and scan sets as of ts;
-//!                this is also where the redo record is written and synced
+//!                then the redo record is written and synced (group commit)
 //!  Preparing --(publish)--> Committed(ts)      the commit point
 //!  post-process: write ts into the begin/end fields it owns, release the
 //!                slot, queue replaced versions for garbage collection,
@@ -31,6 +31,7 @@ use super::txn_table::TxnState;
 use super::visibility::{self, End};
 use super::word::{TxnId, INFINITY};
 use crate::db::Shared;
+use crate::durable;
 use crate::error::{Error, Result};
 use crate::gc::GcItem;
 use crate::index::btree::Direction;
@@ -40,6 +41,7 @@ use crate::row::sortkey::KeyBytes;
 use crate::row::version::VersionPtr;
 use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
+use centum_storage::Durability as LogDurability;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
@@ -123,6 +125,8 @@ pub struct Transaction {
     /// or the watermark would stop.
     pub(crate) commit_ts: Option<u64>,
     pub(crate) finished: bool,
+    /// When the commit returns: after the log sync, or before it.
+    durability: LogDurability,
 }
 
 impl Transaction {
@@ -142,7 +146,17 @@ impl Transaction {
             doomed: Cell::new(None),
             commit_ts: None,
             finished: false,
+            durability: LogDurability::Default,
         })
+    }
+
+    /// Chooses this transaction's durability: `true` makes its commit
+    /// return once the redo record is appended, before it is on disk (the
+    /// log's flusher syncs it within its flush interval; a crash in that
+    /// window loses it, and only it and later commits); `false` waits for
+    /// the sync whatever the database's default is.
+    pub fn set_delayed_durability(&mut self, delayed: bool) {
+        self.durability = if delayed { LogDurability::Delayed } else { LogDurability::Sync };
     }
 
     /// The isolation level.
@@ -219,6 +233,11 @@ impl Transaction {
             self.db.txns.release(self.id);
             return Ok(());
         }
+        if let Err(e) = self.db.check_log() {
+            self.finished = true;
+            self.abort_inner();
+            return Err(e);
+        }
         let ts = self.db.clock.allocate();
         self.commit_ts = Some(ts);
         self.db.txns.set_state(self.id, TxnState::Preparing(ts));
@@ -229,7 +248,18 @@ impl Transaction {
                 return Err(e);
             }
         }
-        // The redo record is written here, before the commit point.
+        // The redo record is durable (or, delayed, appended) before the
+        // commit point: no one can see these versions before that, and a
+        // transaction that depends on this one logs after it.
+        if self.db.storage.is_some() {
+            let logged = durable::redo_record(self.inner.get_mut(), &self.db.txns, self.id, ts)
+                .and_then(|rec| rec.map_or(Ok(()), |rec| self.db.log(rec, self.durability)));
+            if let Err(e) = logged {
+                self.finished = true;
+                self.abort_inner();
+                return Err(e);
+            }
+        }
         self.db.txns.set_state(self.id, TxnState::Committed(ts));
         self.finished = true;
         self.commit_ts = None;

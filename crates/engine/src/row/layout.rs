@@ -124,6 +124,28 @@ impl RowLayout {
         }
     }
 
+    /// Whether `data` is shaped like a row of this layout: long enough for
+    /// the fixed area, no NULL bits past the last column, and every
+    /// variable-length slot inside the variable area. Rows read back from
+    /// disk are checked with this before they are installed, so that no
+    /// later read can index out of bounds.
+    pub(crate) fn is_well_formed(&self, data: &[u8]) -> bool {
+        if data.len() < self.fixed_end || data.len() > MAX_ROW {
+            return false;
+        }
+        let n = self.types.len();
+        if !n.is_multiple_of(8) && data[n / 8] >> (n % 8) != 0 {
+            return false;
+        }
+        (0..n).filter(|&c| self.var[c] && !self.is_null(data, c)).all(|c| {
+            let at = self.offsets[c] as usize;
+            let word =
+                |i: usize| u32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]) as usize;
+            let (off, len) = (word(at), word(at + 4));
+            off >= self.fixed_end && off.checked_add(len).is_some_and(|end| end <= data.len())
+        })
+    }
+
     /// Whether column `col` is NULL in `data`.
     #[inline]
     pub fn is_null(&self, data: &[u8], col: usize) -> bool {

@@ -107,6 +107,11 @@ impl SortKeyDef {
         self.desc[i]
     }
 
+    /// Per key column, whether it sorts descending.
+    pub fn descending(&self) -> &[bool] {
+        &self.desc
+    }
+
     /// The key of a stored row.
     pub(crate) fn encode_row(&self, layout: &RowLayout, data: &[u8], out: &mut KeyBytes) {
         for (i, &c) in self.columns.iter().enumerate() {

@@ -1,0 +1,128 @@
+//! Durability, the engine's side: what a commit writes to the redo log,
+//! what a schema change writes, and how a data directory becomes tables,
+//! versions and indexes again. The log, the checkpoint files and recovery's
+//! file handling are the `centum-storage` crate's; this module decides
+//! *what* goes into them.
+//!
+//! ```text
+//!  commit (Preparing, ts) ── redo record: for each SCHEMA_AND_DATA write
+//!      │                        insert  (table id, seq = version's op number, row image)
+//!      │                        delete  (table id, creator's commit ts, creator's op number)
+//!      ▼                     ── group commit, fdatasync ── then the commit point
+//!  DDL ── catalog image (every table, see `catalog`) as a schema record
+//!
+//!  open(data dir) ── newest manifest + log tail (storage)
+//!      ── catalog image ── tables and empty indexes
+//!      ── rows from checkpoint files and the tail, several threads at once:
+//!         each becomes a version (begin = its commit ts, op = its seq)
+//!         linked into the scan list and every index as it arrives
+//!      ── clock restarts above the largest commit ts
+//! ```
+//!
+//! A row version's identity on disk is (table id, commit timestamp of its
+//! creator, the creator's operation number), which the version itself
+//! carries in its begin field and its op number: a delete names the version
+//! it ends without any lookup, and recovery rebuilds versions that carry the
+//! same identity. Versions a transaction both creates and replaces are
+//! never logged at all. SCHEMA_ONLY tables appear in catalog images but
+//! never in a redo record.
+
+pub(crate) mod catalog;
+
+use crate::error::{Error, Result};
+use crate::mvcc::transaction::{TxnInner, WriteKind};
+use crate::mvcc::txn_table::TxnTable;
+use crate::mvcc::visibility::{self, Begin};
+use crate::mvcc::TxnId;
+use crate::row::version::VersionPtr;
+use crate::schema::Durability;
+use crate::sync::Ordering::SeqCst;
+use crate::table::Table;
+use catalog::{CatalogImage, TableImage};
+use centum_storage::{LoadStats, Record, Recovery};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The redo record of a transaction committing at `ts`, or `None` when it
+/// changed no SCHEMA_AND_DATA table.
+pub(crate) fn redo_record(inner: &TxnInner, txns: &TxnTable, me: TxnId, ts: u64) -> Result<Option<Record>> {
+    let mut rec: Option<Record> = None;
+    // A version this transaction made and then replaced or deleted has its
+    // end field holding our id; it never existed for anyone else.
+    let replaced_by_me = |v: VersionPtr| v.end().load(SeqCst) == me.raw();
+    for &(t, w) in &inner.writes {
+        let table = &inner.tables[t as usize];
+        if table.durability != Durability::SchemaAndData {
+            continue;
+        }
+        let (old, new) = match w {
+            WriteKind::Insert(n) => (None, Some(n)),
+            WriteKind::Update(o, n) => (Some(o), Some(n)),
+            WriteKind::Delete(o) => (Some(o), None),
+        };
+        let rec = rec.get_or_insert_with(|| Record::with_capacity(ts, 256));
+        if let Some(o) = old {
+            match visibility::begin(txns, o, me) {
+                Begin::Committed(created) => rec.delete(table.id, created, o.header().stmt),
+                // Made by this transaction: its insert is not logged either.
+                Begin::Mine => {}
+                // A version can only be replaced once its creator committed.
+                Begin::Pending(..) | Begin::Aborted => {
+                    return Err(Error::Internal("a replaced version has no committed creator".into()));
+                }
+            }
+        }
+        if let Some(n) = new.filter(|&n| !replaced_by_me(n)) {
+            rec.insert(table.id, n.header().stmt, n.data());
+        }
+    }
+    Ok(rec)
+}
+
+/// The catalog image of `tables`.
+pub(crate) fn catalog_image<'a>(tables: impl Iterator<Item = &'a Table>, next_table_id: u64) -> Vec<u8> {
+    let mut tables: Vec<TableImage> = tables.map(|t| TableImage { id: t.id, def: t.def() }).collect();
+    tables.sort_by_key(|t| t.id);
+    catalog::encode(&CatalogImage { next_table_id, tables })
+}
+
+/// Decodes the catalog image recovery found.
+pub(crate) fn read_catalog(bytes: &[u8]) -> Result<CatalogImage> {
+    catalog::decode(bytes)
+        .map_err(|why| Error::Storage { code: "XX001", message: format!("catalog image: {why}") })
+}
+
+/// Hands every recovered row to its table: a committed version linked into
+/// the scan list and every index, from the loader's threads at once (the
+/// scan list and both kinds of index take concurrent inserts). Rows of
+/// tables the catalog no longer has (dropped ones) are skipped; a row that
+/// does not fit its table's layout stops recovery.
+pub(crate) fn load_rows(recovery: &Recovery, tables: &HashMap<u64, Arc<Table>>) -> Result<LoadStats> {
+    let sets: HashMap<u64, _> = tables
+        .iter()
+        .filter(|(_, t)| t.durability == Durability::SchemaAndData)
+        .map(|(&id, t)| (id, (t.clone(), t.indexes.load_full())))
+        .collect();
+    let bad: Mutex<Option<String>> = Mutex::new(None);
+    let stats = recovery.load(&|row| {
+        let Some((table, set)) = sets.get(&row.id.table) else { return };
+        if !table.layout.is_well_formed(row.data) {
+            let mut bad = bad.lock().unwrap_or_else(|p| p.into_inner());
+            bad.get_or_insert_with(|| {
+                format!(
+                    "a recovered row of table \"{}\" (commit ts {}, seq {}) does not fit its columns",
+                    table.name, row.id.ts, row.id.seq
+                )
+            });
+            return;
+        }
+        let v = VersionPtr::new(row.id.ts, set.gen, row.id.seq, set.links(), row.data.len(), |buf| {
+            buf.copy_from_slice(row.data)
+        });
+        table.link(set, v);
+    })?;
+    match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        Some(message) => Err(Error::Storage { code: "XX001", message }),
+        None => Ok(stats),
+    }
+}
