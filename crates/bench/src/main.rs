@@ -11,7 +11,12 @@
 //!
 //! `centum-bench tree` measures the range index's tree against the
 //! ordered maps a Rust program would otherwise use.
+//!
+//! `centum-bench durability` measures durable commits (1 to 32
+//! committers, group commit) and the W4 checkpoint workload, each next to
+//! the disk's fsync and sequential write rates measured in the same run.
 
+mod durability;
 mod engine;
 mod tree;
 
@@ -37,6 +42,8 @@ enum Command {
     /// The range index's tree against crossbeam's skiplist and a locked
     /// `BTreeMap`.
     Tree(tree::Args),
+    /// Durable commits and the W4 checkpoint workload, against the disk.
+    Durability(durability::Args),
 }
 
 fn main() {
@@ -44,6 +51,7 @@ fn main() {
     let result = match cli.command {
         Command::Engine(args) => engine::run(args),
         Command::Tree(args) => tree::run(args),
+        Command::Durability(args) => durability::run(args),
     };
     if let Err(e) = result {
         eprintln!("centum-bench: {e}");

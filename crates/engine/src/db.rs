@@ -39,7 +39,7 @@ use crate::schema::{IndexDef, IndexKind, TableDef};
 use crate::table::{IndexSet, Table, TableStats};
 use arc_swap::ArcSwap;
 use centum_storage::{
-    CheckpointReport, Durability as LogDurability, FileInfo, Fs, LoadStats, LogStats,
+    CheckpointReport, CheckpointStats, Durability as LogDurability, FileInfo, Fs, LoadStats, LogStats,
     Options as StorageOptions, Record, StdFs, Storage,
 };
 use std::collections::HashMap;
@@ -133,10 +133,19 @@ impl Shared {
 
     /// Appends a redo record and waits as `durability` says. Any failure
     /// but an oversized record stops all later commits.
-    pub(crate) fn log(&self, record: Record, durability: LogDurability) -> Result<()> {
+    /// The record's commit timestamp is `stamp`'s, taken as it is
+    /// appended (so timestamps follow log order).
+    pub(crate) fn log(
+        &self,
+        record: Record,
+        durability: LogDurability,
+        stamp: &mut dyn FnMut() -> u64,
+    ) -> Result<()> {
         let Some(storage) = &self.storage else { return Ok(()) };
-        storage.commit_with(record, durability).map_err(|e| {
-            if !matches!(e, centum_storage::Error::RecordTooLarge { .. }) && !self.log_failed.swap(true, SeqCst) {
+        storage.commit_stamped(record, durability, stamp).map(drop).map_err(|e| {
+            if !matches!(e, centum_storage::Error::RecordTooLarge { .. })
+                && !self.log_failed.swap(true, SeqCst)
+            {
                 tracing::error!(error = %e, "the redo log failed: no more commits until restart");
             }
             Error::from(e)
@@ -363,11 +372,15 @@ impl Database {
         }
         self.shared.check_log()?;
         let image = durable::catalog_image(tables, self.shared.next_table_id.load(SeqCst));
-        let ts = self.shared.clock.allocate();
-        let mut rec = Record::new(ts);
+        let mut rec = Record::new(0);
         rec.schema(&image);
-        let r = self.shared.log(rec, LogDurability::Sync);
-        self.shared.clock.finish(ts);
+        let clock = &self.shared.clock;
+        let mut ts = None;
+        let r =
+            self.shared.log(rec, LogDurability::Sync, &mut || *ts.get_or_insert_with(|| clock.allocate()));
+        if let Some(ts) = ts {
+            clock.finish(ts);
+        }
         r
     }
 
@@ -547,6 +560,20 @@ impl Database {
     /// below the threshold.
     pub fn merge(&self) -> Result<CheckpointReport> {
         Ok(self.storage()?.merge()?)
+    }
+
+    /// Stops (`true`) or restarts the continuous writing of committed rows
+    /// into checkpoint files. While paused, commits go on (the log has
+    /// them) and durable batches queue in memory; a checkpoint still
+    /// processes them all, and resuming lets the writer catch up.
+    pub fn pause_checkpoints(&self, paused: bool) -> Result<()> {
+        self.storage()?.pause_checkpoints(paused);
+        Ok(())
+    }
+
+    /// The checkpoint writer's counters; `None` in memory only.
+    pub fn checkpoint_stats(&self) -> Option<CheckpointStats> {
+        self.shared.storage.as_ref().map(|s| s.checkpoint_stats())
     }
 
     /// Makes every commit so far durable, delayed ones included.

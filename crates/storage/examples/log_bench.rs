@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use centum_storage::{Fs, Options, Record, StdFs, Storage};
+use centum_storage::{disk, Options, Record, StdFs, Storage};
 
 struct Args {
     dir: PathBuf,
@@ -37,38 +37,6 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     Ok(Args { dir: dir.ok_or("--dir DIR is required")?, seconds })
-}
-
-fn fsync_rate(dir: &Path, secs: f64) -> std::io::Result<f64> {
-    let fs = StdFs;
-    let path = dir.join("fsync-probe");
-    let f = fs.create(&path)?;
-    let buf = [0xA5u8; 512];
-    let start = Instant::now();
-    let mut n = 0u64;
-    while start.elapsed().as_secs_f64() < secs {
-        f.write_at(n * 512, &buf)?;
-        f.sync_data()?;
-        n += 1;
-    }
-    let rate = n as f64 / start.elapsed().as_secs_f64();
-    fs.remove(&path)?;
-    Ok(rate)
-}
-
-fn write_rate(dir: &Path) -> std::io::Result<f64> {
-    let fs = StdFs;
-    let path = dir.join("write-probe");
-    let f = fs.create(&path)?;
-    let buf = vec![0x5Au8; 1 << 20];
-    let start = Instant::now();
-    for i in 0..256u64 {
-        f.write_at(i << 20, &buf)?;
-    }
-    f.sync_data()?;
-    let mib_s = 256.0 / start.elapsed().as_secs_f64();
-    fs.remove(&path)?;
-    Ok(mib_s)
 }
 
 struct LogRun {
@@ -140,11 +108,11 @@ fn main() {
         eprintln!("cannot create {}: {e}", args.dir.display());
         std::process::exit(1);
     }
-    let fsync = fsync_rate(&args.dir, args.seconds).unwrap_or_else(|e| {
+    let fsync = disk::fsync_rate(&args.dir, Duration::from_secs_f64(args.seconds)).unwrap_or_else(|e| {
         eprintln!("fsync probe failed: {e}");
         std::process::exit(1)
     });
-    let seq = write_rate(&args.dir).unwrap_or_else(|e| {
+    let seq = disk::seq_write_rate(&args.dir, 256 << 20).unwrap_or_else(|e| {
         eprintln!("write probe failed: {e}");
         std::process::exit(1)
     });
@@ -157,7 +125,7 @@ fn main() {
     println!("committers  commits/s  fsync/s just before  vs fsync  flushes  commits/flush  p50 latency");
     let mut single = 0.0;
     for c in [1u64, 2, 8, 32] {
-        let probe = fsync_rate(&args.dir, args.seconds / 2.0).unwrap_or(fsync);
+        let probe = disk::fsync_rate(&args.dir, Duration::from_secs_f64(args.seconds / 2.0)).unwrap_or(fsync);
         match log_rate(&args.dir, c, args.seconds) {
             Ok(r) => {
                 if c == 1 {
@@ -180,7 +148,7 @@ fn main() {
             Err(e) => eprintln!("{c} committers: {e}"),
         }
     }
-    match fsync_rate(&args.dir, args.seconds) {
+    match disk::fsync_rate(&args.dir, Duration::from_secs_f64(args.seconds)) {
         Ok(again) => println!("\nraw 512 B write + fdatasync, after the log runs: {again:.0} /s"),
         Err(e) => eprintln!("fsync probe failed: {e}"),
     }

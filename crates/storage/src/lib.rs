@@ -37,6 +37,7 @@
 //! ```
 
 pub mod checkpoint;
+pub mod disk;
 mod error;
 pub mod format;
 pub mod fs;
@@ -45,7 +46,7 @@ mod recovery;
 mod storage;
 
 pub use checkpoint::{
-    CheckpointOptions, CheckpointReport, FileInfo, FileKind, FileState, Manifest, PairMeta,
+    CheckpointOptions, CheckpointReport, CheckpointStats, FileInfo, FileKind, FileState, Manifest, PairMeta,
 };
 pub use error::{Error, Result};
 pub use fs::{File, Fs, SimFs, StdFs};

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::checkpoint::worker::Checkpointer;
-use crate::checkpoint::{CheckpointOptions, CheckpointReport, FileInfo};
+use crate::checkpoint::{CheckpointOptions, CheckpointReport, CheckpointStats, FileInfo};
 use crate::error::{Error, Result};
 use crate::fs::Fs;
 use crate::log::{Durability, Log, LogOptions, Record};
@@ -70,6 +70,17 @@ impl Storage {
         self.log.commit(record, durability)
     }
 
+    /// Appends a redo record whose commit timestamp `stamp` takes at the
+    /// moment of appending; see [`Log::commit_stamped`].
+    pub fn commit_stamped(
+        &self,
+        record: Record,
+        durability: Durability,
+        stamp: &mut dyn FnMut() -> u64,
+    ) -> Result<u64> {
+        self.log.commit_stamped(record, durability, stamp)
+    }
+
     /// The log, for callers that keep their own handle.
     pub fn log(&self) -> &Arc<Log> {
         &self.log
@@ -106,6 +117,32 @@ impl Storage {
     /// The checkpoint pair files and their states.
     pub fn files(&self) -> Vec<FileInfo> {
         self.ckpt.files()
+    }
+
+    /// The checkpoint worker's counters: checkpoints and their times,
+    /// bytes written, time busy.
+    pub fn checkpoint_stats(&self) -> CheckpointStats {
+        self.ckpt.stats()
+    }
+
+    /// Pauses (`true`) or resumes the continuous writing of durable
+    /// batches into data and delta files, e.g. to measure what
+    /// checkpointing costs the commits. Commits go on while paused: the log
+    /// has them. The cost is memory and disk: batches queue in memory
+    /// (about the size of the log written while paused), no automatic
+    /// checkpoint is taken, and the log segments stay until a checkpoint
+    /// covers them, so a restart meanwhile replays all of them. A
+    /// checkpoint (or [`close`](Storage::close)) asked for while paused
+    /// still processes every queued batch first, and the pause goes on
+    /// after it; resuming wakes the worker to catch up at once.
+    pub fn pause_checkpoints(&self, paused: bool) {
+        self.ckpt.pause(paused);
+    }
+
+    /// True while checkpointing is paused; see
+    /// [`pause_checkpoints`](Storage::pause_checkpoints).
+    pub fn checkpoints_paused(&self) -> bool {
+        self.ckpt.is_paused()
     }
 
     /// The database directory.

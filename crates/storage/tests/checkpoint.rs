@@ -246,3 +246,46 @@ fn a_large_transaction_is_split_into_blocks() {
     let (_, got) = recover(Arc::new(fs.crash_now()), opts).unwrap();
     assert_eq!(got.rows.len(), 1);
 }
+
+/// Rows in data files, by the worker's published file list.
+fn rows_in_files(storage: &Storage) -> u64 {
+    storage.files().iter().filter(|f| f.kind == FileKind::Data).map(|f| f.rows).sum()
+}
+
+#[test]
+fn paused_checkpointing_queues_batches_and_catches_up() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, small_opts());
+    storage.pause_checkpoints(true);
+    let mut w = Workload::new(11);
+    for _ in 0..200 {
+        storage.commit(w.next_txn()).unwrap();
+    }
+    // Well past the worker's idle wake-up and its byte threshold: nothing
+    // may have reached a data file.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(rows_in_files(&storage), 0, "the worker took batches while paused");
+    assert_eq!(storage.checkpoint_stats().bytes_written, 0);
+    // A checkpoint asked for while paused processes everything queued.
+    storage.checkpoint().unwrap();
+    let inserted = rows_in_files(&storage);
+    assert!(inserted > 0, "the checkpoint left the queue unprocessed");
+    for _ in 0..200 {
+        storage.commit(w.next_txn()).unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(rows_in_files(&storage), inserted, "paused again after the checkpoint");
+    // Resuming lets the worker catch up by itself.
+    storage.pause_checkpoints(false);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while rows_in_files(&storage) == inserted {
+        assert!(std::time::Instant::now() < deadline, "the worker never caught up");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let stats = storage.checkpoint_stats();
+    assert_eq!(stats.checkpoints, 1);
+    assert!(stats.bytes_written > 0 && stats.batches > 0);
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
+    assert_eq!(got.rows, w.model);
+}

@@ -94,3 +94,55 @@ fn a_sync_commit_flushes_earlier_delayed_ones() {
     storage.commit_with(record(2), Durability::Sync).unwrap();
     assert_eq!(recover(Arc::new(fs.crash_now()), small_opts()).unwrap().1.rows.len(), 2);
 }
+
+#[test]
+fn stamped_commits_take_timestamps_in_log_order() {
+    let fs = SimFs::new();
+    fs.set_sync_delay(Duration::from_micros(300));
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
+    let clock = std::sync::Mutex::new(0u64);
+    let stamped = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    // The record is built before its timestamp exists.
+                    let rec = record(0);
+                    let ts = storage
+                        .commit_stamped(rec, Durability::Sync, &mut || {
+                            let mut c = clock.lock().unwrap();
+                            *c += 1;
+                            stamped.lock().unwrap().push(*c);
+                            *c
+                        })
+                        .unwrap();
+                    assert!(stamped.lock().unwrap().contains(&ts));
+                }
+            });
+        }
+    });
+    // Stamps were taken one at a time, in append order.
+    let order = stamped.into_inner().unwrap();
+    assert!(order.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(order.len(), 200);
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(fs.crash_now()), opts(Duration::from_secs(3600))).unwrap();
+    let mut ts: Vec<u64> = got.rows.keys().map(|id| id.ts).collect();
+    ts.sort_unstable();
+    assert_eq!(ts, (1..=200).collect::<Vec<_>>(), "each record carries the timestamp its stamp took");
+}
+
+#[test]
+fn a_refused_record_takes_no_timestamp() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
+    fs.fail_sync(1);
+    assert!(storage.commit(record(1)).is_err());
+    let mut called = false;
+    let r = storage.commit_stamped(record(0), Durability::Sync, &mut || {
+        called = true;
+        2
+    });
+    assert!(matches!(r, Err(centum_storage::Error::LogFailed(_))), "{r:?}");
+    assert!(!called, "a failed log took a timestamp");
+}

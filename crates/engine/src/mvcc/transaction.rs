@@ -238,11 +238,15 @@ impl Transaction {
             self.abort_inner();
             return Err(e);
         }
-        let ts = self.db.clock.allocate();
-        self.commit_ts = Some(ts);
-        self.db.txns.set_state(self.id, TxnState::Preparing(ts));
+        // SERIALIZABLE validates as of its commit timestamp, so it takes
+        // one first. Otherwise the timestamp is taken as late as possible:
+        // by the log, as it appends the record (see `stamp`).
+        let mut ts = None;
         if self.isolation == Isolation::Serializable {
-            if let Err(e) = self.validate(ts) {
+            let t = stamp(&self.db, self.id);
+            self.commit_ts = Some(t);
+            ts = Some(t);
+            if let Err(e) = self.validate(t) {
                 self.finished = true;
                 self.abort_inner();
                 return Err(e);
@@ -252,14 +256,29 @@ impl Transaction {
         // commit point: no one can see these versions before that, and a
         // transaction that depends on this one logs after it.
         if self.db.storage.is_some() {
-            let logged = durable::redo_record(self.inner.get_mut(), &self.db.txns, self.id, ts)
-                .and_then(|rec| rec.map_or(Ok(()), |rec| self.db.log(rec, self.durability)));
+            let logged = durable::redo_record(self.inner.get_mut(), &self.db.txns, self.id, ts.unwrap_or(0))
+                .and_then(|rec| match rec {
+                    None => Ok(()),
+                    Some(rec) => {
+                        let (db, id) = (&self.db, self.id);
+                        let mut stamped = ts;
+                        let r = db
+                            .log(rec, self.durability, &mut || *stamped.get_or_insert_with(|| stamp(db, id)));
+                        ts = stamped;
+                        self.commit_ts = stamped;
+                        r
+                    }
+                });
             if let Err(e) = logged {
                 self.finished = true;
                 self.abort_inner();
                 return Err(e);
             }
         }
+        let ts = match ts {
+            Some(ts) => ts,
+            None => stamp(&self.db, self.id),
+        };
         self.db.txns.set_state(self.id, TxnState::Committed(ts));
         self.finished = true;
         self.commit_ts = None;
@@ -401,6 +420,19 @@ impl Transaction {
         }
         Ok(())
     }
+}
+
+/// Takes a commit timestamp for transaction `id` and publishes it as
+/// Preparing. Between taking the timestamp and publishing it, the state
+/// reads Preparing(0): a SERIALIZABLE validator that meets one of this
+/// transaction's versions then waits (0 is below every commit timestamp),
+/// instead of taking Active to mean "will commit after me" while this
+/// transaction already holds an earlier timestamp.
+fn stamp(db: &Shared, id: TxnId) -> u64 {
+    db.txns.set_state(id, TxnState::Preparing(0));
+    let ts = db.clock.allocate();
+    db.txns.set_state(id, TxnState::Preparing(ts));
+    ts
 }
 
 impl Drop for Transaction {

@@ -21,4 +21,4 @@ pub(crate) mod worker;
 
 pub use manifest::Manifest;
 pub use pair::{FileInfo, FileKind, FileState, PairMeta};
-pub use worker::{CheckpointOptions, CheckpointReport};
+pub use worker::{CheckpointOptions, CheckpointReport, CheckpointStats};

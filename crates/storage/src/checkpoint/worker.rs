@@ -11,6 +11,9 @@
 //! All of its I/O is sequential appends, plus one small manifest per
 //! checkpoint. Merges run on the same thread, so no delete can slip past a
 //! merge in progress; batches queue meanwhile (memory, not commit latency).
+//! Checkpointing can also be paused, to measure what it costs the
+//! commits: batches then stay queued until resumed or until a checkpoint
+//! (or stop) is asked for, which first processes all of them.
 //!
 //! After an I/O error the worker stops: later checkpoints report
 //! [`Error::CheckpointFailed`]. Nothing is lost; the log keeps every
@@ -23,7 +26,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::Condvar;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::checkpoint::manifest::{parse_manifest_name, Manifest};
 use crate::checkpoint::merge;
@@ -84,6 +87,23 @@ pub struct CheckpointReport {
     pub removed_files: usize,
     /// Log segments removed.
     pub removed_segments: usize,
+}
+
+/// Counters of the checkpoint worker's work since the storage started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointStats {
+    /// Checkpoints taken (asked for and automatic).
+    pub checkpoints: u64,
+    /// Total time spent in checkpoints (closing pairs, merging, manifests).
+    pub checkpoint_time: Duration,
+    /// The longest checkpoint.
+    pub longest_checkpoint: Duration,
+    /// Log batches turned into data and delta blocks.
+    pub batches: u64,
+    /// Bytes of data and delta blocks appended, merges included.
+    pub bytes_written: u64,
+    /// Time the worker spent working (batches and checkpoints), not waiting.
+    pub busy: Duration,
 }
 
 pub(crate) enum Msg {
@@ -150,6 +170,9 @@ pub(crate) struct Worker {
     failed: Option<String>,
     data_block: Vec<u8>,
     files: Arc<Mutex<Vec<FileInfo>>>,
+    stats: Arc<Mutex<CheckpointStats>>,
+    /// Block bytes appended since the last publication of `stats`.
+    written: u64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -196,6 +219,8 @@ impl Worker {
             failed: None,
             data_block: Vec::new(),
             files: Arc::default(),
+            stats: Arc::default(),
+            written: 0,
         };
         w.publish();
         w
@@ -209,18 +234,23 @@ impl Worker {
     fn run(mut self, queue: &Queue) {
         loop {
             for msg in queue.take() {
+                let started = Instant::now();
                 match msg {
                     Msg::Batch(b) => {
                         if self.failed.is_none() {
                             let r = self.process_batch(&b);
                             let _ = self.note(r);
                         }
+                        lock(&self.stats).batches += 1;
                     }
                     Msg::Checkpoint { merge, reply } => {
                         let _ = reply.send(self.checkpoint(merge));
                     }
                     Msg::Stop => return,
                 }
+                let mut st = lock(&self.stats);
+                st.busy += started.elapsed();
+                st.bytes_written += std::mem::take(&mut self.written);
             }
         }
     }
@@ -335,6 +365,7 @@ impl Worker {
             let cur = self.current.and_then(|id| self.pairs.get_mut(&id));
             if let Some(d) = cur.and_then(|p| p.data.as_mut()) {
                 d.append_block(&self.data_block)?;
+                self.written += self.data_block.len() as u64;
             }
             self.data_block.clear();
         }
@@ -349,6 +380,7 @@ impl Worker {
             }
             if let Some(d) = &mut p.delta {
                 d.append_block(&p.pending_delta)?;
+                self.written += p.pending_delta.len() as u64;
             }
             p.pending_delta.clear();
         }
@@ -376,6 +408,17 @@ impl Worker {
     }
 
     fn checkpoint_inner(&mut self, merge: bool) -> Result<CheckpointReport> {
+        let started = Instant::now();
+        let r = self.checkpoint_body(merge);
+        let took = started.elapsed();
+        let mut st = lock(&self.stats);
+        st.checkpoints += 1;
+        st.checkpoint_time += took;
+        st.longest_checkpoint = st.longest_checkpoint.max(took);
+        r
+    }
+
+    fn checkpoint_body(&mut self, merge: bool) -> Result<CheckpointReport> {
         let mut report = CheckpointReport::default();
         let has_rows = self.current.and_then(|id| self.pairs.get(&id)).is_some_and(|p| p.meta.rows > 0);
         if has_rows {
@@ -492,6 +535,7 @@ impl Worker {
         let mut meta = PairMeta::empty(target);
         let mut out = self.pairs.get_mut(&target).and_then(|p| p.data.take()).ok_or(Error::Closed)?;
         let mut block = Vec::new();
+        let mut written = 0u64;
         let mut failed = None;
         for id in group {
             let Some(src) = self.pairs.get(id).map(|p| p.meta) else {
@@ -507,6 +551,7 @@ impl Worker {
                 meta.rows += 1;
                 if block.len() >= MERGE_BLOCK {
                     failed = out.append_block(&block).err();
+                    written += block.len() as u64;
                     block.clear();
                 }
             })?;
@@ -516,7 +561,9 @@ impl Worker {
         }
         if !block.is_empty() {
             out.append_block(&block)?;
+            written += block.len() as u64;
         }
+        self.written += written;
         out.sync()?;
         meta.data_len = out.len();
         for id in group {
@@ -548,7 +595,9 @@ const WAKE_BYTES: usize = 256 << 10;
 /// The longest a queued batch waits for the worker.
 const IDLE_WAKE: Duration = Duration::from_millis(20);
 
-/// The worker's inbox.
+/// The worker's inbox. While paused it only collects batches; a command
+/// still hands the worker everything queued, since a checkpoint covers
+/// every batch before it.
 #[derive(Default)]
 struct Queue {
     state: Mutex<Inbox>,
@@ -560,9 +609,17 @@ struct Inbox {
     msgs: VecDeque<Msg>,
     /// Batch bytes queued.
     pending: usize,
+    /// Commands (checkpoint, stop) queued: the worker takes everything
+    /// queued as soon as one arrives, paused or not.
+    commands: usize,
     /// The worker has exited; messages are dropped (a checkpoint's reply
     /// channel closes, so its caller sees `Closed`).
     closed: bool,
+    /// Batches wait until unpaused or until a command arrives.
+    paused: bool,
+    /// Unpaused with batches queued: the worker takes them without waiting
+    /// for [`WAKE_BYTES`] or [`IDLE_WAKE`].
+    catch_up: bool,
 }
 
 impl Queue {
@@ -574,9 +631,14 @@ impl Queue {
         let urgent = match &msg {
             Msg::Batch(b) => {
                 s.pending += b.bytes.len();
-                s.pending >= WAKE_BYTES
+                // While paused, a wake-up would only put the worker back
+                // to sleep, at the committers' cost.
+                !s.paused && s.pending >= WAKE_BYTES
             }
-            _ => true,
+            _ => {
+                s.commands += 1;
+                true
+            }
         };
         s.msgs.push_back(msg);
         if urgent {
@@ -588,18 +650,38 @@ impl Queue {
     fn take(&self) -> VecDeque<Msg> {
         let mut s = lock(&self.state);
         loop {
-            let command = s.msgs.iter().any(|m| !matches!(m, Msg::Batch(_)));
-            if command || s.pending >= WAKE_BYTES {
+            if s.commands > 0 || (!s.paused && (s.catch_up || s.pending >= WAKE_BYTES)) {
                 break;
+            }
+            if s.paused {
+                // Only a command or resuming ends the wait: no idle
+                // wake-ups while the queue grows.
+                s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+                continue;
             }
             let (g, r) = self.cv.wait_timeout(s, IDLE_WAKE).unwrap_or_else(|e| e.into_inner());
             s = g;
-            if r.timed_out() && !s.msgs.is_empty() {
+            if r.timed_out() && !s.paused && !s.msgs.is_empty() {
                 break;
             }
         }
         s.pending = 0;
+        s.commands = 0;
+        s.catch_up = false;
         std::mem::take(&mut s.msgs)
+    }
+
+    fn set_paused(&self, paused: bool) {
+        let mut s = lock(&self.state);
+        if s.paused && !paused {
+            s.catch_up = !s.msgs.is_empty();
+        }
+        s.paused = paused;
+        self.cv.notify_one();
+    }
+
+    fn is_paused(&self) -> bool {
+        lock(&self.state).paused
     }
 
     fn close(&self) {
@@ -623,6 +705,7 @@ pub(crate) struct Checkpointer {
     queue: Arc<Queue>,
     thread: Mutex<Option<JoinHandle<()>>>,
     files: Arc<Mutex<Vec<FileInfo>>>,
+    stats: Arc<Mutex<CheckpointStats>>,
 }
 
 impl Checkpointer {
@@ -630,6 +713,7 @@ impl Checkpointer {
     pub fn spawn(worker: Worker) -> Result<Checkpointer> {
         let queue = Arc::new(Queue::default());
         let files = worker.files.clone();
+        let stats = worker.stats.clone();
         let q = queue.clone();
         let thread = std::thread::Builder::new()
             .name("centum-checkpoint".into())
@@ -638,7 +722,7 @@ impl Checkpointer {
                 worker.run(&guard.0);
             })
             .map_err(|e| Error::io("", "spawn checkpoint thread", e))?;
-        Ok(Checkpointer { queue, thread: Mutex::new(Some(thread)), files })
+        Ok(Checkpointer { queue, thread: Mutex::new(Some(thread)), files, stats })
     }
 
     /// The log's hand-off: queues each durable batch for the worker.
@@ -662,6 +746,22 @@ impl Checkpointer {
     /// The pair files and their states.
     pub fn files(&self) -> Vec<FileInfo> {
         lock(&self.files).clone()
+    }
+
+    /// The worker's counters.
+    pub fn stats(&self) -> CheckpointStats {
+        *lock(&self.stats)
+    }
+
+    /// Holds batches in the queue (`true`) or lets the worker take them;
+    /// see [`Storage::pause_checkpoints`](crate::Storage::pause_checkpoints).
+    pub fn pause(&self, paused: bool) {
+        self.queue.set_paused(paused);
+    }
+
+    /// True while batches are held in the queue.
+    pub fn is_paused(&self) -> bool {
+        self.queue.is_paused()
     }
 
     /// Stops the worker after the batches queued so far.

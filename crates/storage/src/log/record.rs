@@ -32,8 +32,10 @@ const OP_INSERT: u8 = 1;
 const OP_DELETE: u8 = 2;
 const OP_SCHEMA: u8 = 3;
 
-/// Offset of `op_count` in the frame (8-byte frame prefix + kind + ts).
-const COUNT_AT: usize = 8 + 1 + 8;
+/// Offset of `commit_ts` in the frame (8-byte frame prefix + kind).
+const TS_AT: usize = 8 + 1;
+/// Offset of `op_count` in the frame.
+const COUNT_AT: usize = TS_AT + 8;
 
 /// The identity of a row version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -131,6 +133,12 @@ impl Record {
         self.ops += 1;
     }
 
+    /// Sets the commit timestamp (see [`crate::Log::commit_stamped`]).
+    pub fn set_commit_ts(&mut self, ts: u64) {
+        self.buf[TS_AT..TS_AT + 8].copy_from_slice(&ts.to_le_bytes());
+        self.commit_ts = ts;
+    }
+
     /// The commit timestamp.
     pub fn commit_ts(&self) -> u64 {
         self.commit_ts
@@ -146,11 +154,11 @@ impl Record {
         self.buf.len()
     }
 
-    /// The framed record, ready to append.
-    pub(crate) fn finish(mut self) -> Vec<u8> {
+    /// The framed record, ready to append; the record is left empty.
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
         self.buf[COUNT_AT..COUNT_AT + 4].copy_from_slice(&self.ops.to_le_bytes());
         end_frame(&mut self.buf, 0);
-        self.buf
+        std::mem::take(&mut self.buf)
     }
 }
 
@@ -201,7 +209,7 @@ mod tests {
         rec.insert(1, 0, b"abc");
         rec.delete(1, 5, 2);
         rec.schema(b"cat");
-        let bytes = rec.finish();
+        let bytes = { rec }.finish();
         let (payload, end) = read_frame(&bytes, 0).unwrap();
         assert_eq!(end, bytes.len());
         let d = decode_record(payload).unwrap();

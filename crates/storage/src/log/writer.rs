@@ -201,15 +201,43 @@ impl Log {
     /// all. An error means the record's fate is unknown (it may or may not
     /// be replayed at recovery) and the log takes no more commits.
     pub fn commit(&self, record: Record, durability: Durability) -> Result<()> {
+        self.append(record, durability, None).map(drop)
+    }
+
+    /// Like [`Log::commit`], but the record's commit timestamp is taken by
+    /// `stamp` at the moment of appending, under the lock that orders
+    /// appends, and returned. Timestamps taken this way increase in log
+    /// order, so a committer whose batch is durable never waits for an
+    /// earlier timestamp that is still in a later batch. `stamp` is not
+    /// called when the record is refused before appending (too large, log
+    /// failed or closed); then no timestamp was taken.
+    pub fn commit_stamped(
+        &self,
+        record: Record,
+        durability: Durability,
+        stamp: &mut dyn FnMut() -> u64,
+    ) -> Result<u64> {
+        self.append(record, durability, Some(stamp))
+    }
+
+    fn append(
+        &self,
+        mut record: Record,
+        durability: Durability,
+        stamp: Option<&mut dyn FnMut() -> u64>,
+    ) -> Result<u64> {
         let delayed = match durability {
             Durability::Default => self.shared.opts.delayed,
             Durability::Sync => false,
             Durability::Delayed => true,
         };
-        let bytes = record.finish();
-        if bytes.len() > MAX_FRAME {
-            return Err(Error::RecordTooLarge { bytes: bytes.len() });
+        if record.encoded_len() > MAX_FRAME {
+            return Err(Error::RecordTooLarge { bytes: record.encoded_len() });
         }
+        // An unstamped record is finished (count and CRC) before locking; a
+        // stamped one under the lock, where the CRC pass costs about what
+        // the copy into the buffer does.
+        let ready = if stamp.is_none() { Some(record.finish()) } else { None };
         let mut st = lock(&self.shared.state);
         if let Some(why) = &st.failed {
             return Err(Error::LogFailed(why.clone()));
@@ -217,6 +245,15 @@ impl Log {
         if st.closed {
             return Err(Error::Closed);
         }
+        let bytes = match (ready, stamp) {
+            (Some(bytes), _) => bytes,
+            (None, Some(stamp)) => {
+                record.set_commit_ts(stamp());
+                record.finish()
+            }
+            (None, None) => record.finish(),
+        };
+        let ts = record.commit_ts();
         st.buf.extend_from_slice(&bytes);
         st.records += 1;
         st.appended += bytes.len() as u64;
@@ -226,10 +263,10 @@ impl Log {
                 st.delayed_since = Some(Instant::now());
                 self.shared.flusher_cv.notify_one();
             }
-            return Ok(());
+            return Ok(ts);
         }
         let target = st.appended;
-        self.shared.wait_durable(st, target).map(drop)
+        self.shared.wait_durable(st, target).map(|_| ts)
     }
 
     /// Makes every record appended so far durable (delayed ones included).
