@@ -1,5 +1,5 @@
-//! Checkpoints, merge, log truncation, file states, parallel loading, and
-//! corrupt checkpoint files.
+//! Checkpoints, merge, log truncation, file states, parallel loading,
+//! corrupt checkpoint files, and pausing the checkpoint worker.
 
 mod common;
 
@@ -252,31 +252,53 @@ fn rows_in_files(storage: &Storage) -> u64 {
     storage.files().iter().filter(|f| f.kind == FileKind::Data).map(|f| f.rows).sum()
 }
 
+/// Bytes of every data and delta file on the simulated disk.
+fn pair_bytes(fs: &SimFs) -> usize {
+    let pair_file = |n: &String| n.starts_with("data-") || n.starts_with("delta-");
+    names(fs)
+        .iter()
+        .filter(|n| pair_file(n))
+        .filter_map(|n| fs.read(&Path::new(DIR).join(n)))
+        .map(|f| f.len())
+        .sum()
+}
+
+/// Lets a worker that wrongly took the queue do so: well past its idle
+/// wake-up. Only used before asserting that nothing happened.
+fn give_the_worker_time() {
+    std::thread::sleep(std::time::Duration::from_millis(100));
+}
+
 #[test]
 fn paused_checkpointing_queues_batches_and_catches_up() {
     let fs = SimFs::new();
     let storage = common::start(&fs, small_opts());
     storage.pause_checkpoints(true);
+    assert!(storage.checkpoints_paused());
     let mut w = Workload::new(11);
     for _ in 0..200 {
         storage.commit(w.next_txn()).unwrap();
     }
-    // Well past the worker's idle wake-up and its byte threshold: nothing
-    // may have reached a data file.
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    give_the_worker_time();
     assert_eq!(rows_in_files(&storage), 0, "the worker took batches while paused");
+    assert_eq!(pair_bytes(&fs), 0, "a pair file was written while paused");
     assert_eq!(storage.checkpoint_stats().bytes_written, 0);
-    // A checkpoint asked for while paused processes everything queued.
+    // A checkpoint asked for while paused processes everything queued, and
+    // the pause goes on after it.
     storage.checkpoint().unwrap();
     let inserted = rows_in_files(&storage);
-    assert!(inserted > 0, "the checkpoint left the queue unprocessed");
+    let written = pair_bytes(&fs);
+    assert!(inserted > 0 && written > 0, "the checkpoint left the queue unprocessed");
+    assert!(storage.checkpoints_paused());
     for _ in 0..200 {
         storage.commit(w.next_txn()).unwrap();
     }
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    give_the_worker_time();
     assert_eq!(rows_in_files(&storage), inserted, "paused again after the checkpoint");
+    assert_eq!(pair_bytes(&fs), written, "paused again after the checkpoint");
     // Resuming lets the worker catch up by itself.
     storage.pause_checkpoints(false);
+    assert!(!storage.checkpoints_paused());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while rows_in_files(&storage) == inserted {
         assert!(std::time::Instant::now() < deadline, "the worker never caught up");
@@ -288,4 +310,25 @@ fn paused_checkpointing_queues_batches_and_catches_up() {
     storage.close().unwrap();
     let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
     assert_eq!(got.rows, w.model);
+}
+
+#[test]
+fn a_crash_while_paused_loses_no_commit() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, small_opts());
+    let mut w = Workload::new(12);
+    for _ in 0..100 {
+        storage.commit(w.next_txn()).unwrap();
+    }
+    storage.checkpoint().unwrap();
+    storage.pause_checkpoints(true);
+    for _ in 0..300 {
+        storage.commit(w.next_txn()).unwrap();
+    }
+    // The crash image holds what was synced: the log, not the queue.
+    let img = fs.crash_now();
+    drop(storage);
+    let (_, got) = recover(Arc::new(img), small_opts()).unwrap();
+    assert_eq!(got.rows, w.model);
+    assert_eq!(got.catalog, w.catalog);
 }
