@@ -15,7 +15,12 @@
 //! `centum-bench durability` measures durable commits (1 to 32
 //! committers, group commit) and the W4 checkpoint workload, each next to
 //! the disk's fsync and sequential write rates measured in the same run.
+//!
+//! `centum-bench disk` measures only the disk under a directory: its fsync
+//! rate (4 KiB appends, each followed by `fdatasync`) and its sequential
+//! write rate (1 MiB writes, then one `fdatasync`).
 
+mod disk;
 mod durability;
 mod engine;
 mod tree;
@@ -44,6 +49,8 @@ enum Command {
     Tree(tree::Args),
     /// Durable commits and the W4 checkpoint workload, against the disk.
     Durability(durability::Args),
+    /// The disk's fsync and sequential write rates.
+    Disk(disk::Args),
 }
 
 fn main() {
@@ -52,6 +59,7 @@ fn main() {
         Command::Engine(args) => engine::run(args),
         Command::Tree(args) => tree::run(args),
         Command::Durability(args) => durability::run(args),
+        Command::Disk(args) => disk::run(args),
     };
     if let Err(e) = result {
         eprintln!("centum-bench: {e}");
