@@ -11,6 +11,7 @@
 //!   CHECKPOINT; once with checkpointing running and once with it paused
 //!   during the load, then a restart (recovery) timed.
 
+use crate::engine::Rng;
 use centum_engine::storage::{disk, CheckpointOptions, CheckpointStats, LogStats, Options as StorageOptions};
 use centum_engine::{Database, Error, IndexDef, Isolation, Options, Table, TableDef};
 use centum_types::{DataType, Timestamp, Uuid, Value};
@@ -156,20 +157,9 @@ fn w4_table(db: &Database, rows: u64) -> Result<Arc<Table>, Error> {
     )
 }
 
-/// A cheap pseudo-random source for the uuids.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn uuid(&mut self) -> Value {
-        Value::Uuid(Uuid::from_u64_pair(self.next(), self.next()))
-    }
+/// A random uuid.
+fn uuid(rng: &mut Rng) -> Value {
+    Value::Uuid(Uuid::from_u64_pair(rng.next(), rng.next()))
 }
 
 /// What one W4 load did.
@@ -205,7 +195,7 @@ fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
     let now = Timestamp(800_000_000_000_000);
     let started = Instant::now();
     for id in 1..=10_000 {
-        let data = rng.uuid();
+        let data = uuid(&mut rng);
         db.run(Isolation::Snapshot, 1, |txn| {
             txn.insert(&t, vec![Value::Integer(id), data.clone(), Value::Timestamp(now)])
         })?;
@@ -221,7 +211,7 @@ fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
         let mut flush = |batch: &mut Vec<(i32, Value)>| {
             db.run(Isolation::Snapshot, 1, |txn| {
                 for (id, dt) in batch.iter() {
-                    txn.insert(&t, vec![Value::Integer(*id), rng.uuid(), dt.clone()])?;
+                    txn.insert(&t, vec![Value::Integer(*id), uuid(&mut rng), dt.clone()])?;
                 }
                 Ok(())
             })?;

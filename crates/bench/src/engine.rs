@@ -52,10 +52,10 @@ fn kv_table(db: &Database, name: &str, buckets: u64) -> Result<Arc<centum_engine
 }
 
 /// A cheap pseudo-random sequence (xorshift), so key choice costs nothing.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;

@@ -1,7 +1,7 @@
 //! Log benchmark on the real file system, with its comparators measured in
 //! the same run:
 //!
-//! * the disk's raw fdatasync rate (512-byte append + fdatasync in a loop);
+//! * the disk's raw fdatasync rate (4 KiB append + fdatasync in a loop);
 //! * the raw sequential write rate (256 MiB in 1 MiB writes, one sync);
 //! * the log's durable commits/s with 1, 2, 8 and 32 concurrent committers
 //!   (records of about 100 bytes), with the flushes they needed.
@@ -117,7 +117,7 @@ fn main() {
         std::process::exit(1)
     });
     println!("directory: {}", args.dir.display());
-    println!("raw 512 B write + fdatasync: {fsync:>10.0} /s");
+    println!("raw 4 KiB write + fdatasync: {fsync:>10.0} /s");
     println!("raw sequential write:        {seq:>10.0} MiB/s (256 MiB in 1 MiB writes + 1 sync)");
     println!();
     // The disk's sync latency drifts (other load, device caches), so each
@@ -149,7 +149,7 @@ fn main() {
         }
     }
     match disk::fsync_rate(&args.dir, Duration::from_secs_f64(args.seconds)) {
-        Ok(again) => println!("\nraw 512 B write + fdatasync, after the log runs: {again:.0} /s"),
+        Ok(again) => println!("\nraw 4 KiB write + fdatasync, after the log runs: {again:.0} /s"),
         Err(e) => eprintln!("fsync probe failed: {e}"),
     }
 }

@@ -16,7 +16,7 @@
 //! no undo, no index entries (the engine rebuilds its indexes from the rows),
 //! and all writes are sequential appends. The on-disk formats, the protocols
 //! and why a crash at any instant leaves a recoverable state are in
-//! `docs/durability.md`.
+//! `docs/design.md`, section 9.
 //!
 //! ```
 //! use std::sync::Arc;
