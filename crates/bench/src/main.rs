@@ -55,6 +55,9 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    // Recovery and checkpoint progress (the database's log output) goes to
+    // stderr, the figures to stdout.
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_target(false).init();
     let result = match cli.command {
         Command::Engine(args) => engine::run(args),
         Command::Tree(args) => tree::run(args),
