@@ -146,3 +146,33 @@ fn a_refused_record_takes_no_timestamp() {
     assert!(matches!(r, Err(centum_storage::Error::LogFailed(_))), "{r:?}");
     assert!(!called, "a failed log took a timestamp");
 }
+
+#[test]
+fn committers_parked_behind_a_failing_sync_all_get_the_failure() {
+    let fs = SimFs::new();
+    // Slow syncs, so committers park behind the one that fails.
+    fs.set_sync_delay(Duration::from_millis(5));
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
+    // Only the log syncs: the checkpoint worker holds its batches.
+    storage.pause_checkpoints(true);
+    storage.commit(record(1)).unwrap();
+    fs.fail_sync(2);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8u64)
+            .map(|i| {
+                let storage = &storage;
+                s.spawn(move || {
+                    (0..20u64).map(|j| storage.commit(record(2 + i * 20 + j)).is_ok()).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // Every committer returned (none hangs parked); once one failed, every
+    // later commit of the same thread failed too.
+    for r in &results {
+        let first_fail = r.iter().position(|ok| !ok).expect("the failure reached every committer");
+        assert!(r[first_fail..].iter().all(|ok| !ok));
+    }
+    assert!(storage.is_failed());
+}

@@ -35,8 +35,10 @@
 
 use std::mem;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
@@ -106,6 +108,9 @@ struct State {
     /// arriving together.
     last_count: u32,
     stats: LogStats,
+    /// Committers parked until their bytes are durable, with the offset
+    /// they wait for.
+    waiters: Vec<(u64, Thread)>,
 }
 
 /// Receives every batch after its fdatasync, in log order (the checkpoint
@@ -124,8 +129,10 @@ struct Shared {
     dir: PathBuf,
     opts: LogOptions,
     state: Mutex<State>,
-    /// Committers waiting for durability.
-    durable_cv: Condvar,
+    /// `State::durable`, readable without the mutex: a woken committer
+    /// checks it and returns without queueing on the mutex behind every
+    /// other committer the same flush woke.
+    durable: AtomicU64,
     /// The flusher waiting for delayed records.
     flusher_cv: Condvar,
     tail: Mutex<Tail>,
@@ -185,8 +192,9 @@ impl Log {
                 delayed_since: None,
                 last_count: 0,
                 stats: LogStats::default(),
+                waiters: Vec::new(),
             }),
-            durable_cv: Condvar::new(),
+            durable: AtomicU64::new(0),
             flusher_cv: Condvar::new(),
             tail: Mutex::new(Tail { file, pos, sink }),
         });
@@ -266,14 +274,14 @@ impl Log {
             return Ok(ts);
         }
         let target = st.appended;
-        self.shared.wait_durable(st, target).map(|_| ts)
+        self.shared.wait_durable(st, target).map(|()| ts)
     }
 
     /// Makes every record appended so far durable (delayed ones included).
     pub fn flush(&self) -> Result<()> {
         let st = lock(&self.shared.state);
         let target = st.appended;
-        self.shared.wait_durable(st, target).map(drop)
+        self.shared.wait_durable(st, target)
     }
 
     /// True once a write or sync has failed; no commit succeeds after that.
@@ -317,23 +325,42 @@ impl Drop for Log {
 
 impl Shared {
     /// Waits until `target` record bytes are durable, leading flushes when
-    /// none is running.
-    fn wait_durable<'a>(
-        &'a self,
-        mut st: MutexGuard<'a, State>,
-        target: u64,
-    ) -> Result<MutexGuard<'a, State>> {
+    /// none is running, parked otherwise.
+    fn wait_durable<'a>(&'a self, mut st: MutexGuard<'a, State>, target: u64) -> Result<()> {
         loop {
             if st.durable >= target {
-                return Ok(st);
+                return Ok(());
             }
             if let Some(why) = &st.failed {
                 return Err(Error::LogFailed(why.clone()));
             }
-            if st.flushing {
-                st = self.durable_cv.wait(st).unwrap_or_else(|e| e.into_inner());
-            } else {
+            if !st.flushing {
                 st = self.lead_flush(st);
+                continue;
+            }
+            st.waiters.push((target, std::thread::current()));
+            drop(st);
+            match self.park_until(target) {
+                None => return Ok(()),
+                Some(g) => st = g,
+            }
+        }
+    }
+
+    /// Parks until the leader wakes this committer: `None` once `target`
+    /// is durable (no lock taken), or the locked state when there is more
+    /// to decide (the log failed, or this committer is to lead the next
+    /// flush). Spurious wake-ups park again.
+    fn park_until(&self, target: u64) -> Option<MutexGuard<'_, State>> {
+        let me = std::thread::current().id();
+        loop {
+            std::thread::park();
+            if self.durable.load(SeqCst) >= target {
+                return None;
+            }
+            let st = lock(&self.state);
+            if st.failed.is_some() || !st.waiters.iter().any(|(_, t)| t.id() == me) {
+                return Some(st);
             }
         }
     }
@@ -364,6 +391,7 @@ impl Shared {
         match result {
             Ok(written) => {
                 st.durable = end;
+                self.durable.store(end, SeqCst);
                 st.stats.flushes += 1;
                 st.stats.bytes += written;
             }
@@ -374,7 +402,26 @@ impl Shared {
                 }
             }
         }
-        self.durable_cv.notify_all();
+        // Wake the committers this flush made durable (all of them if the
+        // log failed), and one of the others to lead the next flush.
+        let failed = st.failed.is_some();
+        let mut wake = Vec::new();
+        let mut next_leader = None;
+        st.waiters.retain(|(target, thread)| {
+            if failed || *target <= end {
+                wake.push(thread.clone());
+                false
+            } else if next_leader.is_none() {
+                next_leader = Some(thread.clone());
+                false
+            } else {
+                true
+            }
+        });
+        wake.extend(next_leader);
+        for t in wake {
+            t.unpark();
+        }
         st
     }
 
@@ -429,10 +476,8 @@ impl Shared {
             }
             st.stats.timer_flushes += 1;
             let target = st.appended;
-            st = match self.wait_durable(st, target) {
-                Ok(g) => g,
-                Err(_) => lock(&self.state),
-            };
+            let _ = self.wait_durable(st, target);
+            st = lock(&self.state);
         }
     }
 }
