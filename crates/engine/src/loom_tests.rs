@@ -46,10 +46,19 @@ fn explore<T>(f: impl Fn() -> T + Sync + Send + 'static) -> BTreeSet<T>
 where
     T: Ord + Debug + Send + 'static,
 {
+    explore_bounded(None, f)
+}
+
+/// [`explore`] with the preemption bound `bound` (`None`: the
+/// `LOOM_MAX_PREEMPTIONS` setting, or 3).
+fn explore_bounded<T>(bound: Option<usize>, f: impl Fn() -> T + Sync + Send + 'static) -> BTreeSet<T>
+where
+    T: Ord + Debug + Send + 'static,
+{
     let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
     let mut b = loom::model::Builder::new();
-    if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
+    if bound.is_some() || b.preemption_bound.is_none() {
+        b.preemption_bound = Some(bound.unwrap_or(3));
     }
     let out = seen.clone();
     b.check(move || {
@@ -354,16 +363,7 @@ fn explore1<T>(f: impl Fn() -> T + Sync + Send + 'static) -> BTreeSet<T>
 where
     T: Ord + Debug + Send + 'static,
 {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(BTreeSet::new()));
-    let mut b = loom::model::Builder::new();
-    b.preemption_bound = Some(1);
-    let out = seen.clone();
-    b.check(move || {
-        let o = f();
-        out.lock().expect("outcomes").insert(o);
-    });
-    let mut seen = seen.lock().expect("outcomes");
-    std::mem::take(&mut *seen)
+    explore_bounded(Some(1), f)
 }
 
 /// Runs `f` on the tree in a new loom thread.

@@ -209,6 +209,14 @@ fn insert(txn: &centum_engine::Transaction, t: &Arc<Table>, id: i64, owner: &str
     txn.insert(t, vec![Value::BigInt(id), Value::Text(owner.into()), Value::BigInt(balance)]).unwrap();
 }
 
+/// A new database on `fs` with the accounts and cache tables.
+fn open_with_tables(fs: &SimFs) -> Database {
+    let db = Database::open(sim_options(fs)).unwrap();
+    db.create_table(accounts_def()).unwrap();
+    db.create_table(cache_def()).unwrap();
+    db
+}
+
 /// The durable part of a state: SCHEMA_ONLY rows do not survive.
 fn durable(s: &State) -> State {
     State { cache_rows: 0, ..s.clone() }
@@ -218,9 +226,7 @@ fn durable(s: &State) -> State {
 fn every_crash_image_holds_exactly_the_acknowledged_commits() {
     let fs = SimFs::new();
     fs.record_images();
-    let db = Database::open(sim_options(&fs)).unwrap();
-    db.create_table(accounts_def()).unwrap();
-    db.create_table(cache_def()).unwrap();
+    let db = open_with_tables(&fs);
     let mut w = Workload {
         rng: 0x9E37_79B9_7F4A_7C15,
         next_id: 1,
@@ -323,9 +329,7 @@ fn ids(db: &Database) -> Vec<i64> {
 fn a_failed_log_write_or_sync_stops_commits_and_loses_nothing_acknowledged() {
     for fail_sync in [true, false] {
         let fs = SimFs::new();
-        let db = Database::open(sim_options(&fs)).unwrap();
-        db.create_table(accounts_def()).unwrap();
-        db.create_table(cache_def()).unwrap();
+        let db = open_with_tables(&fs);
         for id in 0..20 {
             commit_one(&db, id).unwrap();
         }
@@ -366,9 +370,7 @@ fn a_failed_log_write_or_sync_stops_commits_and_loses_nothing_acknowledged() {
 fn delayed_commits_reach_the_disk_in_log_order() {
     let fs = SimFs::new();
     fs.set_sync_delay(Duration::from_millis(2));
-    let db = Database::open(sim_options(&fs)).unwrap();
-    db.create_table(accounts_def()).unwrap();
-    db.create_table(cache_def()).unwrap();
+    let db = open_with_tables(&fs);
     let t = db.table("accounts").unwrap();
     for id in 0..50 {
         let mut txn = db.begin(Isolation::Snapshot).unwrap();
@@ -404,9 +406,7 @@ fn delayed_commits_reach_the_disk_in_log_order() {
 #[test]
 fn a_damaged_checkpoint_file_stops_recovery_with_its_name() {
     let fs = SimFs::new();
-    let db = Database::open(sim_options(&fs)).unwrap();
-    db.create_table(accounts_def()).unwrap();
-    db.create_table(cache_def()).unwrap();
+    let db = open_with_tables(&fs);
     for id in 0..200 {
         commit_one(&db, id).unwrap();
     }

@@ -242,10 +242,6 @@ impl Log {
         if record.encoded_len() > MAX_FRAME {
             return Err(Error::RecordTooLarge { bytes: record.encoded_len() });
         }
-        // An unstamped record is finished (count and CRC) before locking; a
-        // stamped one under the lock, where the CRC pass costs about what
-        // the copy into the buffer does.
-        let ready = if stamp.is_none() { Some(record.finish()) } else { None };
         let mut st = lock(&self.shared.state);
         if let Some(why) = &st.failed {
             return Err(Error::LogFailed(why.clone()));
@@ -253,14 +249,12 @@ impl Log {
         if st.closed {
             return Err(Error::Closed);
         }
-        let bytes = match (ready, stamp) {
-            (Some(bytes), _) => bytes,
-            (None, Some(stamp)) => {
-                record.set_commit_ts(stamp());
-                record.finish()
-            }
-            (None, None) => record.finish(),
-        };
+        // The count and the CRC are computed under the lock, after the
+        // stamp; the CRC pass costs about what the copy into the buffer does.
+        if let Some(stamp) = stamp {
+            record.set_commit_ts(stamp());
+        }
+        let bytes = record.finish();
         let ts = record.commit_ts();
         st.buf.extend_from_slice(&bytes);
         st.records += 1;
