@@ -24,6 +24,7 @@
 //! ```
 
 use crate::durable;
+use crate::durable::catalog::TableImage;
 use crate::error::{Error, Result};
 use crate::gc::{Gc, GcStats};
 use crate::index::hash::HashIndex;
@@ -111,6 +112,9 @@ pub(crate) struct Shared {
     pub(crate) txns: TxnTable,
     pub(crate) gc: Gc,
     catalog: ArcSwap<HashMap<String, Arc<Table>>>,
+    /// The database-wide opaque bytes of the layer above, kept in the
+    /// catalog image (changed under the DDL lock).
+    catalog_extra: ArcSwap<Vec<u8>>,
     ddl: Mutex<()>,
     next_table_id: AtomicU64,
     /// The data directory's log and checkpoints; `None` in memory only.
@@ -199,18 +203,20 @@ impl Database {
     /// an error naming the file and the offset.
     pub fn open(options: Options) -> Result<Database> {
         let Some(dir) = options.data_dir.clone() else {
-            return Database::start(&options, 0, 1, HashMap::new(), None, None);
+            return Database::start(&options, 0, 1, HashMap::new(), Vec::new(), None, None);
         };
         let started = std::time::Instant::now();
         let recovery = Storage::open(options.fs.clone(), &dir, options.storage.clone())?;
         let image = recovery.catalog().map(durable::read_catalog).transpose()?;
         let mut by_id = HashMap::new();
         let mut next_table_id = 1;
+        let mut catalog_extra = Vec::new();
         if let Some(image) = image {
             next_table_id = image.next_table_id;
             for t in &image.tables {
                 by_id.insert(t.id, Arc::new(build_table(t.id, &t.def)?));
             }
+            catalog_extra = image.extra;
         }
         let stats = durable::load_rows(&recovery, &by_id)?;
         let max_ts = recovery.max_commit_ts();
@@ -223,8 +229,8 @@ impl Database {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "database recovered"
         );
-        let catalog = by_id.into_values().map(|t| (t.name.clone(), t)).collect();
-        Database::start(&options, max_ts, next_table_id, catalog, Some(storage), Some(stats))
+        let catalog = by_id.into_values().map(|t| (t.name(), t)).collect();
+        Database::start(&options, max_ts, next_table_id, catalog, catalog_extra, Some(storage), Some(stats))
     }
 
     fn start(
@@ -232,6 +238,7 @@ impl Database {
         start_ts: u64,
         next_table_id: u64,
         catalog: HashMap<String, Arc<Table>>,
+        catalog_extra: Vec<u8>,
         storage: Option<Storage>,
         recovered: Option<LoadStats>,
     ) -> Result<Database> {
@@ -240,6 +247,7 @@ impl Database {
             txns: TxnTable::new(options.max_transactions),
             gc: Gc::new(start_ts),
             catalog: ArcSwap::from_pointee(catalog),
+            catalog_extra: ArcSwap::from_pointee(catalog_extra),
             ddl: Mutex::new(()),
             next_table_id: AtomicU64::new(next_table_id),
             storage,
@@ -340,7 +348,10 @@ impl Database {
         let id = self.shared.next_table_id.load(SeqCst);
         let table = Arc::new(build_table(id, &def)?);
         self.shared.next_table_id.store(id + 1, SeqCst);
-        self.log_catalog(cat.values().map(|t| &**t).chain([&*table]))?;
+        self.log_catalog(
+            cat.values().chain([&table]).map(|t| image_of(t)),
+            &self.shared.catalog_extra.load(),
+        )?;
         let mut new = (*cat).clone();
         new.insert(def.name, table.clone());
         self.shared.catalog.store(Arc::new(new));
@@ -355,7 +366,8 @@ impl Database {
         let Some(t) = cat.get(name) else {
             return Err(Error::NoSuchTable(name.into()));
         };
-        self.log_catalog(cat.values().filter(|o| !Arc::ptr_eq(o, t)).map(|t| &**t))?;
+        let extra = self.shared.catalog_extra.load();
+        self.log_catalog(cat.values().filter(|o| !Arc::ptr_eq(o, t)).map(|t| image_of(t)), &extra)?;
         t.dropped.store(true, SeqCst);
         let mut new = (*cat).clone();
         new.remove(name);
@@ -363,15 +375,82 @@ impl Database {
         Ok(())
     }
 
-    /// Writes the catalog image of `tables` to the log, durably. The caller
-    /// holds the DDL lock, so images reach the log in the order of the
-    /// changes they describe.
-    fn log_catalog<'a>(&self, tables: impl Iterator<Item = &'a Table>) -> Result<()> {
+    /// Renames table `from` to `to`. Transactions already using the table
+    /// go on using it; from now on it is found under `to` only. With a data
+    /// directory the new name is durable before it is used.
+    pub fn rename_table(&self, from: &str, to: &str) -> Result<()> {
+        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let cat = self.shared.catalog.load_full();
+        let Some(t) = cat.get(from).cloned() else {
+            return Err(Error::NoSuchTable(from.into()));
+        };
+        if cat.contains_key(to) {
+            return Err(Error::TableExists(to.into()));
+        }
+        let images = cat.values().map(|o| {
+            let mut image = image_of(o);
+            if Arc::ptr_eq(o, &t) {
+                image.def.name = to.into();
+            }
+            image
+        });
+        self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        t.set_name(to.into());
+        let mut new = (*cat).clone();
+        new.remove(from);
+        new.insert(to.into(), t);
+        self.shared.catalog.store(Arc::new(new));
+        Ok(())
+    }
+
+    /// Replaces the opaque bytes the layer above keeps with table `table`
+    /// (see `TableDef::extra`). With a data directory they are durable, in
+    /// the catalog image, before this returns.
+    pub fn set_table_extra(&self, table: &str, extra: Vec<u8>) -> Result<()> {
+        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let cat = self.shared.catalog.load_full();
+        let Some(t) = cat.get(table) else {
+            return Err(Error::NoSuchTable(table.into()));
+        };
+        let images = cat.values().map(|o| {
+            let mut image = image_of(o);
+            if Arc::ptr_eq(o, t) {
+                image.def.extra = extra.clone();
+            }
+            image
+        });
+        self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        t.set_extra(extra);
+        Ok(())
+    }
+
+    /// The database-wide opaque bytes of the layer above (empty until
+    /// [`Database::set_catalog_extra`] is called); recovered on open.
+    pub fn catalog_extra(&self) -> Vec<u8> {
+        self.shared.catalog_extra.load().to_vec()
+    }
+
+    /// Replaces the database-wide opaque bytes of the layer above (for
+    /// instance a SQL layer's sequences and schemas). With a data directory
+    /// they are durable, in the catalog image, before this returns.
+    pub fn set_catalog_extra(&self, extra: Vec<u8>) -> Result<()> {
+        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let cat = self.shared.catalog.load_full();
+        self.log_catalog(cat.values().map(|t| image_of(t)), &extra)?;
+        self.shared.catalog_extra.store(Arc::new(extra));
+        Ok(())
+    }
+
+    /// Writes the catalog image of `tables` and the database-wide `extra`
+    /// to the log, durably. The caller holds the DDL lock, so images reach
+    /// the log in the order of the changes they describe. The images are
+    /// only made with a data directory.
+    fn log_catalog(&self, tables: impl Iterator<Item = TableImage>, extra: &[u8]) -> Result<()> {
         if self.shared.storage.is_none() {
             return Ok(());
         }
         self.shared.check_log()?;
-        let image = durable::catalog_image(tables, self.shared.next_table_id.load(SeqCst));
+        let image = durable::catalog_image(tables.collect(), self.shared.next_table_id.load(SeqCst), extra);
         let mut rec = Record::new(0);
         rec.schema(&image);
         let clock = &self.shared.clock;
@@ -387,7 +466,7 @@ impl Database {
     /// The current catalog, logged again (after an index change).
     fn log_current_catalog(&self) -> Result<()> {
         let cat = self.shared.catalog.load_full();
-        self.log_catalog(cat.values().map(|t| &**t))
+        self.log_catalog(cat.values().map(|t| image_of(t)), &self.shared.catalog_extra.load())
     }
 
     fn index_owner(&self, cat: &HashMap<String, Arc<Table>>, index: &str) -> Option<Arc<Table>> {
@@ -640,6 +719,11 @@ fn retry_backoff(attempt: u32) {
     }
 }
 
+/// How the catalog image records `table`.
+fn image_of(table: &Table) -> TableImage {
+    TableImage { id: table.id, def: table.def() }
+}
+
 /// A table and its indexes from a definition, with no rows.
 fn build_table(id: u64, def: &TableDef) -> Result<Table> {
     for (i, c) in def.columns.iter().enumerate() {
@@ -656,7 +740,8 @@ fn build_table(id: u64, def: &TableDef) -> Result<Table> {
         IndexKind::Range => RANGE_TABLE_ROWS,
     });
     let chains = crate::table::scan_chains(declared.max().unwrap_or(0));
-    let table = Table::new(id, def.name.clone(), def.columns.clone(), def.durability, chains);
+    let table =
+        Table::new(id, def.name.clone(), def.columns.clone(), def.durability, def.extra.clone(), chains);
     let mut slots = Vec::new();
     for (i, ix) in def.indexes.iter().enumerate() {
         if def.indexes[..i].iter().any(|o| o.name == ix.name) {

@@ -101,12 +101,23 @@ pub struct TableDef {
     pub indexes: Vec<IndexDef>,
     /// What survives a restart.
     pub durability: Durability,
+    /// Opaque bytes owned by the layer above the engine (for instance a SQL
+    /// layer's column defaults and constraints), stored with the definition
+    /// and given back unchanged after a restart; the engine never reads
+    /// them. Empty by default.
+    pub extra: Vec<u8>,
 }
 
 impl TableDef {
     /// A table with no columns yet.
     pub fn new(name: &str) -> TableDef {
-        TableDef { name: name.into(), columns: vec![], indexes: vec![], durability: Durability::default() }
+        TableDef {
+            name: name.into(),
+            columns: vec![],
+            indexes: vec![],
+            durability: Durability::default(),
+            extra: vec![],
+        }
     }
 
     /// Adds a nullable column.
@@ -130,6 +141,12 @@ impl TableDef {
     /// Sets the durability.
     pub fn durability(mut self, d: Durability) -> TableDef {
         self.durability = d;
+        self
+    }
+
+    /// Sets the opaque bytes kept with the definition (the `extra` field).
+    pub fn extra(mut self, bytes: Vec<u8>) -> TableDef {
+        self.extra = bytes;
         self
     }
 }

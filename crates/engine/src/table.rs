@@ -80,7 +80,8 @@ impl IndexSet {
 /// A memory-optimized table.
 pub struct Table {
     pub(crate) id: u64,
-    pub(crate) name: String,
+    /// The name, changed by `Database::rename_table` (under the DDL lock).
+    name: ArcSwap<String>,
     pub(crate) columns: Vec<Column>,
     pub(crate) layout: RowLayout,
     pub(crate) durability: Durability,
@@ -89,6 +90,9 @@ pub struct Table {
     pub(crate) dropped: AtomicBool,
     /// Serialises index creation and removal on this table.
     pub(crate) ddl: Mutex<()>,
+    /// The opaque bytes of the layer above (see `TableDef::extra`), changed
+    /// by `Database::set_table_extra` (under the DDL lock).
+    extra: ArcSwap<Vec<u8>>,
     row_bytes: Counter,
     versions: Counter,
 }
@@ -112,12 +116,13 @@ impl Table {
         name: String,
         columns: Vec<Column>,
         durability: Durability,
+        extra: Vec<u8>,
         scan_chains: u64,
     ) -> Table {
         let types: Vec<_> = columns.iter().map(|c| c.ty.clone()).collect();
         Table {
             id,
-            name,
+            name: ArcSwap::from_pointee(name),
             layout: RowLayout::new(&types),
             columns,
             durability,
@@ -125,6 +130,7 @@ impl Table {
             indexes: ArcSwap::from_pointee(IndexSet::new(vec![], 0)),
             dropped: AtomicBool::new(false),
             ddl: Mutex::new(()),
+            extra: ArcSwap::from_pointee(extra),
             row_bytes: Counter::default(),
             versions: Counter::default(),
         }
@@ -135,9 +141,23 @@ impl Table {
         self.id
     }
 
-    /// Table name.
-    pub fn name(&self) -> &str {
-        &self.name
+    /// Table name (a copy: `Database::rename_table` may change it).
+    pub fn name(&self) -> String {
+        self.name.load().to_string()
+    }
+
+    pub(crate) fn set_name(&self, name: String) {
+        self.name.store(Arc::new(name));
+    }
+
+    /// The opaque bytes the layer above keeps with the table (see
+    /// `TableDef::extra`).
+    pub fn extra(&self) -> Vec<u8> {
+        self.extra.load().to_vec()
+    }
+
+    pub(crate) fn set_extra(&self, extra: Vec<u8>) {
+        self.extra.store(Arc::new(extra));
     }
 
     /// Columns in order.
@@ -170,21 +190,22 @@ impl Table {
         self.indexes.load().iter().map(|i| i.name().to_string()).collect()
     }
 
-    /// The definition that builds this table again: columns, durability
-    /// and the indexes in use (not those being dropped).
+    /// The definition that builds this table again: columns, durability,
+    /// the indexes in use (not those being dropped) and the extra bytes.
     pub fn def(&self) -> TableDef {
         TableDef {
-            name: self.name.clone(),
+            name: self.name(),
             columns: self.columns.clone(),
             indexes: self.indexes.load().iter().map(|ix| ix.def(&self.columns)).collect(),
             durability: self.durability,
+            extra: self.extra(),
         }
     }
 
     /// Memory statistics.
     pub fn stats(&self) -> TableStats {
         TableStats {
-            name: self.name.clone(),
+            name: self.name(),
             versions: self.versions.get().max(0) as u64,
             row_bytes: self.row_bytes.get().max(0) as u64,
             indexes: self.indexes.load().iter().map(|i| i.stats()).collect(),
@@ -193,7 +214,7 @@ impl Table {
 
     pub(crate) fn check_not_dropped(&self) -> Result<()> {
         if self.dropped.load(SeqCst) {
-            return Err(Error::Dropped(self.name.clone()));
+            return Err(Error::Dropped(self.name()));
         }
         Ok(())
     }

@@ -1,6 +1,11 @@
 //! The catalog image: every table definition, encoded as bytes for the log
 //! and the checkpoint manifest.
 //!
+//! Besides what the engine needs, each table carries opaque `extra` bytes,
+//! and the image one more database-wide blob: the layer above (SQL) keeps
+//! its own metadata there (defaults, constraints, sequences), so that it
+//! changes atomically with the engine's DDL. The engine never reads them.
+//!
 //! Each schema change writes the whole catalog, not a difference: catalogs
 //! are small, a whole image needs no ordering with earlier ones, and
 //! recovery keeps only the newest. Rows in the log and in checkpoint files
@@ -9,15 +14,20 @@
 //! never be taken for another table's).
 //!
 //! ```text
-//!  image   := "CCAT" u16 version(=1) u64 next_table_id u32 n table*n
+//!  image   := "CCAT" u16 version(=2) u64 next_table_id u32 n table*n
+//!             bytes db_extra
 //!  table   := u64 id str name u8 durability(0 data, 1 schema only)
-//!             u32 n column*n u32 m index*m
+//!             u32 n column*n u32 m index*m bytes extra
 //!  column  := str name type u8 nullable
 //!  type    := u8 tag [modifiers]   (tags and modifiers in `put_type`)
 //!  index   := str name u8 unique u8 kind(0 hash, 1 range) [u64 buckets]
 //!             u32 k str*k (key columns) u32 d u8*d (descending flags)
 //!  str     := u32 length, UTF-8 bytes
+//!  bytes   := u32 length, bytes
 //! ```
+//!
+//! Version 1 images (written before the extra bytes existed) have neither
+//! `extra` nor `db_extra`; they still decode, with both empty.
 //!
 //! Integers are little-endian. The image sits inside a CRC-checked log
 //! record or manifest, so damage is caught there; decoding still checks
@@ -27,7 +37,9 @@ use crate::schema::{Column, Durability, IndexDef, IndexKind, TableDef};
 use centum_types::DataType;
 
 const MAGIC: &[u8; 4] = b"CCAT";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
+/// The oldest version this build still reads.
+const OLDEST_VERSION: u16 = 1;
 
 /// A table as the catalog image records it.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,6 +53,8 @@ pub(crate) struct TableImage {
 pub(crate) struct CatalogImage {
     pub(crate) next_table_id: u64,
     pub(crate) tables: Vec<TableImage>,
+    /// The database-wide opaque bytes of the layer above.
+    pub(crate) extra: Vec<u8>,
 }
 
 /// Encodes `image`.
@@ -81,7 +95,9 @@ pub(crate) fn encode(image: &CatalogImage) -> Vec<u8> {
             put_u32(&mut out, ix.descending.len());
             out.extend(ix.descending.iter().map(|&d| d as u8));
         }
+        put_bytes(&mut out, &t.def.extra);
     }
+    put_bytes(&mut out, &image.extra);
     out
 }
 
@@ -92,9 +108,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<CatalogImage, String> {
         return Err("not a catalog image".into());
     }
     let version = u16::from_le_bytes(r.array()?);
-    if version != VERSION {
-        return Err(format!("catalog image version {version}, this build reads {VERSION}"));
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
+        return Err(format!(
+            "catalog image version {version}, this build reads versions {OLDEST_VERSION} to {VERSION}"
+        ));
     }
+    let with_extra = version >= 2;
     let next_table_id = r.u64()?;
     let mut tables = Vec::new();
     for _ in 0..r.count()? {
@@ -125,15 +144,17 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<CatalogImage, String> {
             let descending = (0..r.count()?).map(|_| r.bool()).collect::<Result<Vec<_>, _>>()?;
             indexes.push(IndexDef { name, columns, unique, kind, descending });
         }
+        let extra = if with_extra { r.bytes()? } else { Vec::new() };
         if id >= next_table_id {
             return Err(format!("table \"{name}\" has id {id}, not below the next id {next_table_id}"));
         }
-        tables.push(TableImage { id, def: TableDef { name, columns, indexes, durability } });
+        tables.push(TableImage { id, def: TableDef { name, columns, indexes, durability, extra } });
     }
+    let extra = if with_extra { r.bytes()? } else { Vec::new() };
     if r.at != bytes.len() {
-        return Err(format!("{} bytes after the last table", bytes.len() - r.at));
+        return Err(format!("{} bytes after the end of the image", bytes.len() - r.at));
     }
-    Ok(CatalogImage { next_table_id, tables })
+    Ok(CatalogImage { next_table_id, tables, extra })
 }
 
 fn put_u32(out: &mut Vec<u8>, n: usize) {
@@ -141,8 +162,12 @@ fn put_u32(out: &mut Vec<u8>, n: usize) {
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_u32(out, s.len());
-    out.extend_from_slice(s.as_bytes());
+    put_bytes(out, s.as_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_u32(out, b.len());
+    out.extend_from_slice(b);
 }
 
 /// Type tags. Numeric: precision and scale bytes, 0xFF for "none".
@@ -227,6 +252,11 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
+    fn bytes(&mut self) -> Result<Vec<u8>, String> {
+        let n = self.u32()? as usize;
+        Ok(self.take(n)?.to_vec())
+    }
+
     fn str(&mut self) -> Result<String, String> {
         let n = self.u32()? as usize;
         let at = self.at;
@@ -281,11 +311,13 @@ mod tests {
             .column("at", DataType::TimestampTz)
             .column("u", DataType::Uuid)
             .index(IndexDef::hash("orders_pkey", &["id"], 1 << 20).unique())
-            .index(IndexDef::range("orders_at", &["at", "id"]).descending(&[true, false]));
+            .index(IndexDef::range("orders_at", &["at", "id"]).descending(&[true, false]))
+            .extra(vec![1, 0, 0xFF, 7]);
         let s = TableDef::new("cache").column("k", DataType::Text).durability(Durability::SchemaOnly);
         CatalogImage {
             next_table_id: 9,
             tables: vec![TableImage { id: 3, def: t }, TableImage { id: 8, def: s }],
+            extra: b"sequences and schemas".to_vec(),
         }
     }
 
@@ -293,6 +325,107 @@ mod tests {
     fn round_trips() {
         let img = sample();
         assert_eq!(decode(&encode(&img)).unwrap(), img);
+        let empty = CatalogImage { next_table_id: 1, tables: vec![], extra: vec![] };
+        assert_eq!(decode(&encode(&empty)).unwrap(), empty);
+    }
+
+    #[test]
+    fn extras_sit_where_the_format_says() {
+        let img = CatalogImage {
+            next_table_id: 2,
+            tables: vec![TableImage { id: 1, def: TableDef::new("t").extra(vec![0xAB, 0xCD]) }],
+            extra: vec![0xEF],
+        };
+        let mut want = b"CCAT".to_vec();
+        want.extend_from_slice(&2u16.to_le_bytes());
+        want.extend_from_slice(&2u64.to_le_bytes());
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.extend_from_slice(&1u64.to_le_bytes());
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.extend_from_slice(b"t");
+        want.push(0);
+        want.extend_from_slice(&0u32.to_le_bytes()); // columns
+        want.extend_from_slice(&0u32.to_le_bytes()); // indexes
+        want.extend_from_slice(&2u32.to_le_bytes());
+        want.extend_from_slice(&[0xAB, 0xCD]);
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.push(0xEF);
+        assert_eq!(encode(&img), want);
+    }
+
+    /// A version 1 image, built by hand: no extra bytes anywhere.
+    fn v1_image() -> Vec<u8> {
+        let mut b = b"CCAT".to_vec();
+        b.extend_from_slice(&1u16.to_le_bytes());
+        b.extend_from_slice(&5u64.to_le_bytes()); // next table id
+        b.extend_from_slice(&1u32.to_le_bytes()); // one table
+        b.extend_from_slice(&4u64.to_le_bytes()); // id
+        b.extend_from_slice(&8u32.to_le_bytes());
+        b.extend_from_slice(b"accounts");
+        b.push(0); // SCHEMA_AND_DATA
+        b.extend_from_slice(&2u32.to_le_bytes()); // two columns
+        b.extend_from_slice(&2u32.to_le_bytes());
+        b.extend_from_slice(b"id");
+        b.push(4); // bigint
+        b.push(0); // NOT NULL
+        b.extend_from_slice(&4u32.to_le_bytes());
+        b.extend_from_slice(b"name");
+        b.extend_from_slice(&[7, 1]); // varchar(20)
+        b.extend_from_slice(&20u32.to_le_bytes());
+        b.push(1); // nullable
+        b.extend_from_slice(&1u32.to_le_bytes()); // one index
+        b.extend_from_slice(&13u32.to_le_bytes());
+        b.extend_from_slice(b"accounts_pkey");
+        b.push(1); // unique
+        b.push(0); // hash
+        b.extend_from_slice(&1024u64.to_le_bytes());
+        b.extend_from_slice(&1u32.to_le_bytes());
+        b.extend_from_slice(&2u32.to_le_bytes());
+        b.extend_from_slice(b"id");
+        b.extend_from_slice(&0u32.to_le_bytes()); // no descending flags
+        b
+    }
+
+    #[test]
+    fn reads_version_1_images_with_empty_extras() {
+        let img = decode(&v1_image()).unwrap();
+        let want = CatalogImage {
+            next_table_id: 5,
+            tables: vec![TableImage {
+                id: 4,
+                def: TableDef::new("accounts")
+                    .column_not_null("id", DataType::BigInt)
+                    .column("name", DataType::varchar(Some(20)).unwrap())
+                    .index(IndexDef::hash("accounts_pkey", &["id"], 1024).unique()),
+            }],
+            extra: vec![],
+        };
+        assert_eq!(img, want);
+        // Written again, it is a version 2 image with the same content.
+        let again = encode(&img);
+        assert_eq!(&again[4..6], &2u16.to_le_bytes());
+        assert_eq!(decode(&again).unwrap(), want);
+    }
+
+    #[test]
+    fn version_1_images_refuse_truncation_and_trailing_bytes() {
+        let bytes = v1_image();
+        for n in 0..bytes.len() {
+            assert!(decode(&bytes[..n]).is_err(), "a {n}-byte prefix decoded");
+        }
+        let mut long = bytes.clone();
+        long.extend_from_slice(&0u32.to_le_bytes()); // a v2 db_extra in a v1 image
+        assert!(decode(&long).is_err());
+    }
+
+    #[test]
+    fn refuses_unknown_versions() {
+        for v in [0u16, 3, 0xFFFF] {
+            let mut bytes = encode(&sample());
+            bytes[4..6].copy_from_slice(&v.to_le_bytes());
+            let err = decode(&bytes).unwrap_err();
+            assert_eq!(err, format!("catalog image version {v}, this build reads versions 1 to 2"));
+        }
     }
 
     #[test]

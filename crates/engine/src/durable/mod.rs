@@ -79,11 +79,11 @@ pub(crate) fn redo_record(inner: &TxnInner, txns: &TxnTable, me: TxnId, ts: u64)
     Ok(rec)
 }
 
-/// The catalog image of `tables`.
-pub(crate) fn catalog_image<'a>(tables: impl Iterator<Item = &'a Table>, next_table_id: u64) -> Vec<u8> {
-    let mut tables: Vec<TableImage> = tables.map(|t| TableImage { id: t.id, def: t.def() }).collect();
+/// The catalog image of `tables` (by id, in any order) and the
+/// database-wide extra bytes.
+pub(crate) fn catalog_image(mut tables: Vec<TableImage>, next_table_id: u64, extra: &[u8]) -> Vec<u8> {
     tables.sort_by_key(|t| t.id);
-    catalog::encode(&CatalogImage { next_table_id, tables })
+    catalog::encode(&CatalogImage { next_table_id, tables, extra: extra.to_vec() })
 }
 
 /// Decodes the catalog image recovery found.
@@ -111,7 +111,9 @@ pub(crate) fn load_rows(recovery: &Recovery, tables: &HashMap<u64, Arc<Table>>) 
             bad.get_or_insert_with(|| {
                 format!(
                     "a recovered row of table \"{}\" (commit ts {}, seq {}) does not fit its columns",
-                    table.name, row.id.ts, row.id.seq
+                    table.name(),
+                    row.id.ts,
+                    row.id.seq
                 )
             });
             return;

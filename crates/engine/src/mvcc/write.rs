@@ -149,14 +149,14 @@ impl Transaction {
     fn check_row(&self, table: &Table, values: &mut [Value]) -> Result<()> {
         if values.len() != table.columns.len() {
             return Err(Error::ColumnCount {
-                table: table.name.clone(),
+                table: table.name(),
                 expected: table.columns.len(),
                 found: values.len(),
             });
         }
         for (c, v) in table.columns.iter().zip(values.iter_mut()) {
             if !c.nullable && v.is_null() {
-                return Err(Error::NotNullViolation { table: table.name.clone(), column: c.name.clone() });
+                return Err(Error::NotNullViolation { table: table.name(), column: c.name.clone() });
             }
             if !v.fits(&c.ty) {
                 *v = std::mem::replace(v, Value::Null).coerce_to(&c.ty)?;
