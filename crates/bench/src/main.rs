@@ -16,6 +16,10 @@
 //! committers, group commit) and the W4 checkpoint workload, each next to
 //! the disk's fsync and sequential write rates measured in the same run.
 //!
+//! `centum-bench sql` measures prepared point SELECTs and single-row
+//! UPDATEs through the SQL layer, in-process, next to the same operations
+//! through the embedded API.
+//!
 //! `centum-bench disk` measures only the disk under a directory: its fsync
 //! rate (4 KiB appends, each followed by `fdatasync`) and its sequential
 //! write rate (1 MiB writes, then one `fdatasync`).
@@ -23,6 +27,7 @@
 mod disk;
 mod durability;
 mod engine;
+mod sql;
 mod tree;
 
 /// Row versions are small, numerous and allocated from every core at once;
@@ -51,6 +56,8 @@ enum Command {
     Durability(durability::Args),
     /// The disk's fsync and sequential write rates.
     Disk(disk::Args),
+    /// Prepared point SELECT and UPDATE through the SQL layer, in-process.
+    Sql(sql::Args),
 }
 
 fn main() {
@@ -63,6 +70,7 @@ fn main() {
         Command::Tree(args) => tree::run(args),
         Command::Durability(args) => durability::run(args),
         Command::Disk(args) => disk::run(args),
+        Command::Sql(args) => sql::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string())),
     };
     if let Err(e) = result {
         eprintln!("centum-bench: {e}");

@@ -272,6 +272,12 @@ impl Table {
     }
 }
 
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table").field("id", &self.id()).field("name", &self.name()).finish()
+    }
+}
+
 impl Drop for Table {
     fn drop(&mut self) {
         // Nothing else can reach the table now; versions still in the scan

@@ -1,0 +1,673 @@
+//! The SQL catalog: what SQL knows about tables beyond what the engine
+//! stores, plus sequences and schemas.
+//!
+//! The engine keeps columns, types, NOT NULL and indexes. Everything else a
+//! schema says (column defaults, generated and identity columns, CHECK and
+//! FOREIGN KEY constraints, which index is the primary key) is encoded by
+//! this module into the table definition's `extra` bytes, which the engine
+//! writes durably with the definition on every DDL. Sequences and schemas
+//! live in the database-wide `extra` bytes the same way.
+//!
+//! Table names: a table in schema `public` has its bare name in the
+//! engine; a table in any other schema is named `schema.table`.
+//!
+//! Every change bumps [`Catalog::version`], which prepared statements
+//! compare to decide whether to plan again.
+
+use crate::error::{Error, Result};
+use centum_engine::{Database, Table};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// What ON DELETE does to referencing rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefAction {
+    /// Refuse the delete (NO ACTION / RESTRICT).
+    Restrict,
+    /// Delete the referencing rows.
+    Cascade,
+    /// Set the referencing columns to NULL.
+    SetNull,
+    /// Set the referencing columns to their defaults.
+    SetDefault,
+}
+
+/// A FOREIGN KEY constraint on the referencing table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForeignKey {
+    /// Constraint name.
+    pub name: String,
+    /// Referencing columns (positions in this table).
+    pub columns: Vec<usize>,
+    /// Referenced table (engine name).
+    pub ref_table: String,
+    /// Referenced columns (names; a unique index covers them).
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    pub on_delete: RefAction,
+    /// ON UPDATE.
+    pub on_update: RefAction,
+}
+
+/// A CHECK constraint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// Constraint name.
+    pub name: String,
+    /// The condition as SQL text over the table's columns.
+    pub expr: String,
+}
+
+/// SQL-level facts about one column.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ColumnMeta {
+    /// DEFAULT expression as SQL text.
+    pub default: Option<String>,
+    /// GENERATED ALWAYS AS (expr) STORED, as SQL text.
+    pub generated: Option<String>,
+    /// Identity (GENERATED ... AS IDENTITY): whether ALWAYS (refuses
+    /// explicit values without OVERRIDING SYSTEM VALUE).
+    pub identity_always: Option<bool>,
+}
+
+/// SQL-level facts about a table, kept in its `extra` bytes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TableMeta {
+    /// One entry per column.
+    pub columns: Vec<ColumnMeta>,
+    /// CHECK constraints.
+    pub checks: Vec<Check>,
+    /// FOREIGN KEY constraints of this table.
+    pub foreign_keys: Vec<ForeignKey>,
+    /// The primary key's index name.
+    pub primary_key: Option<String>,
+    /// Names of UNIQUE constraints (their index names).
+    pub unique: Vec<String>,
+}
+
+/// A table as the planner sees it.
+#[derive(Debug)]
+pub struct TableInfo {
+    /// The engine table.
+    pub table: Arc<Table>,
+    /// SQL-level facts.
+    pub meta: TableMeta,
+    /// Foreign keys of other tables that reference this one:
+    /// (referencing table, constraint).
+    pub referenced_by: Vec<(String, ForeignKey)>,
+}
+
+/// A sequence's definition and durable high-water mark.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SequenceDef {
+    /// Increment (non-zero).
+    pub increment: i64,
+    /// Smallest value.
+    pub min: i64,
+    /// Largest value.
+    pub max: i64,
+    /// First value.
+    pub start: i64,
+    /// Wrap around at the end.
+    pub cycle: bool,
+    /// Values up to here may have been handed out before a crash: after a
+    /// restart the sequence continues past it.
+    pub reserved: Option<i64>,
+}
+
+struct SeqState {
+    def: SequenceDef,
+    /// The last value handed out (`None`: never called).
+    last: Option<i64>,
+}
+
+/// Values a sequence reserves durably at a time.
+const SEQ_RESERVE: i64 = 1024;
+
+/// Database-wide SQL objects, kept in the database's `extra` bytes.
+#[derive(Default)]
+struct Globals {
+    schemas: Vec<String>,
+    sequences: BTreeMap<String, SeqState>,
+}
+
+/// The SQL catalog of one database.
+pub struct Catalog {
+    db: Database,
+    tables: RwLock<HashMap<String, Arc<TableInfo>>>,
+    globals: Mutex<Globals>,
+    version: AtomicU64,
+}
+
+impl Catalog {
+    /// Loads the SQL catalog of `db`.
+    pub fn open(db: Database) -> Result<Catalog> {
+        let globals = decode_globals(&db.catalog_extra())?;
+        Ok(Catalog {
+            db,
+            tables: RwLock::new(HashMap::new()),
+            globals: Mutex::new(globals),
+            version: AtomicU64::new(1),
+        })
+    }
+
+    /// The engine database.
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// Changes with every DDL; plans made at another version are stale.
+    pub fn version(&self) -> u64 {
+        self.version.load(SeqCst)
+    }
+
+    /// Forgets cached table facts after a DDL.
+    pub fn invalidate(&self) {
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).clear();
+        self.version.fetch_add(1, SeqCst);
+    }
+
+    /// Whether a schema exists (`public` and `pg_catalog` always do).
+    pub fn has_schema(&self, name: &str) -> bool {
+        name == "public" || name == "pg_catalog" || self.lock_globals().schemas.iter().any(|s| s == name)
+    }
+
+    /// Creates a schema.
+    pub fn create_schema(&self, name: &str, if_not_exists: bool) -> Result<()> {
+        let mut g = self.lock_globals();
+        if name == "public" || name == "pg_catalog" || g.schemas.iter().any(|s| s == name) {
+            if if_not_exists {
+                return Ok(());
+            }
+            return Err(Error::Duplicate {
+                code: "42P06",
+                message: format!("schema \"{name}\" already exists"),
+            });
+        }
+        g.schemas.push(name.to_string());
+        self.save_globals(&mut g, |g| {
+            g.schemas.pop();
+        })
+    }
+
+    /// Drops an empty schema.
+    pub fn drop_schema(&self, name: &str, if_exists: bool) -> Result<()> {
+        let prefix = format!("{name}.");
+        if self.db.table_names().iter().any(|t| t.starts_with(&prefix)) {
+            return Err(Error::other(
+                "2BP01",
+                format!("cannot drop schema {name} because other objects depend on it"),
+            ));
+        }
+        let mut g = self.lock_globals();
+        let Some(pos) = g.schemas.iter().position(|s| s == name) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(Error::UndefinedObject(format!("schema \"{name}\" does not exist")));
+        };
+        let removed = g.schemas.remove(pos);
+        self.save_globals(&mut g, |g| g.schemas.insert(pos, removed))
+    }
+
+    /// The table named `name` (engine name).
+    pub fn table(&self, name: &str) -> Result<Arc<TableInfo>> {
+        if let Some(t) = self.tables.read().unwrap_or_else(|e| e.into_inner()).get(name) {
+            return Ok(t.clone());
+        }
+        let table = self.db.table(name).map_err(|_| Error::UndefinedTable(display_name(name)))?;
+        let meta = decode_table_meta(&table.def().extra, table.columns().len())?;
+        let mut referenced_by = Vec::new();
+        for other in self.db.table_names() {
+            let Ok(t) = self.db.table(&other) else { continue };
+            let m = decode_table_meta(&t.def().extra, t.columns().len())?;
+            for fk in m.foreign_keys {
+                if fk.ref_table == name {
+                    referenced_by.push((other.clone(), fk));
+                }
+            }
+        }
+        let info = Arc::new(TableInfo { table, meta, referenced_by });
+        self.tables.write().unwrap_or_else(|e| e.into_inner()).insert(name.to_string(), info.clone());
+        Ok(info)
+    }
+
+    /// Stores `meta` as table `name`'s SQL facts.
+    pub fn set_meta(&self, name: &str, meta: &TableMeta) -> Result<()> {
+        self.db.set_table_extra(name, encode_table_meta(meta))?;
+        self.invalidate();
+        Ok(())
+    }
+
+    fn lock_globals(&self) -> std::sync::MutexGuard<'_, Globals> {
+        self.globals.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes the globals durably; on failure runs `undo` on them.
+    fn save_globals(&self, g: &mut Globals, undo: impl FnOnce(&mut Globals)) -> Result<()> {
+        match self.db.set_catalog_extra(encode_globals(g)) {
+            Ok(()) => {
+                self.version.fetch_add(1, SeqCst);
+                Ok(())
+            }
+            Err(e) => {
+                undo(g);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// Creates a sequence.
+    pub fn create_sequence(&self, name: &str, def: SequenceDef, if_not_exists: bool) -> Result<()> {
+        let mut g = self.lock_globals();
+        if g.sequences.contains_key(name) || self.db.table(name).is_ok() {
+            if if_not_exists {
+                return Ok(());
+            }
+            return Err(Error::Duplicate {
+                code: "42P07",
+                message: format!("relation \"{}\" already exists", display_name(name)),
+            });
+        }
+        g.sequences.insert(name.to_string(), SeqState { def, last: None });
+        let key = name.to_string();
+        self.save_globals(&mut g, |g| {
+            g.sequences.remove(&key);
+        })
+    }
+
+    /// Drops a sequence.
+    pub fn drop_sequence(&self, name: &str, if_exists: bool) -> Result<()> {
+        let mut g = self.lock_globals();
+        let Some(state) = g.sequences.remove(name) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(Error::UndefinedTable(display_name(name)));
+        };
+        let key = name.to_string();
+        self.save_globals(&mut g, |g| {
+            g.sequences.insert(key, state);
+        })
+    }
+
+    /// Whether a sequence exists.
+    pub fn has_sequence(&self, name: &str) -> bool {
+        self.lock_globals().sequences.contains_key(name)
+    }
+
+    /// The next value of sequence `name`. Values are reserved durably
+    /// [`SEQ_RESERVE`] at a time, so a restart skips at most that many.
+    pub fn nextval(&self, name: &str) -> Result<i64> {
+        let mut g = self.lock_globals();
+        let st = g.sequences.get_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
+        let d = &st.def;
+        let next = match st.last {
+            None => match d.reserved {
+                // After a restart, continue past what may have been used.
+                Some(r) => step(r, d, name)?,
+                None => d.start,
+            },
+            Some(v) => step(v, d, name)?,
+        };
+        let prev_last = st.last;
+        st.last = Some(next);
+        let needs_reserve = match st.def.reserved {
+            None => true,
+            Some(r) => {
+                if st.def.increment > 0 {
+                    next > r || next < prev_last.unwrap_or(next)
+                } else {
+                    next < r || next > prev_last.unwrap_or(next)
+                }
+            }
+        };
+        if needs_reserve {
+            let d = &st.def;
+            let r = next.saturating_add(d.increment.saturating_mul(SEQ_RESERVE - 1));
+            let r = if d.increment > 0 { r.min(d.max) } else { r.max(d.min) };
+            let old = st.def.reserved;
+            st.def.reserved = Some(r);
+            let key = name.to_string();
+            self.save_globals(&mut g, |g| {
+                if let Some(st) = g.sequences.get_mut(&key) {
+                    st.def.reserved = old;
+                    st.last = prev_last;
+                }
+            })?;
+        }
+        Ok(next)
+    }
+
+    /// Sets a sequence's last value (`setval`): the next `nextval` returns
+    /// the value after it when `called`, else `value` itself.
+    pub fn setval(&self, name: &str, value: i64, called: bool) -> Result<i64> {
+        let mut g = self.lock_globals();
+        let st = g.sequences.get_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
+        if value < st.def.min || value > st.def.max {
+            return Err(Error::other(
+                "22003",
+                format!(
+                    "setval: value {value} is out of bounds for sequence \"{}\" ({}..{})",
+                    display_name(name),
+                    st.def.min,
+                    st.def.max
+                ),
+            ));
+        }
+        let old = (st.last, st.def.reserved);
+        st.last = if called { Some(value) } else { None };
+        // A durable mark that makes a restart continue after `value`.
+        st.def.reserved = Some(if called { value } else { value - st.def.increment });
+        if !called {
+            st.def.start = value;
+        }
+        let key = name.to_string();
+        self.save_globals(&mut g, |g| {
+            if let Some(st) = g.sequences.get_mut(&key) {
+                (st.last, st.def.reserved) = old;
+            }
+        })?;
+        Ok(value)
+    }
+
+    /// Names of every sequence.
+    pub fn sequence_names(&self) -> Vec<String> {
+        self.lock_globals().sequences.keys().cloned().collect()
+    }
+}
+
+/// The value after `v`, or an error at the end of a non-cycling sequence.
+fn step(v: i64, d: &SequenceDef, name: &str) -> Result<i64> {
+    match v.checked_add(d.increment) {
+        Some(n) if n >= d.min && n <= d.max => Ok(n),
+        _ if d.cycle => Ok(if d.increment > 0 { d.min } else { d.max }),
+        _ => Err(Error::other(
+            "2200H",
+            format!(
+                "nextval: reached {} value of sequence \"{}\" ({})",
+                if d.increment > 0 { "maximum" } else { "minimum" },
+                display_name(name),
+                if d.increment > 0 { d.max } else { d.min }
+            ),
+        )),
+    }
+}
+
+/// A table's engine name as a user writes it.
+pub fn display_name(name: &str) -> String {
+    name.to_string()
+}
+
+// --- encoding -------------------------------------------------------------
+//
+// table meta := "CSQ1" u32 ncols (col)* u32 nchecks (str str)*
+//               u32 nfks (fk)* opt-str primary u32 nunique str*
+// col        := opt-str default opt-str generated u8 identity(0 none, 1 by
+//               default, 2 always)
+// fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
+//               u8 on_update
+// globals    := "CSG1" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+//               i64 max i64 start u8 cycle opt-i64 reserved)*
+// str        := u32 len, UTF-8;  opt-x := u8 present, x
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u32(&mut self, v: usize) {
+        self.0.extend_from_slice(&(v as u32).to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        self.u32(s.len());
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: &Option<String>) {
+        match s {
+            Some(s) => {
+                self.0.push(1);
+                self.str(s);
+            }
+            None => self.0.push(0),
+        }
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.buf.len()).ok_or_else(corrupt)?;
+        let s = &self.buf[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<usize> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+    fn i64(&mut self) -> Result<i64> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(i64::from_le_bytes(a))
+    }
+    fn str(&mut self) -> Result<String> {
+        let n = self.u32()?;
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| corrupt())
+    }
+    fn opt_str(&mut self) -> Result<Option<String>> {
+        Ok(if self.u8()? == 1 { Some(self.str()?) } else { None })
+    }
+}
+
+fn corrupt() -> Error {
+    Error::other("XX001", "SQL catalog metadata is damaged")
+}
+
+fn action_byte(a: RefAction) -> u8 {
+    match a {
+        RefAction::Restrict => 0,
+        RefAction::Cascade => 1,
+        RefAction::SetNull => 2,
+        RefAction::SetDefault => 3,
+    }
+}
+
+fn byte_action(b: u8) -> Result<RefAction> {
+    Ok(match b {
+        0 => RefAction::Restrict,
+        1 => RefAction::Cascade,
+        2 => RefAction::SetNull,
+        3 => RefAction::SetDefault,
+        _ => return Err(corrupt()),
+    })
+}
+
+/// Encodes a table's SQL facts.
+pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
+    let mut w = Writer(b"CSQ1".to_vec());
+    w.u32(m.columns.len());
+    for c in &m.columns {
+        w.opt_str(&c.default);
+        w.opt_str(&c.generated);
+        w.0.push(match c.identity_always {
+            None => 0,
+            Some(false) => 1,
+            Some(true) => 2,
+        });
+    }
+    w.u32(m.checks.len());
+    for c in &m.checks {
+        w.str(&c.name);
+        w.str(&c.expr);
+    }
+    w.u32(m.foreign_keys.len());
+    for fk in &m.foreign_keys {
+        w.str(&fk.name);
+        w.u32(fk.columns.len());
+        for &c in &fk.columns {
+            w.u32(c);
+        }
+        w.str(&fk.ref_table);
+        w.u32(fk.ref_columns.len());
+        for c in &fk.ref_columns {
+            w.str(c);
+        }
+        w.0.push(action_byte(fk.on_delete));
+        w.0.push(action_byte(fk.on_update));
+    }
+    w.opt_str(&m.primary_key);
+    w.u32(m.unique.len());
+    for u in &m.unique {
+        w.str(u);
+    }
+    w.0
+}
+
+/// Decodes a table's SQL facts; empty bytes (a table made through the
+/// embedded API) give plain columns.
+pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
+    if bytes.is_empty() {
+        return Ok(TableMeta { columns: vec![ColumnMeta::default(); ncols], ..Default::default() });
+    }
+    let mut r = Reader { buf: bytes, at: 0 };
+    if r.take(4)? != b"CSQ1" {
+        return Err(corrupt());
+    }
+    let mut m = TableMeta::default();
+    for _ in 0..r.u32()? {
+        let default = r.opt_str()?;
+        let generated = r.opt_str()?;
+        let identity_always = match r.u8()? {
+            0 => None,
+            1 => Some(false),
+            2 => Some(true),
+            _ => return Err(corrupt()),
+        };
+        m.columns.push(ColumnMeta { default, generated, identity_always });
+    }
+    for _ in 0..r.u32()? {
+        m.checks.push(Check { name: r.str()?, expr: r.str()? });
+    }
+    for _ in 0..r.u32()? {
+        let name = r.str()?;
+        let n = r.u32()?;
+        let mut columns = Vec::new();
+        for _ in 0..n {
+            columns.push(r.u32()?);
+        }
+        let ref_table = r.str()?;
+        let mut ref_columns = Vec::new();
+        for _ in 0..r.u32()? {
+            ref_columns.push(r.str()?);
+        }
+        let on_delete = byte_action(r.u8()?)?;
+        let on_update = byte_action(r.u8()?)?;
+        m.foreign_keys.push(ForeignKey { name, columns, ref_table, ref_columns, on_delete, on_update });
+    }
+    m.primary_key = r.opt_str()?;
+    for _ in 0..r.u32()? {
+        m.unique.push(r.str()?);
+    }
+    if m.columns.len() != ncols || r.at != bytes.len() {
+        return Err(corrupt());
+    }
+    Ok(m)
+}
+
+fn encode_globals(g: &Globals) -> Vec<u8> {
+    let mut w = Writer(b"CSG1".to_vec());
+    w.u32(g.schemas.len());
+    for s in &g.schemas {
+        w.str(s);
+    }
+    w.u32(g.sequences.len());
+    for (name, st) in &g.sequences {
+        let d = &st.def;
+        w.str(name);
+        w.i64(d.increment);
+        w.i64(d.min);
+        w.i64(d.max);
+        w.i64(d.start);
+        w.0.push(d.cycle as u8);
+        match d.reserved {
+            Some(r) => {
+                w.0.push(1);
+                w.i64(r);
+            }
+            None => w.0.push(0),
+        }
+    }
+    w.0
+}
+
+fn decode_globals(bytes: &[u8]) -> Result<Globals> {
+    let mut g = Globals::default();
+    if bytes.is_empty() {
+        return Ok(g);
+    }
+    let mut r = Reader { buf: bytes, at: 0 };
+    if r.take(4)? != b"CSG1" {
+        return Err(corrupt());
+    }
+    for _ in 0..r.u32()? {
+        g.schemas.push(r.str()?);
+    }
+    for _ in 0..r.u32()? {
+        let name = r.str()?;
+        let def = SequenceDef {
+            increment: r.i64()?,
+            min: r.i64()?,
+            max: r.i64()?,
+            start: r.i64()?,
+            cycle: r.u8()? == 1,
+            reserved: if r.u8()? == 1 { Some(r.i64()?) } else { None },
+        };
+        g.sequences.insert(name, SeqState { def, last: None });
+    }
+    if r.at != bytes.len() {
+        return Err(corrupt());
+    }
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_meta_round_trips_and_refuses_damage() {
+        let m = TableMeta {
+            columns: vec![
+                ColumnMeta { default: Some("42".into()), generated: None, identity_always: Some(true) },
+                ColumnMeta { default: None, generated: Some("a * 2".into()), identity_always: None },
+            ],
+            checks: vec![Check { name: "c".into(), expr: "a > 0".into() }],
+            foreign_keys: vec![ForeignKey {
+                name: "fk".into(),
+                columns: vec![1],
+                ref_table: "p".into(),
+                ref_columns: vec!["id".into()],
+                on_delete: RefAction::Cascade,
+                on_update: RefAction::Restrict,
+            }],
+            primary_key: Some("t_pkey".into()),
+            unique: vec!["t_b_key".into()],
+        };
+        let bytes = encode_table_meta(&m);
+        assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
+        for cut in 0..bytes.len() {
+            assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
+        }
+    }
+}

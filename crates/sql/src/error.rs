@@ -1,0 +1,158 @@
+//! Errors of the SQL layer.
+//!
+//! One small enum for everything a statement can fail with. Each variant
+//! maps to the PostgreSQL SQLSTATE a client expects ([`Error::sqlstate`]),
+//! and [`Error::is_retryable`] tells a client (or the server's retry loop)
+//! that running the whole transaction again may succeed. Engine and type
+//! errors keep their own codes.
+
+use centum_types::TypeError;
+
+/// The SQL layer's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything a statement can fail with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The text is not SQL the parser understands (42601).
+    #[error("{0}")]
+    Syntax(String),
+    /// The storage engine refused (its own SQLSTATE).
+    #[error(transparent)]
+    Engine(#[from] centum_engine::Error),
+    /// A value could not be converted or is out of range (class 22 / 42804).
+    #[error(transparent)]
+    Type(#[from] TypeError),
+    /// No such table (42P01).
+    #[error("relation \"{0}\" does not exist")]
+    UndefinedTable(String),
+    /// No such column (42703).
+    #[error("column {0} does not exist")]
+    UndefinedColumn(String),
+    /// A column name matches more than one table in scope (42702).
+    #[error("column reference \"{0}\" is ambiguous")]
+    AmbiguousColumn(String),
+    /// No such function for these argument types (42883).
+    #[error("function {0} does not exist")]
+    UndefinedFunction(String),
+    /// No such index, sequence, schema, constraint or setting (42704).
+    #[error("{0}")]
+    UndefinedObject(String),
+    /// An object of that name exists already (42P07, 42710 for others).
+    #[error("{message}")]
+    Duplicate {
+        /// 42P07 for relations, 42710 for other objects, 42P06 for schemas.
+        code: &'static str,
+        /// The message.
+        message: String,
+    },
+    /// Operand types that no operator or context accepts (42804 / 42883).
+    #[error("{message}")]
+    TypeMismatch {
+        /// 42804 datatype_mismatch or 42883 undefined_function (operators).
+        code: &'static str,
+        /// The message.
+        message: String,
+    },
+    /// A column used outside GROUP BY, an aggregate where none is allowed
+    /// (42803).
+    #[error("{0}")]
+    Grouping(String),
+    /// Division by zero (22012).
+    #[error("division by zero")]
+    DivisionByZero,
+    /// A CHECK constraint failed (23514).
+    #[error("new row for relation \"{table}\" violates check constraint \"{constraint}\"")]
+    CheckViolation {
+        /// The table.
+        table: String,
+        /// The constraint.
+        constraint: String,
+    },
+    /// A FOREIGN KEY constraint failed (23503).
+    #[error("{0}")]
+    ForeignKeyViolation(String),
+    /// A scalar subquery returned more than one row (21000).
+    #[error("more than one row returned by a subquery used as an expression")]
+    Cardinality,
+    /// A statement inside a failed transaction block (25P02).
+    #[error("current transaction is aborted, commands ignored until end of transaction block")]
+    InFailedTransaction,
+    /// A statement not allowed in the transaction's current state (25001 and
+    /// friends).
+    #[error("{message}")]
+    TransactionState {
+        /// The SQLSTATE.
+        code: &'static str,
+        /// The message.
+        message: String,
+    },
+    /// A statement ran past `statement_timeout` or was cancelled (57014).
+    #[error("canceling statement due to {0}")]
+    Canceled(&'static str),
+    /// Valid SQL that Centum does not implement (0A000).
+    #[error("{0}")]
+    Unsupported(String),
+    /// An invalid argument or setting value (22023).
+    #[error("{0}")]
+    InvalidParameter(String),
+    /// Any other error with a SQLSTATE of its own.
+    #[error("{message}")]
+    Other {
+        /// The SQLSTATE.
+        code: &'static str,
+        /// The message.
+        message: String,
+    },
+}
+
+impl Error {
+    /// The PostgreSQL SQLSTATE for this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            Error::Syntax(_) => "42601",
+            Error::Engine(e) => e.sqlstate(),
+            Error::Type(e) => e.sqlstate(),
+            Error::UndefinedTable(_) => "42P01",
+            Error::UndefinedColumn(_) => "42703",
+            Error::AmbiguousColumn(_) => "42702",
+            Error::UndefinedFunction(_) => "42883",
+            Error::UndefinedObject(_) => "42704",
+            Error::Duplicate { code, .. } => code,
+            Error::TypeMismatch { code, .. } => code,
+            Error::Grouping(_) => "42803",
+            Error::DivisionByZero => "22012",
+            Error::CheckViolation { .. } => "23514",
+            Error::ForeignKeyViolation(_) => "23503",
+            Error::Cardinality => "21000",
+            Error::InFailedTransaction => "25P02",
+            Error::TransactionState { code, .. } => code,
+            Error::Canceled(_) => "57014",
+            Error::Unsupported(_) => "0A000",
+            Error::InvalidParameter(_) => "22023",
+            Error::Other { code, .. } => code,
+        }
+    }
+
+    /// Whether running the whole transaction again may succeed (40001,
+    /// 40P01).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.sqlstate(), "40001" | "40P01")
+    }
+
+    /// A 0A000 error for a feature Centum does not have.
+    pub fn unsupported(what: impl std::fmt::Display) -> Error {
+        Error::Unsupported(format!("{what} is not supported"))
+    }
+
+    /// A type error with 42804 (datatype_mismatch).
+    pub fn mismatch(message: impl Into<String>) -> Error {
+        Error::TypeMismatch { code: "42804", message: message.into() }
+    }
+
+    /// An error with an explicit SQLSTATE.
+    pub fn other(code: &'static str, message: impl Into<String>) -> Error {
+        Error::Other { code, message: message.into() }
+    }
+}

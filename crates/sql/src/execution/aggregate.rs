@@ -1,0 +1,131 @@
+//! Aggregate accumulators.
+
+use super::eval::{binary, eval, test};
+use super::ExecCtx;
+use crate::error::Result;
+use crate::planner::expr::BinOp;
+use crate::planner::plan::{AggCall, AggFunc};
+use centum_types::{Decimal, Value};
+use std::collections::HashSet;
+
+/// The running state of one aggregate call.
+pub(crate) struct Acc {
+    count: i64,
+    value: Value,
+    seen: Option<HashSet<Vec<Value>>>,
+}
+
+impl Acc {
+    pub fn new(call: &AggCall) -> Acc {
+        Acc { count: 0, value: Value::Null, seen: call.distinct.then(HashSet::new) }
+    }
+
+    /// Adds one input row.
+    pub fn add(&mut self, call: &AggCall, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<()> {
+        if let Some(f) = &call.filter {
+            if !test(f, row, outer, cx)? {
+                return Ok(());
+            }
+        }
+        if call.func == AggFunc::CountStar {
+            self.count += 1;
+            return Ok(());
+        }
+        let mut args = Vec::with_capacity(call.args.len());
+        for a in &call.args {
+            args.push(eval(a, row, outer, cx)?);
+        }
+        if args[0].is_null() {
+            return Ok(());
+        }
+        if let Some(seen) = &mut self.seen {
+            if !seen.insert(args.clone()) {
+                return Ok(());
+            }
+        }
+        self.count += 1;
+        let v = args.swap_remove(0);
+        self.value = match call.func {
+            AggFunc::Count | AggFunc::CountStar => Value::Null,
+            AggFunc::Sum | AggFunc::Avg => {
+                let v = match v {
+                    Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_)
+                        if call.func == AggFunc::Avg =>
+                    {
+                        Value::Numeric(Decimal::from(
+                            v.coerce_to(&centum_types::DataType::BigInt)
+                                .ok()
+                                .and_then(|x| match x {
+                                    Value::BigInt(i) => Some(i),
+                                    _ => None,
+                                })
+                                .unwrap_or(0),
+                        ))
+                    }
+                    Value::SmallInt(i) if call.func == AggFunc::Sum => Value::BigInt(i as i64),
+                    Value::Integer(i) if call.func == AggFunc::Sum => Value::BigInt(i as i64),
+                    Value::BigInt(i) if call.func == AggFunc::Sum => Value::Numeric(Decimal::from(i)),
+                    v => v,
+                };
+                if self.value.is_null() {
+                    v
+                } else {
+                    binary(BinOp::Add, std::mem::replace(&mut self.value, Value::Null), v)?
+                }
+            }
+            AggFunc::Min | AggFunc::Max => {
+                if self.value.is_null() {
+                    v
+                } else {
+                    let less = v.sql_cmp(&self.value) == Some(std::cmp::Ordering::Less);
+                    if less == (call.func == AggFunc::Min) {
+                        v
+                    } else {
+                        std::mem::replace(&mut self.value, Value::Null)
+                    }
+                }
+            }
+            AggFunc::BoolAnd | AggFunc::BoolOr => {
+                let b = matches!(v, Value::Boolean(true));
+                match (&self.value, call.func) {
+                    (Value::Null, _) => Value::Boolean(b),
+                    (Value::Boolean(cur), AggFunc::BoolAnd) => Value::Boolean(*cur && b),
+                    (Value::Boolean(cur), _) => Value::Boolean(*cur || b),
+                    _ => Value::Null,
+                }
+            }
+            AggFunc::StringAgg => {
+                let sep = match args.first() {
+                    Some(Value::Text(s)) => s.clone(),
+                    _ => String::new(),
+                };
+                let s = match v {
+                    Value::Text(s) => s,
+                    v => v.to_string(),
+                };
+                match std::mem::replace(&mut self.value, Value::Null) {
+                    Value::Text(mut cur) => {
+                        cur.push_str(&sep);
+                        cur.push_str(&s);
+                        Value::Text(cur)
+                    }
+                    _ => Value::Text(s),
+                }
+            }
+        };
+        Ok(())
+    }
+
+    /// The aggregate's result.
+    pub fn finish(self, call: &AggCall) -> Result<Value> {
+        Ok(match call.func {
+            AggFunc::Count | AggFunc::CountStar => Value::BigInt(self.count),
+            AggFunc::Avg => match self.value {
+                Value::Null => Value::Null,
+                Value::Double(f) => Value::Double(f / self.count as f64),
+                v => binary(BinOp::Div, v, Value::Numeric(Decimal::from(self.count)))?,
+            },
+            _ => self.value,
+        })
+    }
+}

@@ -1,0 +1,778 @@
+//! DDL: tables, indexes, constraints, sequences and schemas.
+//!
+//! Definitions go to the engine (columns, NOT NULL, indexes, durability)
+//! and to the SQL catalog (defaults, CHECK, FOREIGN KEY, identity, generated
+//! columns), each written durably. Constraint indexes are range indexes
+//! (B+trees) unless the table's `bucket_count` option asks for hash
+//! indexes, or an index built first is attached with `USING INDEX`.
+
+use crate::catalog::{Check, ColumnMeta, ForeignKey, RefAction, SequenceDef, TableMeta};
+use crate::error::{Error, Result};
+use crate::planner::bind::{data_type, ident, object_parts, Binder, Ctx, Scope};
+use crate::planner::plan::OutputColumn;
+use centum_engine::{Durability, IndexDef, IndexKind, Isolation, TableDef};
+use centum_types::DataType;
+use sqlparser::ast;
+
+/// Smallest bucket count for a hash index built without one.
+const MIN_BUCKETS: u64 = 1 << 10;
+
+/// Result of a DDL statement: the command tag and notices.
+pub(crate) struct DdlOutcome {
+    pub tag: String,
+    pub notices: Vec<String>,
+}
+
+fn done(tag: &str) -> DdlOutcome {
+    DdlOutcome { tag: tag.into(), notices: vec![] }
+}
+
+fn serial_kind(t: &ast::DataType) -> Option<DataType> {
+    let ast::DataType::Custom(name, _) = t else { return None };
+    let n = name.to_string().to_lowercase();
+    match n.as_str() {
+        "serial" | "serial4" => Some(DataType::Integer),
+        "bigserial" | "serial8" => Some(DataType::BigInt),
+        "smallserial" | "serial2" => Some(DataType::SmallInt),
+        _ => None,
+    }
+}
+
+fn index_columns(cols: &[ast::IndexColumn]) -> Result<(Vec<String>, Vec<bool>)> {
+    let mut names = Vec::new();
+    let mut desc = Vec::new();
+    for c in cols {
+        match &c.column.expr {
+            ast::Expr::Identifier(id) => names.push(ident(id)),
+            other => return Err(Error::unsupported(format!("an index on expression {other}"))),
+        }
+        desc.push(matches!(c.column.options.sort, Some(ast::OrderBySort::Desc)));
+    }
+    Ok((names, desc))
+}
+
+fn short(t: &str) -> &str {
+    t.rsplit('.').next().unwrap_or(t)
+}
+
+struct Builder {
+    table: String,
+    def: TableDef,
+    meta: TableMeta,
+    sequences: Vec<(String, SequenceDef)>,
+    buckets: Option<u64>,
+    notices: Vec<String>,
+}
+
+impl Builder {
+    fn constraint_index(
+        &mut self,
+        name: Option<String>,
+        cols: Vec<String>,
+        desc: Vec<bool>,
+        primary: bool,
+    ) -> Result<()> {
+        let base = short(&self.table).to_string();
+        let name = name.unwrap_or_else(|| {
+            if primary {
+                format!("{base}_pkey")
+            } else {
+                format!("{base}_{}_key", cols.join("_"))
+            }
+        });
+        for c in &cols {
+            if !self.def.columns.iter().any(|x| &x.name == c) {
+                return Err(Error::UndefinedColumn(format!("\"{c}\" named in key does not exist")));
+            }
+        }
+        if primary {
+            if self.meta.primary_key.is_some() {
+                return Err(Error::other(
+                    "42P16",
+                    format!("multiple primary keys for table \"{}\" are not allowed", self.table),
+                ));
+            }
+            for c in &cols {
+                if let Some(col) = self.def.columns.iter_mut().find(|x| &x.name == c) {
+                    col.nullable = false;
+                }
+            }
+            self.meta.primary_key = Some(name.clone());
+        } else {
+            self.meta.unique.push(name.clone());
+        }
+        let cols_ref: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
+        let ix = match self.buckets {
+            Some(b) => IndexDef::hash(&name, &cols_ref, b),
+            None => IndexDef::range(&name, &cols_ref).descending(&desc),
+        };
+        self.def.indexes.push(ix.unique());
+        Ok(())
+    }
+
+    fn foreign_key(&mut self, b: &Binder, fk: &ast::ForeignKeyConstraint, cols: Vec<String>) -> Result<()> {
+        let ref_table = b.table_name(&fk.foreign_table).or_else(|e| {
+            // A table may reference itself.
+            let n = b.new_object_name(&fk.foreign_table)?;
+            if n == self.table {
+                Ok(n)
+            } else {
+                Err(e)
+            }
+        })?;
+        let mut ref_columns: Vec<String> = fk.referred_columns.iter().map(ident).collect();
+        if ref_columns.is_empty() {
+            // The referenced table's primary key.
+            let pk = if ref_table == self.table {
+                self.meta
+                    .primary_key
+                    .clone()
+                    .and_then(|n| self.def.indexes.iter().find(|i| i.name == n).map(|i| i.columns.clone()))
+            } else {
+                let info = b.catalog.table(&ref_table)?;
+                info.meta.primary_key.clone().and_then(|n| {
+                    info.table.def().indexes.into_iter().find(|i| i.name == n).map(|i| i.columns)
+                })
+            };
+            ref_columns = pk.ok_or_else(|| {
+                Error::other("42830", format!("there is no primary key for referenced table \"{ref_table}\""))
+            })?;
+        }
+        if ref_columns.len() != cols.len() {
+            return Err(Error::other(
+                "42830",
+                "number of referencing and referenced columns for foreign key disagree",
+            ));
+        }
+        let mut positions = Vec::new();
+        for c in &cols {
+            let p = self.def.columns.iter().position(|x| &x.name == c).ok_or_else(|| {
+                Error::UndefinedColumn(format!("\"{c}\" referenced in foreign key constraint does not exist"))
+            })?;
+            positions.push(p);
+        }
+        let action = |a: &Option<ast::ReferentialAction>| match a {
+            Some(ast::ReferentialAction::Cascade) => RefAction::Cascade,
+            Some(ast::ReferentialAction::SetNull) => RefAction::SetNull,
+            Some(ast::ReferentialAction::SetDefault) => RefAction::SetDefault,
+            _ => RefAction::Restrict,
+        };
+        let name = fk
+            .name
+            .as_ref()
+            .map(ident)
+            .unwrap_or_else(|| format!("{}_{}_fkey", short(&self.table), cols.join("_")));
+        self.meta.foreign_keys.push(ForeignKey {
+            name,
+            columns: positions,
+            ref_table,
+            ref_columns,
+            on_delete: action(&fk.on_delete),
+            on_update: action(&fk.on_update),
+        });
+        Ok(())
+    }
+
+    fn check(&mut self, name: Option<&ast::Ident>, expr: &ast::Expr, column: Option<&str>) {
+        let name = name.map(ident).unwrap_or_else(|| match column {
+            Some(c) => format!("{}_{c}_check", short(&self.table)),
+            None => format!(
+                "{}_check{}",
+                short(&self.table),
+                if self.meta.checks.is_empty() {
+                    String::new()
+                } else {
+                    (self.meta.checks.len() + 1).to_string()
+                }
+            ),
+        });
+        self.meta.checks.push(Check { name, expr: expr.to_string() });
+    }
+
+    fn table_constraint(&mut self, b: &Binder, c: &ast::TableConstraint) -> Result<()> {
+        match c {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                let (cols, desc) = index_columns(&pk.columns)?;
+                self.constraint_index(pk.name.as_ref().map(ident), cols, desc, true)
+            }
+            ast::TableConstraint::Unique(u) => {
+                let (cols, desc) = index_columns(&u.columns)?;
+                self.constraint_index(u.name.as_ref().map(ident), cols, desc, false)
+            }
+            ast::TableConstraint::Check(ch) => {
+                self.check(ch.name.as_ref(), &ch.expr, None);
+                Ok(())
+            }
+            ast::TableConstraint::ForeignKey(fk) => {
+                let cols = fk.columns.iter().map(ident).collect();
+                self.foreign_key(b, fk, cols)
+            }
+            other => Err(Error::unsupported(format!("constraint {other}"))),
+        }
+    }
+}
+
+/// CREATE TABLE.
+pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutcome> {
+    if ct.query.is_some() {
+        return Err(Error::unsupported("CREATE TABLE AS"));
+    }
+    let name = b.new_object_name(&ct.name)?;
+    if b.catalog.db().table(&name).is_ok() {
+        if ct.if_not_exists {
+            return Ok(DdlOutcome {
+                tag: "CREATE TABLE".into(),
+                notices: vec![format!("relation \"{name}\" already exists, skipping")],
+            });
+        }
+        return Err(Error::Duplicate {
+            code: "42P07",
+            message: format!("relation \"{name}\" already exists"),
+        });
+    }
+    let mut bl = Builder {
+        table: name.clone(),
+        def: TableDef::new(&name),
+        meta: TableMeta::default(),
+        sequences: vec![],
+        buckets: None,
+        notices: vec![],
+    };
+    if ct.unlogged || ct.temporary {
+        bl.def.durability = Durability::SchemaOnly;
+    }
+    if let ast::CreateTableOptions::With(opts) | ast::CreateTableOptions::Options(opts) = &ct.table_options {
+        for o in opts {
+            let ast::SqlOption::KeyValue { key, value } = o else { continue };
+            let k = ident(key);
+            let v = value.to_string().trim_matches('\'').to_lowercase();
+            match k.as_str() {
+                "durability" => {
+                    bl.def.durability = match v.as_str() {
+                        "schema_and_data" => Durability::SchemaAndData,
+                        "schema_only" => Durability::SchemaOnly,
+                        _ => {
+                            return Err(Error::InvalidParameter(format!(
+                                "invalid value for parameter \"durability\": \"{v}\""
+                            )))
+                        }
+                    }
+                }
+                "memory_optimized" => {}
+                "bucket_count" => {
+                    bl.buckets = Some(v.parse().map_err(|_| {
+                        Error::InvalidParameter(format!(
+                            "invalid value for parameter \"bucket_count\": \"{v}\""
+                        ))
+                    })?)
+                }
+                other => bl
+                    .notices
+                    .push(format!("storage parameter \"{other}\" is ignored: tables are memory-optimized")),
+            }
+        }
+    }
+    let mut column_constraints: Vec<(String, &ast::ColumnOption, Option<&ast::Ident>)> = Vec::new();
+    for c in &ct.columns {
+        let cname = ident(&c.name);
+        if bl.def.columns.iter().any(|x| x.name == cname) {
+            return Err(Error::other("42701", format!("column \"{cname}\" specified more than once")));
+        }
+        let mut meta = ColumnMeta::default();
+        let (ty, serial) = match serial_kind(&c.data_type) {
+            Some(t) => (t, true),
+            None => (data_type(&c.data_type)?, false),
+        };
+        let mut nullable = !serial;
+        if serial {
+            let seq = format!("{}_{cname}_seq", name);
+            meta.default = Some(format!("nextval('{seq}')"));
+            bl.sequences.push((seq, seq_def(&ty, &[])?));
+        }
+        for opt in &c.options {
+            match &opt.option {
+                ast::ColumnOption::Null => nullable = true,
+                ast::ColumnOption::NotNull => nullable = false,
+                ast::ColumnOption::Default(e) => meta.default = Some(e.to_string()),
+                ast::ColumnOption::Generated { generated_as, sequence_options, generation_expr, .. } => {
+                    match generation_expr {
+                        Some(e) => meta.generated = Some(e.to_string()),
+                        None => {
+                            let seq = format!("{}_{cname}_seq", name);
+                            meta.default = Some(format!("nextval('{seq}')"));
+                            meta.identity_always = Some(matches!(generated_as, ast::GeneratedAs::Always));
+                            bl.sequences
+                                .push((seq, seq_def(&ty, sequence_options.as_deref().unwrap_or(&[]))?));
+                            nullable = false;
+                        }
+                    }
+                }
+                o @ (ast::ColumnOption::PrimaryKey(_)
+                | ast::ColumnOption::Unique(_)
+                | ast::ColumnOption::Check(_)
+                | ast::ColumnOption::ForeignKey(_)) => {
+                    column_constraints.push((cname.clone(), o, opt.name.as_ref()));
+                    if matches!(o, ast::ColumnOption::PrimaryKey(_)) {
+                        nullable = false;
+                    }
+                }
+                other => return Err(Error::unsupported(format!("column option {other}"))),
+            }
+        }
+        bl.def.columns.push(centum_engine::Column { name: cname, ty, nullable });
+        bl.meta.columns.push(meta);
+    }
+    for (col, opt, cname) in column_constraints {
+        match opt {
+            ast::ColumnOption::PrimaryKey(_) => {
+                bl.constraint_index(cname.map(ident), vec![col], vec![false], true)?
+            }
+            ast::ColumnOption::Unique(_) => {
+                bl.constraint_index(cname.map(ident), vec![col], vec![false], false)?
+            }
+            ast::ColumnOption::Check(ch) => bl.check(cname.or(ch.name.as_ref()), &ch.expr, Some(&col)),
+            ast::ColumnOption::ForeignKey(fk) => bl.foreign_key(b, fk, vec![col])?,
+            _ => {}
+        }
+    }
+    for c in &ct.constraints {
+        bl.table_constraint(b, c)?;
+    }
+    validate_expressions(b, &bl)?;
+    for (seq, def) in &bl.sequences {
+        b.catalog.create_sequence(seq, def.clone(), false)?;
+    }
+    let Builder { def, meta, notices, .. } = bl;
+    let def = def.extra(crate::catalog::encode_table_meta(&meta));
+    b.catalog.db().create_table(def)?;
+    b.catalog.invalidate();
+    Ok(DdlOutcome { tag: "CREATE TABLE".into(), notices })
+}
+
+/// Binds defaults, CHECK and generated expressions once, so a bad one is
+/// refused at CREATE time.
+fn validate_expressions(b: &Binder, bl: &Builder) -> Result<()> {
+    let cols: Vec<OutputColumn> = bl
+        .def
+        .columns
+        .iter()
+        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
+        .collect();
+    let scope = Scope::of(short(&bl.table), &cols);
+    let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+    let seqs: Vec<&String> = bl.sequences.iter().map(|(s, _)| s).collect();
+    for (i, c) in bl.meta.columns.iter().enumerate() {
+        if let Some(d) = &c.default {
+            if seqs.iter().any(|s| d.contains(s.as_str())) {
+                continue;
+            }
+            let e = crate::planner::dml::parse_expr(d)?;
+            let t = binder.expr(&e, &Ctx::plain(&Scope::default()))?;
+            binder.coerce_untyped(t, &Some(bl.def.columns[i].ty.clone()))?;
+        }
+        if let Some(g) = &c.generated {
+            binder.expr(&crate::planner::dml::parse_expr(g)?, &Ctx::plain(&scope))?;
+        }
+    }
+    for ch in &bl.meta.checks {
+        binder.expr(&crate::planner::dml::parse_expr(&ch.expr)?, &Ctx::plain(&scope))?;
+    }
+    Ok(())
+}
+
+fn seq_def(ty: &DataType, opts: &[ast::SequenceOptions]) -> Result<SequenceDef> {
+    let max = match ty {
+        DataType::SmallInt => i16::MAX as i64,
+        DataType::Integer => i32::MAX as i64,
+        _ => i64::MAX,
+    };
+    let mut d = SequenceDef { increment: 1, min: 1, max, start: 1, cycle: false, reserved: None };
+    let num = |e: &ast::Expr| -> Result<i64> {
+        let s = e.to_string().replace(' ', "");
+        s.parse().map_err(|_| Error::InvalidParameter(format!("invalid sequence option value {s}")))
+    };
+    let mut start_given = false;
+    for o in opts {
+        match o {
+            ast::SequenceOptions::IncrementBy(e, _) => d.increment = num(e)?,
+            ast::SequenceOptions::MinValue(Some(e)) => d.min = num(e)?,
+            ast::SequenceOptions::MaxValue(Some(e)) => d.max = num(e)?,
+            ast::SequenceOptions::StartWith(e, _) => {
+                d.start = num(e)?;
+                start_given = true;
+            }
+            ast::SequenceOptions::Cycle(c) => d.cycle = *c,
+            _ => {}
+        }
+    }
+    if d.increment == 0 {
+        return Err(Error::InvalidParameter("INCREMENT must not be zero".into()));
+    }
+    if d.increment < 0 && !opts.iter().any(|o| matches!(o, ast::SequenceOptions::MaxValue(Some(_)))) {
+        d.max = -1;
+        if !opts.iter().any(|o| matches!(o, ast::SequenceOptions::MinValue(Some(_)))) {
+            d.min = match ty {
+                DataType::SmallInt => i16::MIN as i64,
+                DataType::Integer => i32::MIN as i64,
+                _ => i64::MIN,
+            };
+        }
+    }
+    if !start_given {
+        d.start = if d.increment > 0 { d.min } else { d.max };
+    }
+    if d.start < d.min || d.start > d.max {
+        return Err(Error::InvalidParameter(format!(
+            "START value ({}) cannot be outside MINVALUE/MAXVALUE",
+            d.start
+        )));
+    }
+    Ok(d)
+}
+
+/// CREATE SEQUENCE.
+pub(crate) fn create_sequence(
+    b: &Binder,
+    name: &ast::ObjectName,
+    ty: Option<&ast::DataType>,
+    opts: &[ast::SequenceOptions],
+    if_not_exists: bool,
+) -> Result<DdlOutcome> {
+    let n = b.new_object_name(name)?;
+    let ty = ty.map(data_type).transpose()?.unwrap_or(DataType::BigInt);
+    b.catalog.create_sequence(&n, seq_def(&ty, opts)?, if_not_exists)?;
+    Ok(done("CREATE SEQUENCE"))
+}
+
+/// The row count of a table, for sizing a hash index built on it.
+fn row_count(b: &Binder, table: &str) -> Result<u64> {
+    let t = b.catalog.db().table(table)?;
+    let txn = b.catalog.db().begin(Isolation::Snapshot)?;
+    let n = txn.scan(&t)?.count() as u64;
+    txn.abort();
+    Ok(n)
+}
+
+/// CREATE INDEX.
+pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutcome> {
+    let table = b.table_name(&ci.table_name)?;
+    let (cols, desc) = index_columns(&ci.columns)?;
+    let name = match &ci.name {
+        Some(n) => {
+            let parts = object_parts(n)?;
+            parts.last().cloned().unwrap_or_default()
+        }
+        None => format!("{}_{}_idx", short(&table), cols.join("_")),
+    };
+    if ci.predicate.is_some() {
+        return Err(Error::unsupported("partial indexes"));
+    }
+    let mut buckets = None;
+    let mut notices = Vec::new();
+    for w in &ci.with {
+        if let ast::Expr::BinaryOp { left, op: ast::BinaryOperator::Eq, right } = w {
+            let k = left.to_string().to_lowercase();
+            let v = right.to_string();
+            if k == "bucket_count" {
+                buckets = Some(v.parse::<u64>().map_err(|_| {
+                    Error::InvalidParameter(format!("invalid value for parameter \"bucket_count\": \"{v}\""))
+                })?);
+            } else {
+                notices.push(format!("index parameter \"{k}\" is ignored"));
+            }
+        }
+    }
+    let cols_ref: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
+    let def = match &ci.using {
+        Some(ast::IndexType::Hash) => {
+            let buckets = match buckets {
+                Some(n) => n,
+                None => (row_count(b, &table)?.saturating_mul(2)).next_power_of_two().max(MIN_BUCKETS),
+            };
+            IndexDef::hash(&name, &cols_ref, buckets)
+        }
+        None | Some(ast::IndexType::BTree) => IndexDef::range(&name, &cols_ref).descending(&desc),
+        Some(other) => return Err(Error::unsupported(format!("access method \"{other}\""))),
+    };
+    let def = if ci.unique { def.unique() } else { def };
+    match b.catalog.db().create_index(&table, def) {
+        Err(centum_engine::Error::IndexExists(_)) if ci.if_not_exists => {
+            notices.push(format!("relation \"{name}\" already exists, skipping"));
+        }
+        r => r?,
+    }
+    b.catalog.invalidate();
+    Ok(DdlOutcome { tag: "CREATE INDEX".into(), notices })
+}
+
+/// DROP TABLE / INDEX / SEQUENCE / SCHEMA.
+pub(crate) fn drop(
+    b: &Binder,
+    kind: &ast::ObjectType,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+    cascade: bool,
+) -> Result<DdlOutcome> {
+    let mut notices = Vec::new();
+    let tag = match kind {
+        ast::ObjectType::Table => "DROP TABLE",
+        ast::ObjectType::Index => "DROP INDEX",
+        ast::ObjectType::Sequence => "DROP SEQUENCE",
+        ast::ObjectType::Schema => "DROP SCHEMA",
+        other => return Err(Error::unsupported(format!("DROP {other}"))),
+    };
+    for n in names {
+        match kind {
+            ast::ObjectType::Table => {
+                let t = match b.table_name(n) {
+                    Ok(t) => t,
+                    Err(_) if if_exists => {
+                        notices.push(format!("table \"{n}\" does not exist, skipping"));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                let info = b.catalog.table(&t)?;
+                for (child, fk) in &info.referenced_by {
+                    if child != &t {
+                        if !cascade {
+                            return Err(Error::other(
+                                "2BP01",
+                                format!("cannot drop table {t} because other objects depend on it\nDETAIL:  constraint {} on table {child} depends on table {t}", fk.name),
+                            ));
+                        }
+                        let c = b.catalog.table(child)?;
+                        let mut meta = c.meta.clone();
+                        meta.foreign_keys.retain(|f| f.ref_table != t);
+                        b.catalog.set_meta(child, &meta)?;
+                        notices.push(format!("drop cascades to constraint {} on table {child}", fk.name));
+                    }
+                }
+                b.catalog.db().drop_table(&t)?;
+                // Sequences owned by serial/identity columns go with the table.
+                for s in b.catalog.sequence_names() {
+                    if info
+                        .meta
+                        .columns
+                        .iter()
+                        .any(|c| c.default.as_deref() == Some(&format!("nextval('{s}')")))
+                    {
+                        b.catalog.drop_sequence(&s, true)?;
+                    }
+                }
+                b.catalog.invalidate();
+            }
+            ast::ObjectType::Index => {
+                let name = object_parts(n)?.last().cloned().unwrap_or_default();
+                match b.catalog.db().drop_index(&name) {
+                    Err(centum_engine::Error::NoSuchIndex(_)) if if_exists => {
+                        notices.push(format!("index \"{name}\" does not exist, skipping"));
+                    }
+                    r => r?,
+                }
+                b.catalog.invalidate();
+            }
+            ast::ObjectType::Sequence => {
+                let name = b.new_object_name(n).unwrap_or_else(|_| n.to_string());
+                if !b.catalog.has_sequence(&name) && if_exists {
+                    notices.push(format!("sequence \"{name}\" does not exist, skipping"));
+                    continue;
+                }
+                b.catalog.drop_sequence(&name, if_exists)?;
+            }
+            _ => {
+                let name = object_parts(n)?.join(".");
+                b.catalog.drop_schema(&name, if_exists)?;
+            }
+        }
+    }
+    Ok(DdlOutcome { tag: tag.into(), notices })
+}
+
+/// ALTER TABLE: constraints and primary keys.
+pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
+    let table = match b.table_name(&at.name) {
+        Ok(t) => t,
+        Err(_) if at.if_exists => return Ok(done("ALTER TABLE")),
+        Err(e) => return Err(e),
+    };
+    for op in &at.operations {
+        let info = b.catalog.table(&table)?;
+        let def = info.table.def();
+        let mut bl = Builder {
+            table: table.clone(),
+            def: def.clone(),
+            meta: info.meta.clone(),
+            sequences: vec![],
+            buckets: None,
+            notices: vec![],
+        };
+        match op {
+            ast::AlterTableOperation::AddConstraint { constraint, .. } => {
+                let before = bl.def.indexes.len();
+                bl.table_constraint(b, constraint)?;
+                if let ast::TableConstraint::PrimaryKey(_) = constraint {
+                    // The engine cannot change nullability in place: the
+                    // key columns are checked by a constraint instead.
+                    if let Some(ix) = bl.def.indexes.last() {
+                        for c in ix.columns.clone() {
+                            if def.columns.iter().any(|x| x.name == c && x.nullable) {
+                                bl.meta.checks.push(Check {
+                                    name: format!("{}_{c}_not_null", short(&table)),
+                                    expr: format!("{c} IS NOT NULL"),
+                                });
+                            }
+                        }
+                    }
+                }
+                validate_expressions(b, &bl)?;
+                verify_existing(b, &table, &bl.meta, &info.meta)?;
+                for ix in bl.def.indexes[before..].iter().cloned() {
+                    b.catalog.db().create_index(&table, ix)?;
+                }
+                b.catalog.set_meta(&table, &bl.meta)?;
+            }
+            ast::AlterTableOperation::DropConstraint { name, if_exists, .. } => {
+                let n = ident(name);
+                let mut meta = info.meta.clone();
+                let before = (meta.checks.len(), meta.foreign_keys.len());
+                meta.checks.retain(|c| c.name != n);
+                meta.foreign_keys.retain(|f| f.name != n);
+                let is_index = meta.primary_key.as_deref() == Some(&n) || meta.unique.contains(&n);
+                if is_index {
+                    if meta.primary_key.as_deref() == Some(&n) {
+                        meta.primary_key = None;
+                    }
+                    meta.unique.retain(|u| u != &n);
+                    b.catalog.db().drop_index(&n)?;
+                } else if before == (meta.checks.len(), meta.foreign_keys.len()) {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(Error::UndefinedObject(format!(
+                        "constraint \"{n}\" of relation \"{table}\" does not exist"
+                    )));
+                }
+                b.catalog.set_meta(&table, &meta)?;
+            }
+            other => return Err(Error::unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+    b.catalog.invalidate();
+    Ok(done("ALTER TABLE"))
+}
+
+/// New CHECK and FOREIGN KEY constraints must hold for the rows already
+/// there.
+fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) -> Result<()> {
+    let added_checks: Vec<&Check> = new.checks.iter().filter(|c| !old.checks.contains(c)).collect();
+    let added_fks: Vec<&ForeignKey> =
+        new.foreign_keys.iter().filter(|f| !old.foreign_keys.contains(f)).collect();
+    if added_checks.is_empty() && added_fks.is_empty() {
+        return Ok(());
+    }
+    let info = b.catalog.table(table)?;
+    let cols: Vec<OutputColumn> = info
+        .table
+        .columns()
+        .iter()
+        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
+        .collect();
+    let scope = Scope::of(short(table), &cols);
+    let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+    let mut checks = Vec::new();
+    for c in &added_checks {
+        checks.push((
+            c.name.clone(),
+            binder.expr(&crate::planner::dml::parse_expr(&c.expr)?, &Ctx::plain(&scope))?.0,
+        ));
+    }
+    let db = b.catalog.db();
+    let txn = db.begin(Isolation::Snapshot)?;
+    let currval = Default::default();
+    let now = centum_types::TimestampTz::now();
+    let cx = crate::execution::ExecCtx {
+        txn: &txn,
+        catalog: b.catalog,
+        params: &[],
+        currval: &currval,
+        statement_time: now,
+        transaction_time: now,
+        deadline: None,
+    };
+    for row in txn.scan(&info.table)? {
+        let vals = row.values();
+        for (name, e) in &checks {
+            if let centum_types::Value::Boolean(false) = crate::execution::eval::eval(e, &vals, &[], &cx)? {
+                return Err(Error::other(
+                    "23514",
+                    format!("check constraint \"{name}\" of relation \"{table}\" is violated by some row"),
+                ));
+            }
+        }
+        for fk in &added_fks {
+            let key: Vec<centum_types::Value> = fk.columns.iter().map(|&c| vals[c].clone()).collect();
+            if key.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            let parent = b.catalog.table(&fk.ref_table)?;
+            let ix =
+                crate::planner::dml::unique_index_on(&parent.table, &fk.ref_columns).ok_or_else(|| {
+                    Error::other(
+                        "42830",
+                        format!(
+                            "there is no unique constraint matching given keys for referenced table \"{}\"",
+                            fk.ref_table
+                        ),
+                    )
+                })?;
+            if txn.get(&parent.table, &ix, &key)?.is_none() {
+                return Err(Error::ForeignKeyViolation(format!(
+                    "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
+                    fk.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// TRUNCATE: deletes every row of each table, in one transaction.
+pub(crate) fn truncate(b: &Binder, names: &[ast::TruncateTableTarget]) -> Result<DdlOutcome> {
+    let tables: Vec<String> = names.iter().map(|n| b.table_name(&n.name)).collect::<Result<_>>()?;
+    for t in &tables {
+        let info = b.catalog.table(t)?;
+        for (child, fk) in &info.referenced_by {
+            if !tables.contains(child) {
+                return Err(Error::other(
+                    "0A000",
+                    format!("cannot truncate a table referenced in a foreign key constraint\nDETAIL:  Table \"{child}\" references \"{t}\" ({}).", fk.name),
+                ));
+            }
+        }
+    }
+    b.catalog.db().run(Isolation::Snapshot, 3, |txn| {
+        for t in &tables {
+            let table = b.catalog.db().table(t)?;
+            let rows: Vec<_> = txn.scan(&table)?.collect();
+            for r in rows {
+                txn.delete(&r)?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(done("TRUNCATE TABLE"))
+}
+
+/// CREATE SCHEMA.
+pub(crate) fn create_schema(b: &Binder, name: &ast::SchemaName, if_not_exists: bool) -> Result<DdlOutcome> {
+    let n = match name {
+        ast::SchemaName::Simple(n) => object_parts(n)?.join("."),
+        _ => return Err(Error::unsupported("CREATE SCHEMA AUTHORIZATION")),
+    };
+    b.catalog.create_schema(&n, if_not_exists)?;
+    Ok(done("CREATE SCHEMA"))
+}
+
+#[allow(dead_code)]
+fn _kinds(_: IndexKind) {}

@@ -1,0 +1,356 @@
+//! Running INSERT, UPDATE and DELETE, with constraints and foreign-key
+//! actions.
+//!
+//! Foreign keys are checked by looking the key up in the referenced
+//! table's unique index inside the writing transaction. Under
+//! SERIALIZABLE the look-up joins the read set, so a concurrent delete of
+//! the referenced row makes one of the two fail; under SNAPSHOT and READ
+//! COMMITTED the two can both commit (no row locks exist to prevent it).
+
+use super::eval::{eval, test};
+use super::query::{access_rows, open};
+use super::ExecCtx;
+use crate::catalog::{RefAction, TableInfo};
+use crate::error::{Error, Result};
+use crate::planner::dml::{index_leading, Delete, Insert, OnConflict, RowRules, Update};
+use crate::planner::expr::Expr;
+use centum_engine::Row;
+use centum_types::Value;
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// What a DML statement did.
+pub(crate) struct DmlOutcome {
+    /// Rows inserted, updated or deleted.
+    pub count: u64,
+    /// RETURNING rows.
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// Converts every value to its column's type and completes generated
+/// columns; then checks CHECK constraints and foreign keys.
+fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
+    let cols = rules.info.table.columns();
+    for (v, c) in row.iter_mut().zip(cols) {
+        if !v.fits(&c.ty) {
+            *v = std::mem::replace(v, Value::Null).coerce_to(&c.ty)?;
+        }
+    }
+    for (c, e) in &rules.generated {
+        row[*c] = eval(e, row, &[], cx)?.coerce_to(&cols[*c].ty)?;
+    }
+    for (name, e) in &rules.checks {
+        if let Value::Boolean(false) = eval(e, row, &[], cx)? {
+            return Err(Error::CheckViolation { table: rules.info.table.name(), constraint: name.clone() });
+        }
+    }
+    for fk in &rules.fks {
+        let key: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+        if key.iter().any(Value::is_null) {
+            continue;
+        }
+        if cx.txn.get(&fk.ref_table, &fk.ref_index, &key)?.is_none() {
+            let names: Vec<&str> = fk.columns.iter().map(|&c| cols[c].name.as_str()).collect();
+            let vals: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+            return Err(Error::ForeignKeyViolation(format!(
+                "insert or update on table \"{}\" violates foreign key constraint \"{}\"\nDETAIL:  Key ({})=({}) is not present in table \"{}\".",
+                rules.info.table.name(),
+                fk.name,
+                names.join(", "),
+                vals.join(", "),
+                fk.ref_table.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn returning(
+    exprs: &Option<Vec<Expr>>,
+    row: &[Value],
+    out: &mut Vec<Vec<Value>>,
+    cx: &ExecCtx,
+) -> Result<()> {
+    if let Some(list) = exprs {
+        out.push(list.iter().map(|e| eval(e, row, &[], cx)).collect::<Result<_>>()?);
+    }
+    Ok(())
+}
+
+/// Runs an INSERT.
+pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
+    let table = &ins.rules.info.table;
+    let ncols = table.columns().len();
+    let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let source: Vec<Vec<Value>> = open(&ins.source, cx, vec![])?.collect::<Result<_>>()?;
+    for src in source {
+        cx.check_deadline()?;
+        let mut row = vec![Value::Null; ncols];
+        let mut given = vec![false; ncols];
+        for (j, &c) in ins.targets.iter().enumerate() {
+            row[c] = src.get(j).cloned().unwrap_or(Value::Null);
+            given[c] = true;
+        }
+        for c in 0..ncols {
+            if !given[c] {
+                if let Some(d) = &ins.defaults[c] {
+                    row[c] = eval(d, &[], &[], cx)?;
+                }
+            }
+        }
+        finish_row(&ins.rules, &mut row, cx)?;
+        if let Some(oc) = &ins.on_conflict {
+            if let Some(existing) = conflict(table, oc, &row, cx)? {
+                if let OnConflict::Update { assignments, filter, .. } = oc {
+                    let old = existing.values();
+                    let mut both = old.clone();
+                    both.extend(row.iter().cloned());
+                    if let Some(f) = filter {
+                        if !test(f, &both, &[], cx)? {
+                            continue;
+                        }
+                    }
+                    let mut new = old.clone();
+                    for (c, e) in assignments {
+                        new[*c] = eval(e, &both, &[], cx)?;
+                    }
+                    finish_row(&ins.rules, &mut new, cx)?;
+                    on_key_change(&ins.rules.info, &old, &new, cx)?;
+                    if cx.txn.update(&existing, new.clone())? {
+                        out.count += 1;
+                        returning(&ins.returning, &new, &mut out.rows, cx)?;
+                    }
+                }
+                continue;
+            }
+        }
+        cx.txn.insert(table, row.clone())?;
+        out.count += 1;
+        returning(&ins.returning, &row, &mut out.rows, cx)?;
+    }
+    Ok(out)
+}
+
+/// The existing row that `row` conflicts with under ON CONFLICT.
+fn conflict<'a>(
+    table: &'a Arc<centum_engine::Table>,
+    oc: &OnConflict,
+    row: &[Value],
+    cx: &'a ExecCtx,
+) -> Result<Option<Row<'a>>> {
+    let arbiters: Vec<String> = match oc {
+        OnConflict::Nothing(Some(ix)) | OnConflict::Update { index: ix, .. } => vec![ix.clone()],
+        OnConflict::Nothing(None) => {
+            table.def().indexes.into_iter().filter(|i| i.unique).map(|i| i.name).collect()
+        }
+    };
+    for name in arbiters {
+        let ix = table.index(&name)?;
+        let key: Vec<Value> = ix.key_columns().iter().map(|&c| row[c].clone()).collect();
+        if key.iter().any(Value::is_null) {
+            continue;
+        }
+        if let Some(r) = cx.txn.get(table, &name, &key)? {
+            return Ok(Some(r));
+        }
+    }
+    Ok(None)
+}
+
+/// Runs an UPDATE.
+pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
+    let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let failure: RefCell<Option<Error>> = RefCell::new(None);
+    let targets: Vec<(Row, Vec<Value>)> = access_rows(&up.access, cx, &[])?.collect::<Result<_>>()?;
+    for (row, old) in targets {
+        cx.check_deadline()?;
+        let compute = |cur: &[Value]| -> Result<Option<Vec<Value>>> {
+            if cur != old.as_slice() {
+                // Changed by a transaction that committed meanwhile (READ
+                // COMMITTED): the row must still qualify.
+                if let Some(f) = &up.access.filter {
+                    if !test(f, cur, &[], cx)? {
+                        return Ok(None);
+                    }
+                }
+            }
+            let mut new = cur.to_vec();
+            for (c, e) in &up.assignments {
+                new[*c] = eval(e, cur, &[], cx)?;
+            }
+            finish_row(&up.rules, &mut new, cx)?;
+            Ok(Some(new))
+        };
+        let written: RefCell<Option<(Vec<Value>, Vec<Value>)>> = RefCell::new(None);
+        let changed = cx.txn.update_with(&row, |cur| match compute(cur) {
+            Ok(Some(new)) => {
+                *written.borrow_mut() = Some((cur.to_vec(), new.clone()));
+                Some(new)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                *failure.borrow_mut() = Some(e);
+                None
+            }
+        })?;
+        if let Some(e) = failure.borrow_mut().take() {
+            return Err(e);
+        }
+        if changed {
+            if let Some((before, after)) = written.into_inner() {
+                on_key_change(&up.rules.info, &before, &after, cx)?;
+                out.count += 1;
+                returning(&up.returning, &after, &mut out.rows, cx)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Runs a DELETE.
+pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
+    let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let targets: Vec<(Row, Vec<Value>)> = access_rows(&del.access, cx, &[])?.collect::<Result<_>>()?;
+    for (row, vals) in targets {
+        cx.check_deadline()?;
+        if cx.txn.delete(&row)? {
+            on_parent_delete(&del.info, &vals, cx)?;
+            out.count += 1;
+            returning(&del.returning, &vals, &mut out.rows, cx)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The referencing rows of `child` whose `columns` equal `key`.
+fn referencing<'a>(
+    child: &'a TableInfo,
+    columns: &[usize],
+    key: &[Value],
+    cx: &'a ExecCtx,
+) -> Result<Vec<(Row<'a>, Vec<Value>)>> {
+    let names: Vec<String> = columns.iter().map(|&c| child.table.columns()[c].name.clone()).collect();
+    let matches =
+        |vals: &[Value]| columns.iter().zip(key).all(|(&c, k)| vals[c].sql_cmp(k) == Some(Ordering::Equal));
+    let rows: Vec<Row<'a>> = match index_leading(&child.table, &names) {
+        Some(ix) => cx.txn.lookup(&child.table, &ix, key)?,
+        None => cx.txn.scan(&child.table)?.collect(),
+    };
+    Ok(rows.into_iter().map(|r| (r, r.values())).filter(|(_, v)| matches(v)).collect())
+}
+
+/// Applies ON DELETE actions of the foreign keys that reference a deleted
+/// row of `parent`.
+fn on_parent_delete(parent: &TableInfo, vals: &[Value], cx: &ExecCtx) -> Result<()> {
+    for (child_name, fk) in &parent.referenced_by {
+        let key: Vec<Value> = fk
+            .ref_columns
+            .iter()
+            .map(|n| parent.table.column_index(n).map(|i| vals[i].clone()))
+            .collect::<std::result::Result<_, _>>()?;
+        if key.iter().any(Value::is_null) {
+            continue;
+        }
+        let child = cx.catalog.table(child_name)?;
+        let rows = referencing(&child, &fk.columns, &key, cx)?;
+        if rows.is_empty() {
+            continue;
+        }
+        match fk.on_delete {
+            RefAction::Restrict => return Err(restrict_error(parent, child_name, &fk.name, fk, &key)),
+            RefAction::Cascade => {
+                for (r, v) in rows {
+                    if cx.txn.delete(&r)? {
+                        on_parent_delete(&child, &v, cx)?;
+                    }
+                }
+            }
+            RefAction::SetNull | RefAction::SetDefault => {
+                set_referencing(&child, fk, rows, fk.on_delete, cx)?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// After an update of a row of `parent`: applies ON UPDATE actions when a
+/// referenced key changed.
+fn on_key_change(parent: &TableInfo, before: &[Value], after: &[Value], cx: &ExecCtx) -> Result<()> {
+    for (child_name, fk) in &parent.referenced_by {
+        let idx: Vec<usize> = fk
+            .ref_columns
+            .iter()
+            .map(|n| parent.table.column_index(n))
+            .collect::<std::result::Result<_, _>>()?;
+        let old: Vec<Value> = idx.iter().map(|&i| before[i].clone()).collect();
+        let new: Vec<Value> = idx.iter().map(|&i| after[i].clone()).collect();
+        if old == new || old.iter().any(Value::is_null) {
+            continue;
+        }
+        let child = cx.catalog.table(child_name)?;
+        let rows = referencing(&child, &fk.columns, &old, cx)?;
+        if rows.is_empty() {
+            continue;
+        }
+        match fk.on_update {
+            RefAction::Restrict => return Err(restrict_error(parent, child_name, &fk.name, fk, &old)),
+            RefAction::Cascade => {
+                for (r, mut v) in rows {
+                    for (&c, n) in fk.columns.iter().zip(&new) {
+                        v[c] = n.clone();
+                    }
+                    cx.txn.update(&r, v)?;
+                }
+            }
+            a => set_referencing(&child, fk, rows, a, cx)?,
+        }
+    }
+    Ok(())
+}
+
+fn set_referencing(
+    child: &TableInfo,
+    fk: &crate::catalog::ForeignKey,
+    rows: Vec<(Row, Vec<Value>)>,
+    action: RefAction,
+    cx: &ExecCtx,
+) -> Result<()> {
+    for (r, mut v) in rows {
+        for &c in &fk.columns {
+            v[c] = match (action, child.meta.columns.get(c).and_then(|m| m.default.as_ref())) {
+                (RefAction::SetDefault, Some(text)) => {
+                    let e = crate::planner::dml::parse_expr(text)?;
+                    default_value(&e, cx)?
+                }
+                _ => Value::Null,
+            };
+        }
+        cx.txn.update(&r, v)?;
+    }
+    Ok(())
+}
+
+fn default_value(e: &sqlparser::ast::Expr, cx: &ExecCtx) -> Result<Value> {
+    let path = vec!["public".to_string()];
+    let mut b = crate::planner::Binder::new(cx.catalog, &path, vec![]);
+    let scope = Default::default();
+    let (x, _) = b.expr(e, &crate::planner::bind_ctx(&scope))?;
+    eval(&x, &[], &[], cx)
+}
+
+fn restrict_error(
+    parent: &TableInfo,
+    child: &str,
+    name: &str,
+    fk: &crate::catalog::ForeignKey,
+    key: &[Value],
+) -> Error {
+    let vals: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+    Error::ForeignKeyViolation(format!(
+        "update or delete on table \"{}\" violates foreign key constraint \"{name}\" on table \"{child}\"\nDETAIL:  Key ({})=({}) is still referenced from table \"{child}\".",
+        parent.table.name(),
+        fk.ref_columns.join(", "),
+        vals.join(", ")
+    ))
+}

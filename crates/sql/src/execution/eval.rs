@@ -1,0 +1,539 @@
+//! Expression evaluation over a row, with SQL's three-valued logic.
+
+use super::functions::FnContext;
+use super::query;
+use super::ExecCtx;
+use crate::error::{Error, Result};
+use crate::planner::expr::{BinOp, Expr, SeqOp, SubqueryKind};
+use centum_types::{DataType, Date, Decimal, TypeError, Value};
+use std::cmp::Ordering;
+
+/// Evaluates `e` over `row` (the current row) and `outer`.
+pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<Value> {
+    Ok(match e {
+        Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Outer(i) => outer.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Literal(v) => v.clone(),
+        Expr::Param(i) => cx
+            .params
+            .get(*i)
+            .cloned()
+            .ok_or_else(|| Error::other("08P01", format!("no value given for parameter ${}", i + 1)))?,
+        Expr::Binary(BinOp::And, a, b) => {
+            let l = truth(&eval(a, row, outer, cx)?);
+            if l == Some(false) {
+                return Ok(Value::Boolean(false));
+            }
+            match (l, truth(&eval(b, row, outer, cx)?)) {
+                (_, Some(false)) => Value::Boolean(false),
+                (Some(true), Some(true)) => Value::Boolean(true),
+                _ => Value::Null,
+            }
+        }
+        Expr::Binary(BinOp::Or, a, b) => {
+            let l = truth(&eval(a, row, outer, cx)?);
+            if l == Some(true) {
+                return Ok(Value::Boolean(true));
+            }
+            match (l, truth(&eval(b, row, outer, cx)?)) {
+                (_, Some(true)) => Value::Boolean(true),
+                (Some(false), Some(false)) => Value::Boolean(false),
+                _ => Value::Null,
+            }
+        }
+        Expr::Binary(op, a, b) => binary(*op, eval(a, row, outer, cx)?, eval(b, row, outer, cx)?)?,
+        Expr::Not(a) => match truth(&eval(a, row, outer, cx)?) {
+            Some(b) => Value::Boolean(!b),
+            None => Value::Null,
+        },
+        Expr::Neg(a) => negate(eval(a, row, outer, cx)?)?,
+        Expr::IsNull(a, negated) => Value::Boolean(eval(a, row, outer, cx)?.is_null() != *negated),
+        Expr::IsBool(a, want, negated) => {
+            let v = truth(&eval(a, row, outer, cx)?);
+            Value::Boolean((v == Some(*want)) != *negated)
+        }
+        Expr::IsDistinct(a, b, negated) => {
+            let (l, r) = (eval(a, row, outer, cx)?, eval(b, row, outer, cx)?);
+            let same = match (l.is_null(), r.is_null()) {
+                (true, true) => true,
+                (false, false) => l.sql_cmp(&r) == Some(Ordering::Equal),
+                _ => false,
+            };
+            Value::Boolean(same == *negated)
+        }
+        Expr::InList(a, list, negated) => {
+            let v = eval(a, row, outer, cx)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in list {
+                let x = eval(item, row, outer, cx)?;
+                match v.sql_cmp(&x) {
+                    Some(Ordering::Equal) => return Ok(Value::Boolean(!*negated)),
+                    None if x.is_null() => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Boolean(*negated)
+            }
+        }
+        Expr::Like(a, p, negated, ci) => {
+            let (v, p) = (eval(a, row, outer, cx)?, eval(p, row, outer, cx)?);
+            match (v, p) {
+                (Value::Null, _) | (_, Value::Null) => Value::Null,
+                (v, p) => {
+                    let (s, pat) = (text_of(&v), text_of(&p));
+                    let m = if *ci { like(&s.to_lowercase(), &pat.to_lowercase())? } else { like(&s, &pat)? };
+                    Value::Boolean(m != *negated)
+                }
+            }
+        }
+        Expr::Case(operand, whens, els) => {
+            let op = operand.as_ref().map(|o| eval(o, row, outer, cx)).transpose()?;
+            for (w, t) in whens {
+                let c = eval(w, row, outer, cx)?;
+                let hit = match &op {
+                    Some(o) => o.sql_cmp(&c) == Some(Ordering::Equal),
+                    None => truth(&c) == Some(true),
+                };
+                if hit {
+                    return eval(t, row, outer, cx);
+                }
+            }
+            match els {
+                Some(e) => eval(e, row, outer, cx)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Coalesce(list) => {
+            for item in list {
+                let v = eval(item, row, outer, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        Expr::NullIf(a, b) => {
+            let l = eval(a, row, outer, cx)?;
+            let r = eval(b, row, outer, cx)?;
+            if l.sql_cmp(&r) == Some(Ordering::Equal) {
+                Value::Null
+            } else {
+                l
+            }
+        }
+        Expr::Cast(a, ty) => cast(eval(a, row, outer, cx)?, ty)?,
+        Expr::Func(f, args) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                let v = eval(a, row, outer, cx)?;
+                if f.strict && v.is_null() {
+                    return Ok(Value::Null);
+                }
+                vals.push(v);
+            }
+            (f.eval)(&vals, &cx.fn_ctx())?
+        }
+        Expr::Sequence(op, name, args) => {
+            let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
+            sequence(*op, name, &args, cx)?
+        }
+        Expr::Subquery(plan, kind) => {
+            let mut sub_outer = Vec::with_capacity(outer.len() + row.len());
+            sub_outer.extend_from_slice(outer);
+            sub_outer.extend_from_slice(row);
+            subquery(plan, kind, row, outer, sub_outer, cx)?
+        }
+    })
+}
+
+/// Evaluates a condition: true only for TRUE (NULL and FALSE reject).
+pub(crate) fn test(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<bool> {
+    Ok(truth(&eval(e, row, outer, cx)?) == Some(true))
+}
+
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Boolean(b) => Some(*b),
+        _ => None,
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::Text(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+fn subquery(
+    plan: &crate::planner::Plan,
+    kind: &SubqueryKind,
+    row: &[Value],
+    outer: &[Value],
+    sub_outer: Vec<Value>,
+    cx: &ExecCtx,
+) -> Result<Value> {
+    let mut rows = query::open(plan, cx, sub_outer)?;
+    match kind {
+        SubqueryKind::Scalar => {
+            let first = match rows.next() {
+                None => return Ok(Value::Null),
+                Some(r) => r?,
+            };
+            if rows.next().transpose()?.is_some() {
+                return Err(Error::Cardinality);
+            }
+            Ok(first.into_iter().next().unwrap_or(Value::Null))
+        }
+        SubqueryKind::Exists => Ok(Value::Boolean(rows.next().transpose()?.is_some())),
+        SubqueryKind::Any(left, op) | SubqueryKind::All(left, op) => {
+            let all = matches!(kind, SubqueryKind::All(..));
+            let l = eval(left, row, outer, cx)?;
+            let mut saw_null = false;
+            for r in rows {
+                let r = r?;
+                let v = r.into_iter().next().unwrap_or(Value::Null);
+                match truth(&binary(*op, l.clone(), v)?) {
+                    Some(true) if !all => return Ok(Value::Boolean(true)),
+                    Some(false) if all => return Ok(Value::Boolean(false)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            Ok(if saw_null { Value::Null } else { Value::Boolean(all) })
+        }
+    }
+}
+
+fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value> {
+    match op {
+        SeqOp::Next => {
+            let v = cx.catalog.nextval(name)?;
+            cx.currval.borrow_mut().insert(name.to_string(), v);
+            Ok(Value::BigInt(v))
+        }
+        SeqOp::Current => cx.currval.borrow().get(name).map(|v| Value::BigInt(*v)).ok_or_else(|| {
+            Error::other(
+                "55000",
+                format!("currval of sequence \"{name}\" is not yet defined in this session"),
+            )
+        }),
+        SeqOp::Set => {
+            let Some(Value::BigInt(v)) =
+                args.first().cloned().map(|v| v.coerce_to(&DataType::BigInt)).transpose()?
+            else {
+                return Ok(Value::Null);
+            };
+            let called = !matches!(args.get(1), Some(Value::Boolean(false)));
+            cx.catalog.setval(name, v, called)?;
+            if called {
+                cx.currval.borrow_mut().insert(name.to_string(), v);
+            }
+            Ok(Value::BigInt(v))
+        }
+    }
+}
+
+/// An explicit cast (`CAST(x AS t)`, `x::t`).
+pub(crate) fn cast(v: Value, ty: &DataType) -> Result<Value> {
+    Ok(match (v, ty) {
+        (Value::Null, _) => Value::Null,
+        (Value::Boolean(b), DataType::Integer) => Value::Integer(b as i32),
+        (Value::Integer(i), DataType::Boolean) => Value::Boolean(i != 0),
+        (Value::Text(s), t) if !t.is_string() => {
+            Value::parse(s.trim_matches(|c: char| c == ' ' && !matches!(t, DataType::Char(_))), t)?
+        }
+        (Value::Text(s), DataType::Varchar(Some(n))) => Value::Text(s.chars().take(*n as usize).collect()),
+        (Value::Text(s), DataType::Char(n)) => {
+            let mut s: String = s.chars().take(*n as usize).collect();
+            while s.chars().count() < *n as usize {
+                s.push(' ');
+            }
+            Value::Text(s)
+        }
+        (v, t) => v.coerce_to(t)?,
+    })
+}
+
+fn int_overflow(ty: &str) -> Error {
+    Error::Type(TypeError::OutOfRange(format!("{ty} out of range")))
+}
+
+fn is_intv(v: &Value) -> bool {
+    matches!(v, Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_))
+}
+
+fn int_of(v: &Value) -> i64 {
+    match v {
+        Value::SmallInt(i) => *i as i64,
+        Value::Integer(i) => *i as i64,
+        Value::BigInt(i) => *i,
+        _ => 0,
+    }
+}
+
+fn int_rank(v: &Value) -> u8 {
+    match v {
+        Value::SmallInt(_) => 1,
+        Value::Integer(_) => 2,
+        _ => 3,
+    }
+}
+
+fn dec_of(v: &Value) -> Option<Decimal> {
+    match v {
+        Value::Numeric(d) => Some(*d),
+        v if is_intv(v) => Some(Decimal::from(int_of(v))),
+        _ => None,
+    }
+}
+
+fn f64_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Double(f) => Some(*f),
+        Value::Numeric(d) => d.to_string().parse().ok(),
+        v if is_intv(v) => Some(int_of(v) as f64),
+        _ => None,
+    }
+}
+
+/// A binary operator (not AND/OR) over values.
+pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    if op.is_comparison() {
+        let ord = l.sql_cmp(&r).ok_or_else(|| Error::TypeMismatch {
+            code: "42883",
+            message: format!("operator does not exist: {} {} {}", type_name(&l), op.symbol(), type_name(&r)),
+        })?;
+        return Ok(Value::Boolean(match op {
+            BinOp::Eq => ord == Ordering::Equal,
+            BinOp::NotEq => ord != Ordering::Equal,
+            BinOp::Lt => ord == Ordering::Less,
+            BinOp::LtEq => ord != Ordering::Greater,
+            BinOp::Gt => ord == Ordering::Greater,
+            _ => ord != Ordering::Less,
+        }));
+    }
+    if op == BinOp::Concat {
+        return Ok(Value::Text(format!("{}{}", text_of(&l), text_of(&r))));
+    }
+    // Dates.
+    match (&l, &r, op) {
+        (Value::Date(d), i, BinOp::Add | BinOp::Sub) if is_intv(i) => {
+            let n = if op == BinOp::Add { int_of(i) } else { -int_of(i) };
+            let days = (d.0 as i64)
+                .checked_add(n)
+                .and_then(|x| i32::try_from(x).ok())
+                .ok_or_else(|| Error::other("22008", "date out of range"))?;
+            return Ok(Value::Date(Date(days)));
+        }
+        (i, Value::Date(d), BinOp::Add) if is_intv(i) => return binary(op, Value::Date(*d), i.clone()),
+        (Value::Date(a), Value::Date(b), BinOp::Sub) => return Ok(Value::Integer(a.0.wrapping_sub(b.0))),
+        _ => {}
+    }
+    if is_intv(&l) && is_intv(&r) {
+        let (a, b) = (int_of(&l), int_of(&r));
+        let rank = int_rank(&l).max(int_rank(&r));
+        let name = match rank {
+            1 => "smallint",
+            2 => "integer",
+            _ => "bigint",
+        };
+        let v = match op {
+            BinOp::Add => a.checked_add(b),
+            BinOp::Sub => a.checked_sub(b),
+            BinOp::Mul => a.checked_mul(b),
+            BinOp::Div => {
+                if b == 0 {
+                    return Err(Error::DivisionByZero);
+                }
+                a.checked_div(b)
+            }
+            BinOp::Mod => {
+                if b == 0 {
+                    return Err(Error::DivisionByZero);
+                }
+                Some(a.checked_rem(b).unwrap_or(0))
+            }
+            _ => None,
+        }
+        .ok_or_else(|| int_overflow(name))?;
+        return Ok(match rank {
+            1 => Value::SmallInt(i16::try_from(v).map_err(|_| int_overflow(name))?),
+            2 => Value::Integer(i32::try_from(v).map_err(|_| int_overflow(name))?),
+            _ => Value::BigInt(v),
+        });
+    }
+    if matches!(l, Value::Double(_)) || matches!(r, Value::Double(_)) {
+        let (Some(a), Some(b)) = (f64_of(&l), f64_of(&r)) else { return Err(no_operator(op, &l, &r)) };
+        let v = match op {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => {
+                if b == 0.0 {
+                    return Err(Error::DivisionByZero);
+                }
+                a / b
+            }
+            BinOp::Mod => {
+                if b == 0.0 {
+                    return Err(Error::DivisionByZero);
+                }
+                a % b
+            }
+            _ => return Err(no_operator(op, &l, &r)),
+        };
+        if v.is_infinite() && a.is_finite() && b.is_finite() {
+            return Err(Error::Type(TypeError::OutOfRange("value out of range: overflow".into())));
+        }
+        return Ok(Value::Double(v));
+    }
+    let (Some(a), Some(b)) = (dec_of(&l), dec_of(&r)) else { return Err(no_operator(op, &l, &r)) };
+    let overflow = || Error::Type(TypeError::OutOfRange("numeric field overflow".into()));
+    let v = match op {
+        BinOp::Add => a.checked_add(b).ok_or_else(overflow)?,
+        BinOp::Sub => a.checked_sub(b).ok_or_else(overflow)?,
+        BinOp::Mul => a.checked_mul(b).ok_or_else(overflow)?,
+        BinOp::Div => {
+            if b.is_zero() {
+                return Err(Error::DivisionByZero);
+            }
+            let q = a.checked_div(b).ok_or_else(overflow)?;
+            // PostgreSQL shows at least as many digits as the operands, and
+            // at least 16 significant ones.
+            let scale = a.scale().max(b.scale()).max(16u32.saturating_sub(int_digits(&q))).min(20);
+            let mut q = q.round_dp(scale);
+            q.rescale(scale);
+            q
+        }
+        BinOp::Mod => {
+            if b.is_zero() {
+                return Err(Error::DivisionByZero);
+            }
+            a.checked_rem(b).ok_or_else(overflow)?
+        }
+        _ => return Err(no_operator(op, &l, &r)),
+    };
+    Ok(Value::Numeric(v))
+}
+
+fn int_digits(d: &Decimal) -> u32 {
+    let t = d.trunc().abs();
+    if t.is_zero() {
+        0
+    } else {
+        t.to_string().len() as u32
+    }
+}
+
+fn type_name(v: &Value) -> String {
+    v.data_type().map_or("unknown".into(), |t| t.sql_name())
+}
+
+fn no_operator(op: BinOp, l: &Value, r: &Value) -> Error {
+    Error::TypeMismatch {
+        code: "42883",
+        message: format!("operator does not exist: {} {} {}", type_name(l), op.symbol(), type_name(r)),
+    }
+}
+
+fn negate(v: Value) -> Result<Value> {
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::SmallInt(i) => Value::SmallInt(i.checked_neg().ok_or_else(|| int_overflow("smallint"))?),
+        Value::Integer(i) => Value::Integer(i.checked_neg().ok_or_else(|| int_overflow("integer"))?),
+        Value::BigInt(i) => Value::BigInt(i.checked_neg().ok_or_else(|| int_overflow("bigint"))?),
+        Value::Double(f) => Value::Double(-f),
+        Value::Numeric(d) => Value::Numeric(-d),
+        v => {
+            return Err(Error::TypeMismatch {
+                code: "42883",
+                message: format!("operator does not exist: - {}", type_name(&v)),
+            })
+        }
+    })
+}
+
+/// SQL LIKE with `%`, `_` and the `\` escape.
+pub(crate) fn like(s: &str, pattern: &str) -> Result<bool> {
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = pattern.chars().collect();
+    // Iterative matcher with backtracking to the last `%`.
+    let (mut i, mut j) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    loop {
+        if j < p.len() {
+            match p[j] {
+                '%' => {
+                    star = Some((j, i));
+                    j += 1;
+                    continue;
+                }
+                '\\' => {
+                    let Some(&c) = p.get(j + 1) else {
+                        return Err(Error::other("22025", "LIKE pattern must not end with escape character"));
+                    };
+                    if i < s.len() && s[i] == c {
+                        i += 1;
+                        j += 2;
+                        continue;
+                    }
+                }
+                '_' if i < s.len() => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                c if i < s.len() && s[i] == c => {
+                    i += 1;
+                    j += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        } else if i == s.len() {
+            return Ok(true);
+        }
+        match star {
+            Some((sj, si)) if si < s.len() => {
+                star = Some((sj, si + 1));
+                j = sj + 1;
+                i = si + 1;
+            }
+            _ => return Ok(false),
+        }
+    }
+}
+
+impl ExecCtx<'_> {
+    pub(crate) fn fn_ctx(&self) -> FnContext {
+        FnContext { statement_time: self.statement_time, transaction_time: self.transaction_time }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like;
+
+    #[test]
+    fn like_matches_postgres_rules() {
+        assert!(like("abc", "a%").unwrap());
+        assert!(like("abc", "%c").unwrap());
+        assert!(like("abc", "_b_").unwrap());
+        assert!(!like("abc", "_b").unwrap());
+        assert!(like("a%c", "a\\%c").unwrap());
+        assert!(!like("abc", "a\\%c").unwrap());
+        assert!(like("", "%").unwrap());
+        assert!(like("aXbXc", "%b%c").unwrap());
+        assert!(like("x", "\\").is_err());
+    }
+}

@@ -1,0 +1,49 @@
+//! Execution: runs plans inside an engine transaction.
+//!
+//! Operators are iterators that pull rows from their inputs ([`query`]);
+//! a leaf reads the engine through its access path, so `LIMIT` over an
+//! index scan stops reading when it has enough. Sorting, grouping and the
+//! build side of a hash join gather their input first. DML ([`dml`])
+//! drives the same leaves to find the rows it changes.
+
+pub(crate) mod aggregate;
+pub(crate) mod ddl;
+pub(crate) mod dml;
+pub(crate) mod eval;
+pub mod functions;
+pub(crate) mod query;
+
+use crate::catalog::Catalog;
+use centum_engine::Transaction;
+use centum_types::{TimestampTz, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Everything a running statement needs.
+pub struct ExecCtx<'a> {
+    /// The transaction it runs in.
+    pub txn: &'a Transaction,
+    /// The SQL catalog.
+    pub catalog: &'a Catalog,
+    /// Parameter values, already of their inferred types.
+    pub params: &'a [Value],
+    /// The session's last `nextval` per sequence.
+    pub currval: &'a RefCell<HashMap<String, i64>>,
+    /// When the statement started.
+    pub statement_time: TimestampTz,
+    /// When the transaction started.
+    pub transaction_time: TimestampTz,
+    /// When the statement must stop (`statement_timeout`).
+    pub deadline: Option<Instant>,
+}
+
+impl ExecCtx<'_> {
+    /// Fails once the statement has run past its deadline.
+    pub(crate) fn check_deadline(&self) -> crate::error::Result<()> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(crate::error::Error::Canceled("statement timeout")),
+            _ => Ok(()),
+        }
+    }
+}

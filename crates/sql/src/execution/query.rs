@@ -1,0 +1,472 @@
+//! Query operators as iterators over rows.
+
+use super::aggregate::Acc;
+use super::eval::{eval, test};
+use super::ExecCtx;
+use crate::error::{Error, Result};
+use crate::planner::expr::Expr;
+use crate::planner::plan::{Access, AccessPath, JoinKind, Plan, SetOpKind, SortKey};
+use centum_engine::{KeyRange, Row};
+use centum_types::Value;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+
+/// A stream of rows.
+pub(crate) type Rows<'a> = Box<dyn Iterator<Item = Result<Vec<Value>>> + 'a>;
+
+/// Opens `plan` with outer row `outer`.
+pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Result<Rows<'a>> {
+    Ok(match plan {
+        Plan::Values { rows } => {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                out.push(r.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?);
+            }
+            Box::new(out.into_iter().map(Ok))
+        }
+        Plan::Access(a) => {
+            let rows = access_rows(a, cx, &outer)?;
+            Box::new(rows.map(|r| r.map(|(_, v)| v)))
+        }
+        Plan::Filter { input, pred } => {
+            let input = open(input, cx, outer.clone())?;
+            Box::new(input.filter_map(move |r| match r {
+                Ok(row) => match test(pred, &row, &outer, cx) {
+                    Ok(true) => Some(Ok(row)),
+                    Ok(false) => None,
+                    Err(e) => Some(Err(e)),
+                },
+                Err(e) => Some(Err(e)),
+            }))
+        }
+        Plan::Project { input, exprs } => {
+            let input = open(input, cx, outer.clone())?;
+            Box::new(input.map(move |r| {
+                let row = r?;
+                exprs.iter().map(|e| eval(e, &row, &outer, cx)).collect()
+            }))
+        }
+        Plan::NestedLoop { left, right, kind, on, right_width } => {
+            let left_rows = open(left, cx, outer.clone())?;
+            let mut out: Vec<Result<Vec<Value>>> = Vec::new();
+            let produce = || -> Result<()> {
+                for l in left_rows {
+                    let l = l?;
+                    cx.check_deadline()?;
+                    let mut inner_outer = outer.clone();
+                    inner_outer.extend_from_slice(&l);
+                    let mut matched = false;
+                    for r in open(right, cx, inner_outer)? {
+                        let mut row = l.clone();
+                        row.extend(r?);
+                        if on.as_ref().map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
+                            matched = true;
+                            out.push(Ok(row));
+                        }
+                    }
+                    match kind {
+                        JoinKind::Left if !matched => {
+                            let mut row = l;
+                            row.extend(std::iter::repeat_n(Value::Null, *right_width));
+                            out.push(Ok(row));
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(())
+            };
+            if let Err(e) = produce() {
+                out.push(Err(e));
+            }
+            Box::new(out.into_iter())
+        }
+        Plan::HashJoin { left, right, kind, left_keys, right_keys, on, left_width, right_width } => {
+            hash_join(
+                left,
+                right,
+                *kind,
+                left_keys,
+                right_keys,
+                on.as_ref(),
+                *left_width,
+                *right_width,
+                cx,
+                outer,
+            )?
+        }
+        Plan::Aggregate { input, group, aggs } => {
+            let input = open(input, cx, outer.clone())?;
+            let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
+            let mut groups: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
+            for r in input {
+                let row = r?;
+                let key = group.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
+                let at = match index.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        groups.push((key.clone(), aggs.iter().map(Acc::new).collect()));
+                        index.insert(key, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                for (acc, call) in groups[at].1.iter_mut().zip(aggs) {
+                    acc.add(call, &row, &outer, cx)?;
+                }
+            }
+            if groups.is_empty() && group.is_empty() {
+                groups.push((vec![], aggs.iter().map(Acc::new).collect()));
+            }
+            let mut out = Vec::with_capacity(groups.len());
+            for (mut key, accs) in groups {
+                for (acc, call) in accs.into_iter().zip(aggs) {
+                    key.push(acc.finish(call)?);
+                }
+                out.push(Ok(key));
+            }
+            Box::new(out.into_iter())
+        }
+        Plan::Sort { input, keys } => {
+            let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+            for r in open(input, cx, outer.clone())? {
+                let row = r?;
+                let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
+                rows.push((k, row));
+            }
+            rows.sort_by(|a, b| compare_keys(&a.0, &b.0, keys));
+            Box::new(rows.into_iter().map(|(_, r)| Ok(r)))
+        }
+        Plan::Limit { input, limit, offset } => {
+            let count = |e: &Option<Expr>| -> Result<Option<i64>> {
+                match e {
+                    None => Ok(None),
+                    Some(e) => match eval(e, &[], &outer, cx)? {
+                        Value::Null => Ok(None),
+                        v => match v.coerce_to(&centum_types::DataType::BigInt)? {
+                            Value::BigInt(n) if n < 0 => {
+                                Err(Error::other("2201W", "LIMIT must not be negative"))
+                            }
+                            Value::BigInt(n) => Ok(Some(n)),
+                            _ => Ok(None),
+                        },
+                    },
+                }
+            };
+            let limit = count(limit)?;
+            let offset = count(offset)?.unwrap_or(0);
+            if limit == Some(0) {
+                return Ok(Box::new(std::iter::empty()));
+            }
+            let input = open(input, cx, outer)?;
+            let skipped = input.skip(offset as usize);
+            match limit {
+                Some(n) => Box::new(skipped.take(n as usize)),
+                None => Box::new(skipped),
+            }
+        }
+        Plan::Distinct { input, on } => {
+            let mut seen: HashSet<Vec<Value>> = HashSet::new();
+            let width = *on;
+            let input = open(input, cx, outer)?;
+            Box::new(input.filter(move |r| match r {
+                Ok(row) => {
+                    let key = match width {
+                        Some(w) => row[..w.min(row.len())].to_vec(),
+                        None => row.clone(),
+                    };
+                    seen.insert(key)
+                }
+                Err(_) => true,
+            }))
+        }
+        Plan::SetOp { op, all, left, right } => {
+            let l: Vec<Vec<Value>> = open(left, cx, outer.clone())?.collect::<Result<_>>()?;
+            let r: Vec<Vec<Value>> = open(right, cx, outer)?.collect::<Result<_>>()?;
+            Box::new(set_op(*op, *all, l, r).into_iter().map(Ok))
+        }
+        Plan::Series { args } => {
+            let vals = args
+                .iter()
+                .map(|e| Ok(eval(e, &[], &outer, cx)?.coerce_to(&centum_types::DataType::BigInt)?))
+                .collect::<Result<Vec<_>>>()?;
+            let int = |v: &Value| match v {
+                Value::BigInt(i) => Some(*i),
+                _ => None,
+            };
+            let (Some(start), Some(stop)) = (vals.first().and_then(int), vals.get(1).and_then(int)) else {
+                return Ok(Box::new(std::iter::empty()));
+            };
+            let step = match vals.get(2) {
+                None => 1,
+                Some(v) => {
+                    int(v).ok_or_else(|| Error::InvalidParameter("step size cannot be NULL".into()))?
+                }
+            };
+            if step == 0 {
+                return Err(Error::InvalidParameter("step size cannot equal zero".into()));
+            }
+            let mut next = Some(start);
+            Box::new(std::iter::from_fn(move || {
+                let cur = next?;
+                if (step > 0 && cur > stop) || (step < 0 && cur < stop) {
+                    return None;
+                }
+                next = cur.checked_add(step);
+                Some(Ok(vec![Value::BigInt(cur)]))
+            }))
+        }
+    })
+}
+
+/// Compares sort keys, NULLs placed as each key asks.
+pub(crate) fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
+    for (i, k) in keys.iter().enumerate() {
+        let (x, y) = (&a[i], &b[i]);
+        let ord = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (false, false) => {
+                let o = x.sql_cmp(y).unwrap_or_else(|| x.cmp(y));
+                if k.desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    Ordering::Equal
+}
+
+fn set_op(op: SetOpKind, all: bool, l: Vec<Vec<Value>>, r: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+    match op {
+        SetOpKind::Union => {
+            let mut out = l;
+            out.extend(r);
+            if !all {
+                let mut seen = HashSet::new();
+                out.retain(|row| seen.insert(row.clone()));
+            }
+            out
+        }
+        SetOpKind::Intersect | SetOpKind::Except => {
+            let mut counts: HashMap<Vec<Value>, usize> = HashMap::new();
+            for row in r {
+                *counts.entry(row).or_default() += 1;
+            }
+            let mut out = Vec::new();
+            let mut emitted: HashSet<Vec<Value>> = HashSet::new();
+            for row in l {
+                let c = counts.get_mut(&row);
+                let keep = match (op, c) {
+                    (SetOpKind::Intersect, Some(c)) if *c > 0 => {
+                        if all {
+                            *c -= 1;
+                        }
+                        true
+                    }
+                    (SetOpKind::Intersect, _) => false,
+                    (_, Some(c)) if *c > 0 => {
+                        if all {
+                            *c -= 1;
+                            false
+                        } else {
+                            false
+                        }
+                    }
+                    _ => true,
+                };
+                if keep && (all || emitted.insert(row.clone())) {
+                    out.push(row);
+                }
+            }
+            out
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn hash_join<'a>(
+    left: &'a Plan,
+    right: &'a Plan,
+    kind: JoinKind,
+    left_keys: &'a [Expr],
+    right_keys: &'a [Expr],
+    on: Option<&'a Expr>,
+    left_width: usize,
+    right_width: usize,
+    cx: &'a ExecCtx<'a>,
+    outer: Vec<Value>,
+) -> Result<Rows<'a>> {
+    let mut build: HashMap<Vec<Value>, Vec<usize>> = HashMap::new();
+    let mut right_rows: Vec<Vec<Value>> = Vec::new();
+    for r in open(right, cx, outer.clone())? {
+        let row = r?;
+        let key = right_keys.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
+        if !key.iter().any(Value::is_null) {
+            build.entry(key).or_default().push(right_rows.len());
+        }
+        right_rows.push(row);
+    }
+    let mut matched = vec![false; right_rows.len()];
+    let mut out = Vec::new();
+    for l in open(left, cx, outer.clone())? {
+        let l = l?;
+        let key = left_keys.iter().map(|e| eval(e, &l, &outer, cx)).collect::<Result<Vec<_>>>()?;
+        let mut any = false;
+        if !key.iter().any(Value::is_null) {
+            if let Some(hits) = build.get(&key) {
+                for &i in hits {
+                    let mut row = l.clone();
+                    row.extend_from_slice(&right_rows[i]);
+                    if on.map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
+                        any = true;
+                        matched[i] = true;
+                        out.push(Ok(row));
+                    }
+                }
+            }
+        }
+        match kind {
+            JoinKind::Left | JoinKind::Full if !any => {
+                let mut row = l;
+                row.extend(std::iter::repeat_n(Value::Null, right_width));
+                out.push(Ok(row));
+            }
+            _ => {}
+        }
+    }
+    if matches!(kind, JoinKind::Full | JoinKind::Right) {
+        for (i, r) in right_rows.into_iter().enumerate() {
+            if !matched[i] {
+                let mut row = vec![Value::Null; left_width];
+                row.extend(r);
+                out.push(Ok(row));
+            }
+        }
+    }
+    Ok(Box::new(out.into_iter()))
+}
+
+/// Rows of a table access: the engine row and its values, filtered.
+pub(crate) type AccessRows<'a> = Box<dyn Iterator<Item = Result<(Row<'a>, Vec<Value>)>> + 'a>;
+
+/// Coerces a key value to its column's type; `None` when no stored value
+/// can equal it (out of range, or not exactly representable).
+fn key_value(v: Value, ty: &centum_types::DataType) -> Result<Option<Value>> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    if v.fits(ty) {
+        return Ok(Some(v));
+    }
+    match v.clone().coerce_to(ty) {
+        Ok(c) if c.sql_cmp(&v) == Some(Ordering::Equal) => Ok(Some(c)),
+        Ok(_) => Ok(None),
+        Err(centum_types::TypeError::OutOfRange(_)) | Err(centum_types::TypeError::StringTooLong { .. }) => {
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn bound_value(
+    b: &Bound<Expr>,
+    ty: &centum_types::DataType,
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Option<Bound<Value>>> {
+    let conv = |e: &Expr| -> Result<Option<Value>> {
+        let v = eval(e, &[], outer, cx)?;
+        if v.is_null() {
+            return Ok(None);
+        }
+        Ok(Some(key_value(v, ty)?.unwrap_or(Value::Null)))
+    };
+    Ok(match b {
+        Bound::Unbounded => Some(Bound::Unbounded),
+        Bound::Included(e) | Bound::Excluded(e) => match conv(e)? {
+            None => None, // compared with NULL: no row qualifies
+            // Not exactly representable: leave the side open, the filter re-checks.
+            Some(Value::Null) => Some(Bound::Unbounded),
+            Some(v) => {
+                Some(if matches!(b, Bound::Included(_)) { Bound::Included(v) } else { Bound::Excluded(v) })
+            }
+        },
+    })
+}
+
+/// Reads a table through its access path.
+pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Result<AccessRows<'a>> {
+    let txn = cx.txn;
+    let table = &a.table;
+    let cols = table.columns();
+    let filter = a.filter.as_ref();
+    let outer_f = outer.to_vec();
+    let keep = move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
+        let vals = row.values();
+        match filter {
+            None => Some(Ok((row, vals))),
+            Some(f) => match test(f, &vals, &outer_f, cx) {
+                Ok(true) => Some(Ok((row, vals))),
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
+            },
+        }
+    };
+    Ok(match &a.path {
+        AccessPath::Scan => Box::new(txn.scan(table)?.filter_map(keep)),
+        AccessPath::Key { index, unique, key, .. } => {
+            let ix = table.index(index)?;
+            let mut values = Vec::with_capacity(key.len());
+            for (e, &c) in key.iter().zip(ix.key_columns()) {
+                match key_value(eval(e, &[], outer, cx)?, &cols[c].ty)? {
+                    Some(v) => values.push(v),
+                    None => return Ok(Box::new(std::iter::empty())),
+                }
+            }
+            if *unique {
+                Box::new(txn.get(table, index, &values)?.into_iter().filter_map(keep))
+            } else {
+                Box::new(txn.lookup(table, index, &values)?.into_iter().filter_map(keep))
+            }
+        }
+        AccessPath::Range { index, eq, lower, upper, dir } => {
+            let ix = table.index(index)?;
+            let kc = ix.key_columns();
+            let mut eqv = Vec::with_capacity(eq.len());
+            for (e, &c) in eq.iter().zip(kc) {
+                match key_value(eval(e, &[], outer, cx)?, &cols[c].ty)? {
+                    Some(v) => eqv.push(v),
+                    None => return Ok(Box::new(std::iter::empty())),
+                }
+            }
+            let next_ty = kc.get(eq.len()).map(|&c| cols[c].ty.clone());
+            let (lo, hi) = match &next_ty {
+                Some(t) => match (bound_value(lower, t, outer, cx)?, bound_value(upper, t, outer, cx)?) {
+                    (Some(l), Some(h)) => (l, h),
+                    _ => return Ok(Box::new(std::iter::empty())),
+                },
+                None => (Bound::Unbounded, Bound::Unbounded),
+            };
+            let range = KeyRange { eq: eqv, lower: lo, upper: hi };
+            Box::new(txn.range(table, index, &range, *dir)?.filter_map(keep))
+        }
+    })
+}

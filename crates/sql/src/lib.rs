@@ -1,0 +1,45 @@
+//! Centum's SQL layer: PostgreSQL-dialect SQL over memory-optimized tables.
+//!
+//! A statement travels through four stages:
+//!
+//! ```text
+//!   text ─parser─▶ AST ─planner (bind, plan)─▶ Planned ─execution─▶ rows
+//!                               │                              │
+//!                           catalog (SQL facts,           engine Transaction
+//!                           sequences, schemas)           (MVCC, indexes)
+//! ```
+//!
+//! * [`parser`]: `sqlparser` with the PostgreSQL dialect.
+//! * [`planner`]: names resolved, types checked, `$n` types inferred, an
+//!   access path chosen per table (hash key, range, scan), joins planned.
+//! * [`execution`]: iterator operators inside an engine transaction; DML
+//!   with CHECK, FOREIGN KEY, defaults, identity and generated columns.
+//! * [`session`]: transaction blocks, autocommit, settings, prepared
+//!   statements that keep their plans until the schema changes.
+//! * [`catalog`]: what SQL knows beyond the engine, stored durably with the
+//!   engine's catalog.
+//!
+//! # Example
+//!
+//! ```
+//! use centum_sql::Database;
+//!
+//! let db = Database::open(centum_engine::Database::open(Default::default())?)?;
+//! let mut s = db.session();
+//! s.execute("CREATE TABLE t (id int PRIMARY KEY, name text NOT NULL)")?;
+//! s.execute("INSERT INTO t VALUES (1, 'one'), (2, 'two')")?;
+//! let r = s.execute("SELECT name FROM t WHERE id = 2")?;
+//! assert_eq!(r[0].rows[0][0].to_string(), "two");
+//! # Ok::<(), centum_sql::Error>(())
+//! ```
+
+pub mod catalog;
+pub mod error;
+pub(crate) mod execution;
+pub mod parser;
+pub(crate) mod planner;
+pub mod session;
+
+pub use error::{Error, Result};
+pub use planner::plan::OutputColumn;
+pub use session::{Database, Prepared, QueryResult, Session, TxnStatus};

@@ -1,0 +1,209 @@
+//! Access-path selection: which index reads a table.
+//!
+//! From the conditions on one table, the planner collects equalities and
+//! bounds of the form `column op expr`, where `expr` is constant for one
+//! execution (literals, parameters, columns of an outer row). Then:
+//!
+//! * a hash index serves only when every key column has an equality;
+//! * a range index serves an equality on every key column, an equality
+//!   prefix, a prefix plus bounds on the next column, or (with no
+//!   condition) an ORDER BY that follows its key, forward or backward;
+//! * otherwise the table is scanned.
+//!
+//! Unique full-key look-ups win, then full-key look-ups, then the longest
+//! prefix with bounds, then an index that delivers the wanted order. The
+//! conditions an index answers exactly (key equalities) are dropped from
+//! the filter; bounds stay in it as a cheap re-check.
+
+use super::expr::{BinOp, Expr};
+use super::plan::{Access, AccessPath};
+use crate::error::Result;
+use centum_engine::{Direction, IndexKind};
+use std::ops::Bound;
+
+/// An order a query wants: (column, descending, explicit NULLS FIRST).
+pub struct Order {
+    /// Columns of the table, most significant first.
+    pub columns: Vec<(usize, bool, Option<bool>)>,
+}
+
+struct Cond {
+    expr: Expr,
+    text: String,
+    /// `column op value` when the condition has that shape.
+    shape: Option<(usize, BinOp, Expr)>,
+}
+
+/// Picks the access path for `access` given its conditions (over the
+/// table's columns) and the order wanted. Returns the access and whether
+/// it delivers the order.
+pub fn choose(
+    mut access: Access,
+    conds: Vec<(Expr, String)>,
+    order: Option<&Order>,
+) -> Result<(Access, bool)> {
+    let conds: Vec<Cond> =
+        conds.into_iter().map(|(expr, text)| Cond { shape: shape(&expr), expr, text }).collect();
+    let eq = |col: usize| conds.iter().position(|c| matches!(&c.shape, Some((k, BinOp::Eq, _)) if *k == col));
+    let defs = access.table.def().indexes;
+    // (score, index number, path, consumed conditions, delivers order)
+    let mut best: Option<(u32, AccessPath, Vec<usize>, bool)> = None;
+    for ix in &defs {
+        let cols: Vec<usize> = ix.columns.iter().filter_map(|n| access.table.column_index(n).ok()).collect();
+        if cols.len() != ix.columns.len() {
+            continue;
+        }
+        let eqs: Vec<Option<usize>> = cols.iter().map(|&c| eq(c)).collect();
+        let prefix = eqs.iter().take_while(|e| e.is_some()).count();
+        let key_of = |used: &[Option<usize>]| -> Vec<Expr> {
+            used.iter()
+                .flatten()
+                .map(|&i| conds[i].shape.as_ref().map(|s| s.2.clone()).unwrap_or(Expr::bool(true)))
+                .collect()
+        };
+        let candidate = match ix.kind {
+            IndexKind::Hash { .. } => {
+                if prefix < cols.len() {
+                    continue;
+                }
+                let path = AccessPath::Key {
+                    index: ix.name.clone(),
+                    hash: true,
+                    unique: ix.unique,
+                    key: key_of(&eqs),
+                };
+                (if ix.unique { 100 } else { 80 }, path, eqs.iter().flatten().copied().collect(), false)
+            }
+            IndexKind::Range => {
+                if prefix == cols.len() {
+                    let path = AccessPath::Key {
+                        index: ix.name.clone(),
+                        hash: false,
+                        unique: ix.unique,
+                        key: key_of(&eqs),
+                    };
+                    (if ix.unique { 95 } else { 75 }, path, eqs.iter().flatten().copied().collect(), false)
+                } else {
+                    let next = cols[prefix];
+                    let mut lower = Bound::Unbounded;
+                    let mut upper = Bound::Unbounded;
+                    for c in &conds {
+                        if let Some((k, op, v)) = &c.shape {
+                            if *k != next {
+                                continue;
+                            }
+                            match op {
+                                BinOp::Gt if matches!(lower, Bound::Unbounded) => {
+                                    lower = Bound::Excluded(v.clone())
+                                }
+                                BinOp::GtEq if matches!(lower, Bound::Unbounded) => {
+                                    lower = Bound::Included(v.clone())
+                                }
+                                BinOp::Lt if matches!(upper, Bound::Unbounded) => {
+                                    upper = Bound::Excluded(v.clone())
+                                }
+                                BinOp::LtEq if matches!(upper, Bound::Unbounded) => {
+                                    upper = Bound::Included(v.clone())
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    let bounded = !matches!((&lower, &upper), (Bound::Unbounded, Bound::Unbounded));
+                    let dir =
+                        order.and_then(|o| order_direction(o, &cols[prefix..], &ix.descending[..], prefix));
+                    let score = if bounded {
+                        50 + prefix as u32 * 2
+                    } else if prefix > 0 {
+                        40 + prefix as u32 * 2
+                    } else if dir.is_some() {
+                        30
+                    } else {
+                        continue;
+                    };
+                    let consumed: Vec<usize> = eqs[..prefix].iter().flatten().copied().collect();
+                    let path = AccessPath::Range {
+                        index: ix.name.clone(),
+                        eq: key_of(&eqs[..prefix]),
+                        lower,
+                        upper,
+                        dir: dir.unwrap_or(Direction::Forward),
+                    };
+                    (score + dir.is_some() as u32, path, consumed, dir.is_some())
+                }
+            }
+        };
+        if best.as_ref().is_none_or(|b| candidate.0 > b.0) {
+            best = Some(candidate);
+        }
+    }
+    let (path, consumed, ordered) = match best {
+        Some((_, path, consumed, ordered)) => (path, consumed, ordered),
+        None => (AccessPath::Scan, vec![], false),
+    };
+    let mut cond_text = Vec::new();
+    let mut filter = Vec::new();
+    let mut filter_text = Vec::new();
+    let range_col = matches!(&path, AccessPath::Range { .. });
+    for (i, c) in conds.into_iter().enumerate() {
+        if consumed.contains(&i) {
+            cond_text.push(c.text);
+        } else {
+            if range_col
+                && matches!(&c.shape, Some((_, op, _)) if matches!(op, BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq))
+            {
+                cond_text.push(c.text.clone());
+            }
+            filter_text.push(c.text);
+            filter.push(c.expr);
+        }
+    }
+    access.path = path;
+    access.filter = Expr::and_all(filter);
+    access.cond_text = cond_text.into_iter().filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" AND ");
+    access.filter_text = filter_text.into_iter().filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" AND ");
+    Ok((access, ordered))
+}
+
+/// `column op value` with `value` constant for one execution.
+fn shape(e: &Expr) -> Option<(usize, BinOp, Expr)> {
+    let Expr::Binary(op, a, b) = e else { return None };
+    if !op.is_comparison() || *op == BinOp::NotEq {
+        return None;
+    }
+    let constant = |x: &Expr| x.is_row_independent() && x.is_stable();
+    match (a.as_ref(), b.as_ref()) {
+        (Expr::Column(c), v) if constant(v) => Some((*c, *op, v.clone())),
+        (v, Expr::Column(c)) if constant(v) => Some((*c, op.flip(), v.clone())),
+        _ => None,
+    }
+}
+
+/// The direction in which an index whose key continues with `cols`
+/// (descending flags `desc`, offset by `skip` eq columns) delivers `order`.
+fn order_direction(order: &Order, cols: &[usize], desc: &[bool], skip: usize) -> Option<Direction> {
+    if order.columns.len() > cols.len() {
+        return None;
+    }
+    let mut dir = None;
+    for (i, (c, want_desc, nulls_first)) in order.columns.iter().enumerate() {
+        if cols[i] != *c {
+            return None;
+        }
+        let ix_desc = desc.get(skip + i).copied().unwrap_or(false);
+        let d = if *want_desc == ix_desc { Direction::Forward } else { Direction::Backward };
+        // The index puts NULLs last ascending and first descending, as
+        // PostgreSQL's default; an explicit contrary NULLS clause breaks it.
+        if let Some(nf) = nulls_first {
+            if *nf != *want_desc {
+                return None;
+            }
+        }
+        match dir {
+            None => dir = Some(d),
+            Some(prev) if prev != d => return None,
+            _ => {}
+        }
+    }
+    dir
+}

@@ -1,0 +1,1221 @@
+//! The binder: names to positions, literals to typed values, `$n` to typed
+//! parameters.
+//!
+//! Scopes: a query's FROM clause makes a [`Scope`], one column per column
+//! of each table in FROM order. A subquery is bound with the scopes around
+//! it pushed on the outer stack; a name it cannot find in its own scope is
+//! looked up there, innermost first, and becomes an [`Expr::Outer`] column.
+//!
+//! Untyped literals take their type from the other side of an operator
+//! (`d > '2024-01-01'` parses the text as a date, at bind time), and so do
+//! parameters (`id = $1` makes `$1` the type of `id`).
+
+use super::expr::{BinOp, Expr, SeqOp, SubqueryKind};
+use super::plan::{AggCall, AggFunc, OutputColumn, Plan};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::execution::functions;
+use centum_types::{DataType, Decimal, Value};
+use sqlparser::ast;
+use std::cell::RefCell;
+
+/// One column a name can resolve to.
+#[derive(Clone, Debug)]
+pub(crate) struct ScopeCol {
+    /// The table alias it belongs to.
+    pub rel: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: Option<DataType>,
+}
+
+/// The columns visible at one level of a query.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Scope {
+    pub cols: Vec<ScopeCol>,
+}
+
+impl Scope {
+    /// A scope of `columns` belonging to relation `rel`.
+    pub fn of(rel: &str, columns: &[OutputColumn]) -> Scope {
+        Scope {
+            cols: columns
+                .iter()
+                .map(|c| ScopeCol { rel: Some(rel.to_string()), name: c.name.clone(), ty: c.ty.clone() })
+                .collect(),
+        }
+    }
+
+    /// This scope followed by `other`.
+    pub fn concat(&self, other: &Scope) -> Scope {
+        let mut cols = self.cols.clone();
+        cols.extend(other.cols.iter().cloned());
+        Scope { cols }
+    }
+
+    fn find(&self, rel: Option<&str>, name: &str) -> Result<Option<usize>> {
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if c.name == name && (rel.is_none() || c.rel.as_deref() == rel) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn(name.to_string()));
+                }
+                found = Some(i);
+            }
+        }
+        Ok(found)
+    }
+
+    fn has_rel(&self, rel: &str) -> bool {
+        self.cols.iter().any(|c| c.rel.as_deref() == Some(rel))
+    }
+}
+
+/// Aggregation in progress: group expressions and the aggregate calls met
+/// so far. Bound expressions are compared by their debug text.
+#[derive(Default)]
+pub(crate) struct Grouping {
+    pub group: Vec<Expr>,
+    group_keys: Vec<String>,
+    pub aggs: Vec<AggCall>,
+    agg_keys: Vec<String>,
+}
+
+impl Grouping {
+    pub fn new(group: Vec<Expr>) -> Grouping {
+        let group_keys = group.iter().map(|e| format!("{e:?}")).collect();
+        Grouping { group, group_keys, aggs: vec![], agg_keys: vec![] }
+    }
+}
+
+/// How expressions are bound at this point of a query.
+pub(crate) struct Ctx<'s> {
+    /// Columns of the current row.
+    pub scope: &'s Scope,
+    /// Set after GROUP BY / aggregates: expressions must be grouped.
+    pub grouping: Option<&'s RefCell<Grouping>>,
+}
+
+impl<'s> Ctx<'s> {
+    pub fn plain(scope: &'s Scope) -> Ctx<'s> {
+        Ctx { scope, grouping: None }
+    }
+}
+
+/// A typed bound expression.
+pub(crate) type Typed = (Expr, Option<DataType>);
+
+/// Binds statements against a catalog.
+pub struct Binder<'a> {
+    pub(crate) catalog: &'a Catalog,
+    pub(crate) search_path: &'a [String],
+    /// Parameter types inferred so far.
+    pub(crate) params: Vec<Option<DataType>>,
+    /// Enclosing scopes, outermost first.
+    pub(crate) outer: Vec<Scope>,
+    /// CTEs in scope: name, plan, columns.
+    pub(crate) ctes: Vec<(String, Plan, Vec<OutputColumn>)>,
+}
+
+impl<'a> Binder<'a> {
+    /// A binder; `params` are types the client declared (`None`: infer).
+    pub fn new(catalog: &'a Catalog, search_path: &'a [String], params: Vec<Option<DataType>>) -> Binder<'a> {
+        Binder { catalog, search_path, params, outer: vec![], ctes: vec![] }
+    }
+
+    /// Parameter types, `text` where nothing said.
+    pub fn param_types(&self) -> Vec<DataType> {
+        self.params.iter().map(|t| t.clone().unwrap_or(DataType::Text)).collect()
+    }
+
+    /// Total width of the outer row.
+    pub(crate) fn outer_width(&self) -> usize {
+        self.outer.iter().map(|s| s.cols.len()).sum()
+    }
+
+    /// The engine name of table `name` as written, looked up through the
+    /// search path.
+    pub fn table_name(&self, name: &ast::ObjectName) -> Result<String> {
+        let parts = object_parts(name)?;
+        match parts.as_slice() {
+            [t] => {
+                for s in self.search_path {
+                    let n = qualify(s, t);
+                    if self.catalog.db().table(&n).is_ok() {
+                        return Ok(n);
+                    }
+                }
+                Err(Error::UndefinedTable(t.clone()))
+            }
+            [s, t] | [_, s, t] => Ok(qualify(s, t)),
+            _ => Err(Error::Syntax(format!("improper qualified name (too many dotted names): {name}"))),
+        }
+    }
+
+    /// The engine name for a new object `name` (first schema of the path).
+    pub fn new_object_name(&self, name: &ast::ObjectName) -> Result<String> {
+        let parts = object_parts(name)?;
+        match parts.as_slice() {
+            [t] => {
+                let schema = self.search_path.iter().find(|s| self.catalog.has_schema(s));
+                Ok(qualify(schema.map_or("public", |s| s.as_str()), t))
+            }
+            [s, t] | [_, s, t] => {
+                if !self.catalog.has_schema(s) {
+                    return Err(Error::other("3F000", format!("schema \"{s}\" does not exist")));
+                }
+                Ok(qualify(s, t))
+            }
+            _ => Err(Error::Syntax(format!("improper qualified name (too many dotted names): {name}"))),
+        }
+    }
+
+    /// Sets parameter `i`'s type if it is not known yet.
+    fn infer_param(&mut self, i: usize, ty: &Option<DataType>) {
+        if let (Some(slot), Some(t)) = (self.params.get_mut(i), ty) {
+            if slot.is_none() {
+                *slot = Some(t.clone());
+            }
+        }
+    }
+
+    /// Gives an untyped operand (a string literal or a parameter) the type
+    /// `ty`: parameters are inferred, literals parsed now.
+    pub(crate) fn coerce_untyped(&mut self, e: Typed, ty: &Option<DataType>) -> Result<Typed> {
+        let Some(target) = ty else { return Ok(e) };
+        match e {
+            (Expr::Param(i), None) => {
+                self.infer_param(i, ty);
+                Ok((Expr::Param(i), ty.clone()))
+            }
+            (Expr::Literal(Value::Text(s)), None) => {
+                let v = Value::parse(&s, &widen(target))?;
+                Ok((Expr::Literal(v), ty.clone()))
+            }
+            (Expr::Literal(Value::Null), None) => Ok((Expr::Literal(Value::Null), ty.clone())),
+            e => Ok(e),
+        }
+    }
+
+    /// Binds an expression.
+    pub(crate) fn expr(&mut self, e: &ast::Expr, ctx: &Ctx) -> Result<Typed> {
+        if let Some(g) = ctx.grouping {
+            if let Some(t) = self.grouped(e, ctx, g)? {
+                return Ok(t);
+            }
+        }
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => self.column(None, &ident(id), ctx)?,
+            A::CompoundIdentifier(ids) => match ids.as_slice() {
+                [t, c] => self.column(Some(&ident(t)), &ident(c), ctx)?,
+                [_, t, c] | [_, _, t, c] => self.column(Some(&ident(t)), &ident(c), ctx)?,
+                _ => return Err(Error::Syntax(format!("improper qualified name: {e}"))),
+            },
+            A::Value(v) => self.value(&v.value)?,
+            A::TypedString(ts) => {
+                let ty = data_type(&ts.data_type)?;
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                (Expr::Literal(Value::parse(&text, &ty)?), Some(ty))
+            }
+            A::Nested(e) => self.expr(e, ctx)?,
+            A::BinaryOp { left, op, right } => {
+                let l = self.expr(left, ctx)?;
+                let r = self.expr(right, ctx)?;
+                self.binary(op, l, r)?
+            }
+            A::UnaryOp { op, expr } => {
+                let (x, t) = self.expr(expr, ctx)?;
+                match op {
+                    ast::UnaryOperator::Not => {
+                        (Expr::Not(Box::new(self.expect_bool((x, t), "NOT")?)), Some(DataType::Boolean))
+                    }
+                    ast::UnaryOperator::Minus => match x {
+                        Expr::Literal(v) => (Expr::Literal(negate_literal(v)?), t),
+                        x => (Expr::Neg(Box::new(x)), t),
+                    },
+                    ast::UnaryOperator::Plus => (x, t),
+                    op => return Err(Error::unsupported(format!("operator {op}"))),
+                }
+            }
+            A::IsNull(e) => (Expr::IsNull(Box::new(self.expr(e, ctx)?.0), false), Some(DataType::Boolean)),
+            A::IsNotNull(e) => (Expr::IsNull(Box::new(self.expr(e, ctx)?.0), true), Some(DataType::Boolean)),
+            A::IsTrue(e) => {
+                (Expr::IsBool(Box::new(self.expr(e, ctx)?.0), true, false), Some(DataType::Boolean))
+            }
+            A::IsNotTrue(e) => {
+                (Expr::IsBool(Box::new(self.expr(e, ctx)?.0), true, true), Some(DataType::Boolean))
+            }
+            A::IsFalse(e) => {
+                (Expr::IsBool(Box::new(self.expr(e, ctx)?.0), false, false), Some(DataType::Boolean))
+            }
+            A::IsNotFalse(e) => {
+                (Expr::IsBool(Box::new(self.expr(e, ctx)?.0), false, true), Some(DataType::Boolean))
+            }
+            A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => {
+                let (l, r) = self.comparable(a, b, ctx)?;
+                (
+                    Expr::IsDistinct(Box::new(l), Box::new(r), matches!(e, A::IsNotDistinctFrom(..))),
+                    Some(DataType::Boolean),
+                )
+            }
+            A::InList { expr, list, negated } => {
+                let x = self.expr(expr, ctx)?;
+                let mut items = Vec::with_capacity(list.len());
+                let mut x = x;
+                for item in list {
+                    let i = self.expr(item, ctx)?;
+                    let (l, r) = self.unify(x, i)?;
+                    x = l;
+                    items.push(r.0);
+                }
+                (Expr::InList(Box::new(x.0), items, *negated), Some(DataType::Boolean))
+            }
+            A::InSubquery { expr, subquery, negated } => {
+                let x = self.expr(expr, ctx)?;
+                let (plan, cols) = self.subquery(subquery, ctx)?;
+                if cols.len() != 1 {
+                    return Err(Error::Syntax("subquery has too many columns".into()));
+                }
+                let x = self.coerce_untyped(x, &cols[0].ty)?;
+                let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Any(Box::new(x.0), BinOp::Eq));
+                (if *negated { Expr::Not(Box::new(sub)) } else { sub }, Some(DataType::Boolean))
+            }
+            A::AnyOp { left, compare_op, right, .. } | A::AllOp { left, compare_op, right } => {
+                let op = comparison(compare_op)?;
+                let x = self.expr(left, ctx)?;
+                let A::Subquery(q) = right.as_ref() else {
+                    return Err(Error::unsupported("ANY/ALL over an array"));
+                };
+                let (plan, cols) = self.subquery(q, ctx)?;
+                if cols.len() != 1 {
+                    return Err(Error::Syntax("subquery has too many columns".into()));
+                }
+                let x = self.coerce_untyped(x, &cols[0].ty)?;
+                let kind = if matches!(e, A::AllOp { .. }) {
+                    SubqueryKind::All(Box::new(x.0), op)
+                } else {
+                    SubqueryKind::Any(Box::new(x.0), op)
+                };
+                (Expr::Subquery(Box::new(plan), kind), Some(DataType::Boolean))
+            }
+            A::Between { expr, negated, low, high } => {
+                let x = self.expr(expr, ctx)?;
+                let lo = self.expr(low, ctx)?;
+                let hi = self.expr(high, ctx)?;
+                let (x1, lo) = self.unify(x.clone(), lo)?;
+                let (x2, hi) = self.unify(x, hi)?;
+                let both = Expr::Binary(
+                    BinOp::And,
+                    Box::new(Expr::Binary(BinOp::GtEq, Box::new(x1.0), Box::new(lo.0))),
+                    Box::new(Expr::Binary(BinOp::LtEq, Box::new(x2.0), Box::new(hi.0))),
+                );
+                (if *negated { Expr::Not(Box::new(both)) } else { both }, Some(DataType::Boolean))
+            }
+            A::Like { negated, expr, pattern, escape_char: None, any: false }
+            | A::ILike { negated, expr, pattern, escape_char: None, any: false } => {
+                let x = self.expr(expr, ctx)?;
+                let p = self.expr(pattern, ctx)?;
+                let x = self.coerce_untyped(x, &Some(DataType::Text))?;
+                let p = self.coerce_untyped(p, &Some(DataType::Text))?;
+                (
+                    Expr::Like(Box::new(x.0), Box::new(p.0), *negated, matches!(e, A::ILike { .. })),
+                    Some(DataType::Boolean),
+                )
+            }
+            A::Case { operand, conditions, else_result, .. } => {
+                self.case(operand.as_deref(), conditions, else_result.as_deref(), ctx)?
+            }
+            A::Cast { expr, data_type: dt, .. } => {
+                let ty = data_type(dt)?;
+                let (x, _) = self.expr(expr, ctx)?;
+                match x {
+                    Expr::Literal(v) => (Expr::Literal(cast_value(v, &ty)?), Some(ty)),
+                    Expr::Param(i) => {
+                        self.infer_param(i, &Some(ty.clone()));
+                        (Expr::Cast(Box::new(Expr::Param(i)), ty.clone()), Some(ty))
+                    }
+                    x => (Expr::Cast(Box::new(x), ty.clone()), Some(ty)),
+                }
+            }
+            A::Function(f) => self.function(f, ctx)?,
+            A::Exists { subquery, negated } => {
+                let (plan, _) = self.subquery(subquery, ctx)?;
+                let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Exists);
+                (if *negated { Expr::Not(Box::new(sub)) } else { sub }, Some(DataType::Boolean))
+            }
+            A::Subquery(q) => {
+                let (plan, cols) = self.subquery(q, ctx)?;
+                if cols.len() != 1 {
+                    return Err(Error::Syntax("subquery must return only one column".into()));
+                }
+                (Expr::Subquery(Box::new(plan), SubqueryKind::Scalar), cols[0].ty.clone())
+            }
+            A::Extract { field, expr, .. } => {
+                let x = self.expr(expr, ctx)?;
+                let field = Expr::Literal(Value::Text(field.to_string().to_lowercase()));
+                self.call("extract", vec![(field, Some(DataType::Text)), x])?
+            }
+            A::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.expr(expr, ctx)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(f, ctx)?,
+                    None => (Expr::Literal(Value::Integer(1)), Some(DataType::Integer)),
+                });
+                if let Some(n) = substring_for {
+                    args.push(self.expr(n, ctx)?);
+                }
+                self.call("substring", args)?
+            }
+            A::Position { expr, r#in } => {
+                let needle = self.expr(expr, ctx)?;
+                let hay = self.expr(r#in, ctx)?;
+                self.call("strpos", vec![hay, needle])?
+            }
+            A::Trim { trim_where, trim_what, expr, .. } => {
+                let name = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => "ltrim",
+                    Some(ast::TrimWhereField::Trailing) => "rtrim",
+                    _ => "btrim",
+                };
+                let mut args = vec![self.expr(expr, ctx)?];
+                if let Some(w) = trim_what {
+                    args.push(self.expr(w, ctx)?);
+                }
+                self.call(name, args)?
+            }
+            A::Ceil { expr, .. } => {
+                let x = self.expr(expr, ctx)?;
+                self.call("ceil", vec![x])?
+            }
+            A::Floor { expr, .. } => {
+                let x = self.expr(expr, ctx)?;
+                self.call("floor", vec![x])?
+            }
+            other => return Err(Error::unsupported(format!("expression {other}"))),
+        })
+    }
+
+    /// In a grouped query: an aggregate call, or an expression equal to a
+    /// GROUP BY expression, becomes a column of the aggregate's output.
+    fn grouped(&mut self, e: &ast::Expr, ctx: &Ctx, g: &RefCell<Grouping>) -> Result<Option<Typed>> {
+        if let ast::Expr::Function(f) = e {
+            if let Some(func) = agg_func(f) {
+                let plain = Ctx::plain(ctx.scope);
+                let call = self.aggregate(func, f, &plain)?;
+                let key = format!("{:?}/{:?}/{}/{:?}", call.func, call.args, call.distinct, call.filter);
+                let mut g = g.borrow_mut();
+                let ng = g.group.len();
+                let ty = call.ty.clone();
+                let at = match g.agg_keys.iter().position(|k| *k == key) {
+                    Some(i) => i,
+                    None => {
+                        g.aggs.push(call);
+                        g.agg_keys.push(key);
+                        g.aggs.len() - 1
+                    }
+                };
+                return Ok(Some((Expr::Column(ng + at), ty)));
+            }
+        }
+        if matches!(e, ast::Expr::Value(_)) {
+            return Ok(None);
+        }
+        let saved = self.params.clone();
+        match self.expr(e, &Ctx::plain(ctx.scope)) {
+            Ok((x, ty)) => {
+                let key = format!("{x:?}");
+                if let Some(i) = g.borrow().group_keys.iter().position(|k| *k == key) {
+                    return Ok(Some((Expr::Column(i), ty)));
+                }
+                if x.is_row_independent() {
+                    return Ok(Some((x, ty)));
+                }
+            }
+            Err(_) => self.params = saved,
+        }
+        if let ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) = e {
+            // Resolves in the outer scopes if not here at all.
+            if self.find_column(e, ctx.scope)?.is_some() {
+                return Err(Error::Grouping(format!(
+                    "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
+                    e.to_string().trim_matches('"')
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    fn find_column(&self, e: &ast::Expr, scope: &Scope) -> Result<Option<usize>> {
+        match e {
+            ast::Expr::Identifier(id) => scope.find(None, &ident(id)),
+            ast::Expr::CompoundIdentifier(ids) if ids.len() >= 2 => {
+                scope.find(Some(&ident(&ids[ids.len() - 2])), &ident(&ids[ids.len() - 1]))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn column(&mut self, rel: Option<&str>, name: &str, ctx: &Ctx) -> Result<Typed> {
+        if let Some(i) = ctx.scope.find(rel, name)? {
+            return Ok((Expr::Column(i), ctx.scope.cols[i].ty.clone()));
+        }
+        let mut offset = self.outer_width();
+        for s in self.outer.iter().rev() {
+            offset -= s.cols.len();
+            if let Some(i) = s.find(rel, name)? {
+                return Ok((Expr::Outer(offset + i), s.cols[i].ty.clone()));
+            }
+        }
+        if rel.is_none() {
+            // Niladic functions written without parentheses.
+            match name {
+                "current_timestamp" | "current_date" | "localtimestamp" | "current_user" | "session_user"
+                | "user" | "current_schema" | "current_catalog" => {
+                    let n = if name == "current_catalog" { "current_database" } else { name };
+                    return self.call(n, vec![]);
+                }
+                _ => {}
+            }
+        }
+        Err(match rel {
+            Some(r) if !ctx.scope.has_rel(r) && !self.outer.iter().any(|s| s.has_rel(r)) => {
+                Error::other("42P01", format!("missing FROM-clause entry for table \"{r}\""))
+            }
+            Some(r) => Error::UndefinedColumn(format!("{r}.{name}")),
+            None => Error::UndefinedColumn(format!("\"{name}\"")),
+        })
+    }
+
+    fn value(&mut self, v: &ast::Value) -> Result<Typed> {
+        use ast::Value as V;
+        Ok(match v {
+            V::Number(s, _) => number_literal(s)?,
+            V::SingleQuotedString(s)
+            | V::EscapedStringLiteral(s)
+            | V::UnicodeStringLiteral(s)
+            | V::NationalStringLiteral(s) => (Expr::Literal(Value::Text(s.clone())), None),
+            V::DollarQuotedString(d) => (Expr::Literal(Value::Text(d.value.clone())), None),
+            V::Boolean(b) => (Expr::Literal(Value::Boolean(*b)), Some(DataType::Boolean)),
+            V::Null => (Expr::Literal(Value::Null), None),
+            V::Placeholder(p) => {
+                let n: usize = p
+                    .strip_prefix('$')
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| (1..=65535).contains(n))
+                    .ok_or_else(|| Error::Syntax(format!("syntax error at or near \"{p}\"")))?;
+                if self.params.len() < n {
+                    self.params.resize(n, None);
+                }
+                (Expr::Param(n - 1), self.params[n - 1].clone())
+            }
+            V::HexStringLiteral(h) => {
+                (Expr::Literal(Value::parse(&format!("\\x{h}"), &DataType::Bytea)?), Some(DataType::Bytea))
+            }
+            other => return Err(Error::unsupported(format!("literal {other}"))),
+        })
+    }
+
+    /// Makes two operands comparable: untyped ones take the other's type.
+    pub(crate) fn unify(&mut self, l: Typed, r: Typed) -> Result<(Typed, Typed)> {
+        let l = if l.1.is_none() { self.coerce_untyped(l, &r.1.clone())? } else { l };
+        let r = if r.1.is_none() { self.coerce_untyped(r, &l.1.clone())? } else { r };
+        Ok((l, r))
+    }
+
+    fn comparable(&mut self, a: &ast::Expr, b: &ast::Expr, ctx: &Ctx) -> Result<(Expr, Expr)> {
+        let l = self.expr(a, ctx)?;
+        let r = self.expr(b, ctx)?;
+        let (l, r) = self.unify(l, r)?;
+        Ok((l.0, r.0))
+    }
+
+    fn expect_bool(&mut self, e: Typed, what: &str) -> Result<Expr> {
+        let e = self.coerce_untyped(e, &Some(DataType::Boolean))?;
+        match &e.1 {
+            None | Some(DataType::Boolean) => Ok(e.0),
+            Some(t) => Err(Error::mismatch(format!(
+                "argument of {what} must be type boolean, not type {}",
+                t.sql_name()
+            ))),
+        }
+    }
+
+    /// Binds a binary operator over bound operands.
+    pub(crate) fn binary(&mut self, op: &ast::BinaryOperator, l: Typed, r: Typed) -> Result<Typed> {
+        use ast::BinaryOperator as B;
+        let op = match op {
+            B::Plus => BinOp::Add,
+            B::Minus => BinOp::Sub,
+            B::Multiply => BinOp::Mul,
+            B::Divide => BinOp::Div,
+            B::Modulo => BinOp::Mod,
+            B::StringConcat => BinOp::Concat,
+            B::And | B::Or => {
+                let which = if matches!(op, B::And) { "AND" } else { "OR" };
+                let l = self.expect_bool(l, which)?;
+                let r = self.expect_bool(r, which)?;
+                let op = if which == "AND" { BinOp::And } else { BinOp::Or };
+                return Ok((Expr::Binary(op, Box::new(l), Box::new(r)), Some(DataType::Boolean)));
+            }
+            B::PGLikeMatch | B::PGILikeMatch | B::PGNotLikeMatch | B::PGNotILikeMatch => {
+                let (l, r) = (
+                    self.coerce_untyped(l, &Some(DataType::Text))?,
+                    self.coerce_untyped(r, &Some(DataType::Text))?,
+                );
+                let neg = matches!(op, B::PGNotLikeMatch | B::PGNotILikeMatch);
+                let ci = matches!(op, B::PGILikeMatch | B::PGNotILikeMatch);
+                return Ok((Expr::Like(Box::new(l.0), Box::new(r.0), neg, ci), Some(DataType::Boolean)));
+            }
+            other => comparison(other)?,
+        };
+        self.bound_binary(op, l, r)
+    }
+
+    /// Types a binary operator.
+    pub(crate) fn bound_binary(&mut self, op: BinOp, l: Typed, r: Typed) -> Result<Typed> {
+        let (l, r) = if op == BinOp::Concat {
+            let l = if l.1.is_none() { self.coerce_untyped(l, &Some(DataType::Text))? } else { l };
+            let r = if r.1.is_none() { self.coerce_untyped(r, &Some(DataType::Text))? } else { r };
+            (l, r)
+        } else if matches!(op, BinOp::Add | BinOp::Sub) && is_date_like(&l.1) && r.1.is_none() {
+            // date + untyped: PostgreSQL resolves it to integer days.
+            let r = self.coerce_untyped(r, &Some(DataType::Integer))?;
+            (l, r)
+        } else {
+            self.unify(l, r)?
+        };
+        let ty = result_type(op, &l.1, &r.1)?;
+        Ok((Expr::Binary(op, Box::new(l.0), Box::new(r.0)), ty))
+    }
+
+    fn case(
+        &mut self,
+        operand: Option<&ast::Expr>,
+        conditions: &[ast::CaseWhen],
+        else_result: Option<&ast::Expr>,
+        ctx: &Ctx,
+    ) -> Result<Typed> {
+        let op = operand.map(|o| self.expr(o, ctx)).transpose()?;
+        let mut whens = Vec::new();
+        let mut results = Vec::new();
+        for w in conditions {
+            let cond = self.expr(&w.condition, ctx)?;
+            let cond = match &op {
+                Some(o) => self.unify(o.clone(), cond)?.1 .0,
+                None => self.expect_bool(cond, "CASE/WHEN")?,
+            };
+            whens.push(cond);
+            results.push(self.expr(&w.result, ctx)?);
+        }
+        let els = else_result.map(|e| self.expr(e, ctx)).transpose()?;
+        let mut all: Vec<Typed> = results;
+        if let Some(e) = els {
+            all.push(e);
+        }
+        let (all, ty) = self.common_type(all, "CASE")?;
+        let mut all = all.into_iter();
+        let whens = whens.into_iter().zip(all.by_ref()).collect::<Vec<_>>();
+        let els = if else_result.is_some() { all.next().map(Box::new) } else { None };
+        Ok((Expr::Case(op.map(|o| Box::new(o.0)), whens, els), ty))
+    }
+
+    /// Resolves the common type of branch results (CASE, COALESCE, UNION),
+    /// coercing untyped ones.
+    pub(crate) fn common_type(
+        &mut self,
+        items: Vec<Typed>,
+        what: &str,
+    ) -> Result<(Vec<Expr>, Option<DataType>)> {
+        let mut ty: Option<DataType> = None;
+        for (_, t) in &items {
+            if let Some(t) = t {
+                ty = Some(match &ty {
+                    None => t.clone(),
+                    Some(cur) => wider(cur, t).ok_or_else(|| {
+                        Error::mismatch(format!(
+                            "{what} types {} and {} cannot be matched",
+                            cur.sql_name(),
+                            t.sql_name()
+                        ))
+                    })?,
+                });
+            }
+        }
+        let ty = ty
+            .or(Some(DataType::Text))
+            .filter(|_| items.iter().any(|(_, t)| t.is_some()) || !items.is_empty());
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let (e, t) = self.coerce_untyped(item, &ty)?;
+            out.push(match (&t, &ty) {
+                (Some(a), Some(b)) if a != b && !same_family_int(a, b) => Expr::Cast(Box::new(e), b.clone()),
+                _ => e,
+            });
+        }
+        Ok((out, ty))
+    }
+
+    /// Binds a subquery with the current scope as its outer scope.
+    pub(crate) fn subquery(&mut self, q: &ast::Query, ctx: &Ctx) -> Result<(Plan, Vec<OutputColumn>)> {
+        // In a grouped context the row is the aggregate's output, which a
+        // correlated reference cannot address: such a subquery sees no
+        // columns of this level.
+        let pushed = if ctx.grouping.is_some() { Scope::default() } else { ctx.scope.clone() };
+        self.outer.push(pushed);
+        let out = self.query(q);
+        self.outer.pop();
+        out
+    }
+
+    fn function(&mut self, f: &ast::Function, ctx: &Ctx) -> Result<Typed> {
+        let name = function_name(f)?;
+        if agg_func(f).is_some() {
+            return Err(Error::Grouping(format!("aggregate functions are not allowed here: {name}")));
+        }
+        if f.over.is_some() {
+            return Err(Error::unsupported("window functions"));
+        }
+        let args = self.function_args(f, ctx)?;
+        match name.as_str() {
+            "coalesce" => {
+                let (exprs, ty) = self.common_type(args, "COALESCE")?;
+                Ok((Expr::Coalesce(exprs), ty))
+            }
+            "nullif" => {
+                let [a, b]: [Typed; 2] =
+                    args.try_into().map_err(|_| Error::UndefinedFunction("nullif".into()))?;
+                let (a, b) = self.unify(a, b)?;
+                let ty = a.1.clone();
+                Ok((Expr::NullIf(Box::new(a.0), Box::new(b.0)), ty))
+            }
+            "nextval" | "currval" | "setval" => self.sequence_call(&name, args),
+            _ => self.call(&name, args),
+        }
+    }
+
+    fn function_args(&mut self, f: &ast::Function, ctx: &Ctx) -> Result<Vec<Typed>> {
+        match &f.args {
+            ast::FunctionArguments::None => Ok(vec![]),
+            ast::FunctionArguments::Subquery(_) => {
+                Err(Error::unsupported("a subquery as function arguments"))
+            }
+            ast::FunctionArguments::List(list) => list
+                .args
+                .iter()
+                .map(|a| match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => self.expr(e, ctx),
+                    other => Err(Error::unsupported(format!("function argument {other}"))),
+                })
+                .collect(),
+        }
+    }
+
+    /// Calls a scalar built-in.
+    pub(crate) fn call(&mut self, name: &str, args: Vec<Typed>) -> Result<Typed> {
+        let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
+        let Some(f) = functions::resolve(name, &types) else {
+            let list = types
+                .iter()
+                .map(|t| t.as_ref().map_or("unknown".to_string(), |t| t.sql_name()))
+                .collect::<Vec<_>>();
+            return Err(Error::UndefinedFunction(format!("{name}({})", list.join(", "))));
+        };
+        let f = f?;
+        let mut exprs = Vec::with_capacity(args.len());
+        for (e, t) in args {
+            // Untyped parameters of functions read as text.
+            let (e, _) =
+                if t.is_none() { self.coerce_untyped((e, t), &Some(DataType::Text))? } else { (e, t) };
+            exprs.push(e);
+        }
+        let ret = f.ret.clone();
+        Ok((Expr::Func(f, exprs), ret))
+    }
+
+    fn sequence_call(&mut self, name: &str, args: Vec<Typed>) -> Result<Typed> {
+        let mut args = args.into_iter();
+        let Some((Expr::Literal(Value::Text(seq)), _)) = args.next() else {
+            return Err(Error::unsupported(format!("{name} with a non-constant sequence name")));
+        };
+        let obj = sqlparser_object_name(&seq)?;
+        let parts = object_parts(&obj)?;
+        let seq = match parts.as_slice() {
+            [t] => {
+                let found =
+                    self.search_path.iter().map(|s| qualify(s, t)).find(|n| self.catalog.has_sequence(n));
+                found.ok_or_else(|| Error::UndefinedTable(t.clone()))?
+            }
+            [s, t] => qualify(s, t),
+            _ => return Err(Error::Syntax(format!("improper relation name: {seq}"))),
+        };
+        if !self.catalog.has_sequence(&seq) {
+            return Err(Error::UndefinedTable(seq));
+        }
+        let op = match name {
+            "nextval" => SeqOp::Next,
+            "currval" => SeqOp::Current,
+            _ => SeqOp::Set,
+        };
+        let mut rest = Vec::new();
+        for (i, a) in args.enumerate() {
+            let want = if i == 0 { DataType::BigInt } else { DataType::Boolean };
+            rest.push(self.coerce_untyped(a, &Some(want))?.0);
+        }
+        Ok((Expr::Sequence(op, seq, rest), Some(DataType::BigInt)))
+    }
+
+    fn aggregate(&mut self, func: AggFunc, f: &ast::Function, ctx: &Ctx) -> Result<AggCall> {
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::List(list) => {
+                let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                let mut args = Vec::new();
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard) => {}
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            args.push(self.expr(e, ctx)?)
+                        }
+                        other => return Err(Error::unsupported(format!("aggregate argument {other}"))),
+                    }
+                }
+                (args, distinct)
+            }
+            _ => (vec![], false),
+        };
+        let func = if func == AggFunc::Count && args.is_empty() { AggFunc::CountStar } else { func };
+        let want = match func {
+            AggFunc::CountStar => 0,
+            AggFunc::StringAgg => 2,
+            _ => 1,
+        };
+        if args.len() != want {
+            return Err(Error::UndefinedFunction(format!(
+                "{}() with {} arguments",
+                function_name(f)?,
+                args.len()
+            )));
+        }
+        let arg_ty = args.first().and_then(|a| a.1.clone());
+        let ty = match func {
+            AggFunc::CountStar | AggFunc::Count => Some(DataType::BigInt),
+            AggFunc::Sum => match &arg_ty {
+                Some(DataType::SmallInt | DataType::Integer) => Some(DataType::BigInt),
+                Some(DataType::BigInt | DataType::Numeric { .. }) | None => Some(unconstrained_numeric()),
+                Some(DataType::Double) => Some(DataType::Double),
+                Some(t) => return Err(Error::UndefinedFunction(format!("sum({})", t.sql_name()))),
+            },
+            AggFunc::Avg => match &arg_ty {
+                Some(DataType::Double) => Some(DataType::Double),
+                Some(
+                    DataType::SmallInt | DataType::Integer | DataType::BigInt | DataType::Numeric { .. },
+                )
+                | None => Some(unconstrained_numeric()),
+                Some(t) => return Err(Error::UndefinedFunction(format!("avg({})", t.sql_name()))),
+            },
+            AggFunc::Min | AggFunc::Max => arg_ty.clone().or(Some(DataType::Text)),
+            AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
+            AggFunc::StringAgg => Some(DataType::Text),
+        };
+        let mut bound = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            let want = match func {
+                AggFunc::StringAgg => Some(DataType::Text),
+                AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
+                _ if i == 0 && a.1.is_none() => Some(DataType::Text),
+                _ => None,
+            };
+            bound.push(self.coerce_untyped(a, &want)?.0);
+        }
+        let filter = f.filter.as_ref().map(|e| self.expr(e, ctx).map(|t| t.0)).transpose()?;
+        Ok(AggCall { func, args: bound, distinct, filter, ty })
+    }
+}
+
+/// Whether `f` is an aggregate call.
+pub(crate) fn agg_func(f: &ast::Function) -> Option<AggFunc> {
+    if f.over.is_some() {
+        return None;
+    }
+    let name = function_name(f).ok()?;
+    Some(match name.as_str() {
+        "count" => AggFunc::Count,
+        "sum" => AggFunc::Sum,
+        "avg" => AggFunc::Avg,
+        "min" => AggFunc::Min,
+        "max" => AggFunc::Max,
+        "bool_and" | "every" => AggFunc::BoolAnd,
+        "bool_or" => AggFunc::BoolOr,
+        "string_agg" => AggFunc::StringAgg,
+        _ => return None,
+    })
+}
+
+/// Whether an expression contains an aggregate call (not inside a subquery).
+pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
+    use ast::Expr as A;
+    let any = |list: &[ast::Expr]| list.iter().any(has_aggregate);
+    match e {
+        A::Function(f) => {
+            agg_func(f).is_some()
+                || match &f.args {
+                    ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => has_aggregate(x),
+                        _ => false,
+                    }),
+                    _ => false,
+                }
+        }
+        A::BinaryOp { left, right, .. } => has_aggregate(left) || has_aggregate(right),
+        A::UnaryOp { expr, .. }
+        | A::Nested(expr)
+        | A::Cast { expr, .. }
+        | A::IsNull(expr)
+        | A::IsNotNull(expr)
+        | A::IsTrue(expr)
+        | A::IsFalse(expr)
+        | A::IsNotTrue(expr)
+        | A::IsNotFalse(expr)
+        | A::Extract { expr, .. }
+        | A::Ceil { expr, .. }
+        | A::Floor { expr, .. } => has_aggregate(expr),
+        A::IsDistinctFrom(a, b) | A::IsNotDistinctFrom(a, b) => has_aggregate(a) || has_aggregate(b),
+        A::InList { expr, list, .. } => has_aggregate(expr) || any(list),
+        A::Between { expr, low, high, .. } => {
+            has_aggregate(expr) || has_aggregate(low) || has_aggregate(high)
+        }
+        A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } => {
+            has_aggregate(expr) || has_aggregate(pattern)
+        }
+        A::Case { operand, conditions, else_result, .. } => {
+            operand.as_deref().is_some_and(has_aggregate)
+                || conditions.iter().any(|c| has_aggregate(&c.condition) || has_aggregate(&c.result))
+                || else_result.as_deref().is_some_and(has_aggregate)
+        }
+        A::InSubquery { expr, .. } => has_aggregate(expr),
+        _ => false,
+    }
+}
+
+/// A function's lower-case name (schema `pg_catalog` dropped).
+pub(crate) fn function_name(f: &ast::Function) -> Result<String> {
+    let parts = object_parts(&f.name)?;
+    match parts.as_slice() {
+        [n] | [_, n] => Ok(n.clone()),
+        _ => Err(Error::Syntax(format!("improper function name: {}", f.name))),
+    }
+}
+
+/// An identifier as PostgreSQL folds it: lower case unless quoted.
+pub(crate) fn ident(id: &ast::Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+/// The folded parts of a dotted name.
+pub(crate) fn object_parts(name: &ast::ObjectName) -> Result<Vec<String>> {
+    name.0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(id) => Ok(ident(id)),
+            other => Err(Error::Syntax(format!("unexpected name part {other}"))),
+        })
+        .collect()
+}
+
+/// Engine name of table `t` in schema `s`.
+pub(crate) fn qualify(s: &str, t: &str) -> String {
+    if s == "public" || s == "pg_catalog" {
+        t.to_string()
+    } else {
+        format!("{s}.{t}")
+    }
+}
+
+fn sqlparser_object_name(text: &str) -> Result<ast::ObjectName> {
+    let parts = text
+        .split('.')
+        .map(|p| {
+            let quoted = p.starts_with('"') && p.ends_with('"') && p.len() >= 2;
+            let v = if quoted { p[1..p.len() - 1].to_string() } else { p.to_string() };
+            ast::ObjectNamePart::Identifier(if quoted {
+                ast::Ident::with_quote('"', v)
+            } else {
+                ast::Ident::new(v)
+            })
+        })
+        .collect();
+    Ok(ast::ObjectName(parts))
+}
+
+fn comparison(op: &ast::BinaryOperator) -> Result<BinOp> {
+    use ast::BinaryOperator as B;
+    Ok(match op {
+        B::Eq => BinOp::Eq,
+        B::NotEq => BinOp::NotEq,
+        B::Lt => BinOp::Lt,
+        B::LtEq => BinOp::LtEq,
+        B::Gt => BinOp::Gt,
+        B::GtEq => BinOp::GtEq,
+        other => return Err(Error::UndefinedFunction(format!("operator {other}")).into_operator()),
+    })
+}
+
+impl Error {
+    fn into_operator(self) -> Error {
+        match self {
+            Error::UndefinedFunction(m) => {
+                Error::TypeMismatch { code: "42883", message: format!("{m} does not exist") }
+            }
+            e => e,
+        }
+    }
+}
+
+fn number_literal(s: &str) -> Result<Typed> {
+    if !s.contains(['.', 'e', 'E']) {
+        if let Ok(v) = s.parse::<i32>() {
+            return Ok((Expr::Literal(Value::Integer(v)), Some(DataType::Integer)));
+        }
+        if let Ok(v) = s.parse::<i64>() {
+            return Ok((Expr::Literal(Value::BigInt(v)), Some(DataType::BigInt)));
+        }
+    }
+    let ty = unconstrained_numeric();
+    Ok((Expr::Literal(Value::parse(s, &ty)?), Some(ty)))
+}
+
+fn negate_literal(v: Value) -> Result<Value> {
+    Ok(match v {
+        Value::Integer(i) => {
+            Value::Integer(i.checked_neg().ok_or_else(|| Error::other("22003", "integer out of range"))?)
+        }
+        Value::BigInt(i) => {
+            Value::BigInt(i.checked_neg().ok_or_else(|| Error::other("22003", "bigint out of range"))?)
+        }
+        Value::SmallInt(i) => {
+            Value::SmallInt(i.checked_neg().ok_or_else(|| Error::other("22003", "smallint out of range"))?)
+        }
+        Value::Numeric(d) => {
+            // -2147483648 arrives as numeric 2147483648 negated.
+            let n = -d;
+            if n.fract().is_zero() {
+                if let Ok(i) = i32::try_from(n.mantissa() / 10i128.pow(n.scale())) {
+                    if Decimal::from(i) == n && n.scale() == 0 {
+                        return Ok(Value::Integer(i));
+                    }
+                }
+            }
+            Value::Numeric(n)
+        }
+        Value::Double(f) => Value::Double(-f),
+        Value::Null => Value::Null,
+        other => {
+            return Err(Error::TypeMismatch {
+                code: "42883",
+                message: format!(
+                    "operator does not exist: - {}",
+                    other.data_type().map_or("unknown".into(), |t| t.sql_name())
+                ),
+            })
+        }
+    })
+}
+
+/// `numeric` without modifiers.
+pub(crate) fn unconstrained_numeric() -> DataType {
+    DataType::Numeric { precision: None, scale: None }
+}
+
+/// A type with its length/precision limits dropped, for parsing literals
+/// compared against a column (`varchar(3) = 'abcd'` must not fail).
+fn widen(t: &DataType) -> DataType {
+    match t {
+        DataType::Varchar(_) | DataType::Char(_) => DataType::Text,
+        DataType::Numeric { .. } => unconstrained_numeric(),
+        t => t.clone(),
+    }
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::SmallInt
+            | DataType::Integer
+            | DataType::BigInt
+            | DataType::Double
+            | DataType::Numeric { .. }
+    )
+}
+
+fn is_int(t: &DataType) -> bool {
+    matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt)
+}
+
+fn same_family_int(a: &DataType, b: &DataType) -> bool {
+    (is_int(a) && is_int(b)) || (a.is_string() && b.is_string())
+}
+
+fn is_date_like(t: &Option<DataType>) -> bool {
+    matches!(t, Some(DataType::Date))
+}
+
+fn rank(t: &DataType) -> u8 {
+    match t {
+        DataType::SmallInt => 1,
+        DataType::Integer => 2,
+        DataType::BigInt => 3,
+        DataType::Numeric { .. } => 4,
+        DataType::Double => 5,
+        _ => 0,
+    }
+}
+
+/// The wider of two types of one family (for CASE, UNION, arithmetic).
+pub(crate) fn wider(a: &DataType, b: &DataType) -> Option<DataType> {
+    if a == b {
+        return Some(a.clone());
+    }
+    if is_numeric(a) && is_numeric(b) {
+        let w = if rank(a) >= rank(b) { a } else { b };
+        return Some(match w {
+            DataType::Numeric { .. } => unconstrained_numeric(),
+            w => w.clone(),
+        });
+    }
+    if a.is_string() && b.is_string() {
+        return Some(DataType::Text);
+    }
+    match (a, b) {
+        (DataType::Date, DataType::Timestamp) | (DataType::Timestamp, DataType::Date) => {
+            Some(DataType::Timestamp)
+        }
+        (DataType::TimestampTz, DataType::Date | DataType::Timestamp)
+        | (DataType::Date | DataType::Timestamp, DataType::TimestampTz) => Some(DataType::TimestampTz),
+        _ => None,
+    }
+}
+
+fn comparable_types(a: &DataType, b: &DataType) -> bool {
+    wider(a, b).is_some()
+}
+
+/// The result type of `l op r`, or PostgreSQL's "operator does not exist".
+fn result_type(op: BinOp, l: &Option<DataType>, r: &Option<DataType>) -> Result<Option<DataType>> {
+    let no_op = || {
+        let n = |t: &Option<DataType>| t.as_ref().map_or("unknown".to_string(), |t| t.sql_name());
+        Error::TypeMismatch {
+            code: "42883",
+            message: format!("operator does not exist: {} {} {}", n(l), op.symbol(), n(r)),
+        }
+    };
+    if op.is_comparison() {
+        return match (l, r) {
+            (Some(a), Some(b)) if !comparable_types(a, b) => Err(no_op()),
+            _ => Ok(Some(DataType::Boolean)),
+        };
+    }
+    match op {
+        BinOp::Concat => Ok(Some(DataType::Text)),
+        BinOp::And | BinOp::Or => Ok(Some(DataType::Boolean)),
+        _ => match (l, r) {
+            (Some(a), Some(b)) if is_numeric(a) && is_numeric(b) => Ok(wider(a, b)),
+            (Some(DataType::Date), Some(b)) if is_int(b) && matches!(op, BinOp::Add | BinOp::Sub) => {
+                Ok(Some(DataType::Date))
+            }
+            (Some(a), Some(DataType::Date)) if is_int(a) && op == BinOp::Add => Ok(Some(DataType::Date)),
+            (Some(DataType::Date), Some(DataType::Date)) if op == BinOp::Sub => Ok(Some(DataType::Integer)),
+            (None, Some(t)) | (Some(t), None) if is_numeric(t) => Ok(Some(t.clone())),
+            (None, None) => Ok(None),
+            _ => Err(no_op()),
+        },
+    }
+}
+
+/// Converts a SQL type name.
+pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
+    use ast::DataType as T;
+    let len = |l: &Option<ast::CharacterLength>| -> Option<u32> {
+        match l {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                Some((*length).min(u32::MAX as u64) as u32)
+            }
+            _ => None,
+        }
+    };
+    let numeric = |info: &ast::ExactNumberInfo| -> Result<DataType> {
+        Ok(match info {
+            ast::ExactNumberInfo::None => DataType::numeric(None, None)?,
+            ast::ExactNumberInfo::Precision(p) => DataType::numeric(Some(*p as u32), None)?,
+            ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
+                if *s < 0 {
+                    return Err(Error::InvalidParameter(format!(
+                        "NUMERIC scale {s} must be between 0 and precision {p}"
+                    )));
+                }
+                DataType::numeric(Some(*p as u32), Some(*s as u32))?
+            }
+        })
+    };
+    Ok(match t {
+        T::SmallInt(_) | T::Int2(_) => DataType::SmallInt,
+        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Integer,
+        T::BigInt(_) | T::Int8(_) => DataType::BigInt,
+        T::Real | T::Float4 | T::Double(_) | T::DoublePrecision | T::Float8 | T::Float(_) | T::Float64 => {
+            DataType::Double
+        }
+        T::Numeric(i) | T::Decimal(i) | T::Dec(i) => numeric(i)?,
+        T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => DataType::varchar(len(l))?,
+        T::Char(l) | T::Character(l) => DataType::bpchar(len(l))?,
+        T::Text | T::String(_) => DataType::Text,
+        T::Bytea => DataType::Bytea,
+        T::Bool | T::Boolean => DataType::Boolean,
+        T::Date => DataType::Date,
+        T::Timestamp(_, tz) => match tz {
+            ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
+            _ => DataType::Timestamp,
+        },
+        T::Uuid => DataType::Uuid,
+        T::Regclass => DataType::Text,
+        T::Custom(name, mods) => {
+            let n = object_parts(name)?.last().cloned().unwrap_or_default();
+            match n.as_str() {
+                "int2" => DataType::SmallInt,
+                "int4" => DataType::Integer,
+                "int8" => DataType::BigInt,
+                "float4" | "float8" => DataType::Double,
+                "timestamptz" => DataType::TimestampTz,
+                "bpchar" => DataType::bpchar(mods.first().and_then(|m| m.parse().ok()))?,
+                "name" | "citext" => DataType::Text,
+                "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
+                    return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")).retag("42704"))
+                }
+                _ => return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist"))),
+            }
+        }
+        other => {
+            return Err(Error::UndefinedObject(format!(
+                "type \"{}\" does not exist",
+                other.to_string().to_lowercase()
+            )))
+        }
+    })
+}
+
+impl Error {
+    fn retag(self, _code: &'static str) -> Error {
+        self
+    }
+}
+
+/// An explicit cast of a constant.
+pub(crate) fn cast_value(v: Value, ty: &DataType) -> Result<Value> {
+    crate::execution::eval::cast(v, ty)
+}

@@ -1,0 +1,533 @@
+//! INSERT, UPDATE and DELETE: what to write, and every constraint to check
+//! on the way.
+//!
+//! A row is completed in a fixed order: explicit values, then defaults
+//! (including sequences for serial and identity columns), then generated
+//! columns computed from the completed row; CHECK constraints and foreign
+//! keys are then checked on the final row, and NOT NULL and uniqueness by
+//! the engine as it writes.
+
+use super::access;
+use super::bind::{ident, object_parts, Binder, Ctx, Scope};
+use super::expr::Expr;
+use super::plan::{Access, AccessPath, OutputColumn, Plan};
+use crate::catalog::{RefAction, TableInfo};
+use crate::error::{Error, Result};
+use centum_engine::{IndexKind, Table};
+use centum_types::{DataType, Value};
+use sqlparser::ast;
+use std::sync::Arc;
+
+/// A foreign key to check on written rows.
+#[derive(Clone, Debug)]
+pub struct FkCheck {
+    /// Constraint name.
+    pub name: String,
+    /// Referencing columns.
+    pub columns: Vec<usize>,
+    /// The referenced table.
+    pub ref_table: Arc<Table>,
+    /// A unique index over the referenced columns.
+    pub ref_index: String,
+}
+
+/// What every written row of a table must satisfy.
+#[derive(Clone, Debug)]
+pub struct RowRules {
+    /// Table facts (name, foreign keys pointing here).
+    pub info: Arc<TableInfo>,
+    /// Generated columns: (column, expression over the row).
+    pub generated: Vec<(usize, Expr)>,
+    /// CHECK constraints: (name, condition over the row).
+    pub checks: Vec<(String, Expr)>,
+    /// Foreign keys of this table.
+    pub fks: Vec<FkCheck>,
+}
+
+/// ON CONFLICT.
+#[derive(Clone, Debug)]
+pub enum OnConflict {
+    /// DO NOTHING: skip rows whose key exists in `index` (any unique
+    /// index when `None`).
+    Nothing(Option<String>),
+    /// DO UPDATE SET: assignments over `existing ++ excluded`.
+    Update {
+        /// The arbiter index.
+        index: String,
+        /// (column, expression).
+        assignments: Vec<(usize, Expr)>,
+        /// WHERE over `existing ++ excluded`.
+        filter: Option<Expr>,
+    },
+}
+
+/// A planned INSERT.
+#[derive(Clone, Debug)]
+pub struct Insert {
+    /// The rows to insert, `targets.len()` columns wide.
+    pub source: Plan,
+    /// Table column of each source column.
+    pub targets: Vec<usize>,
+    /// Per table column: its default when not targeted (`None`: NULL).
+    pub defaults: Vec<Option<Expr>>,
+    /// Constraints.
+    pub rules: RowRules,
+    /// ON CONFLICT.
+    pub on_conflict: Option<OnConflict>,
+    /// RETURNING expressions over the inserted row.
+    pub returning: Option<Vec<Expr>>,
+}
+
+/// A planned UPDATE.
+#[derive(Clone, Debug)]
+pub struct Update {
+    /// The rows to change.
+    pub access: Access,
+    /// (column, new value over the old row).
+    pub assignments: Vec<(usize, Expr)>,
+    /// Constraints.
+    pub rules: RowRules,
+    /// RETURNING over the new row.
+    pub returning: Option<Vec<Expr>>,
+}
+
+/// A planned DELETE.
+#[derive(Clone, Debug)]
+pub struct Delete {
+    /// The rows to delete.
+    pub access: Access,
+    /// Table facts (foreign keys pointing here).
+    pub info: Arc<TableInfo>,
+    /// RETURNING over the deleted row.
+    pub returning: Option<Vec<Expr>>,
+}
+
+impl<'a> Binder<'a> {
+    fn table_scope(&self, info: &TableInfo, alias: &str) -> (Scope, Vec<OutputColumn>) {
+        let cols: Vec<OutputColumn> = info
+            .table
+            .columns()
+            .iter()
+            .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
+            .collect();
+        (Scope::of(alias, &cols), cols)
+    }
+
+    /// Binds the rules every row written to `info` must meet.
+    pub(crate) fn row_rules(&mut self, info: Arc<TableInfo>) -> Result<RowRules> {
+        let name = info.table.name();
+        let (scope, _) = self.table_scope(&info, &name);
+        let ctx = Ctx::plain(&scope);
+        let mut generated = Vec::new();
+        for (i, c) in info.meta.columns.iter().enumerate() {
+            if let Some(g) = &c.generated {
+                let e = parse_expr(g)?;
+                generated.push((i, self.expr(&e, &ctx)?.0));
+            }
+        }
+        let mut checks = Vec::new();
+        for c in &info.meta.checks {
+            let e = parse_expr(&c.expr)?;
+            checks.push((c.name.clone(), self.expr(&e, &ctx)?.0));
+        }
+        let mut fks = Vec::new();
+        for fk in &info.meta.foreign_keys {
+            let parent = self.catalog.table(&fk.ref_table)?;
+            let ref_index = unique_index_on(&parent.table, &fk.ref_columns).ok_or_else(|| {
+                Error::other(
+                    "42830",
+                    format!(
+                        "there is no unique constraint matching given keys for referenced table \"{}\"",
+                        fk.ref_table
+                    ),
+                )
+            })?;
+            fks.push(FkCheck {
+                name: fk.name.clone(),
+                columns: fk.columns.clone(),
+                ref_table: parent.table.clone(),
+                ref_index,
+            });
+        }
+        Ok(RowRules { info, generated, checks, fks })
+    }
+
+    /// The default of column `i` of `info`, bound.
+    pub(crate) fn column_default(&mut self, info: &TableInfo, i: usize) -> Result<Option<Expr>> {
+        match info.meta.columns.get(i).and_then(|c| c.default.as_ref()) {
+            Some(text) => {
+                let e = parse_expr(text)?;
+                let empty = Scope::default();
+                let t = self.expr(&e, &Ctx::plain(&empty))?;
+                let ty = Some(info.table.columns()[i].ty.clone());
+                Ok(Some(self.coerce_untyped(t, &ty)?.0))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Binds INSERT.
+    pub fn insert(&mut self, ins: &ast::Insert) -> Result<(Insert, Vec<OutputColumn>)> {
+        let ast::TableObject::TableName(name) = &ins.table else {
+            return Err(Error::unsupported("INSERT into a table function"));
+        };
+        let table_name = self.table_name(name)?;
+        let info = self.catalog.table(&table_name)?;
+        let columns = info.table.columns().to_vec();
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            (0..columns.len()).collect()
+        } else {
+            let mut t = Vec::new();
+            for c in &ins.columns {
+                let n = object_parts(c)?.join(".");
+                let i = info.table.column_index(&n).map_err(|_| {
+                    Error::UndefinedColumn(format!("\"{n}\" of relation \"{}\"", info.table.name()))
+                })?;
+                if t.contains(&i) {
+                    return Err(Error::other("42701", format!("column \"{n}\" specified more than once")));
+                }
+                t.push(i);
+            }
+            t
+        };
+        let mut defaults = Vec::with_capacity(columns.len());
+        for i in 0..columns.len() {
+            defaults.push(self.column_default(&info, i)?);
+        }
+        let generated_cols: Vec<usize> = info
+            .meta
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.generated.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        let (source, width) = match ins.source.as_deref() {
+            None => (Plan::Values { rows: vec![vec![]] }, 0),
+            Some(q) => match (q.body.as_ref(), &q.with, &q.order_by, &q.limit_clause) {
+                (ast::SetExpr::Values(v), None, None, None) => {
+                    let mut rows = Vec::with_capacity(v.rows.len());
+                    let empty = Scope::default();
+                    let ctx = Ctx::plain(&empty);
+                    let width = v.rows.first().map_or(0, |r| r.len());
+                    for r in &v.rows {
+                        if r.len() > targets.len() {
+                            return Err(Error::Syntax(
+                                "INSERT has more expressions than target columns".into(),
+                            ));
+                        }
+                        if r.len() != width {
+                            return Err(Error::Syntax("VALUES lists must all be the same length".into()));
+                        }
+                        let mut row = Vec::with_capacity(r.len());
+                        for (j, e) in r.iter().enumerate() {
+                            let col = targets[j];
+                            if is_default_keyword(e) {
+                                row.push(defaults[col].clone().unwrap_or(Expr::Literal(Value::Null)));
+                                continue;
+                            }
+                            if generated_cols.contains(&col) {
+                                return Err(Error::other(
+                                    "428C9",
+                                    format!(
+                                        "cannot insert a non-DEFAULT value into column \"{}\"",
+                                        columns[col].name
+                                    ),
+                                ));
+                            }
+                            let t = self.expr(e, &ctx)?;
+                            row.push(self.coerce_untyped(t, &Some(columns[col].ty.clone()))?.0);
+                        }
+                        rows.push(row);
+                    }
+                    (Plan::Values { rows }, width)
+                }
+                _ => {
+                    let (plan, cols) = self.query(q)?;
+                    if cols.len() > targets.len() {
+                        return Err(Error::Syntax("INSERT has more expressions than target columns".into()));
+                    }
+                    (plan, cols.len())
+                }
+            },
+        };
+        let targets: Vec<usize> = targets[..width].to_vec();
+        let rules = self.row_rules(info.clone())?;
+        let (scope, _) = self.table_scope(
+            &info,
+            &ins.table_alias.as_ref().map(|a| ident(&a.alias)).unwrap_or(info.table.name()),
+        );
+        let on_conflict = match &ins.on {
+            None => None,
+            Some(ast::OnInsert::OnConflict(oc)) => Some(self.on_conflict(oc, &info, &scope)?),
+            Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY")),
+        };
+        let (returning, cols) = self.returning(ins.returning.as_deref(), &scope)?;
+        Ok((Insert { source, targets, defaults, rules, on_conflict, returning }, cols))
+    }
+
+    fn on_conflict(&mut self, oc: &ast::OnConflict, info: &TableInfo, scope: &Scope) -> Result<OnConflict> {
+        let index = match &oc.conflict_target {
+            None => None,
+            Some(ast::ConflictTarget::Columns(cols)) => {
+                let names: Vec<String> = cols.iter().map(ident).collect();
+                Some(unique_index_on(&info.table, &names).ok_or_else(|| {
+                    Error::other(
+                        "42P10",
+                        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+                    )
+                })?)
+            }
+            Some(ast::ConflictTarget::OnConstraint(n)) => {
+                let n = object_parts(n)?.join(".");
+                info.table.index(&n).map_err(|_| {
+                    Error::UndefinedObject(format!(
+                        "constraint \"{n}\" for table \"{}\" does not exist",
+                        info.table.name()
+                    ))
+                })?;
+                Some(n)
+            }
+        };
+        match &oc.action {
+            ast::OnConflictAction::DoNothing => Ok(OnConflict::Nothing(index)),
+            ast::OnConflictAction::DoUpdate(du) => {
+                let Some(index) = index else {
+                    return Err(Error::Syntax(
+                        "ON CONFLICT DO UPDATE requires inference specification or constraint name".into(),
+                    ));
+                };
+                let mut excluded = Scope::default();
+                for c in &scope.cols {
+                    excluded.cols.push(super::bind::ScopeCol { rel: Some("excluded".into()), ..c.clone() });
+                }
+                let both = scope.concat(&excluded);
+                let ctx = Ctx::plain(&both);
+                let assignments = self.assignments(&du.assignments, info, &ctx)?;
+                let filter = du.selection.as_ref().map(|w| self.expr(w, &ctx).map(|t| t.0)).transpose()?;
+                Ok(OnConflict::Update { index, assignments, filter })
+            }
+        }
+    }
+
+    fn assignments(
+        &mut self,
+        list: &[ast::Assignment],
+        info: &TableInfo,
+        ctx: &Ctx,
+    ) -> Result<Vec<(usize, Expr)>> {
+        let columns = info.table.columns();
+        let mut out: Vec<(usize, Expr)> = Vec::new();
+        for a in list {
+            let names: Vec<String> = match &a.target {
+                ast::AssignmentTarget::ColumnName(n) => {
+                    vec![object_parts(n)?.last().cloned().unwrap_or_default()]
+                }
+                ast::AssignmentTarget::Tuple(ns) => ns
+                    .iter()
+                    .map(|n| Ok(object_parts(n)?.last().cloned().unwrap_or_default()))
+                    .collect::<Result<_>>()?,
+            };
+            let values: Vec<&ast::Expr> = match (&a.value, names.len()) {
+                (v, 1) => vec![v],
+                (ast::Expr::Tuple(vs), n) if vs.len() == n => vs.iter().collect(),
+                _ => return Err(Error::Syntax("number of columns does not match number of values".into())),
+            };
+            for (n, v) in names.iter().zip(values) {
+                let i = info.table.column_index(n).map_err(|_| {
+                    Error::UndefinedColumn(format!("\"{n}\" of relation \"{}\"", info.table.name()))
+                })?;
+                if out.iter().any(|(c, _)| *c == i) {
+                    return Err(Error::other(
+                        "42601",
+                        format!("multiple assignments to same column \"{n}\""),
+                    ));
+                }
+                if info.meta.columns.get(i).is_some_and(|c| c.generated.is_some()) && !is_default_keyword(v) {
+                    return Err(Error::other(
+                        "428C9",
+                        format!("column \"{n}\" can only be updated to DEFAULT"),
+                    ));
+                }
+                let e = if is_default_keyword(v) {
+                    self.column_default(info, i)?.unwrap_or(Expr::Literal(Value::Null))
+                } else {
+                    let t = self.expr(v, ctx)?;
+                    self.coerce_untyped(t, &Some(columns[i].ty.clone()))?.0
+                };
+                out.push((i, e));
+            }
+        }
+        Ok(out)
+    }
+
+    fn returning(
+        &mut self,
+        items: Option<&[ast::SelectItem]>,
+        scope: &Scope,
+    ) -> Result<(Option<Vec<Expr>>, Vec<OutputColumn>)> {
+        let Some(items) = items else { return Ok((None, vec![])) };
+        let ctx = Ctx::plain(scope);
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in items {
+            match item {
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        exprs.push(Expr::Column(i));
+                        cols.push(OutputColumn { name: c.name.clone(), ty: c.ty.clone() });
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e) => {
+                    let (x, ty) = self.expr(e, &ctx)?;
+                    let name = match e {
+                        ast::Expr::Identifier(id) => ident(id),
+                        ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident).unwrap_or_default(),
+                        ast::Expr::Function(f) => super::bind::function_name(f)?,
+                        _ => "?column?".into(),
+                    };
+                    exprs.push(x);
+                    cols.push(OutputColumn { name, ty: ty.or(Some(DataType::Text)) });
+                }
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    let (x, ty) = self.expr(expr, &ctx)?;
+                    exprs.push(x);
+                    cols.push(OutputColumn { name: ident(alias), ty: ty.or(Some(DataType::Text)) });
+                }
+                _ => return Err(Error::unsupported("this RETURNING item")),
+            }
+        }
+        Ok((Some(exprs), cols))
+    }
+
+    /// The rows of `table` matching `selection`, through the best path.
+    fn target_rows(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: &str,
+        selection: Option<&ast::Expr>,
+    ) -> Result<(Arc<TableInfo>, Access, Scope)> {
+        let table_name = self.table_name(name)?;
+        let info = self.catalog.table(&table_name)?;
+        let (scope, _) = self.table_scope(&info, alias);
+        let mut conds = Vec::new();
+        if let Some(w) = selection {
+            let t = self.expr(w, &Ctx::plain(&scope))?;
+            let pred = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+            for p in pred.conjuncts() {
+                conds.push((p, String::new()));
+            }
+        }
+        let base = Access {
+            table: info.table.clone(),
+            alias: alias.to_string(),
+            path: AccessPath::Scan,
+            filter: None,
+            cond_text: String::new(),
+            filter_text: String::new(),
+        };
+        let (mut access, _) = access::choose(base, conds, None)?;
+        if let Some(w) = selection {
+            if access.cond_text.is_empty() && !matches!(access.path, AccessPath::Scan) {
+                access.cond_text = w.to_string();
+            } else if access.filter.is_some() {
+                access.filter_text = w.to_string();
+            }
+        }
+        Ok((info, access, scope))
+    }
+
+    /// Binds UPDATE.
+    pub fn update(&mut self, up: &ast::Update) -> Result<(Update, Vec<OutputColumn>)> {
+        if up.from.is_some() {
+            return Err(Error::unsupported("UPDATE ... FROM"));
+        }
+        let (name, alias) = single_table(&up.table)?;
+        let alias = alias
+            .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        let (info, access, scope) = self.target_rows(&name, &alias, up.selection.as_ref())?;
+        let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
+        let rules = self.row_rules(info.clone())?;
+        let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
+        Ok((Update { access, assignments, rules, returning }, cols))
+    }
+
+    /// Binds DELETE.
+    pub fn delete(&mut self, del: &ast::Delete) -> Result<(Delete, Vec<OutputColumn>)> {
+        if del.using.is_some() {
+            return Err(Error::unsupported("DELETE ... USING"));
+        }
+        let from = match &del.from {
+            ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+        };
+        let [twj] = from.as_slice() else {
+            return Err(Error::unsupported("DELETE from several tables"));
+        };
+        let (name, alias) = single_table(twj)?;
+        let alias = alias
+            .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        let (info, access, scope) = self.target_rows(&name, &alias, del.selection.as_ref())?;
+        let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
+        Ok((Delete { access, info, returning }, cols))
+    }
+}
+
+fn single_table(twj: &ast::TableWithJoins) -> Result<(ast::ObjectName, Option<String>)> {
+    if !twj.joins.is_empty() {
+        return Err(Error::unsupported("joins in UPDATE/DELETE targets"));
+    }
+    match &twj.relation {
+        ast::TableFactor::Table { name, alias, .. } => {
+            Ok((name.clone(), alias.as_ref().map(|a| ident(&a.name))))
+        }
+        other => Err(Error::unsupported(format!("target {other}"))),
+    }
+}
+
+/// A unique index of `table` whose key is exactly `columns` (any order).
+pub(crate) fn unique_index_on(table: &Table, columns: &[String]) -> Option<String> {
+    let mut want: Vec<&String> = columns.iter().collect();
+    want.sort();
+    table
+        .def()
+        .indexes
+        .into_iter()
+        .filter(|ix| ix.unique)
+        .find(|ix| {
+            let mut have: Vec<&String> = ix.columns.iter().collect();
+            have.sort();
+            have == want
+        })
+        .map(|ix| ix.name)
+}
+
+/// An index of `table` whose leading key columns are exactly `columns`,
+/// usable to find referencing rows: (name, whether it is a hash index over
+/// exactly these columns).
+pub(crate) fn index_leading(table: &Table, columns: &[String]) -> Option<String> {
+    table
+        .def()
+        .indexes
+        .into_iter()
+        .find(|ix| match ix.kind {
+            IndexKind::Hash { .. } => ix.columns == columns,
+            IndexKind::Range => ix.columns.len() == columns.len() && ix.columns == columns,
+        })
+        .map(|ix| ix.name)
+}
+
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+/// Parses a stored expression (a default, a CHECK).
+pub(crate) fn parse_expr(text: &str) -> Result<ast::Expr> {
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    sqlparser::parser::Parser::new(&dialect)
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| Error::Syntax(e.to_string()))
+}
+
+#[allow(dead_code)]
+fn _refs(_: RefAction) {}

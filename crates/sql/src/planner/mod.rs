@@ -1,0 +1,60 @@
+//! Binding and planning: from a parsed statement to a plan.
+//!
+//! The binder resolves names against the catalog and the query's scopes,
+//! types every expression (inferring parameter types from context), and the
+//! planner picks an access path per table and a join method per join:
+//!
+//! ```text
+//!   sqlparser AST ─▶ Binder (scopes, types, $n) ─▶ Plan / Statement
+//!                         │
+//!                         └─ access: hash key │ range │ scan  (per table)
+//! ```
+//!
+//! [`Planned`] is what a prepared statement keeps: the plan, its result
+//! columns, the parameter types, and the catalog version it was made at.
+
+pub mod access;
+pub(crate) mod bind;
+pub mod dml;
+pub mod expr;
+pub mod plan;
+mod select;
+
+pub use bind::Binder;
+pub use dml::{Delete, Insert, Update};
+pub use expr::Expr;
+pub use plan::{OutputColumn, Plan};
+
+use centum_types::DataType;
+
+/// A statement ready to run.
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Statement {
+    /// A query returning rows.
+    Query(Plan),
+    /// INSERT.
+    Insert(Box<Insert>),
+    /// UPDATE.
+    Update(Box<Update>),
+    /// DELETE.
+    Delete(Box<Delete>),
+    /// EXPLAIN of a statement: the lines to print.
+    Explain(Vec<String>),
+}
+
+/// A planned statement with its interface.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// What to run.
+    pub statement: Statement,
+    /// Result columns (empty for statements without rows).
+    pub columns: Vec<OutputColumn>,
+    /// Parameter types, inferred from context (`text` where nothing said).
+    pub params: Vec<DataType>,
+}
+
+/// A plain binding context over `scope`.
+pub(crate) fn bind_ctx(scope: &bind::Scope) -> bind::Ctx<'_> {
+    bind::Ctx::plain(scope)
+}

@@ -1,0 +1,348 @@
+//! Physical plans: the operators a statement runs, chosen at plan time.
+//!
+//! Every operator produces rows (vectors of values). Leaves read a table
+//! through one access path ([`Access`]); joins, aggregation, sorting and
+//! limits sit above. `EXPLAIN` prints the tree with [`Plan::explain`].
+
+use super::expr::Expr;
+use centum_engine::{Direction, Table};
+use centum_types::DataType;
+use std::ops::Bound;
+use std::sync::Arc;
+
+/// An output column: its name and type (`None`: unknown, e.g. NULL).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputColumn {
+    /// The name a client sees.
+    pub name: String,
+    /// Its type.
+    pub ty: Option<DataType>,
+}
+
+/// How a leaf reads its table.
+#[derive(Clone, Debug)]
+pub enum AccessPath {
+    /// Every row (the scan list).
+    Scan,
+    /// Rows whose key equals `key` in a hash or range index (every key
+    /// column given).
+    Key {
+        /// The index.
+        index: String,
+        /// Whether it is a hash index (for EXPLAIN).
+        hash: bool,
+        /// Whether at most one row can match.
+        unique: bool,
+        /// One expression per key column, constant per execution.
+        key: Vec<Expr>,
+    },
+    /// Rows of a range index between bounds, in index order.
+    Range {
+        /// The index.
+        index: String,
+        /// Values of the leading key columns.
+        eq: Vec<Expr>,
+        /// Lower bound of the next column.
+        lower: Bound<Expr>,
+        /// Upper bound of the next column.
+        upper: Bound<Expr>,
+        /// Scan direction.
+        dir: Direction,
+    },
+}
+
+/// A leaf: one table read through one access path, rows filtered.
+#[derive(Clone, Debug)]
+pub struct Access {
+    /// The table.
+    pub table: Arc<Table>,
+    /// The alias it is known by in the query.
+    pub alias: String,
+    /// How it is read.
+    pub path: AccessPath,
+    /// Conditions rows must meet (on the table's columns).
+    pub filter: Option<Expr>,
+    /// The access conditions and filter as SQL text, for EXPLAIN.
+    pub cond_text: String,
+    /// The filter as SQL text, for EXPLAIN.
+    pub filter_text: String,
+}
+
+/// Join kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// Inner join.
+    Inner,
+    /// Left outer join.
+    Left,
+    /// Right outer join (hash join only).
+    Right,
+    /// Full outer join (hash join only).
+    Full,
+}
+
+/// An aggregate function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    /// `count(*)`.
+    CountStar,
+    /// `count(x)`.
+    Count,
+    /// `sum(x)`.
+    Sum,
+    /// `avg(x)`.
+    Avg,
+    /// `min(x)`.
+    Min,
+    /// `max(x)`.
+    Max,
+    /// `bool_and(x)`.
+    BoolAnd,
+    /// `bool_or(x)`.
+    BoolOr,
+    /// `string_agg(x, sep)`.
+    StringAgg,
+}
+
+/// One aggregate call.
+#[derive(Clone, Debug)]
+pub struct AggCall {
+    /// The function.
+    pub func: AggFunc,
+    /// Its arguments (none for `count(*)`).
+    pub args: Vec<Expr>,
+    /// `DISTINCT`.
+    pub distinct: bool,
+    /// `FILTER (WHERE ...)`.
+    pub filter: Option<Expr>,
+    /// Result type.
+    pub ty: Option<DataType>,
+}
+
+/// A sort key.
+#[derive(Clone, Debug)]
+pub struct SortKey {
+    /// What to sort by.
+    pub expr: Expr,
+    /// Descending.
+    pub desc: bool,
+    /// NULLs before non-NULLs.
+    pub nulls_first: bool,
+}
+
+/// Set operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOpKind {
+    /// `UNION`.
+    Union,
+    /// `INTERSECT`.
+    Intersect,
+    /// `EXCEPT`.
+    Except,
+}
+
+/// A query plan.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// Literal rows (`VALUES`, or one empty row for `SELECT` without FROM).
+    Values {
+        /// The rows.
+        rows: Vec<Vec<Expr>>,
+    },
+    /// A table read.
+    Access(Access),
+    /// Rows of `input` that satisfy `pred`.
+    Filter {
+        /// Input.
+        input: Box<Plan>,
+        /// Condition.
+        pred: Expr,
+    },
+    /// Computes output columns.
+    Project {
+        /// Input.
+        input: Box<Plan>,
+        /// One expression per output column.
+        exprs: Vec<Expr>,
+    },
+    /// For each left row, runs `right` with the left row appended to the
+    /// outer row, and joins.
+    NestedLoop {
+        /// Outer side.
+        left: Box<Plan>,
+        /// Inner side (may read the left row as outer columns).
+        right: Box<Plan>,
+        /// Join kind.
+        kind: JoinKind,
+        /// Condition over `left ++ right`.
+        on: Option<Expr>,
+        /// Width of the right rows (for NULL padding).
+        right_width: usize,
+    },
+    /// Builds a hash table of the right side on `right_keys`, probes it
+    /// with each left row.
+    HashJoin {
+        /// Probe side.
+        left: Box<Plan>,
+        /// Build side.
+        right: Box<Plan>,
+        /// Join kind.
+        kind: JoinKind,
+        /// Key expressions over the left row.
+        left_keys: Vec<Expr>,
+        /// Key expressions over the right row.
+        right_keys: Vec<Expr>,
+        /// Residual condition over `left ++ right`.
+        on: Option<Expr>,
+        /// Width of the left rows.
+        left_width: usize,
+        /// Width of the right rows.
+        right_width: usize,
+    },
+    /// Groups and aggregates; output = group values ++ aggregate values.
+    Aggregate {
+        /// Input.
+        input: Box<Plan>,
+        /// Grouping expressions.
+        group: Vec<Expr>,
+        /// Aggregates.
+        aggs: Vec<AggCall>,
+    },
+    /// Sorts.
+    Sort {
+        /// Input.
+        input: Box<Plan>,
+        /// Keys, most significant first.
+        keys: Vec<SortKey>,
+    },
+    /// Skips `offset` rows and returns at most `limit`.
+    Limit {
+        /// Input.
+        input: Box<Plan>,
+        /// Row limit.
+        limit: Option<Expr>,
+        /// Rows to skip.
+        offset: Option<Expr>,
+    },
+    /// Removes duplicate rows (on the first `on` columns when set:
+    /// DISTINCT ON).
+    Distinct {
+        /// Input.
+        input: Box<Plan>,
+        /// Key width for DISTINCT ON.
+        on: Option<usize>,
+    },
+    /// UNION / INTERSECT / EXCEPT.
+    SetOp {
+        /// Operation.
+        op: SetOpKind,
+        /// Keep duplicates.
+        all: bool,
+        /// Left input.
+        left: Box<Plan>,
+        /// Right input.
+        right: Box<Plan>,
+    },
+    /// `generate_series(start, stop [, step])`.
+    Series {
+        /// Start, stop, step.
+        args: Vec<Expr>,
+    },
+}
+
+impl Plan {
+    /// The plan as indented text, one operator per line, PostgreSQL-like.
+    pub fn explain(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.explain_into(&mut out, 0);
+        out
+    }
+
+    fn explain_into(&self, out: &mut Vec<String>, depth: usize) {
+        let pad = if depth == 0 { String::new() } else { format!("{}->  ", "  ".repeat(depth * 3 - 2)) };
+        let detail =
+            |out: &mut Vec<String>, text: String| out.push(format!("{}  {text}", " ".repeat(depth * 6)));
+        match self {
+            Plan::Values { rows } => out.push(format!("{pad}Values ({} rows)", rows.len())),
+            Plan::Access(a) => {
+                let name = a.table.name();
+                let alias = if a.alias != name { format!(" {}", a.alias) } else { String::new() };
+                match &a.path {
+                    AccessPath::Scan => out.push(format!("{pad}Seq Scan on {name}{alias}")),
+                    AccessPath::Key { index, hash, .. } => {
+                        let kind = if *hash { "Hash Index Lookup" } else { "Index Scan" };
+                        out.push(format!("{pad}{kind} using {index} on {name}{alias}"));
+                        detail(out, format!("Index Cond: {}", a.cond_text));
+                    }
+                    AccessPath::Range { index, dir, .. } => {
+                        let kind = match dir {
+                            centum_engine::Direction::Forward => "Index Scan",
+                            centum_engine::Direction::Backward => "Index Scan Backward",
+                        };
+                        out.push(format!("{pad}{kind} using {index} on {name}{alias}"));
+                        if !a.cond_text.is_empty() {
+                            detail(out, format!("Index Cond: {}", a.cond_text));
+                        }
+                    }
+                }
+                if !a.filter_text.is_empty() {
+                    detail(out, format!("Filter: {}", a.filter_text));
+                }
+            }
+            Plan::Filter { input, .. } => {
+                out.push(format!("{pad}Filter"));
+                input.explain_into(out, depth + 1);
+            }
+            Plan::Project { input, .. } => input.explain_into(out, depth),
+            Plan::NestedLoop { left, right, kind, .. } => {
+                out.push(format!("{pad}Nested Loop{}", join_suffix(*kind)));
+                left.explain_into(out, depth + 1);
+                right.explain_into(out, depth + 1);
+            }
+            Plan::HashJoin { left, right, kind, .. } => {
+                out.push(format!("{pad}Hash Join{}", join_suffix(*kind)));
+                left.explain_into(out, depth + 1);
+                out.push(format!("{}->  Hash", "  ".repeat((depth + 1) * 3 - 2)));
+                right.explain_into(out, depth + 2);
+            }
+            Plan::Aggregate { input, group, .. } => {
+                out.push(format!("{pad}{}", if group.is_empty() { "Aggregate" } else { "HashAggregate" }));
+                input.explain_into(out, depth + 1);
+            }
+            Plan::Sort { input, .. } => {
+                out.push(format!("{pad}Sort"));
+                input.explain_into(out, depth + 1);
+            }
+            Plan::Limit { input, .. } => {
+                out.push(format!("{pad}Limit"));
+                input.explain_into(out, depth + 1);
+            }
+            Plan::Distinct { input, .. } => {
+                out.push(format!("{pad}Unique"));
+                input.explain_into(out, depth + 1);
+            }
+            Plan::SetOp { op, left, right, .. } => {
+                out.push(format!(
+                    "{pad}{}",
+                    match op {
+                        SetOpKind::Union => "Append",
+                        SetOpKind::Intersect => "HashSetOp Intersect",
+                        SetOpKind::Except => "HashSetOp Except",
+                    }
+                ));
+                left.explain_into(out, depth + 1);
+                right.explain_into(out, depth + 1);
+            }
+            Plan::Series { .. } => out.push(format!("{pad}Function Scan on generate_series")),
+        }
+    }
+}
+
+fn join_suffix(kind: JoinKind) -> &'static str {
+    match kind {
+        JoinKind::Inner => "",
+        JoinKind::Left => " Left Join",
+        JoinKind::Right => " Right Join",
+        JoinKind::Full => " Full Join",
+    }
+}

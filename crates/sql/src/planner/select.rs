@@ -1,0 +1,1071 @@
+//! Queries: SELECT, VALUES, set operations, CTEs, joins, grouping, order
+//! and limits.
+//!
+//! FROM items are joined left-deep in the order written. WHERE is split
+//! into conjuncts; each is applied at the first join where every table it
+//! names is present: as the table's own filter (where it can pick an
+//! index), as a join condition (where it can pick an index nested-loop or
+//! hash join), or as a filter after an outer join.
+
+use super::access::{self, Order};
+use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
+use super::expr::{BinOp, Expr};
+use super::plan::{Access, AccessPath, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
+use crate::error::{Error, Result};
+use centum_types::DataType;
+use sqlparser::ast;
+use std::cell::RefCell;
+
+/// Conditions with their SQL text (for EXPLAIN).
+type Conds = Vec<(Expr, String)>;
+
+/// One FROM item before joining.
+struct Item {
+    plan: Plan,
+    scope: Scope,
+    /// For a base table: what `access::choose` needs to pick a path.
+    base: Option<Access>,
+}
+
+/// A join step: the item and how it joins what came before.
+struct Step {
+    item: Item,
+    kind: JoinKind,
+    on: Option<ast::Expr>,
+}
+
+impl<'a> Binder<'a> {
+    /// Binds a query.
+    pub fn query(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
+        let depth = self.ctes.len();
+        if let Some(with) = &q.with {
+            if with.recursive {
+                return Err(Error::unsupported("WITH RECURSIVE"));
+            }
+            for cte in &with.cte_tables {
+                let (plan, mut cols) = self.query(&cte.query)?;
+                for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
+                    c.name = ident(&a.name);
+                }
+                self.ctes.push((ident(&cte.alias.name), plan, cols));
+            }
+        }
+        let out = self.query_body(q);
+        self.ctes.truncate(depth);
+        out
+    }
+
+    fn query_body(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
+        let order: Vec<&ast::OrderByExpr> = match &q.order_by {
+            Some(ast::OrderBy { kind: ast::OrderByKind::Expressions(v), .. }) => v.iter().collect(),
+            Some(_) => return Err(Error::unsupported("ORDER BY ALL")),
+            None => vec![],
+        };
+        let (limit, offset) = match &q.limit_clause {
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+                (limit.as_ref(), offset.as_ref().map(|o| &o.value))
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                return Err(Error::unsupported("LIMIT offset, count"))
+            }
+            None => (None, None),
+        };
+        let limit = limit.filter(|l| !matches!(l, ast::Expr::Value(v) if v.value == ast::Value::Null));
+        let bind_count = |b: &mut Binder, e: Option<&ast::Expr>| -> Result<Option<Expr>> {
+            e.map(|e| {
+                let t = b.expr(e, &Ctx::plain(&Scope::default()))?;
+                Ok(b.coerce_untyped(t, &Some(DataType::BigInt))?.0)
+            })
+            .transpose()
+        };
+        let limit_e = bind_count(self, limit)?;
+        let offset_e = bind_count(self, offset)?;
+        let (plan, cols) = match q.body.as_ref() {
+            ast::SetExpr::Select(s) => self.select(s, &order, limit_e.is_some())?,
+            other => {
+                let (plan, cols) = self.set_expr(other)?;
+                if order.is_empty() {
+                    (plan, cols)
+                } else {
+                    let scope = Scope::of("", &cols);
+                    let keys = self.sort_keys(&order, &cols, &Ctx::plain(&scope))?;
+                    (Plan::Sort { input: Box::new(plan), keys }, cols)
+                }
+            }
+        };
+        let plan = if limit_e.is_some() || offset_e.is_some() {
+            Plan::Limit { input: Box::new(plan), limit: limit_e, offset: offset_e }
+        } else {
+            plan
+        };
+        Ok((plan, cols))
+    }
+
+    fn set_expr(&mut self, e: &ast::SetExpr) -> Result<(Plan, Vec<OutputColumn>)> {
+        match e {
+            ast::SetExpr::Select(s) => self.select(s, &[], false),
+            ast::SetExpr::Query(q) => self.query(q),
+            ast::SetExpr::Values(v) => self.values(v),
+            ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
+                let (lp, lc) = self.set_expr(left)?;
+                let (rp, rc) = self.set_expr(right)?;
+                let name = match op {
+                    ast::SetOperator::Union => "UNION",
+                    ast::SetOperator::Intersect => "INTERSECT",
+                    _ => "EXCEPT",
+                };
+                if lc.len() != rc.len() {
+                    return Err(Error::Syntax(format!(
+                        "each {name} query must have the same number of columns"
+                    )));
+                }
+                let mut cols = lc.clone();
+                for (c, r) in cols.iter_mut().zip(&rc) {
+                    c.ty = match (&c.ty, &r.ty) {
+                        (Some(a), Some(b)) => Some(super::bind::wider(a, b).ok_or_else(|| {
+                            Error::mismatch(format!(
+                                "{name} types {} and {} cannot be matched",
+                                a.sql_name(),
+                                b.sql_name()
+                            ))
+                        })?),
+                        (a, b) => a.clone().or(b.clone()).or(Some(DataType::Text)),
+                    };
+                }
+                let op = match op {
+                    ast::SetOperator::Union => SetOpKind::Union,
+                    ast::SetOperator::Intersect => SetOpKind::Intersect,
+                    _ => SetOpKind::Except,
+                };
+                let all = matches!(set_quantifier, ast::SetQuantifier::All);
+                let lp = cast_to(lp, &lc, &cols);
+                let rp = cast_to(rp, &rc, &cols);
+                Ok((Plan::SetOp { op, all, left: Box::new(lp), right: Box::new(rp) }, cols))
+            }
+            other => Err(Error::unsupported(format!("query {other}"))),
+        }
+    }
+
+    /// Binds `VALUES (...), (...)`.
+    pub(crate) fn values(&mut self, v: &ast::Values) -> Result<(Plan, Vec<OutputColumn>)> {
+        let empty = Scope::default();
+        let ctx = Ctx::plain(&empty);
+        let width = v.rows.first().map_or(0, |r| r.len());
+        let mut rows: Vec<Vec<Typed>> = Vec::with_capacity(v.rows.len());
+        for r in &v.rows {
+            if r.len() != width {
+                return Err(Error::Syntax("VALUES lists must all be the same length".into()));
+            }
+            rows.push(r.iter().map(|e| self.expr(e, &ctx)).collect::<Result<_>>()?);
+        }
+        let mut cols = Vec::with_capacity(width);
+        let mut out: Vec<Vec<Expr>> = vec![Vec::with_capacity(width); rows.len()];
+        for c in 0..width {
+            let column: Vec<Typed> = rows.iter().map(|r| r[c].clone()).collect();
+            let (exprs, ty) = self.common_type(column, "VALUES")?;
+            for (row, e) in out.iter_mut().zip(exprs) {
+                row.push(e);
+            }
+            cols.push(OutputColumn { name: format!("column{}", c + 1), ty });
+        }
+        Ok((Plan::Values { rows: out }, cols))
+    }
+
+    fn select(
+        &mut self,
+        s: &ast::Select,
+        order: &[&ast::OrderByExpr],
+        has_limit: bool,
+    ) -> Result<(Plan, Vec<OutputColumn>)> {
+        if s.into.is_some() {
+            return Err(Error::unsupported("SELECT INTO"));
+        }
+        let steps = self.from(&s.from)?;
+        let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty())
+            || s.having.is_some()
+            || s.projection.iter().any(|p| match p {
+                ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    has_aggregate(e)
+                }
+                _ => false,
+            })
+            || order.iter().any(|o| has_aggregate(&o.expr));
+        // The wanted order, for a single table without grouping: a range
+        // index can deliver it and save the sort.
+        let want_order =
+            if !grouped && s.distinct.is_none() && steps.len() == 1 && !order.is_empty() && has_limit {
+                Some(order)
+            } else {
+                None
+            };
+        let (mut plan, scope, sorted) = self.join_all(steps, s.selection.as_ref(), want_order)?;
+        let grouping = if grouped {
+            let ctx = Ctx::plain(&scope);
+            let mut group = Vec::new();
+            if let ast::GroupByExpr::Expressions(list, _) = &s.group_by {
+                for g in list {
+                    group.push(self.group_expr(g, &s.projection, &ctx)?);
+                }
+            } else {
+                return Err(Error::unsupported("GROUP BY ALL"));
+            }
+            Some(RefCell::new(Grouping::new(group)))
+        } else {
+            None
+        };
+        let ctx = Ctx { scope: &scope, grouping: grouping.as_ref() };
+        // Output columns.
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in &s.projection {
+            match item {
+                ast::SelectItem::Wildcard(_) => {
+                    if scope.cols.is_empty() {
+                        return Err(Error::Syntax("SELECT * with no tables specified is not valid".into()));
+                    }
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        let e = match &grouping {
+                            Some(_) => self.expr(&ast::Expr::Identifier(ast::Ident::new(&c.name)), &ctx)?.0,
+                            None => Expr::Column(i),
+                        };
+                        exprs.push(e);
+                        cols.push(OutputColumn { name: c.name.clone(), ty: c.ty.clone() });
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(kind, _) => {
+                    let rel = match kind {
+                        ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                            super::bind::object_parts(n)?.last().cloned().unwrap_or_default()
+                        }
+                        _ => return Err(Error::unsupported("this wildcard")),
+                    };
+                    let mut any = false;
+                    for (i, c) in scope.cols.iter().enumerate() {
+                        if c.rel.as_deref() == Some(rel.as_str()) {
+                            any = true;
+                            exprs.push(Expr::Column(i));
+                            cols.push(OutputColumn { name: c.name.clone(), ty: c.ty.clone() });
+                        }
+                    }
+                    if !any {
+                        return Err(Error::other(
+                            "42P01",
+                            format!("missing FROM-clause entry for table \"{rel}\""),
+                        ));
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e) => {
+                    let (x, ty) = self.expr(e, &ctx)?;
+                    exprs.push(x);
+                    cols.push(OutputColumn { name: column_name(e), ty: ty.or(Some(DataType::Text)) });
+                }
+                ast::SelectItem::ExprWithAlias { expr, alias } => {
+                    let (x, ty) = self.expr(expr, &ctx)?;
+                    exprs.push(x);
+                    cols.push(OutputColumn { name: ident(alias), ty: ty.or(Some(DataType::Text)) });
+                }
+                ast::SelectItem::ExprWithAliases { .. } => {
+                    return Err(Error::unsupported("multiple aliases"))
+                }
+            }
+        }
+        let having = s
+            .having
+            .as_ref()
+            .map(|h| {
+                let t = self.expr(h, &ctx)?;
+                Ok::<_, Error>(self.coerce_untyped(t, &Some(DataType::Boolean))?.0)
+            })
+            .transpose()?;
+        // ORDER BY keys not in the output are computed as hidden columns.
+        let visible = exprs.len();
+        let mut keys = Vec::new();
+        if sorted.is_none() {
+            for o in order {
+                let idx = match self.output_ref(&o.expr, &cols)? {
+                    Some(i) => i,
+                    None => {
+                        let (x, _) = self.expr(&o.expr, &ctx)?;
+                        if let Some(i) = exprs.iter().position(|e| format!("{e:?}") == format!("{x:?}")) {
+                            i
+                        } else {
+                            if s.distinct.is_some() {
+                                return Err(Error::other(
+                                    "42P10",
+                                    "for SELECT DISTINCT, ORDER BY expressions must appear in select list",
+                                ));
+                            }
+                            exprs.push(x);
+                            exprs.len() - 1
+                        }
+                    }
+                };
+                keys.push(sort_key(Expr::Column(idx), o));
+            }
+        }
+        if let Some(g) = grouping {
+            let g = g.into_inner();
+            plan = Plan::Aggregate { input: Box::new(plan), group: g.group, aggs: g.aggs };
+            if let Some(h) = having {
+                plan = Plan::Filter { input: Box::new(plan), pred: h };
+            }
+        }
+        plan = Plan::Project { input: Box::new(plan), exprs };
+        match &s.distinct {
+            None | Some(ast::Distinct::All) => {}
+            Some(ast::Distinct::Distinct) => plan = Plan::Distinct { input: Box::new(plan), on: None },
+            Some(ast::Distinct::On(on)) => {
+                // DISTINCT ON keys first in the sort, then the ORDER BY.
+                let mut on_keys = Vec::new();
+                for e in on {
+                    let idx = match self.output_ref(e, &cols)? {
+                        Some(i) => i,
+                        None => {
+                            return Err(Error::unsupported(
+                                "DISTINCT ON an expression not in the select list",
+                            ))
+                        }
+                    };
+                    on_keys.push(idx);
+                }
+                let mut ordered: Vec<Expr> = on_keys.iter().map(|&i| Expr::Column(i)).collect();
+                ordered.extend((0..visible).map(Expr::Column));
+                let width = on_keys.len();
+                let mut sort: Vec<SortKey> = keys
+                    .iter()
+                    .map(|k| SortKey { expr: k.expr.clone().shift_columns(width as isize), ..k.clone() })
+                    .collect();
+                for (i, _) in on_keys.iter().enumerate() {
+                    if i >= sort.len() {
+                        sort.push(SortKey { expr: Expr::Column(i), desc: false, nulls_first: false });
+                    }
+                }
+                let with_keys = Plan::Project { input: Box::new(plan), exprs: ordered };
+                let sorted = Plan::Sort { input: Box::new(with_keys), keys: sort };
+                let dedup = Plan::Distinct { input: Box::new(sorted), on: Some(width) };
+                let exprs = (width..width + visible).map(Expr::Column).collect();
+                return Ok((Plan::Project { input: Box::new(dedup), exprs }, cols));
+            }
+        }
+        if !keys.is_empty() {
+            plan = Plan::Sort { input: Box::new(plan), keys };
+        }
+        if plan_width_exceeds(visible, &plan) {
+            plan = Plan::Project { input: Box::new(plan), exprs: (0..visible).map(Expr::Column).collect() };
+        }
+        Ok((plan, cols))
+    }
+
+    /// A GROUP BY item: an output column number, an output alias, or an
+    /// expression over the FROM scope.
+    fn group_expr(&mut self, g: &ast::Expr, projection: &[ast::SelectItem], ctx: &Ctx) -> Result<Expr> {
+        if let ast::Expr::Value(v) = g {
+            if let ast::Value::Number(n, _) = &v.value {
+                let i: usize =
+                    n.parse().map_err(|_| Error::Syntax("non-integer constant in GROUP BY".to_string()))?;
+                return match projection.get(i.wrapping_sub(1)) {
+                    Some(
+                        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. },
+                    ) => Ok(self.expr(e, ctx)?.0),
+                    _ => Err(Error::other("42P10", format!("GROUP BY position {i} is not in select list"))),
+                };
+            }
+        }
+        match self.expr(g, ctx) {
+            Ok((e, _)) => Ok(e),
+            Err(err) => {
+                if let ast::Expr::Identifier(id) = g {
+                    let name = ident(id);
+                    for p in projection {
+                        if let ast::SelectItem::ExprWithAlias { expr, alias } = p {
+                            if ident(alias) == name {
+                                return Ok(self.expr(expr, ctx)?.0);
+                            }
+                        }
+                    }
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// An ORDER BY item naming an output column (by number or alias).
+    fn output_ref(&mut self, e: &ast::Expr, cols: &[OutputColumn]) -> Result<Option<usize>> {
+        match e {
+            ast::Expr::Value(v) => {
+                if let ast::Value::Number(n, _) = &v.value {
+                    let i: usize = n.parse().unwrap_or(0);
+                    if i == 0 || i > cols.len() {
+                        return Err(Error::other(
+                            "42P10",
+                            format!("ORDER BY position {n} is not in select list"),
+                        ));
+                    }
+                    return Ok(Some(i - 1));
+                }
+                Ok(None)
+            }
+            ast::Expr::Identifier(id) => {
+                let name = ident(id);
+                let hits: Vec<usize> =
+                    cols.iter().enumerate().filter(|(_, c)| c.name == name).map(|(i, _)| i).collect();
+                Ok(hits.first().copied())
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn sort_keys(
+        &mut self,
+        order: &[&ast::OrderByExpr],
+        cols: &[OutputColumn],
+        ctx: &Ctx,
+    ) -> Result<Vec<SortKey>> {
+        let mut keys = Vec::new();
+        for o in order {
+            let e = match self.output_ref(&o.expr, cols)? {
+                Some(i) => Expr::Column(i),
+                None => self.expr(&o.expr, ctx)?.0,
+            };
+            keys.push(sort_key(e, o));
+        }
+        Ok(keys)
+    }
+
+    fn from(&mut self, from: &[ast::TableWithJoins]) -> Result<Vec<Step>> {
+        let mut steps = Vec::new();
+        for twj in from {
+            let item = self.factor(&twj.relation)?;
+            steps.push(Step { item, kind: JoinKind::Inner, on: None });
+            for j in &twj.joins {
+                let item = self.factor(&j.relation)?;
+                let (kind, c, _) = match &j.join_operator {
+                    ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, c, false),
+                    ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
+                        (JoinKind::Left, c, false)
+                    }
+                    ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                        (JoinKind::Right, c, true)
+                    }
+                    ast::JoinOperator::FullOuter(c) => (JoinKind::Full, c, false),
+                    ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c, false),
+                    other => return Err(Error::unsupported(format!("join {other:?}"))),
+                };
+                let on = match c {
+                    ast::JoinConstraint::On(e) => Some(e.clone()),
+                    ast::JoinConstraint::None => None,
+                    ast::JoinConstraint::Using(cols) => {
+                        // USING (a, b): left.a = right.a AND ...
+                        let left_scope: Scope =
+                            steps.iter().fold(Scope::default(), |s, st: &Step| s.concat(&st.item.scope));
+                        let mut parts = Vec::new();
+                        for c in cols {
+                            let name = super::bind::object_parts(c)?.join(".");
+                            let lrel = left_scope
+                                .cols
+                                .iter()
+                                .find(|x| x.name == name)
+                                .and_then(|x| x.rel.clone())
+                                .ok_or_else(|| Error::UndefinedColumn(format!("\"{name}\"")))?;
+                            let rrel = item
+                                .scope
+                                .cols
+                                .iter()
+                                .find(|x| x.name == name)
+                                .and_then(|x| x.rel.clone())
+                                .ok_or_else(|| Error::UndefinedColumn(format!("\"{name}\"")))?;
+                            parts.push(ast::Expr::BinaryOp {
+                                left: Box::new(ast::Expr::CompoundIdentifier(vec![
+                                    ast::Ident::new(lrel),
+                                    ast::Ident::new(&name),
+                                ])),
+                                op: ast::BinaryOperator::Eq,
+                                right: Box::new(ast::Expr::CompoundIdentifier(vec![
+                                    ast::Ident::new(rrel),
+                                    ast::Ident::new(&name),
+                                ])),
+                            });
+                        }
+                        parts.into_iter().reduce(|a, b| ast::Expr::BinaryOp {
+                            left: Box::new(a),
+                            op: ast::BinaryOperator::And,
+                            right: Box::new(b),
+                        })
+                    }
+                    ast::JoinConstraint::Natural => return Err(Error::unsupported("NATURAL JOIN")),
+                };
+                steps.push(Step { item, kind, on });
+            }
+        }
+        Ok(steps)
+    }
+
+    fn factor(&mut self, f: &ast::TableFactor) -> Result<Item> {
+        match f {
+            ast::TableFactor::Table { name, alias, args: None, .. } => {
+                let parts = super::bind::object_parts(name)?;
+                let alias_name = alias
+                    .as_ref()
+                    .map(|a| ident(&a.name))
+                    .unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
+                if parts.len() == 1 {
+                    if let Some((_, plan, cols)) = self.ctes.iter().rev().find(|(n, _, _)| *n == parts[0]) {
+                        let mut cols = cols.clone();
+                        rename_columns(&mut cols, alias.as_ref());
+                        return Ok(Item {
+                            plan: plan.clone(),
+                            scope: Scope::of(&alias_name, &cols),
+                            base: None,
+                        });
+                    }
+                }
+                let table_name = self.table_name(name)?;
+                let info = self.catalog.table(&table_name)?;
+                let mut cols: Vec<OutputColumn> = info
+                    .table
+                    .columns()
+                    .iter()
+                    .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
+                    .collect();
+                rename_columns(&mut cols, alias.as_ref());
+                let access = Access {
+                    table: info.table.clone(),
+                    alias: alias_name.clone(),
+                    path: AccessPath::Scan,
+                    filter: None,
+                    cond_text: String::new(),
+                    filter_text: String::new(),
+                };
+                Ok(Item {
+                    plan: Plan::Access(access.clone()),
+                    scope: Scope::of(&alias_name, &cols),
+                    base: Some(access),
+                })
+            }
+            ast::TableFactor::Table { name, alias, args: Some(args), .. } => {
+                let fname = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
+                let fargs: Vec<&ast::Expr> = args
+                    .args
+                    .iter()
+                    .map(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                        _ => Err(Error::unsupported("named function arguments")),
+                    })
+                    .collect::<Result<_>>()?;
+                self.table_function(&fname, &fargs, alias.as_ref())
+            }
+            ast::TableFactor::Function { name, args, alias, .. } => {
+                let fname = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
+                let fargs: Vec<&ast::Expr> = args
+                    .iter()
+                    .map(|a| match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                        _ => Err(Error::unsupported("named function arguments")),
+                    })
+                    .collect::<Result<_>>()?;
+                self.table_function(&fname, &fargs, alias.as_ref())
+            }
+            ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
+                let (plan, mut cols) = self.query(subquery)?;
+                let Some(a) = alias else {
+                    return Err(Error::Syntax("subquery in FROM must have an alias".into()));
+                };
+                rename_columns(&mut cols, Some(a));
+                Ok(Item { plan, scope: Scope::of(&ident(&a.name), &cols), base: None })
+            }
+            ast::TableFactor::NestedJoin { table_with_joins, alias: None } => {
+                let steps = self.from(std::slice::from_ref(table_with_joins))?;
+                let (plan, scope, _) = self.join_all(steps, None, None)?;
+                Ok(Item { plan, scope, base: None })
+            }
+            other => Err(Error::unsupported(format!("FROM item {other}"))),
+        }
+    }
+
+    fn table_function(
+        &mut self,
+        name: &str,
+        args: &[&ast::Expr],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Item> {
+        if name != "generate_series" {
+            return Err(Error::UndefinedFunction(name.to_string()));
+        }
+        if !(2..=3).contains(&args.len()) {
+            return Err(Error::UndefinedFunction("generate_series with this many arguments".into()));
+        }
+        let empty = Scope::default();
+        let ctx = Ctx::plain(&empty);
+        let mut bound = Vec::new();
+        let mut ty = DataType::Integer;
+        for a in args {
+            let t = self.expr(a, &ctx)?;
+            if let Some(t) = &t.1 {
+                ty = super::bind::wider(&ty, t).unwrap_or(DataType::BigInt);
+            }
+            bound.push(t);
+        }
+        if !matches!(ty, DataType::SmallInt | DataType::Integer | DataType::BigInt) {
+            return Err(Error::unsupported(format!("generate_series over {}", ty.sql_name())));
+        }
+        let mut exprs = Vec::new();
+        for t in bound {
+            exprs.push(self.coerce_untyped(t, &Some(DataType::BigInt))?.0);
+        }
+        let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| "generate_series".into());
+        let col_name = alias
+            .and_then(|a| a.columns.first().map(|c| ident(&c.name)))
+            .unwrap_or_else(|| alias.map(|a| ident(&a.name)).unwrap_or_else(|| "generate_series".into()));
+        let cols = vec![OutputColumn { name: col_name, ty: Some(ty.clone()) }];
+        let plan = Plan::Project {
+            input: Box::new(Plan::Series { args: exprs }),
+            exprs: vec![Expr::Cast(Box::new(Expr::Column(0)), ty)],
+        };
+        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None })
+    }
+
+    /// Joins the FROM items left-deep, placing each WHERE conjunct at the
+    /// first step where it can be evaluated. Returns the plan, its scope,
+    /// and the order it delivers, if one was asked for and met.
+    fn join_all(
+        &mut self,
+        steps: Vec<Step>,
+        selection: Option<&ast::Expr>,
+        want_order: Option<&[&ast::OrderByExpr]>,
+    ) -> Result<(Plan, Scope, Option<()>)> {
+        if steps.is_empty() {
+            let empty = Scope::default();
+            let mut plan = Plan::Values { rows: vec![vec![]] };
+            if let Some(w) = selection {
+                let t = self.expr(w, &Ctx::plain(&empty))?;
+                let pred = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+                plan = Plan::Filter { input: Box::new(plan), pred };
+            }
+            return Ok((plan, empty, None));
+        }
+        // The full scope, and each step's column range in it.
+        let mut full = Scope::default();
+        let mut ranges = Vec::new();
+        for s in &steps {
+            let start = full.cols.len();
+            full = full.concat(&s.item.scope);
+            ranges.push(start..full.cols.len());
+        }
+        let outer_joins = steps.iter().any(|s| matches!(s.kind, JoinKind::Right | JoinKind::Full));
+        let mut pending: Vec<(Expr, String)> = Vec::new();
+        if let Some(w) = selection {
+            if has_aggregate(w) {
+                return Err(Error::Grouping("aggregate functions are not allowed in WHERE".into()));
+            }
+            let t = self.expr(w, &Ctx::plain(&full))?;
+            if !matches!(t.1, None | Some(DataType::Boolean)) {
+                return Err(Error::mismatch(format!(
+                    "argument of WHERE must be type boolean, not type {}",
+                    t.1.as_ref().map_or("unknown".into(), |t| t.sql_name())
+                )));
+            }
+            let pred = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+            let texts = conjunct_texts(w);
+            let parts = pred.conjuncts();
+            let same = texts.len() == parts.len();
+            for (i, p) in parts.into_iter().enumerate() {
+                let text = if same { texts[i].clone() } else { String::new() };
+                pending.push((p, text));
+            }
+        }
+        // Step of a conjunct: the last step whose columns it reads.
+        let step_of = |e: &Expr| -> usize {
+            e.columns_used()
+                .iter()
+                .map(|c| ranges.iter().position(|r| r.contains(c)).unwrap_or(0))
+                .max()
+                .unwrap_or(0)
+        };
+        let (order_keys, sorted) = match want_order {
+            Some(order) => {
+                let mut keys = Vec::new();
+                for o in order {
+                    match self.expr(&o.expr, &Ctx::plain(&full)) {
+                        Ok((Expr::Column(c), _)) => keys.push((
+                            c,
+                            matches!(o.options.sort, Some(ast::OrderBySort::Desc)),
+                            o.options.nulls_first,
+                        )),
+                        _ => {
+                            keys.clear();
+                            break;
+                        }
+                    }
+                }
+                (keys, true)
+            }
+            None => (vec![], false),
+        };
+        let mut delivered = None;
+        let mut plan: Option<Plan> = None;
+        let mut scope = Scope::default();
+        let outer_w = self.outer_width();
+        for (i, step) in steps.into_iter().enumerate() {
+            let range = ranges[i].clone();
+            let here: Vec<(Expr, String)> = if outer_joins {
+                if i == ranges.len() - 1 {
+                    std::mem::take(&mut pending)
+                } else {
+                    vec![]
+                }
+            } else {
+                let (mine, rest): (Vec<_>, Vec<_>) = pending.into_iter().partition(|(e, _)| step_of(e) == i);
+                pending = rest;
+                mine
+            };
+            let mut on: Vec<(Expr, String)> = Vec::new();
+            if let Some(o) = &step.on {
+                let joined = scope.concat(&step.item.scope);
+                let t = self.expr(o, &Ctx::plain(&joined))?;
+                let pred = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+                let texts = conjunct_texts(o);
+                let parts = pred.conjuncts();
+                let same = texts.len() == parts.len();
+                for (k, p) in parts.into_iter().enumerate() {
+                    on.push((p, if same { texts[k].clone() } else { String::new() }));
+                }
+            }
+            let (join_conds, post): (Conds, Conds) = match step.kind {
+                JoinKind::Inner if !outer_joins => (on.into_iter().chain(here).collect(), vec![]),
+                _ => (on, here),
+            };
+            let Some(left) = plan.take() else {
+                // The first item: its conditions are its own filter.
+                let local: Vec<(Expr, String)> = join_conds.into_iter().chain(post).collect();
+                let p = self.leaf(
+                    step.item,
+                    local,
+                    range.start,
+                    if sorted { Some(&order_keys) } else { None },
+                    &mut delivered,
+                )?;
+                scope = full_slice(&full, range);
+                plan = Some(p);
+                continue;
+            };
+            let left_w = scope.cols.len();
+            let right_w = range.len();
+            // Conditions on the right side alone go into its access (not for
+            // outer joins' WHERE conditions, which are in `post`).
+            let (right_only, cross): (Vec<_>, Vec<_>) = join_conds
+                .into_iter()
+                .partition(|(e, _)| e.columns_used().iter().all(|c| range.contains(c)) && !has_subquery(e));
+            let right_only: Vec<(Expr, String)> = if matches!(step.kind, JoinKind::Full | JoinKind::Right) {
+                // A FULL join keeps unmatched right rows: nothing moves.
+                let mut all = cross;
+                all.extend(right_only);
+                let joined = self.join(
+                    left,
+                    step.item,
+                    all,
+                    vec![],
+                    step.kind,
+                    left_w,
+                    right_w,
+                    range.start,
+                    outer_w,
+                )?;
+                plan = Some(apply_post(joined, post));
+                scope = scope.concat(&full_slice(&full, range));
+                continue;
+            } else {
+                right_only.into_iter().map(|(e, t)| (e.shift_columns(-(range.start as isize)), t)).collect()
+            };
+            let joined = self.join(
+                left,
+                step.item,
+                cross,
+                right_only,
+                step.kind,
+                left_w,
+                right_w,
+                range.start,
+                outer_w,
+            )?;
+            scope = scope.concat(&full_slice(&full, range));
+            plan = Some(apply_post(joined, post));
+        }
+        let plan = plan.ok_or_else(|| Error::other("XX000", "empty FROM"))?;
+        Ok((plan, scope, delivered))
+    }
+
+    /// A leaf with its conditions: a base table picks its access path,
+    /// anything else gets a filter.
+    fn leaf(
+        &mut self,
+        item: Item,
+        conds: Vec<(Expr, String)>,
+        start: usize,
+        order: Option<&Vec<(usize, bool, Option<bool>)>>,
+        delivered: &mut Option<()>,
+    ) -> Result<Plan> {
+        let conds: Vec<(Expr, String)> =
+            conds.into_iter().map(|(e, t)| (e.shift_columns(-(start as isize)), t)).collect();
+        match item.base {
+            Some(base) => {
+                let order: Option<Order> = order
+                    .filter(|o| !o.is_empty())
+                    .map(|o| Order { columns: o.iter().map(|(c, d, n)| (c - start, *d, *n)).collect() });
+                let (access, met) = access::choose(base, conds, order.as_ref())?;
+                if met {
+                    *delivered = Some(());
+                }
+                Ok(Plan::Access(access))
+            }
+            None => Ok(apply_post(item.plan, conds)),
+        }
+    }
+
+    /// Joins `left` with `item`, choosing index nested-loop, hash or plain
+    /// nested-loop join.
+    #[allow(clippy::too_many_arguments)]
+    fn join(
+        &mut self,
+        left: Plan,
+        item: Item,
+        cross: Vec<(Expr, String)>,
+        right_only: Vec<(Expr, String)>,
+        kind: JoinKind,
+        left_w: usize,
+        right_w: usize,
+        start: usize,
+        outer_w: usize,
+    ) -> Result<Plan> {
+        // Equalities between a right column and an expression of the left row.
+        let mut params: Vec<(Expr, String)> = Vec::new();
+        let mut equi: Vec<(Expr, Expr)> = Vec::new();
+        let mut rest: Vec<(Expr, String)> = Vec::new();
+        for (e, text) in cross {
+            if let Some((l, r)) = split_equi(&e, left_w, start) {
+                equi.push((l.clone(), r.clone()));
+                if let Expr::Column(rc) = r {
+                    // As an index key: left columns become outer columns.
+                    let key = l.clone().map(&mut |x| match x {
+                        Expr::Column(c) => Expr::Outer(outer_w + c),
+                        x => x,
+                    });
+                    params.push((
+                        Expr::Binary(BinOp::Eq, Box::new(Expr::Column(rc - start)), Box::new(key)),
+                        text.clone(),
+                    ));
+                }
+                rest.push((e, text));
+            } else {
+                rest.push((e, text));
+            }
+        }
+        if let (Some(base), true) = (&item.base, !matches!(kind, JoinKind::Full | JoinKind::Right)) {
+            let mut conds = right_only.clone();
+            conds.extend(params.iter().cloned());
+            let (access, _) = access::choose(base.clone(), conds, None)?;
+            if !matches!(access.path, AccessPath::Scan) || equi.is_empty() {
+                // Index nested loop (or no equality at all: plain nested loop).
+                let on = Expr::and_all(rest.into_iter().map(|(e, _)| e).collect());
+                return Ok(Plan::NestedLoop {
+                    left: Box::new(left),
+                    right: Box::new(Plan::Access(access)),
+                    kind,
+                    on,
+                    right_width: right_w,
+                });
+            }
+        }
+        let right = match item.base {
+            Some(base) => Plan::Access(access::choose(base, right_only, None)?.0),
+            None => apply_post(item.plan, right_only),
+        };
+        if equi.is_empty() {
+            if matches!(kind, JoinKind::Full | JoinKind::Right) {
+                return Err(Error::Unsupported(
+                    "FULL JOIN is only supported with merge-joinable or hash-joinable join conditions".into(),
+                ));
+            }
+            let on = Expr::and_all(rest.into_iter().map(|(e, _)| e).collect());
+            return Ok(Plan::NestedLoop {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind,
+                on,
+                right_width: right_w,
+            });
+        }
+        let (left_keys, right_keys): (Vec<Expr>, Vec<Expr>) =
+            equi.into_iter().map(|(l, r)| (l, r.shift_columns(-(start as isize)))).unzip();
+        let on = Expr::and_all(rest.into_iter().map(|(e, _)| e).collect());
+        Ok(Plan::HashJoin {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            left_keys,
+            right_keys,
+            on,
+            left_width: left_w,
+            right_width: right_w,
+        })
+    }
+}
+
+/// Splits `l = r` where one side reads only left columns (< left_w) and the
+/// other only right columns (>= start): (left expr, right expr).
+fn split_equi(e: &Expr, left_w: usize, start: usize) -> Option<(Expr, Expr)> {
+    let Expr::Binary(BinOp::Eq, a, b) = e else { return None };
+    if has_subquery(a) || has_subquery(b) {
+        return None;
+    }
+    let side = |x: &Expr| -> Option<bool> {
+        let cols = x.columns_used();
+        if cols.is_empty() {
+            None
+        } else if cols.iter().all(|&c| c < left_w) {
+            Some(true)
+        } else if cols.iter().all(|&c| c >= start) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    match (side(a), side(b)) {
+        (Some(true), Some(false)) => Some(((**a).clone(), (**b).clone())),
+        (Some(false), Some(true)) => Some(((**b).clone(), (**a).clone())),
+        _ => None,
+    }
+}
+
+fn has_subquery(e: &Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        if matches!(x, Expr::Subquery(..)) {
+            found = true;
+        }
+    });
+    found
+}
+
+fn apply_post(plan: Plan, conds: Vec<(Expr, String)>) -> Plan {
+    match Expr::and_all(conds.into_iter().map(|(e, _)| e).collect()) {
+        Some(pred) => Plan::Filter { input: Box::new(plan), pred },
+        None => plan,
+    }
+}
+
+fn full_slice(full: &Scope, r: std::ops::Range<usize>) -> Scope {
+    Scope { cols: full.cols[r].to_vec() }
+}
+
+fn rename_columns(cols: &mut [OutputColumn], alias: Option<&ast::TableAlias>) {
+    if let Some(a) = alias {
+        for (c, n) in cols.iter_mut().zip(&a.columns) {
+            c.name = ident(&n.name);
+        }
+    }
+}
+
+/// The SQL text of each top-level conjunct, for EXPLAIN.
+fn conjunct_texts(e: &ast::Expr) -> Vec<String> {
+    match e {
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::And, right } => {
+            let mut v = conjunct_texts(left);
+            v.extend(conjunct_texts(right));
+            v
+        }
+        ast::Expr::Nested(inner)
+            if matches!(inner.as_ref(), ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. }) =>
+        {
+            conjunct_texts(inner)
+        }
+        ast::Expr::Between { negated: false, .. } => {
+            // Bound as two conjuncts.
+            vec![format!("({e})"), String::new()]
+        }
+        e => vec![format!("({e})")],
+    }
+}
+
+fn sort_key(expr: Expr, o: &ast::OrderByExpr) -> SortKey {
+    let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+    SortKey { expr, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) }
+}
+
+/// The name PostgreSQL gives an unaliased output column.
+fn column_name(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => ident(id),
+        ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident).unwrap_or_default(),
+        ast::Expr::Function(f) => super::bind::function_name(f).unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
+            ast::Expr::Value(_) => data_type_name(data_type),
+            e => column_name(e),
+        },
+        ast::Expr::Nested(e) => column_name(e),
+        ast::Expr::Case { .. } => "case".into(),
+        ast::Expr::Exists { .. } => "exists".into(),
+        ast::Expr::Subquery(q) => match q.body.as_ref() {
+            ast::SetExpr::Select(s) => match s.projection.first() {
+                Some(ast::SelectItem::UnnamedExpr(e)) => column_name(e),
+                Some(ast::SelectItem::ExprWithAlias { alias, .. }) => ident(alias),
+                _ => "?column?".into(),
+            },
+            _ => "?column?".into(),
+        },
+        ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::Substring { .. } => "substring".into(),
+        ast::Expr::Position { .. } => "position".into(),
+        ast::Expr::Trim { .. } => "btrim".into(),
+        ast::Expr::Ceil { .. } => "ceil".into(),
+        ast::Expr::Floor { .. } => "floor".into(),
+        ast::Expr::TypedString(ts) => data_type_name(&ts.data_type),
+        _ => "?column?".into(),
+    }
+}
+
+fn data_type_name(t: &ast::DataType) -> String {
+    match super::bind::data_type(t) {
+        Ok(DataType::Integer) => "int4".into(),
+        Ok(DataType::BigInt) => "int8".into(),
+        Ok(DataType::SmallInt) => "int2".into(),
+        Ok(DataType::Double) => "float8".into(),
+        Ok(DataType::Boolean) => "bool".into(),
+        Ok(DataType::Varchar(_)) => "varchar".into(),
+        Ok(DataType::Char(_)) => "bpchar".into(),
+        Ok(DataType::Timestamp) => "timestamp".into(),
+        Ok(DataType::TimestampTz) => "timestamptz".into(),
+        Ok(DataType::Numeric { .. }) => "numeric".into(),
+        Ok(t) => t.sql_name(),
+        Err(_) => "?column?".into(),
+    }
+}
+
+/// Adds casts so a set operation's side produces the unified column types.
+fn cast_to(plan: Plan, have: &[OutputColumn], want: &[OutputColumn]) -> Plan {
+    if have.iter().zip(want).all(|(h, w)| h.ty == w.ty) {
+        return plan;
+    }
+    let exprs = have
+        .iter()
+        .zip(want)
+        .enumerate()
+        .map(|(i, (h, w))| match (&h.ty, &w.ty) {
+            (a, Some(b)) if a.as_ref() != Some(b) => Expr::Cast(Box::new(Expr::Column(i)), b.clone()),
+            _ => Expr::Column(i),
+        })
+        .collect();
+    Plan::Project { input: Box::new(plan), exprs }
+}
+
+fn plan_width_exceeds(visible: usize, plan: &Plan) -> bool {
+    fn width(p: &Plan) -> Option<usize> {
+        match p {
+            Plan::Project { exprs, .. } => Some(exprs.len()),
+            Plan::Sort { input, .. } | Plan::Distinct { input, .. } | Plan::Filter { input, .. } => {
+                width(input)
+            }
+            _ => None,
+        }
+    }
+    width(plan).is_some_and(|w| w > visible)
+}

@@ -1,0 +1,714 @@
+//! Sessions: the state one client connection carries between statements.
+//!
+//! ```text
+//!            BEGIN                 error
+//!   Idle ───────────▶ InBlock ───────────▶ Failed
+//!    ▲  ◀── COMMIT/ROLLBACK ──┘              │
+//!    └──────────── COMMIT/ROLLBACK ──────────┘  (COMMIT of a failed block
+//!                                                 rolls back)
+//! ```
+//!
+//! Outside a block every statement runs in its own transaction
+//! (autocommit). Inside, each statement starts a new READ COMMITTED
+//! snapshot; after an error every statement fails with 25P02 until the
+//! block ends. A prepared statement keeps its plan and the catalog version
+//! it was planned at, and plans again when the schema has changed since.
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::execution::{ddl, dml, query, ExecCtx};
+use crate::planner::plan::Plan;
+use crate::planner::{Binder, OutputColumn, Planned, Statement};
+use centum_engine::{Isolation, Transaction};
+use centum_types::{DataType, TimestampTz, Value};
+use sqlparser::ast;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A SQL database: the engine plus the SQL catalog. Cheap to clone.
+#[derive(Clone)]
+pub struct Database {
+    catalog: Arc<Catalog>,
+}
+
+impl Database {
+    /// Opens the SQL layer over an engine database.
+    pub fn open(engine: centum_engine::Database) -> Result<Database> {
+        Ok(Database { catalog: Arc::new(Catalog::open(engine)?) })
+    }
+
+    /// A new session.
+    pub fn session(&self) -> Session {
+        Session {
+            catalog: self.catalog.clone(),
+            txn: None,
+            state: TxnStatus::Idle,
+            block_used: false,
+            isolation: Isolation::ReadCommitted,
+            next_isolation: None,
+            search_path: vec!["public".into()],
+            statement_timeout: None,
+            delayed_durability: false,
+            settings: HashMap::new(),
+            currval: RefCell::new(HashMap::new()),
+            txn_time: TimestampTz::now(),
+            named: HashMap::new(),
+        }
+    }
+
+    /// The SQL catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+}
+
+/// Where a session is with respect to transactions (ReadyForQuery's
+/// status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnStatus {
+    /// No transaction block.
+    Idle,
+    /// In a block.
+    InBlock,
+    /// In a failed block: only ROLLBACK (or COMMIT) is accepted.
+    Failed,
+}
+
+/// The result of one statement.
+#[derive(Clone, Debug, Default)]
+pub struct QueryResult {
+    /// Result columns (empty for statements that return no rows).
+    pub columns: Vec<OutputColumn>,
+    /// The rows.
+    pub rows: Vec<Vec<Value>>,
+    /// The command tag (`SELECT 3`, `INSERT 0 1`, `CREATE TABLE`).
+    pub tag: String,
+    /// Notices raised.
+    pub notices: Vec<String>,
+}
+
+/// A prepared statement.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    statement: ast::Statement,
+    declared: Vec<Option<DataType>>,
+    planned: Arc<Planned>,
+    version: u64,
+}
+
+impl Prepared {
+    /// The parameter types (inferred where not declared).
+    pub fn params(&self) -> &[DataType] {
+        &self.planned.params
+    }
+
+    /// The result columns.
+    pub fn columns(&self) -> &[OutputColumn] {
+        &self.planned.columns
+    }
+}
+
+/// One client's session.
+pub struct Session {
+    catalog: Arc<Catalog>,
+    txn: Option<Transaction>,
+    state: TxnStatus,
+    /// Whether the block ran a statement yet (SET TRANSACTION must come first).
+    block_used: bool,
+    isolation: Isolation,
+    next_isolation: Option<Isolation>,
+    search_path: Vec<String>,
+    statement_timeout: Option<Duration>,
+    delayed_durability: bool,
+    settings: HashMap<String, String>,
+    currval: RefCell<HashMap<String, i64>>,
+    txn_time: TimestampTz,
+    named: HashMap<String, Prepared>,
+}
+
+fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::Snapshot => "repeatable read",
+        Isolation::Serializable => "serializable",
+    }
+}
+
+fn parse_isolation(text: &str) -> Result<Isolation> {
+    match text.trim().to_lowercase().replace(['\'', '"'], "").as_str() {
+        "read committed" | "read uncommitted" => Ok(Isolation::ReadCommitted),
+        "repeatable read" | "snapshot" => Ok(Isolation::Snapshot),
+        "serializable" => Ok(Isolation::Serializable),
+        other => Err(Error::InvalidParameter(format!(
+            "invalid value for parameter \"transaction_isolation\": \"{other}\""
+        ))),
+    }
+}
+
+fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
+    modes.iter().find_map(|m| match m {
+        ast::TransactionMode::IsolationLevel(l) => Some(match l {
+            ast::TransactionIsolationLevel::Serializable => Isolation::Serializable,
+            ast::TransactionIsolationLevel::RepeatableRead | ast::TransactionIsolationLevel::Snapshot => {
+                Isolation::Snapshot
+            }
+            _ => Isolation::ReadCommitted,
+        }),
+        _ => None,
+    })
+}
+
+fn tag(t: &str) -> QueryResult {
+    QueryResult { tag: t.into(), ..Default::default() }
+}
+
+impl Session {
+    /// The transaction status.
+    pub fn status(&self) -> TxnStatus {
+        self.state
+    }
+
+    /// Runs every statement in `sql` (the simple query protocol): stops at
+    /// the first error. A lone statement outside a block is its own
+    /// transaction; several statements outside a block form one implicit
+    /// transaction, as in PostgreSQL.
+    pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
+        let trimmed = sql.trim_start().to_lowercase();
+        if trimmed.starts_with("vacuum") {
+            return Ok(vec![tag("VACUUM")]);
+        }
+        let stmts = match crate::parser::parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail();
+                return Err(e);
+            }
+        };
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in &stmts {
+            match self.run(s) {
+                Ok(r) => out.push(r),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Prepares `sql` (one statement); `declared` gives parameter types the
+    /// client named (the rest are inferred).
+    pub fn prepare(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
+        let mut stmts = crate::parser::parse(sql)?;
+        if stmts.len() != 1 {
+            return Err(Error::Syntax("cannot insert multiple commands into a prepared statement".into()));
+        }
+        let statement = stmts.remove(0);
+        self.prepare_ast(statement, declared.to_vec())
+    }
+
+    fn prepare_ast(&self, statement: ast::Statement, declared: Vec<Option<DataType>>) -> Result<Prepared> {
+        let version = self.catalog.version();
+        let planned = Arc::new(self.plan(&statement, declared.clone())?);
+        Ok(Prepared { statement, declared, planned, version })
+    }
+
+    /// Runs a prepared statement with `params`.
+    pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
+        if self.state == TxnStatus::Failed {
+            return Err(Error::InFailedTransaction);
+        }
+        if p.version != self.catalog.version() {
+            *p = self.prepare_ast(p.statement.clone(), p.declared.clone())?;
+        }
+        let planned = p.planned.clone();
+        self.run_planned(&planned, params)
+    }
+
+    fn fail(&mut self) {
+        if self.state == TxnStatus::InBlock {
+            self.state = TxnStatus::Failed;
+        }
+    }
+
+    fn plan(&self, s: &ast::Statement, declared: Vec<Option<DataType>>) -> Result<Planned> {
+        let mut b = Binder::new(&self.catalog, &self.search_path, declared);
+        let (statement, columns) = match s {
+            ast::Statement::Query(q) => {
+                let (plan, cols) = b.query(q)?;
+                (Statement::Query(plan), cols)
+            }
+            ast::Statement::Insert(i) => {
+                let (ins, cols) = b.insert(i)?;
+                (Statement::Insert(Box::new(ins)), cols)
+            }
+            ast::Statement::Update(u) => {
+                let (up, cols) = b.update(u)?;
+                (Statement::Update(Box::new(up)), cols)
+            }
+            ast::Statement::Delete(d) => {
+                let (del, cols) = b.delete(d)?;
+                (Statement::Delete(Box::new(del)), cols)
+            }
+            ast::Statement::Explain { statement, analyze: false, .. } => {
+                let inner = self.plan(statement, vec![])?;
+                let lines = explain(&inner);
+                let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
+                return Ok(Planned { statement: Statement::Explain(lines), columns: cols, params: vec![] });
+            }
+            other => {
+                return Err(Error::unsupported(format!("preparing {}", first_words(&other.to_string()))))
+            }
+        };
+        Ok(Planned { statement, columns, params: b.param_types() })
+    }
+
+    /// Runs one parsed statement.
+    fn run(&mut self, s: &ast::Statement) -> Result<QueryResult> {
+        use ast::Statement as S;
+        match s {
+            S::StartTransaction { modes, .. } => return self.begin(modes_isolation(modes)),
+            S::Commit { .. } => return self.commit(),
+            S::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
+            _ => {}
+        }
+        if self.state == TxnStatus::Failed {
+            return Err(Error::InFailedTransaction);
+        }
+        let r = self.run_other(s);
+        if r.is_err() {
+            self.fail();
+        }
+        r
+    }
+
+    fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
+        use ast::Statement as S;
+        let b = Binder::new(&self.catalog, &self.search_path, vec![]);
+        let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
+            let o = r?;
+            Ok(QueryResult { tag: o.tag, notices: o.notices, ..Default::default() })
+        };
+        match s {
+            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } => {
+                let planned = self.plan(s, vec![])?;
+                self.run_planned(&planned, &[])
+            }
+            S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
+            S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::Drop { object_type, if_exists, names, cascade, .. } => {
+                ddl_result(ddl::drop(&b, object_type, names, *if_exists, *cascade))
+            }
+            S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
+            S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
+            S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
+                ddl::create_sequence(&b, name, data_type.as_ref(), sequence_options, *if_not_exists),
+            ),
+            S::CreateSchema { schema_name, if_not_exists, .. } => {
+                ddl_result(ddl::create_schema(&b, schema_name, *if_not_exists))
+            }
+            S::Analyze(_) => Ok(tag("ANALYZE")),
+            S::Set(set) => self.set(set),
+            S::ShowVariable { variable } => {
+                let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
+                let value = self.show(&name)?;
+                Ok(QueryResult {
+                    columns: vec![OutputColumn { name: name.replace(' ', "_"), ty: Some(DataType::Text) }],
+                    rows: vec![vec![Value::Text(value)]],
+                    tag: "SHOW".into(),
+                    notices: vec![],
+                })
+            }
+            S::Prepare { name, data_types, statement } => {
+                let declared = data_types
+                    .iter()
+                    .map(|t| crate::planner::bind::data_type(t).map(Some))
+                    .collect::<Result<Vec<_>>>()?;
+                let p = self.prepare_ast((**statement).clone(), declared)?;
+                let n = crate::planner::bind::ident(name);
+                if self.named.contains_key(&n) {
+                    return Err(Error::Duplicate {
+                        code: "42P05",
+                        message: format!("prepared statement \"{n}\" already exists"),
+                    });
+                }
+                self.named.insert(n, p);
+                Ok(tag("PREPARE"))
+            }
+            S::Execute { name: Some(name), parameters, .. } => {
+                let n = crate::planner::bind::object_parts(name)?.join(".");
+                let mut p = self.named.get(&n).cloned().ok_or_else(|| {
+                    Error::other("26000", format!("prepared statement \"{n}\" does not exist"))
+                })?;
+                let mut params = Vec::new();
+                let empty = Default::default();
+                for e in parameters {
+                    let mut binder = Binder::new(&self.catalog, &self.search_path, vec![]);
+                    let (x, _) = binder.expr(e, &crate::planner::bind_ctx(&empty))?;
+                    params.push(self.const_eval(&x)?);
+                }
+                let r = self.execute_prepared(&mut p, &params);
+                self.named.insert(n, p);
+                r
+            }
+            S::Deallocate { name, .. } => {
+                let n = crate::planner::bind::ident(name);
+                if n == "all" {
+                    self.named.clear();
+                } else if self.named.remove(&n).is_none() {
+                    return Err(Error::other("26000", format!("prepared statement \"{n}\" does not exist")));
+                }
+                Ok(tag("DEALLOCATE"))
+            }
+            other => Err(Error::unsupported(first_words(&other.to_string()))),
+        }
+    }
+
+    /// Evaluates a constant expression (EXECUTE arguments).
+    fn const_eval(&self, e: &crate::planner::Expr) -> Result<Value> {
+        let db = self.catalog.db();
+        let txn = db.begin(Isolation::ReadCommitted)?;
+        let now = TimestampTz::now();
+        let cx = ExecCtx {
+            txn: &txn,
+            catalog: &self.catalog,
+            params: &[],
+            currval: &self.currval,
+            statement_time: now,
+            transaction_time: now,
+            deadline: None,
+        };
+        let v = crate::execution::eval::eval(e, &[], &[], &cx);
+        txn.abort();
+        v
+    }
+
+    fn begin(&mut self, isolation: Option<Isolation>) -> Result<QueryResult> {
+        if self.state != TxnStatus::Idle {
+            let mut r = tag("BEGIN");
+            r.notices.push("there is already a transaction in progress".into());
+            return Ok(r);
+        }
+        let iso = isolation.unwrap_or(self.isolation);
+        let mut txn = self.catalog.db().begin(iso)?;
+        if self.delayed_durability {
+            txn.set_delayed_durability(true);
+        }
+        self.txn = Some(txn);
+        self.txn_time = TimestampTz::now();
+        self.state = TxnStatus::InBlock;
+        self.block_used = false;
+        Ok(tag("BEGIN"))
+    }
+
+    fn commit(&mut self) -> Result<QueryResult> {
+        match self.state {
+            TxnStatus::Idle => {
+                let mut r = tag("COMMIT");
+                r.notices.push("there is no transaction in progress".into());
+                Ok(r)
+            }
+            TxnStatus::Failed => Ok(self.rollback()),
+            TxnStatus::InBlock => {
+                self.state = TxnStatus::Idle;
+                self.next_isolation = None;
+                match self.txn.take() {
+                    Some(t) => t.commit().map(|_| tag("COMMIT")).map_err(Error::from),
+                    None => Ok(tag("COMMIT")),
+                }
+            }
+        }
+    }
+
+    fn rollback(&mut self) -> QueryResult {
+        let mut r = tag("ROLLBACK");
+        if self.state == TxnStatus::Idle {
+            r.notices.push("there is no transaction in progress".into());
+        }
+        if let Some(t) = self.txn.take() {
+            t.abort();
+        }
+        self.state = TxnStatus::Idle;
+        self.next_isolation = None;
+        r
+    }
+
+    fn set(&mut self, set: &ast::Set) -> Result<QueryResult> {
+        match set {
+            ast::Set::SetTransaction { modes, session, .. } => {
+                let iso = modes_isolation(modes);
+                if *session {
+                    if let Some(i) = iso {
+                        self.isolation = i;
+                    }
+                } else if let Some(i) = iso {
+                    if self.state != TxnStatus::InBlock {
+                        let mut r = tag("SET");
+                        r.notices.push("SET TRANSACTION can only be used in transaction blocks".into());
+                        return Ok(r);
+                    }
+                    if self.block_used {
+                        return Err(Error::TransactionState {
+                            code: "25001",
+                            message: "SET TRANSACTION ISOLATION LEVEL must be called before any query".into(),
+                        });
+                    }
+                    let mut txn = self.catalog.db().begin(i)?;
+                    if self.delayed_durability {
+                        txn.set_delayed_durability(true);
+                    }
+                    if let Some(old) = self.txn.replace(txn) {
+                        old.abort();
+                    }
+                }
+                Ok(tag("SET"))
+            }
+            ast::Set::SingleAssignment { variable, values, .. } => {
+                let name = variable.to_string().to_lowercase();
+                let text: Vec<String> = values
+                    .iter()
+                    .map(|v| match v {
+                        ast::Expr::Value(v) => match &v.value {
+                            ast::Value::SingleQuotedString(s) => s.clone(),
+                            other => other.to_string(),
+                        },
+                        ast::Expr::Identifier(i) => i.value.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                self.set_var(&name, &text)?;
+                Ok(tag("SET"))
+            }
+            ast::Set::SetTimeZone { .. } => Ok(tag("SET")),
+            ast::Set::SetNames { .. } => Ok(tag("SET")),
+            other => Err(Error::unsupported(format!("{other}"))),
+        }
+    }
+
+    /// Sets a session variable.
+    pub fn set_var(&mut self, name: &str, values: &[String]) -> Result<()> {
+        let joined = values.join(", ");
+        match name {
+            "search_path" => {
+                self.search_path = values
+                    .iter()
+                    .map(|v| v.trim().trim_matches('"').to_lowercase())
+                    .filter(|v| !v.is_empty())
+                    .collect();
+            }
+            "transaction_isolation" | "default_transaction_isolation" => {
+                self.isolation = parse_isolation(&joined)?
+            }
+            "statement_timeout" => self.statement_timeout = parse_duration(&joined)?,
+            "synchronous_commit" => {
+                self.delayed_durability =
+                    matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local");
+                if let Some(t) = &mut self.txn {
+                    t.set_delayed_durability(self.delayed_durability);
+                }
+            }
+            _ => {}
+        }
+        self.settings.insert(name.to_string(), joined);
+        Ok(())
+    }
+
+    /// A session variable's value, as SHOW prints it.
+    pub fn show(&self, name: &str) -> Result<String> {
+        Ok(match name {
+            "transaction_isolation" | "transaction isolation level" => {
+                let iso = match &self.txn {
+                    Some(t) => t.isolation(),
+                    None => self.isolation,
+                };
+                isolation_name(iso).into()
+            }
+            "default_transaction_isolation" => isolation_name(self.isolation).into(),
+            "search_path" => self.search_path.join(", "),
+            "statement_timeout" => match self.statement_timeout {
+                None => "0".into(),
+                Some(d) => format!("{}ms", d.as_millis()),
+            },
+            "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
+            "server_version" => "15.0".into(),
+            "server_encoding" | "client_encoding" => "UTF8".into(),
+            "datestyle" => "ISO, MDY".into(),
+            "timezone" | "time zone" => "UTC".into(),
+            "standard_conforming_strings" | "integer_datetimes" => "on".into(),
+            "max_identifier_length" => "63".into(),
+            other => match self.settings.get(other) {
+                Some(v) => v.clone(),
+                None => {
+                    return Err(Error::UndefinedObject(format!(
+                        "unrecognized configuration parameter \"{other}\""
+                    )))
+                }
+            },
+        })
+    }
+
+    /// Runs a planned statement: in the open block, or as its own
+    /// transaction.
+    fn run_planned(&mut self, planned: &Planned, params: &[Value]) -> Result<QueryResult> {
+        let params = coerce_params(planned, params)?;
+        if let Statement::Explain(lines) = &planned.statement {
+            return Ok(QueryResult {
+                columns: planned.columns.clone(),
+                rows: lines.iter().map(|l| vec![Value::Text(l.clone())]).collect(),
+                tag: "EXPLAIN".into(),
+                notices: vec![],
+            });
+        }
+        let deadline = self.statement_timeout.map(|d| Instant::now() + d);
+        if let Some(txn) = &mut self.txn {
+            txn.begin_statement();
+            self.block_used = true;
+            let r = run_in(&self.catalog, txn, planned, &params, &self.currval, self.txn_time, deadline);
+            if r.is_err() {
+                self.state = TxnStatus::Failed;
+            }
+            return r;
+        }
+        let mut txn = self.catalog.db().begin(self.isolation)?;
+        if self.delayed_durability {
+            txn.set_delayed_durability(true);
+        }
+        let now = TimestampTz::now();
+        match run_in(&self.catalog, &txn, planned, &params, &self.currval, now, deadline) {
+            Ok(r) => {
+                txn.commit()?;
+                Ok(r)
+            }
+            Err(e) => {
+                txn.abort();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(t) = self.txn.take() {
+            t.abort();
+        }
+    }
+}
+
+fn coerce_params(planned: &Planned, params: &[Value]) -> Result<Vec<Value>> {
+    if params.len() < planned.params.len() {
+        return Err(Error::other(
+            "08P01",
+            format!(
+                "bind message supplies {} parameters, but prepared statement requires {}",
+                params.len(),
+                planned.params.len()
+            ),
+        ));
+    }
+    params
+        .iter()
+        .zip(&planned.params)
+        .map(|(v, t)| if v.fits(t) { Ok(v.clone()) } else { v.clone().coerce_to(t).map_err(Error::from) })
+        .collect()
+}
+
+fn run_in(
+    catalog: &Catalog,
+    txn: &Transaction,
+    planned: &Planned,
+    params: &[Value],
+    currval: &RefCell<HashMap<String, i64>>,
+    txn_time: TimestampTz,
+    deadline: Option<Instant>,
+) -> Result<QueryResult> {
+    let cx = ExecCtx {
+        txn,
+        catalog,
+        params,
+        currval,
+        statement_time: TimestampTz::now(),
+        transaction_time: txn_time,
+        deadline,
+    };
+    let (rows, tag) = match &planned.statement {
+        Statement::Query(plan) => {
+            let mut rows = Vec::new();
+            for r in query::open(plan, &cx, vec![])? {
+                rows.push(r?);
+                if rows.len() % 4096 == 0 {
+                    cx.check_deadline()?;
+                }
+            }
+            let n = rows.len();
+            (rows, format!("SELECT {n}"))
+        }
+        Statement::Insert(i) => {
+            let o = dml::insert(i, &cx)?;
+            (o.rows, format!("INSERT 0 {}", o.count))
+        }
+        Statement::Update(u) => {
+            let o = dml::update(u, &cx)?;
+            (o.rows, format!("UPDATE {}", o.count))
+        }
+        Statement::Delete(d) => {
+            let o = dml::delete(d, &cx)?;
+            (o.rows, format!("DELETE {}", o.count))
+        }
+        Statement::Explain(_) => (vec![], "EXPLAIN".into()),
+    };
+    Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })
+}
+
+fn explain(p: &Planned) -> Vec<String> {
+    let indent = |lines: Vec<String>| {
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| if i == 0 { format!("  ->  {l}") } else { format!("      {l}") })
+            .collect::<Vec<_>>()
+    };
+    match &p.statement {
+        Statement::Query(plan) => plan.explain(),
+        Statement::Insert(i) => {
+            let mut v = vec![format!("Insert on {}", i.rules.info.table.name())];
+            v.extend(indent(i.source.explain()));
+            v
+        }
+        Statement::Update(u) => {
+            let mut v = vec![format!("Update on {}", u.access.table.name())];
+            v.extend(indent(Plan::Access(u.access.clone()).explain()));
+            v
+        }
+        Statement::Delete(d) => {
+            let mut v = vec![format!("Delete on {}", d.access.table.name())];
+            v.extend(indent(Plan::Access(d.access.clone()).explain()));
+            v
+        }
+        Statement::Explain(lines) => lines.clone(),
+    }
+}
+
+fn parse_duration(s: &str) -> Result<Option<Duration>> {
+    let s = s.trim().trim_matches('\'').to_lowercase();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num.parse().map_err(|_| {
+        Error::InvalidParameter(format!("invalid value for parameter \"statement_timeout\": \"{s}\""))
+    })?;
+    let ms = match unit.trim() {
+        "" | "ms" => n,
+        "s" => n * 1000,
+        "min" => n * 60_000,
+        "h" => n * 3_600_000,
+        other => {
+            return Err(Error::InvalidParameter(format!(
+                "invalid unit \"{other}\" for parameter \"statement_timeout\""
+            )))
+        }
+    };
+    Ok((ms > 0).then(|| Duration::from_millis(ms)))
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}

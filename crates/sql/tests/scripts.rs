@@ -1,0 +1,122 @@
+//! Golden script tests: each `tests/scripts/NAME.sql` runs statement by
+//! statement in one session and its transcript must equal
+//! `tests/scripts/NAME.out`. Run with `UPDATE_GOLDEN=1` to rewrite the
+//! expected files after checking the differences by eye.
+//!
+//! Transcript format, one block per statement:
+//!
+//! ```text
+//! > SELECT a, b FROM t ORDER BY a
+//! a | b
+//! 1 | x
+//! (1 row)
+//! > INSERT INTO t VALUES (1)
+//! INSERT 0 1
+//! > SELEC 1
+//! ERROR 42601: syntax error at or near "SELEC"
+//! ```
+//!
+//! Lines starting with `--` in a script are comments; statements end with
+//! `;` at the end of a line. NOTICEs are printed as `NOTICE: ...`.
+
+use centum_sql::{Database, Session};
+use std::fmt::Write;
+use std::path::Path;
+
+fn statements(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for line in script.lines() {
+        if line.trim_start().starts_with("--") && cur.trim().is_empty() {
+            continue;
+        }
+        cur.push_str(line);
+        cur.push('\n');
+        if line.trim_end().ends_with(';') {
+            out.push(cur.trim().trim_end_matches(';').trim().to_string());
+            cur.clear();
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur.trim().to_string());
+    }
+    out
+}
+
+fn transcript(session: &mut Session, script: &str) -> String {
+    let mut out = String::new();
+    for stmt in statements(script) {
+        writeln!(out, "> {}", stmt.replace('\n', "\n  ")).unwrap();
+        match session.execute(&stmt) {
+            Ok(results) => {
+                for r in results {
+                    for n in &r.notices {
+                        writeln!(out, "NOTICE: {n}").unwrap();
+                    }
+                    if r.columns.is_empty() {
+                        writeln!(out, "{}", r.tag).unwrap();
+                        continue;
+                    }
+                    let names: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
+                    writeln!(out, "{}", names.join(" | ")).unwrap();
+                    for row in &r.rows {
+                        let vals: Vec<String> = row
+                            .iter()
+                            .map(|v| if v.is_null() { "NULL".into() } else { v.to_string() })
+                            .collect();
+                        writeln!(out, "{}", vals.join(" | ")).unwrap();
+                    }
+                    let n = r.rows.len();
+                    writeln!(out, "({n} row{})", if n == 1 { "" } else { "s" }).unwrap();
+                }
+            }
+            Err(e) => writeln!(out, "ERROR {}: {}", e.sqlstate(), e).unwrap(),
+        }
+    }
+    out
+}
+
+fn run(name: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let script = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
+    let engine = centum_engine::Database::open(Default::default()).unwrap();
+    let db = Database::open(engine).unwrap();
+    let mut session = db.session();
+    let got = transcript(&mut session, &script);
+    let out = dir.join(format!("{name}.out"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&out, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&out).unwrap_or_default();
+    if got != want {
+        let mut diff = String::new();
+        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
+            if g != w {
+                writeln!(diff, "line {}:\n  want: {w}\n  got:  {g}", i + 1).unwrap();
+                break;
+            }
+        }
+        panic!("{name}: transcript differs from {name}.out (UPDATE_GOLDEN=1 rewrites it)\n{diff}\n--- got ---\n{got}");
+    }
+}
+
+macro_rules! scripts {
+    ($($name:ident),* $(,)?) => {
+        $(#[test] fn $name() { run(stringify!($name)); })*
+    };
+}
+
+scripts!(
+    ddl,
+    select,
+    joins,
+    aggregates,
+    dml,
+    constraints,
+    transactions,
+    errors,
+    explain,
+    sequences,
+    functions
+);

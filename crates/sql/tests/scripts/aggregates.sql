@@ -1,0 +1,17 @@
+CREATE TABLE sales (region text, item text, qty int, price numeric(8,2));
+INSERT INTO sales VALUES ('n', 'a', 2, 1.50), ('n', 'b', 1, 10.00), ('s', 'a', 5, 1.50), ('s', 'a', 1, 1.25), ('e', 'c', NULL, NULL);
+SELECT count(*), count(qty), sum(qty), avg(qty), min(price), max(price) FROM sales;
+SELECT region, sum(qty * price) AS revenue FROM sales GROUP BY region ORDER BY region;
+SELECT region, count(*) FROM sales GROUP BY region HAVING count(*) > 1 ORDER BY region;
+SELECT item, count(DISTINCT region) FROM sales GROUP BY item ORDER BY item;
+SELECT region, string_agg(item, ',') FROM sales WHERE region = 's' GROUP BY region;
+SELECT bool_and(qty > 0), bool_or(qty > 4) FROM sales;
+SELECT count(*) FILTER (WHERE qty > 1) FROM sales;
+SELECT sum(qty) FROM sales WHERE false;
+SELECT count(*) FROM sales WHERE false;
+SELECT region, qty FROM sales GROUP BY region;
+SELECT region FROM sales WHERE sum(qty) > 1;
+SELECT 1 AS r, count(*) FROM sales GROUP BY 1;
+SELECT region AS r FROM sales GROUP BY r ORDER BY r;
+SELECT region, max(qty) FROM sales GROUP BY region ORDER BY max(qty) DESC NULLS LAST, region;
+SELECT avg(price) FROM sales;

@@ -1,0 +1,7 @@
+SELECT length('hello'), upper('a'), lower('B'), substr('hello', 2, 3), replace('aXbX', 'X', '-');
+SELECT trim('  x  '), ltrim('xxa', 'x'), lpad('7', 3, '0'), position('l' IN 'hello'), substring('hello' FROM 2 FOR 2);
+SELECT abs(-3), round(2.567, 2), floor(2.5), ceil(2.1), mod(7, 3), power(2, 10);
+SELECT greatest(1, 5, 3), least(4, 2, 8), coalesce(NULL, NULL, 'x');
+SELECT extract(year FROM DATE '2024-03-15'), date_trunc('month', TIMESTAMP '2024-03-15 10:11:12');
+SELECT now() = now(), current_date IS NOT NULL;
+SELECT concat('a', NULL, 'b'), concat_ws('-', 'a', 'b');
