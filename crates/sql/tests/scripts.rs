@@ -19,29 +19,12 @@
 //! Lines starting with `--` in a script are comments; statements end with
 //! `;` at the end of a line. NOTICEs are printed as `NOTICE: ...`.
 
+mod common;
+
 use centum_sql::{Database, Session};
+use common::statements;
 use std::fmt::Write;
 use std::path::Path;
-
-fn statements(script: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for line in script.lines() {
-        if line.trim_start().starts_with("--") && cur.trim().is_empty() {
-            continue;
-        }
-        cur.push_str(line);
-        cur.push('\n');
-        if line.trim_end().ends_with(';') {
-            out.push(cur.trim().trim_end_matches(';').trim().to_string());
-            cur.clear();
-        }
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur.trim().to_string());
-    }
-    out
-}
 
 fn transcript(session: &mut Session, script: &str) -> String {
     let mut out = String::new();
