@@ -298,7 +298,7 @@ impl Catalog {
     }
 
     /// The next value of sequence `name`. Values are reserved durably
-    /// [`SEQ_RESERVE`] at a time, so a restart skips at most that many.
+    /// 1,024 at a time, so a restart skips at most that many.
     pub fn nextval(&self, name: &str) -> Result<i64> {
         let mut g = self.lock_globals();
         let st = g.sequences.get_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;

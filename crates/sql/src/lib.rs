@@ -10,9 +10,9 @@
 //! ```
 //!
 //! * [`parser`]: `sqlparser` with the PostgreSQL dialect.
-//! * [`planner`]: names resolved, types checked, `$n` types inferred, an
+//! * `planner`: names resolved, types checked, `$n` types inferred, an
 //!   access path chosen per table (hash key, range, scan), joins planned.
-//! * [`execution`]: iterator operators inside an engine transaction; DML
+//! * `execution`: iterator operators inside an engine transaction; DML
 //!   with CHECK, FOREIGN KEY, defaults, identity and generated columns.
 //! * [`session`]: transaction blocks, autocommit, settings, prepared
 //!   statements that keep their plans until the schema changes.

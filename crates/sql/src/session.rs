@@ -22,6 +22,7 @@ use crate::planner::{Binder, OutputColumn, Planned, Statement};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
 use sqlparser::ast;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -77,10 +78,10 @@ pub enum TxnStatus {
 }
 
 /// The result of one statement.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct QueryResult {
     /// Result columns (empty for statements that return no rows).
-    pub columns: Vec<OutputColumn>,
+    pub columns: Arc<[OutputColumn]>,
     /// The rows.
     pub rows: Vec<Vec<Value>>,
     /// The command tag (`SELECT 3`, `INSERT 0 1`, `CREATE TABLE`).
@@ -161,7 +162,7 @@ fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
 }
 
 fn tag(t: &str) -> QueryResult {
-    QueryResult { tag: t.into(), ..Default::default() }
+    QueryResult { columns: Arc::from(Vec::new()), rows: vec![], tag: t.into(), notices: vec![] }
 }
 
 impl Session {
@@ -254,13 +255,17 @@ impl Session {
                 let inner = self.plan(statement, vec![])?;
                 let lines = explain(&inner);
                 let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
-                return Ok(Planned { statement: Statement::Explain(lines), columns: cols, params: vec![] });
+                return Ok(Planned {
+                    statement: Statement::Explain(lines),
+                    columns: Arc::from(cols),
+                    params: vec![],
+                });
             }
             other => {
                 return Err(Error::unsupported(format!("preparing {}", first_words(&other.to_string()))))
             }
         };
-        Ok(Planned { statement, columns, params: b.param_types() })
+        Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types() })
     }
 
     /// Runs one parsed statement.
@@ -287,7 +292,7 @@ impl Session {
         let b = Binder::new(&self.catalog, &self.search_path, vec![]);
         let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
             let o = r?;
-            Ok(QueryResult { tag: o.tag, notices: o.notices, ..Default::default() })
+            Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
         match s {
             S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } => {
@@ -313,7 +318,10 @@ impl Session {
                 let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
                 let value = self.show(&name)?;
                 Ok(QueryResult {
-                    columns: vec![OutputColumn { name: name.replace(' ', "_"), ty: Some(DataType::Text) }],
+                    columns: Arc::from(vec![OutputColumn {
+                        name: name.replace(' ', "_"),
+                        ty: Some(DataType::Text),
+                    }]),
                     rows: vec![vec![Value::Text(value)]],
                     tag: "SHOW".into(),
                     notices: vec![],
@@ -368,16 +376,7 @@ impl Session {
     fn const_eval(&self, e: &crate::planner::Expr) -> Result<Value> {
         let db = self.catalog.db();
         let txn = db.begin(Isolation::ReadCommitted)?;
-        let now = TimestampTz::now();
-        let cx = ExecCtx {
-            txn: &txn,
-            catalog: &self.catalog,
-            params: &[],
-            currval: &self.currval,
-            statement_time: now,
-            transaction_time: now,
-            deadline: None,
-        };
+        let cx = ExecCtx::new(&txn, &self.catalog, &[], &self.currval, None, None);
         let v = crate::execution::eval::eval(e, &[], &[], &cx);
         txn.abort();
         v
@@ -563,7 +562,8 @@ impl Session {
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
-            let r = run_in(&self.catalog, txn, planned, &params, &self.currval, self.txn_time, deadline);
+            let r =
+                run_in(&self.catalog, txn, planned, &params, &self.currval, Some(self.txn_time), deadline);
             if r.is_err() {
                 self.state = TxnStatus::Failed;
             }
@@ -573,8 +573,7 @@ impl Session {
         if self.delayed_durability {
             txn.set_delayed_durability(true);
         }
-        let now = TimestampTz::now();
-        match run_in(&self.catalog, &txn, planned, &params, &self.currval, now, deadline) {
+        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, deadline) {
             Ok(r) => {
                 txn.commit()?;
                 Ok(r)
@@ -595,7 +594,7 @@ impl Drop for Session {
     }
 }
 
-fn coerce_params(planned: &Planned, params: &[Value]) -> Result<Vec<Value>> {
+fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [Value]>> {
     if params.len() < planned.params.len() {
         return Err(Error::other(
             "08P01",
@@ -606,11 +605,15 @@ fn coerce_params(planned: &Planned, params: &[Value]) -> Result<Vec<Value>> {
             ),
         ));
     }
+    if params.iter().zip(&planned.params).all(|(v, t)| v.fits(t)) {
+        return Ok(Cow::Borrowed(&params[..planned.params.len()]));
+    }
     params
         .iter()
         .zip(&planned.params)
         .map(|(v, t)| if v.fits(t) { Ok(v.clone()) } else { v.clone().coerce_to(t).map_err(Error::from) })
-        .collect()
+        .collect::<Result<Vec<_>>>()
+        .map(Cow::Owned)
 }
 
 fn run_in(
@@ -619,20 +622,21 @@ fn run_in(
     planned: &Planned,
     params: &[Value],
     currval: &RefCell<HashMap<String, i64>>,
-    txn_time: TimestampTz,
+    txn_time: Option<TimestampTz>,
     deadline: Option<Instant>,
 ) -> Result<QueryResult> {
-    let cx = ExecCtx {
-        txn,
-        catalog,
-        params,
-        currval,
-        statement_time: TimestampTz::now(),
-        transaction_time: txn_time,
-        deadline,
-    };
+    let cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline);
     let (rows, tag) = match &planned.statement {
         Statement::Query(plan) => {
+            if let Some(rows) = query::point(plan, &cx, &[])? {
+                let n = rows.len();
+                return Ok(QueryResult {
+                    columns: planned.columns.clone(),
+                    rows,
+                    tag: format!("SELECT {n}"),
+                    notices: vec![],
+                });
+            }
             let mut rows = Vec::new();
             for r in query::open(plan, &cx, vec![])? {
                 rows.push(r?);

@@ -73,16 +73,36 @@ impl Transaction {
     /// if a concurrent transaction changed the row first, `f` runs again on
     /// the newest version (return `None` to leave it alone, e.g. when it no
     /// longer matches a WHERE clause). Returns whether a row was updated.
-    pub fn update_with(
+    pub fn update_with(&self, row: &Row<'_>, f: impl FnMut(&[Value]) -> Option<Vec<Value>>) -> Result<bool> {
+        self.update_inner(row, None, f)
+    }
+
+    /// [`Transaction::update_with`] for a caller that has already read the
+    /// row: `current` must be `row.values()`, and saves decoding it again.
+    pub fn update_with_current(
         &self,
         row: &Row<'_>,
+        current: &[Value],
+        f: impl FnMut(&[Value]) -> Option<Vec<Value>>,
+    ) -> Result<bool> {
+        self.update_inner(row, Some(current), f)
+    }
+
+    fn update_inner(
+        &self,
+        row: &Row<'_>,
+        current: Option<&[Value]>,
         mut f: impl FnMut(&[Value]) -> Option<Vec<Value>>,
     ) -> Result<bool> {
         self.check_usable()?;
         let table = row.table;
         table.check_not_dropped()?;
         let target = row.v;
-        let mut values = match f(&table.layout.values(target.data())) {
+        let first = match current {
+            Some(c) => f(c),
+            None => f(&table.layout.values(target.data())),
+        };
+        let mut values = match first {
             Some(v) => v,
             None => return Ok(false),
         };

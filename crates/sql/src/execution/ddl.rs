@@ -690,16 +690,7 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
     let db = b.catalog.db();
     let txn = db.begin(Isolation::Snapshot)?;
     let currval = Default::default();
-    let now = centum_types::TimestampTz::now();
-    let cx = crate::execution::ExecCtx {
-        txn: &txn,
-        catalog: b.catalog,
-        params: &[],
-        currval: &currval,
-        statement_time: now,
-        transaction_time: now,
-        deadline: None,
-    };
+    let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
     for row in txn.scan(&info.table)? {
         let vals = row.values();
         for (name, e) in &checks {

@@ -182,10 +182,14 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
             finish_row(&up.rules, &mut new, cx)?;
             Ok(Some(new))
         };
+        // The old and new row, kept only when something needs them after.
+        let keep = up.returning.is_some() || !up.rules.info.referenced_by.is_empty();
         let written: RefCell<Option<(Vec<Value>, Vec<Value>)>> = RefCell::new(None);
-        let changed = cx.txn.update_with(&row, |cur| match compute(cur) {
+        let changed = cx.txn.update_with_current(&row, &old, |cur| match compute(cur) {
             Ok(Some(new)) => {
-                *written.borrow_mut() = Some((cur.to_vec(), new.clone()));
+                if keep {
+                    *written.borrow_mut() = Some((cur.to_vec(), new.clone()));
+                }
                 Some(new)
             }
             Ok(None) => None,
@@ -198,9 +202,9 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
             return Err(e);
         }
         if changed {
+            out.count += 1;
             if let Some((before, after)) = written.into_inner() {
                 on_key_change(&up.rules.info, &before, &after, cx)?;
-                out.count += 1;
                 returning(&up.returning, &after, &mut out.rows, cx)?;
             }
         }

@@ -5,7 +5,7 @@ use super::query;
 use super::ExecCtx;
 use crate::error::{Error, Result};
 use crate::planner::expr::{BinOp, Expr, SeqOp, SubqueryKind};
-use centum_types::{DataType, Date, Decimal, TypeError, Value};
+use centum_types::{DataType, Date, Decimal, TimestampTz, TypeError, Value};
 use std::cmp::Ordering;
 
 /// Evaluates `e` over `row` (the current row) and `outer`.
@@ -516,7 +516,8 @@ pub(crate) fn like(s: &str, pattern: &str) -> Result<bool> {
 
 impl ExecCtx<'_> {
     pub(crate) fn fn_ctx(&self) -> FnContext {
-        FnContext { statement_time: self.statement_time, transaction_time: self.transaction_time }
+        let statement_time = *self.statement_time.get_or_init(TimestampTz::now);
+        FnContext { statement_time, transaction_time: self.transaction_time.unwrap_or(statement_time) }
     }
 }
 

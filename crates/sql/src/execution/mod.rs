@@ -16,7 +16,7 @@ pub(crate) mod query;
 use crate::catalog::Catalog;
 use centum_engine::Transaction;
 use centum_types::{TimestampTz, Value};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -30,15 +30,28 @@ pub struct ExecCtx<'a> {
     pub params: &'a [Value],
     /// The session's last `nextval` per sequence.
     pub currval: &'a RefCell<HashMap<String, i64>>,
-    /// When the statement started.
-    pub statement_time: TimestampTz,
-    /// When the transaction started.
-    pub transaction_time: TimestampTz,
+    /// When the statement started, read on first use.
+    pub statement_time: OnceCell<TimestampTz>,
+    /// When the transaction block started (`None`: a lone statement, whose
+    /// transaction starts with it).
+    pub transaction_time: Option<TimestampTz>,
     /// When the statement must stop (`statement_timeout`).
     pub deadline: Option<Instant>,
 }
 
-impl ExecCtx<'_> {
+impl<'a> ExecCtx<'a> {
+    /// A context for one statement.
+    pub fn new(
+        txn: &'a Transaction,
+        catalog: &'a Catalog,
+        params: &'a [Value],
+        currval: &'a RefCell<HashMap<String, i64>>,
+        transaction_time: Option<TimestampTz>,
+        deadline: Option<Instant>,
+    ) -> ExecCtx<'a> {
+        ExecCtx { txn, catalog, params, currval, statement_time: OnceCell::new(), transaction_time, deadline }
+    }
+
     /// Fails once the statement has run past its deadline.
     pub(crate) fn check_deadline(&self) -> crate::error::Result<()> {
         match self.deadline {

@@ -432,11 +432,10 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
     };
     Ok(match &a.path {
         AccessPath::Scan => Box::new(txn.scan(table)?.filter_map(keep)),
-        AccessPath::Key { index, unique, key, .. } => {
-            let ix = table.index(index)?;
+        AccessPath::Key { index, unique, key, key_types, .. } => {
             let mut values = Vec::with_capacity(key.len());
-            for (e, &c) in key.iter().zip(ix.key_columns()) {
-                match key_value(eval(e, &[], outer, cx)?, &cols[c].ty)? {
+            for (e, ty) in key.iter().zip(key_types) {
+                match key_value(eval(e, &[], outer, cx)?, ty)? {
                     Some(v) => values.push(v),
                     None => return Ok(Box::new(std::iter::empty())),
                 }
@@ -469,4 +468,50 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
             Box::new(txn.range(table, index, &range, *dir)?.filter_map(keep))
         }
     })
+}
+
+/// A look-up of one row by a unique key, projected: the prepared point
+/// SELECT, without building an operator tree. `None` when `plan` has
+/// another shape.
+pub(crate) fn point(plan: &Plan, cx: &ExecCtx, outer: &[Value]) -> Result<Option<Vec<Vec<Value>>>> {
+    let (a, exprs) = match plan {
+        Plan::Project { input, exprs } => match input.as_ref() {
+            Plan::Access(a) => (a, Some(exprs)),
+            _ => return Ok(None),
+        },
+        Plan::Access(a) => (a, None),
+        _ => return Ok(None),
+    };
+    let AccessPath::Key { index, unique: true, key, key_types, .. } = &a.path else { return Ok(None) };
+    let mut values = Vec::with_capacity(key.len());
+    for (e, ty) in key.iter().zip(key_types) {
+        match key_value(eval(e, &[], outer, cx)?, ty)? {
+            Some(v) => values.push(v),
+            None => return Ok(Some(vec![])),
+        }
+    }
+    let Some(row) = cx.txn.get(&a.table, index, &values)? else { return Ok(Some(vec![])) };
+    let out = match exprs {
+        // Only the columns asked for are decoded.
+        Some(list) if a.filter.is_none() && list.iter().all(|e| matches!(e, Expr::Column(_))) => list
+            .iter()
+            .map(|e| match e {
+                Expr::Column(c) => row.get(*c),
+                _ => Value::Null,
+            })
+            .collect(),
+        _ => {
+            let vals = row.values();
+            if let Some(f) = &a.filter {
+                if !test(f, &vals, outer, cx)? {
+                    return Ok(Some(vec![]));
+                }
+            }
+            match exprs {
+                Some(list) => list.iter().map(|e| eval(e, &vals, outer, cx)).collect::<Result<_>>()?,
+                None => vals,
+            }
+        }
+    };
+    Ok(Some(vec![out]))
 }

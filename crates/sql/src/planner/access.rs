@@ -46,6 +46,7 @@ pub fn choose(
         conds.into_iter().map(|(expr, text)| Cond { shape: shape(&expr), expr, text }).collect();
     let eq = |col: usize| conds.iter().position(|c| matches!(&c.shape, Some((k, BinOp::Eq, _)) if *k == col));
     let defs = access.table.def().indexes;
+    let types: Vec<centum_types::DataType> = access.table.columns().iter().map(|c| c.ty.clone()).collect();
     // (score, index number, path, consumed conditions, delivers order)
     let mut best: Option<(u32, AccessPath, Vec<usize>, bool)> = None;
     for ix in &defs {
@@ -71,6 +72,7 @@ pub fn choose(
                     hash: true,
                     unique: ix.unique,
                     key: key_of(&eqs),
+                    key_types: cols.iter().map(|&c| types[c].clone()).collect(),
                 };
                 (if ix.unique { 100 } else { 80 }, path, eqs.iter().flatten().copied().collect(), false)
             }
@@ -81,6 +83,7 @@ pub fn choose(
                         hash: false,
                         unique: ix.unique,
                         key: key_of(&eqs),
+                        key_types: cols.iter().map(|&c| types[c].clone()).collect(),
                     };
                     (if ix.unique { 95 } else { 75 }, path, eqs.iter().flatten().copied().collect(), false)
                 } else {

@@ -49,7 +49,7 @@ pub struct Planned {
     /// What to run.
     pub statement: Statement,
     /// Result columns (empty for statements without rows).
-    pub columns: Vec<OutputColumn>,
+    pub columns: std::sync::Arc<[OutputColumn]>,
     /// Parameter types, inferred from context (`text` where nothing said).
     pub params: Vec<DataType>,
 }

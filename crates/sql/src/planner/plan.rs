@@ -35,6 +35,8 @@ pub enum AccessPath {
         unique: bool,
         /// One expression per key column, constant per execution.
         key: Vec<Expr>,
+        /// The key columns' types, to convert key values to.
+        key_types: Vec<centum_types::DataType>,
     },
     /// Rows of a range index between bounds, in index order.
     Range {
