@@ -84,6 +84,9 @@ pub struct TableMeta {
     pub primary_key: Option<String>,
     /// Names of UNIQUE constraints (their index names).
     pub unique: Vec<String>,
+    /// Columns declared NOT NULL after creation (by ALTER TABLE ... ADD
+    /// PRIMARY KEY), which the engine's definition cannot change in place.
+    pub not_null: Vec<usize>,
 }
 
 /// A table as the planner sees it.
@@ -404,6 +407,7 @@ pub fn display_name(name: &str) -> String {
 //
 // table meta := "CSQ1" u32 ncols (col)* u32 nchecks (str str)*
 //               u32 nfks (fk)* opt-str primary u32 nunique str*
+//               u32 nnotnull u32*
 // col        := opt-str default opt-str generated u8 identity(0 none, 1 by
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
@@ -531,6 +535,10 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
     for u in &m.unique {
         w.str(u);
     }
+    w.u32(m.not_null.len());
+    for &c in &m.not_null {
+        w.u32(c);
+    }
     w.0
 }
 
@@ -578,6 +586,9 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
     m.primary_key = r.opt_str()?;
     for _ in 0..r.u32()? {
         m.unique.push(r.str()?);
+    }
+    for _ in 0..r.u32()? {
+        m.not_null.push(r.u32()?);
     }
     if m.columns.len() != ncols || r.at != bytes.len() {
         return Err(corrupt());
@@ -663,6 +674,7 @@ mod tests {
             }],
             primary_key: Some("t_pkey".into()),
             unique: vec!["t_b_key".into()],
+            not_null: vec![1],
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);

@@ -251,6 +251,7 @@ impl Session {
                 let (del, cols) = b.delete(d)?;
                 (Statement::Delete(Box::new(del)), cols)
             }
+            ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
             ast::Statement::Explain { statement, analyze: false, .. } => {
                 let inner = self.plan(statement, vec![])?;
                 let lines = explain(&inner);
@@ -295,8 +296,11 @@ impl Session {
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
         match s {
-            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } => {
+            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } | S::Merge(_) => {
                 let planned = self.plan(s, vec![])?;
+                if !planned.params.is_empty() {
+                    return Err(Error::other("42P02", "there is no parameter $1"));
+                }
                 self.run_planned(&planned, &[])
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
@@ -526,7 +530,7 @@ impl Session {
             "search_path" => self.search_path.join(", "),
             "statement_timeout" => match self.statement_timeout {
                 None => "0".into(),
-                Some(d) => format!("{}ms", d.as_millis()),
+                Some(d) => show_duration(d.as_millis()),
             },
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "server_version" => "15.0".into(),
@@ -659,6 +663,10 @@ fn run_in(
             let o = dml::delete(d, &cx)?;
             (o.rows, format!("DELETE {}", o.count))
         }
+        Statement::Merge(m) => {
+            let o = dml::merge(m, &cx)?;
+            (o.rows, format!("MERGE {}", o.count))
+        }
         Statement::Explain(_) => (vec![], "EXPLAIN".into()),
     };
     Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })
@@ -689,6 +697,12 @@ fn explain(p: &Planned) -> Vec<String> {
             v.extend(indent(Plan::Access(d.access.clone()).explain()));
             v
         }
+        Statement::Merge(m) => {
+            let mut v = vec![format!("Merge on {}", m.target.table.name())];
+            v.extend(indent(m.source.explain()));
+            v.extend(indent(Plan::Access(m.target.clone()).explain()));
+            v
+        }
         Statement::Explain(lines) => lines.clone(),
     }
 }
@@ -711,6 +725,16 @@ fn parse_duration(s: &str) -> Result<Option<Duration>> {
         }
     };
     Ok((ms > 0).then(|| Duration::from_millis(ms)))
+}
+
+/// A duration in the largest unit that divides it, as PostgreSQL shows it.
+fn show_duration(ms: u128) -> String {
+    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)] {
+        if ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
 }
 
 fn first_words(s: &str) -> String {

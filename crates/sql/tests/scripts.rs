@@ -87,6 +87,20 @@ fn run(name: &str) {
 macro_rules! scripts {
     ($($name:ident),* $(,)?) => {
         $(#[test] fn $name() { run(stringify!($name)); })*
+
+        /// Every script in the directory has its test above.
+        #[test]
+        fn every_script_is_listed() {
+            let listed = [$(stringify!($name)),*];
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "sql") {
+                    let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+                    assert!(listed.contains(&stem.as_str()), "{stem}.sql has no test in scripts.rs");
+                }
+            }
+        }
     };
 }
 
@@ -101,5 +115,6 @@ scripts!(
     errors,
     explain,
     sequences,
-    functions
+    functions,
+    merge,
 );

@@ -401,7 +401,8 @@ fn seq_def(ty: &DataType, opts: &[ast::SequenceOptions]) -> Result<SequenceDef> 
                 d.start = num(e)?;
                 start_given = true;
             }
-            ast::SequenceOptions::Cycle(c) => d.cycle = *c,
+            // sqlparser says `Cycle(true)` for NO CYCLE.
+            ast::SequenceOptions::Cycle(no) => d.cycle = !*no,
             _ => {}
         }
     }
@@ -612,15 +613,14 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
                 let before = bl.def.indexes.len();
                 bl.table_constraint(b, constraint)?;
                 if let ast::TableConstraint::PrimaryKey(_) = constraint {
-                    // The engine cannot change nullability in place: the
-                    // key columns are checked by a constraint instead.
+                    // The engine cannot change nullability in place: the SQL
+                    // layer checks these columns instead.
                     if let Some(ix) = bl.def.indexes.last() {
                         for c in ix.columns.clone() {
-                            if def.columns.iter().any(|x| x.name == c && x.nullable) {
-                                bl.meta.checks.push(Check {
-                                    name: format!("{}_{c}_not_null", short(&table)),
-                                    expr: format!("{c} IS NOT NULL"),
-                                });
+                            if let Some(pos) = def.columns.iter().position(|x| x.name == c && x.nullable) {
+                                if !bl.meta.not_null.contains(&pos) {
+                                    bl.meta.not_null.push(pos);
+                                }
                             }
                         }
                     }
@@ -668,7 +668,9 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
     let added_checks: Vec<&Check> = new.checks.iter().filter(|c| !old.checks.contains(c)).collect();
     let added_fks: Vec<&ForeignKey> =
         new.foreign_keys.iter().filter(|f| !old.foreign_keys.contains(f)).collect();
-    if added_checks.is_empty() && added_fks.is_empty() {
+    let added_not_null: Vec<usize> =
+        new.not_null.iter().filter(|c| !old.not_null.contains(c)).copied().collect();
+    if added_checks.is_empty() && added_fks.is_empty() && added_not_null.is_empty() {
         return Ok(());
     }
     let info = b.catalog.table(table)?;
@@ -693,6 +695,17 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
     let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
     for row in txn.scan(&info.table)? {
         let vals = row.values();
+        for &c in &added_not_null {
+            if vals[c].is_null() {
+                return Err(Error::other(
+                    "23502",
+                    format!(
+                        "column \"{}\" of relation \"{table}\" contains null values",
+                        info.table.columns()[c].name
+                    ),
+                ));
+            }
+        }
         for (name, e) in &checks {
             if let centum_types::Value::Boolean(false) = crate::execution::eval::eval(e, &vals, &[], &cx)? {
                 return Err(Error::other(

@@ -12,7 +12,7 @@ use super::query::{access_rows, open};
 use super::ExecCtx;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
-use crate::planner::dml::{index_leading, Delete, Insert, OnConflict, RowRules, Update};
+use crate::planner::dml::{index_leading, Delete, Insert, Merge, MergeAction, OnConflict, RowRules, Update};
 use crate::planner::expr::Expr;
 use centum_engine::Row;
 use centum_types::Value;
@@ -39,6 +39,15 @@ fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
     }
     for (c, e) in &rules.generated {
         row[*c] = eval(e, row, &[], cx)?.coerce_to(&cols[*c].ty)?;
+    }
+    for &c in &rules.info.meta.not_null {
+        if row.get(c).is_some_and(Value::is_null) {
+            return Err(centum_engine::Error::NotNullViolation {
+                table: rules.info.table.name(),
+                column: cols[c].name.clone(),
+            }
+            .into());
+        }
     }
     for (name, e) in &rules.checks {
         if let Value::Boolean(false) = eval(e, row, &[], cx)? {
@@ -357,4 +366,80 @@ fn restrict_error(
         fk.ref_columns.join(", "),
         vals.join(", ")
     ))
+}
+
+/// Runs a MERGE: for each source row, the target rows it matches get the
+/// first WHEN MATCHED clause that applies; a source row matching none gets
+/// the first WHEN NOT MATCHED clause that applies.
+pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
+    let table = &m.rules.info.table;
+    let ncols = table.columns().len();
+    let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let source: Vec<Vec<Value>> = open(&m.source, cx, vec![])?.collect::<Result<_>>()?;
+    for src in source {
+        cx.check_deadline()?;
+        let targets: Vec<(Row, Vec<Value>)> = access_rows(&m.target, cx, &src)?.collect::<Result<_>>()?;
+        if targets.is_empty() {
+            let mut both = vec![Value::Null; ncols];
+            both.extend(src.iter().cloned());
+            for c in m.clauses.iter().filter(|c| !c.matched) {
+                if let Some(p) = &c.predicate {
+                    if !test(p, &both, &[], cx)? {
+                        continue;
+                    }
+                }
+                if let MergeAction::Insert(values) = &c.action {
+                    let mut row = vec![Value::Null; ncols];
+                    let mut given = vec![false; ncols];
+                    for (col, e) in values {
+                        row[*col] = eval(e, &both, &[], cx)?;
+                        given[*col] = true;
+                    }
+                    for (col, d) in m.defaults.iter().enumerate() {
+                        if let (false, Some(d)) = (given[col], d) {
+                            row[col] = eval(d, &[], &[], cx)?;
+                        }
+                    }
+                    finish_row(&m.rules, &mut row, cx)?;
+                    cx.txn.insert(table, row)?;
+                    out.count += 1;
+                }
+                break;
+            }
+            continue;
+        }
+        for (row, old) in targets {
+            let mut both = old.clone();
+            both.extend(src.iter().cloned());
+            for c in m.clauses.iter().filter(|c| c.matched) {
+                if let Some(p) = &c.predicate {
+                    if !test(p, &both, &[], cx)? {
+                        continue;
+                    }
+                }
+                match &c.action {
+                    MergeAction::Update(assignments) => {
+                        let mut new = old.clone();
+                        for (col, e) in assignments {
+                            new[*col] = eval(e, &both, &[], cx)?;
+                        }
+                        finish_row(&m.rules, &mut new, cx)?;
+                        on_key_change(&m.rules.info, &old, &new, cx)?;
+                        if cx.txn.update_with_current(&row, &old, |_| Some(new.clone()))? {
+                            out.count += 1;
+                        }
+                    }
+                    MergeAction::Delete => {
+                        if cx.txn.delete(&row)? {
+                            on_parent_delete(&m.rules.info, &old, cx)?;
+                            out.count += 1;
+                        }
+                    }
+                    MergeAction::Insert(_) | MergeAction::Nothing => {}
+                }
+                break;
+            }
+        }
+    }
+    Ok(out)
 }

@@ -408,9 +408,10 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
                 return Err(Error::DivisionByZero);
             }
             let q = a.checked_div(b).ok_or_else(overflow)?;
-            // PostgreSQL shows at least as many digits as the operands, and
-            // at least 16 significant ones.
-            let scale = a.scale().max(b.scale()).max(16u32.saturating_sub(int_digits(&q))).min(20);
+            // PostgreSQL's scale: 16 significant digits counted in groups of
+            // four from the operands' leading digit groups, and at least
+            // the operands' own scales.
+            let scale = division_scale(&a, &b);
             let mut q = q.round_dp(scale);
             q.rescale(scale);
             q
@@ -426,13 +427,39 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
     Ok(Value::Numeric(v))
 }
 
-fn int_digits(d: &Decimal) -> u32 {
-    let t = d.trunc().abs();
-    if t.is_zero() {
-        0
-    } else {
-        t.to_string().len() as u32
+/// PostgreSQL's view of a numeric's leading digit group: its base-10000
+/// exponent ("weight": 0 for 1 to 9999, 1 from 10000, -1 for 0.0001 to
+/// 0.9999) and the group's value.
+fn leading_group(d: &Decimal) -> (i64, u32) {
+    let d = d.abs();
+    if d.is_zero() {
+        return (0, 0);
     }
+    let int = d.trunc().to_string();
+    let int = int.trim_start_matches('0');
+    if !int.is_empty() {
+        let n = int.len();
+        let lead = (n - 1) % 4 + 1;
+        return (((n - 1) / 4) as i64, int[..lead].parse().unwrap_or(0));
+    }
+    let frac = d.fract().to_string();
+    let digits = frac.trim_start_matches("0.");
+    let zeros = digits.chars().take_while(|&c| c == '0').count();
+    let g = zeros / 4;
+    let group: String = digits.chars().chain(std::iter::repeat('0')).skip(g * 4).take(4).collect();
+    (-(g as i64) - 1, group.parse().unwrap_or(0))
+}
+
+/// The scale PostgreSQL gives `a / b`: at least 16 significant digits,
+/// and at least the operands' scales.
+fn division_scale(a: &Decimal, b: &Decimal) -> u32 {
+    let (w1, f1) = leading_group(a);
+    let (w2, f2) = leading_group(b);
+    let mut qweight = w1 - w2;
+    if f1 <= f2 {
+        qweight -= 1;
+    }
+    (16 - 4 * qweight).max(a.scale() as i64).max(b.scale() as i64).clamp(0, 28) as u32
 }
 
 fn type_name(v: &Value) -> String {

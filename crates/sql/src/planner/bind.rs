@@ -571,6 +571,7 @@ impl<'a> Binder<'a> {
                 let ci = matches!(op, B::PGILikeMatch | B::PGNotILikeMatch);
                 return Ok((Expr::Like(Box::new(l.0), Box::new(r.0), neg, ci), Some(DataType::Boolean)));
             }
+            B::PGExp => return self.call("power", vec![l, r]),
             other => comparison(other)?,
         };
         self.bound_binary(op, l, r)

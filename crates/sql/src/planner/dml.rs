@@ -531,3 +531,220 @@ pub(crate) fn parse_expr(text: &str) -> Result<ast::Expr> {
 
 #[allow(dead_code)]
 fn _refs(_: RefAction) {}
+
+/// What a MERGE clause does.
+#[derive(Clone, Debug)]
+pub enum MergeAction {
+    /// UPDATE SET: (column, expression over `target ++ source`).
+    Update(Vec<(usize, Expr)>),
+    /// DELETE.
+    Delete,
+    /// INSERT: (column, expression over `target ++ source`, target NULL).
+    Insert(Vec<(usize, Expr)>),
+    /// DO NOTHING.
+    Nothing,
+}
+
+/// One WHEN clause of a MERGE.
+#[derive(Clone, Debug)]
+pub struct MergeClause {
+    /// WHEN MATCHED (else NOT MATCHED).
+    pub matched: bool,
+    /// AND condition over `target ++ source`.
+    pub predicate: Option<Expr>,
+    /// THEN ...
+    pub action: MergeAction,
+}
+
+/// A planned MERGE.
+#[derive(Clone, Debug)]
+pub struct Merge {
+    /// The source rows.
+    pub source: Plan,
+    /// The target rows matching one source row (the source row is the
+    /// outer row).
+    pub target: Access,
+    /// Clauses in order; the first whose kind and predicate fit acts.
+    pub clauses: Vec<MergeClause>,
+    /// Per target column: its default for inserted rows.
+    pub defaults: Vec<Option<Expr>>,
+    /// Constraints of the target.
+    pub rules: RowRules,
+}
+
+impl<'a> Binder<'a> {
+    /// Binds MERGE.
+    pub fn merge(&mut self, m: &ast::Merge) -> Result<Merge> {
+        let ast::TableFactor::Table { name, alias, .. } = &m.table else {
+            return Err(Error::unsupported("MERGE into this target"));
+        };
+        let table_name = self.table_name(name)?;
+        let info = self.catalog.table(&table_name)?;
+        let alias = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| info.table.name());
+        let (tscope, _) = self.table_scope(&info, &alias);
+        let (source, sscope) = self.merge_source(&m.source)?;
+        let tw = tscope.cols.len();
+        let both = tscope.concat(&sscope);
+        let ctx = Ctx::plain(&both);
+        let t = self.expr(&m.on, &ctx)?;
+        let on = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+        // Target conditions: source columns become outer columns.
+        let conds: Vec<(Expr, String)> = on
+            .conjuncts()
+            .into_iter()
+            .map(|c| {
+                let c = c.map(&mut |x| match x {
+                    Expr::Column(i) if i >= tw => Expr::Outer(i - tw),
+                    x => x,
+                });
+                (c, String::new())
+            })
+            .collect();
+        let base = Access {
+            table: info.table.clone(),
+            alias: alias.clone(),
+            path: AccessPath::Scan,
+            filter: None,
+            cond_text: String::new(),
+            filter_text: String::new(),
+        };
+        let (mut target, _) = access::choose(base, conds, None)?;
+        if !matches!(target.path, AccessPath::Scan) {
+            target.cond_text = format!("({})", m.on);
+        } else if target.filter.is_some() {
+            target.filter_text = format!("({})", m.on);
+        }
+        let mut clauses = Vec::new();
+        for c in &m.clauses {
+            let matched = match c.clause_kind {
+                ast::MergeClauseKind::Matched => true,
+                ast::MergeClauseKind::NotMatched | ast::MergeClauseKind::NotMatchedByTarget => false,
+                ast::MergeClauseKind::NotMatchedBySource => {
+                    return Err(Error::unsupported("WHEN NOT MATCHED BY SOURCE"))
+                }
+            };
+            let predicate = c
+                .predicate
+                .as_ref()
+                .map(|p| {
+                    let t = self.expr(p, &ctx)?;
+                    Ok::<_, Error>(self.coerce_untyped(t, &Some(DataType::Boolean))?.0)
+                })
+                .transpose()?;
+            let action = match (&c.action, matched) {
+                (ast::MergeAction::Update(u), true) => match &u.kind {
+                    ast::MergeUpdateKind::Set(list) => {
+                        MergeAction::Update(self.assignments(list, &info, &ctx)?)
+                    }
+                    ast::MergeUpdateKind::Wildcard => return Err(Error::unsupported("UPDATE SET *")),
+                },
+                (ast::MergeAction::Delete { .. }, true) => MergeAction::Delete,
+                (ast::MergeAction::Insert(ins), false) => {
+                    let columns = info.table.columns();
+                    let targets: Vec<usize> = if ins.columns.is_empty() {
+                        (0..columns.len()).collect()
+                    } else {
+                        ins.columns
+                            .iter()
+                            .map(|c| {
+                                let n = object_parts(c)?.join(".");
+                                info.table.column_index(&n).map_err(|_| {
+                                    Error::UndefinedColumn(format!(
+                                        "\"{n}\" of relation \"{}\"",
+                                        info.table.name()
+                                    ))
+                                })
+                            })
+                            .collect::<Result<_>>()?
+                    };
+                    let ast::MergeInsertKind::Values(v) = &ins.kind else {
+                        return Err(Error::unsupported("INSERT ROW"));
+                    };
+                    let [row] = v.rows.as_slice() else {
+                        return Err(Error::Syntax("MERGE INSERT takes one VALUES row".into()));
+                    };
+                    if row.len() != targets.len() {
+                        return Err(Error::Syntax("INSERT has more expressions than target columns".into()));
+                    }
+                    let mut values = Vec::new();
+                    for (e, &c) in row.iter().zip(&targets) {
+                        let x = if is_default_keyword(e) {
+                            self.column_default(&info, c)?.unwrap_or(Expr::Literal(Value::Null))
+                        } else {
+                            let t = self.expr(e, &ctx)?;
+                            self.coerce_untyped(t, &Some(columns[c].ty.clone()))?.0
+                        };
+                        values.push((c, x));
+                    }
+                    MergeAction::Insert(values)
+                }
+                (ast::MergeAction::DoNothing { .. }, _) => MergeAction::Nothing,
+                _ => {
+                    return Err(Error::Syntax(format!(
+                        "this action is not allowed in a WHEN {}MATCHED clause",
+                        if matched { "" } else { "NOT " }
+                    )))
+                }
+            };
+            clauses.push(MergeClause { matched, predicate, action });
+        }
+        let ncols = info.table.columns().len();
+        let mut defaults = Vec::with_capacity(ncols);
+        for i in 0..ncols {
+            defaults.push(self.column_default(&info, i)?);
+        }
+        let rules = self.row_rules(info)?;
+        Ok(Merge { source, target, clauses, defaults, rules })
+    }
+
+    fn merge_source(&mut self, f: &ast::TableFactor) -> Result<(Plan, Scope)> {
+        let q = ast::Query {
+            with: None,
+            body: Box::new(ast::SetExpr::Select(Box::new(ast::Select {
+                select_token: ast::helpers::attached_token::AttachedToken::empty(),
+                optimizer_hints: vec![],
+                distinct: None,
+                select_modifiers: None,
+                top: None,
+                top_before_distinct: false,
+                projection: vec![ast::SelectItem::Wildcard(ast::WildcardAdditionalOptions::default())],
+                exclude: None,
+                into: None,
+                from: vec![ast::TableWithJoins { relation: f.clone(), joins: vec![] }],
+                lateral_views: vec![],
+                prewhere: None,
+                selection: None,
+                connect_by: vec![],
+                group_by: ast::GroupByExpr::Expressions(vec![], vec![]),
+                cluster_by: vec![],
+                distribute_by: vec![],
+                sort_by: vec![],
+                having: None,
+                named_window: vec![],
+                qualify: None,
+                window_before_qualify: false,
+                value_table_mode: None,
+                flavor: ast::SelectFlavor::Standard,
+            }))),
+            order_by: None,
+            limit_clause: None,
+            fetch: None,
+            locks: vec![],
+            for_clause: None,
+            settings: None,
+            format_clause: None,
+            pipe_operators: vec![],
+        };
+        let (plan, cols) = self.query(&q)?;
+        let rel = match f {
+            ast::TableFactor::Table { name, alias, .. } => {
+                alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| {
+                    object_parts(name).ok().and_then(|p| p.last().cloned()).unwrap_or_default()
+                })
+            }
+            ast::TableFactor::Derived { alias: Some(a), .. } => ident(&a.name),
+            _ => return Err(Error::unsupported("this MERGE source")),
+        };
+        Ok((plan, Scope::of(&rel, &cols)))
+    }
+}

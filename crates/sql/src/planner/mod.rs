@@ -39,6 +39,8 @@ pub enum Statement {
     Update(Box<Update>),
     /// DELETE.
     Delete(Box<Delete>),
+    /// MERGE.
+    Merge(Box<dml::Merge>),
     /// EXPLAIN of a statement: the lines to print.
     Explain(Vec<String>),
 }

@@ -1013,6 +1013,7 @@ fn column_name(e: &ast::Expr) -> String {
             _ => "?column?".into(),
         },
         ast::Expr::Extract { .. } => "extract".into(),
+        ast::Expr::Substring { shorthand: true, .. } => "substr".into(),
         ast::Expr::Substring { .. } => "substring".into(),
         ast::Expr::Position { .. } => "position".into(),
         ast::Expr::Trim { .. } => "btrim".into(),

@@ -38,3 +38,4 @@ VALUES (1, 'a'), (2, 'b');
 SELECT DISTINCT ON (score) score, name FROM t ORDER BY score, name;
 SELECT name FROM t WHERE born IS NOT NULL AND NOT (score < 80) ORDER BY name;
 SELECT true AND NULL, false AND NULL, true OR NULL, NULL IS NULL, 1 IS DISTINCT FROM NULL;
+SELECT 100.0 / 3, 1 / 3.0, 12345.0 / 1, avg(x) FROM (VALUES (1), (2)) v(x);

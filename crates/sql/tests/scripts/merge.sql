@@ -1,0 +1,11 @@
+CREATE TABLE stock (item int PRIMARY KEY, qty int NOT NULL CHECK (qty >= 0));
+CREATE TABLE delivery (item int, qty int);
+INSERT INTO stock VALUES (1, 10), (2, 5), (3, 0);
+INSERT INTO delivery VALUES (1, 5), (2, -5), (4, 7);
+MERGE INTO stock s USING delivery d ON s.item = d.item WHEN MATCHED AND s.qty + d.qty = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET qty = s.qty + d.qty WHEN NOT MATCHED THEN INSERT (item, qty) VALUES (d.item, d.qty);
+SELECT * FROM stock ORDER BY item;
+MERGE INTO stock s USING (SELECT 2 AS item, 1 AS qty) d ON s.item = d.item WHEN MATCHED THEN DO NOTHING;
+MERGE INTO stock s USING delivery d ON s.item = d.item WHEN MATCHED THEN UPDATE SET qty = -5;
+SELECT * FROM stock ORDER BY item;
+MERGE INTO stock s USING delivery d ON s.item = d.item WHEN NOT MATCHED THEN UPDATE SET qty = 1;
+EXPLAIN MERGE INTO stock s USING delivery d ON s.item = d.item WHEN MATCHED THEN DELETE;
