@@ -147,6 +147,7 @@ impl Catalog {
     /// Loads the SQL catalog of `db`.
     pub fn open(db: Database) -> Result<Catalog> {
         let globals = decode_globals(&db.catalog_extra())?;
+        crate::execution::ddl::recover_rewrites(&db)?;
         Ok(Catalog {
             db,
             tables: RwLock::new(HashMap::new()),

@@ -730,7 +730,7 @@ fn parse_duration(s: &str) -> Result<Option<Duration>> {
 /// A duration in the largest unit that divides it, as PostgreSQL shows it.
 fn show_duration(ms: u128) -> String {
     for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)] {
-        if ms % size == 0 {
+        if ms.is_multiple_of(size) {
             return format!("{}{unit}", ms / size);
         }
     }

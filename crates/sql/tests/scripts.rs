@@ -117,4 +117,5 @@ scripts!(
     sequences,
     functions,
     merge,
+    alter,
 );

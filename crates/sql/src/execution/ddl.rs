@@ -65,6 +65,88 @@ struct Builder {
 }
 
 impl Builder {
+    /// Adds a column; returns its constraints, to add once every column is
+    /// known.
+    fn column<'c>(
+        &mut self,
+        c: &'c ast::ColumnDef,
+    ) -> Result<Vec<(String, &'c ast::ColumnOption, Option<&'c ast::Ident>)>> {
+        let name = self.table.clone();
+        let cname = ident(&c.name);
+        if self.def.columns.iter().any(|x| x.name == cname) {
+            return Err(Error::other("42701", format!("column \"{cname}\" specified more than once")));
+        }
+        let mut constraints = Vec::new();
+        let mut meta = ColumnMeta::default();
+        let (ty, serial) = match serial_kind(&c.data_type) {
+            Some(t) => (t, true),
+            None => (data_type(&c.data_type)?, false),
+        };
+        let mut nullable = !serial;
+        if serial {
+            let seq = format!("{name}_{cname}_seq");
+            meta.default = Some(format!("nextval('{seq}')"));
+            self.sequences.push((seq, seq_def(&ty, &[])?));
+        }
+        for opt in &c.options {
+            match &opt.option {
+                ast::ColumnOption::Null => nullable = true,
+                ast::ColumnOption::NotNull => nullable = false,
+                ast::ColumnOption::Default(e) => meta.default = Some(e.to_string()),
+                ast::ColumnOption::Generated { generated_as, sequence_options, generation_expr, .. } => {
+                    match generation_expr {
+                        Some(e) => meta.generated = Some(e.to_string()),
+                        None => {
+                            let seq = format!("{name}_{cname}_seq");
+                            meta.default = Some(format!("nextval('{seq}')"));
+                            meta.identity_always = Some(matches!(generated_as, ast::GeneratedAs::Always));
+                            self.sequences
+                                .push((seq, seq_def(&ty, sequence_options.as_deref().unwrap_or(&[]))?));
+                            nullable = false;
+                        }
+                    }
+                }
+                o @ (ast::ColumnOption::PrimaryKey(_)
+                | ast::ColumnOption::Unique(_)
+                | ast::ColumnOption::Check(_)
+                | ast::ColumnOption::ForeignKey(_)) => {
+                    constraints.push((cname.clone(), o, opt.name.as_ref()));
+                    if matches!(o, ast::ColumnOption::PrimaryKey(_)) {
+                        nullable = false;
+                    }
+                }
+                other => return Err(Error::unsupported(format!("column option {other}"))),
+            }
+        }
+        self.def.columns.push(centum_engine::Column { name: cname, ty, nullable });
+        self.meta.columns.push(meta);
+        Ok(constraints)
+    }
+
+    /// Adds a constraint written on a column.
+    fn column_constraint(
+        &mut self,
+        b: &Binder,
+        col: &str,
+        opt: &ast::ColumnOption,
+        name: Option<&ast::Ident>,
+    ) -> Result<()> {
+        match opt {
+            ast::ColumnOption::PrimaryKey(_) => {
+                self.constraint_index(name.map(ident), vec![col.to_string()], vec![false], true)
+            }
+            ast::ColumnOption::Unique(_) => {
+                self.constraint_index(name.map(ident), vec![col.to_string()], vec![false], false)
+            }
+            ast::ColumnOption::Check(ch) => {
+                self.check(name.or(ch.name.as_ref()), &ch.expr, Some(col));
+                Ok(())
+            }
+            ast::ColumnOption::ForeignKey(fk) => self.foreign_key(b, fk, vec![col.to_string()]),
+            _ => Ok(()),
+        }
+    }
+
     fn constraint_index(
         &mut self,
         name: Option<String>,
@@ -272,68 +354,12 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
             }
         }
     }
-    let mut column_constraints: Vec<(String, &ast::ColumnOption, Option<&ast::Ident>)> = Vec::new();
+    let mut column_constraints = Vec::new();
     for c in &ct.columns {
-        let cname = ident(&c.name);
-        if bl.def.columns.iter().any(|x| x.name == cname) {
-            return Err(Error::other("42701", format!("column \"{cname}\" specified more than once")));
-        }
-        let mut meta = ColumnMeta::default();
-        let (ty, serial) = match serial_kind(&c.data_type) {
-            Some(t) => (t, true),
-            None => (data_type(&c.data_type)?, false),
-        };
-        let mut nullable = !serial;
-        if serial {
-            let seq = format!("{}_{cname}_seq", name);
-            meta.default = Some(format!("nextval('{seq}')"));
-            bl.sequences.push((seq, seq_def(&ty, &[])?));
-        }
-        for opt in &c.options {
-            match &opt.option {
-                ast::ColumnOption::Null => nullable = true,
-                ast::ColumnOption::NotNull => nullable = false,
-                ast::ColumnOption::Default(e) => meta.default = Some(e.to_string()),
-                ast::ColumnOption::Generated { generated_as, sequence_options, generation_expr, .. } => {
-                    match generation_expr {
-                        Some(e) => meta.generated = Some(e.to_string()),
-                        None => {
-                            let seq = format!("{}_{cname}_seq", name);
-                            meta.default = Some(format!("nextval('{seq}')"));
-                            meta.identity_always = Some(matches!(generated_as, ast::GeneratedAs::Always));
-                            bl.sequences
-                                .push((seq, seq_def(&ty, sequence_options.as_deref().unwrap_or(&[]))?));
-                            nullable = false;
-                        }
-                    }
-                }
-                o @ (ast::ColumnOption::PrimaryKey(_)
-                | ast::ColumnOption::Unique(_)
-                | ast::ColumnOption::Check(_)
-                | ast::ColumnOption::ForeignKey(_)) => {
-                    column_constraints.push((cname.clone(), o, opt.name.as_ref()));
-                    if matches!(o, ast::ColumnOption::PrimaryKey(_)) {
-                        nullable = false;
-                    }
-                }
-                other => return Err(Error::unsupported(format!("column option {other}"))),
-            }
-        }
-        bl.def.columns.push(centum_engine::Column { name: cname, ty, nullable });
-        bl.meta.columns.push(meta);
+        column_constraints.extend(bl.column(c)?);
     }
     for (col, opt, cname) in column_constraints {
-        match opt {
-            ast::ColumnOption::PrimaryKey(_) => {
-                bl.constraint_index(cname.map(ident), vec![col], vec![false], true)?
-            }
-            ast::ColumnOption::Unique(_) => {
-                bl.constraint_index(cname.map(ident), vec![col], vec![false], false)?
-            }
-            ast::ColumnOption::Check(ch) => bl.check(cname.or(ch.name.as_ref()), &ch.expr, Some(&col)),
-            ast::ColumnOption::ForeignKey(fk) => bl.foreign_key(b, fk, vec![col])?,
-            _ => {}
-        }
+        bl.column_constraint(b, &col, opt, cname)?;
     }
     for c in &ct.constraints {
         bl.table_constraint(b, c)?;
@@ -597,6 +623,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
         Err(_) if at.if_exists => return Ok(done("ALTER TABLE")),
         Err(e) => return Err(e),
     };
+    let mut notices = Vec::new();
     for op in &at.operations {
         let info = b.catalog.table(&table)?;
         let def = info.table.def();
@@ -655,11 +682,22 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
                 }
                 b.catalog.set_meta(&table, &meta)?;
             }
+            ast::AlterTableOperation::AddColumn { column_def, if_not_exists, .. } => {
+                add_column(b, &table, column_def, *if_not_exists)?;
+            }
+            ast::AlterTableOperation::DropColumn { column_names, if_exists, drop_behavior, .. } => {
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
+                for c in column_names {
+                    let n = drop_column(b, &table, &ident(c), *if_exists, cascade)?;
+                    bl.notices.extend(n);
+                }
+                notices.append(&mut bl.notices);
+            }
             other => return Err(Error::unsupported(format!("ALTER TABLE {other}"))),
         }
     }
     b.catalog.invalidate();
-    Ok(done("ALTER TABLE"))
+    Ok(DdlOutcome { tag: "ALTER TABLE".into(), notices })
 }
 
 /// New CHECK and FOREIGN KEY constraints must hold for the rows already
@@ -780,3 +818,238 @@ pub(crate) fn create_schema(b: &Binder, name: &ast::SchemaName, if_not_exists: b
 
 #[allow(dead_code)]
 fn _kinds(_: IndexKind) {}
+
+/// Suffix of the table a column change builds before it replaces the
+/// original.
+const REWRITE: &str = "$rewrite";
+
+/// Replaces table `name` by one with definition `def` (its indexes are
+/// built after the swap) and SQL facts `meta`, its rows computed from the
+/// old ones by `map`. The new rows are checked (CHECK, FOREIGN KEY, NOT
+/// NULL and new unique keys) before the original is dropped, so a refused
+/// change leaves the table as it was.
+///
+/// Not online: rows committed by other sessions while it copies are lost
+/// to the new table. A crash before the swap leaves `name$rewrite`, which
+/// the next open drops; a crash between the drop and the rename leaves it
+/// alone, which the next open renames back (secondary indexes are then
+/// rebuilt by nothing: their definitions are lost).
+fn rewrite(
+    b: &Binder,
+    name: &str,
+    old_meta: &TableMeta,
+    def: TableDef,
+    meta: TableMeta,
+    map: impl Fn(&[centum_types::Value], &crate::execution::ExecCtx) -> Result<Vec<centum_types::Value>>,
+) -> Result<()> {
+    let db = b.catalog.db();
+    let tmp = format!("{name}{REWRITE}");
+    let _ = db.drop_table(&tmp);
+    let indexes = def.indexes.clone();
+    let mut bare = def.clone();
+    bare.name = tmp.clone();
+    bare.indexes.clear();
+    db.create_table(bare.extra(crate::catalog::encode_table_meta(&meta)))?;
+    b.catalog.invalidate();
+    let result = (|| -> Result<()> {
+        let old = db.table(name)?;
+        let new = db.table(&tmp)?;
+        let txn = db.begin(Isolation::Snapshot)?;
+        let currval = Default::default();
+        let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
+        for row in txn.scan(&old)? {
+            txn.insert(&new, map(&row.values(), &cx)?)?;
+        }
+        txn.commit()?;
+        verify_existing(b, &tmp, &meta, old_meta)?;
+        // New unique keys must hold before the swap.
+        let old_names: Vec<String> = old.def().indexes.into_iter().map(|i| i.name).collect();
+        for ix in indexes.iter().filter(|i| i.unique && !old_names.contains(&i.name)) {
+            let mut probe = ix.clone();
+            probe.name = format!("{}{REWRITE}", ix.name);
+            db.create_index(&tmp, probe.clone()).map_err(|e| match e {
+                centum_engine::Error::UniqueViolation { .. } => {
+                    Error::other("23505", format!("could not create unique index \"{}\"", ix.name))
+                }
+                e => e.into(),
+            })?;
+            db.drop_index(&probe.name)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = db.drop_table(&tmp);
+        b.catalog.invalidate();
+        return Err(e);
+    }
+    db.drop_table(name)?;
+    db.rename_table(&tmp, name)?;
+    for ix in indexes {
+        db.create_index(name, ix)?;
+    }
+    b.catalog.invalidate();
+    Ok(())
+}
+
+/// Finishes column changes a crash interrupted (see [`rewrite`]).
+pub(crate) fn recover_rewrites(db: &centum_engine::Database) -> Result<()> {
+    for t in db.table_names() {
+        if let Some(base) = t.strip_suffix(REWRITE) {
+            if db.table(base).is_ok() {
+                db.drop_table(&t)?;
+            } else {
+                db.rename_table(&t, base)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ALTER TABLE ... ADD COLUMN.
+fn add_column(b: &Binder, table: &str, c: &ast::ColumnDef, if_not_exists: bool) -> Result<()> {
+    let info = b.catalog.table(table)?;
+    if info.table.column_index(&ident(&c.name)).is_ok() {
+        if if_not_exists {
+            return Ok(());
+        }
+        return Err(Error::other(
+            "42701",
+            format!("column \"{}\" of relation \"{table}\" already exists", ident(&c.name)),
+        ));
+    }
+    let mut bl = Builder {
+        table: table.to_string(),
+        def: info.table.def(),
+        meta: info.meta.clone(),
+        sequences: vec![],
+        buckets: None,
+        notices: vec![],
+    };
+    let cons = bl.column(c)?;
+    for (col, opt, name) in cons {
+        bl.column_constraint(b, &col, opt, name)?;
+    }
+    validate_expressions(b, &bl)?;
+    for (seq, def) in &bl.sequences {
+        b.catalog.create_sequence(seq, def.clone(), false)?;
+    }
+    let cols: Vec<OutputColumn> = bl
+        .def
+        .columns
+        .iter()
+        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
+        .collect();
+    let scope = Scope::of(short(table), &cols);
+    let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+    let col = bl.meta.columns.len() - 1;
+    let ty = bl.def.columns[col].ty.clone();
+    let nullable = bl.def.columns[col].nullable;
+    // The new column's value for existing rows: generated, default or NULL
+    // (a volatile default is computed per row, as in PostgreSQL).
+    let value = match (&bl.meta.columns[col].generated, &bl.meta.columns[col].default) {
+        (Some(g), _) => Some(binder.expr(&crate::planner::dml::parse_expr(g)?, &Ctx::plain(&scope))?.0),
+        (None, Some(d)) => {
+            let t = binder.expr(&crate::planner::dml::parse_expr(d)?, &Ctx::plain(&Scope::default()))?;
+            Some(binder.coerce_untyped(t, &Some(ty.clone()))?.0)
+        }
+        (None, None) => None,
+    };
+    let old_meta = info.meta.clone();
+    rewrite(b, table, &old_meta, bl.def, bl.meta, |old, cx| {
+        let mut row = old.to_vec();
+        row.push(centum_types::Value::Null);
+        if let Some(e) = &value {
+            row[col] = crate::execution::eval::eval(e, &row, &[], cx)?.coerce_to(&ty)?;
+        }
+        if row[col].is_null() && !nullable {
+            return Err(Error::other(
+                "23502",
+                format!("column \"{}\" of relation \"{table}\" contains null values", cols[col].name),
+            ));
+        }
+        Ok(row)
+    })
+}
+
+/// ALTER TABLE ... DROP COLUMN.
+fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bool) -> Result<Vec<String>> {
+    let info = b.catalog.table(table)?;
+    let Ok(col) = info.table.column_index(name) else {
+        if if_exists {
+            return Ok(vec![format!("column \"{name}\" of relation \"{table}\" does not exist, skipping")]);
+        }
+        return Err(Error::UndefinedColumn(format!("\"{name}\" of relation \"{table}\"")));
+    };
+    if info.table.columns().len() == 1 {
+        return Err(Error::unsupported("a table without columns"));
+    }
+    let mut notices = Vec::new();
+    for (child, fk) in &info.referenced_by {
+        if fk.ref_columns.iter().any(|c| c == name) {
+            if !cascade {
+                return Err(Error::other(
+                    "2BP01",
+                    format!("cannot drop column {name} of table {table} because other objects depend on it\nDETAIL:  constraint {} on table {child} depends on column {name} of table {table}", fk.name),
+                ));
+            }
+            let c = b.catalog.table(child)?;
+            let mut m = c.meta.clone();
+            m.foreign_keys.retain(|f| f.name != fk.name);
+            b.catalog.set_meta(child, &m)?;
+            notices.push(format!("drop cascades to constraint {} on table {child}", fk.name));
+        }
+    }
+    let mut def = info.table.def();
+    def.columns.remove(col);
+    def.indexes.retain(|ix| !ix.columns.iter().any(|c| c == name));
+    let mut meta = info.meta.clone();
+    meta.columns.remove(col);
+    let shift = |c: usize| if c > col { c - 1 } else { c };
+    meta.foreign_keys.retain(|f| !f.columns.contains(&col));
+    for f in &mut meta.foreign_keys {
+        f.columns = f.columns.iter().map(|&c| shift(c)).collect();
+    }
+    meta.not_null = meta.not_null.iter().filter(|&&c| c != col).map(|&c| shift(c)).collect();
+    let kept: Vec<String> = def.indexes.iter().map(|i| i.name.clone()).collect();
+    if meta.primary_key.as_ref().is_some_and(|p| !kept.contains(p)) {
+        meta.primary_key = None;
+    }
+    meta.unique.retain(|u| kept.contains(u));
+    // CHECK constraints and generated columns that read the column go too
+    // (generated columns refuse: they would lose their meaning).
+    let cols: Vec<OutputColumn> =
+        def.columns.iter().map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) }).collect();
+    let scope = Scope::of(short(table), &cols);
+    let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+    let mut reads = |text: &str| -> Result<bool> {
+        Ok(binder.expr(&crate::planner::dml::parse_expr(text)?, &Ctx::plain(&scope)).is_err())
+    };
+    for c in &meta.columns {
+        if let Some(g) = &c.generated {
+            if reads(g)? {
+                return Err(Error::other(
+                    "2BP01",
+                    format!(
+                        "cannot drop column {name} of table {table} because a generated column depends on it"
+                    ),
+                ));
+            }
+        }
+    }
+    let mut checks = Vec::new();
+    for c in std::mem::take(&mut meta.checks) {
+        if reads(&c.expr)? {
+            notices.push(format!("drop cascades to constraint {} on table {table}", c.name));
+        } else {
+            checks.push(c);
+        }
+    }
+    meta.checks = checks;
+    let old_meta = info.meta.clone();
+    rewrite(b, table, &old_meta, def, meta, |old, _| {
+        let mut row = old.to_vec();
+        row.remove(col);
+        Ok(row)
+    })?;
+    Ok(notices)
+}

@@ -194,12 +194,14 @@ impl<'a> Binder<'a> {
         for i in 0..columns.len() {
             defaults.push(self.column_default(&info, i)?);
         }
+        // Generated columns, and identity columns GENERATED ALWAYS, take no
+        // explicit value.
         let generated_cols: Vec<usize> = info
             .meta
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.generated.is_some())
+            .filter(|(_, c)| c.generated.is_some() || c.identity_always == Some(true))
             .map(|(i, _)| i)
             .collect();
         let (source, width) = match ins.source.as_deref() {
@@ -246,6 +248,12 @@ impl<'a> Binder<'a> {
                     let (plan, cols) = self.query(q)?;
                     if cols.len() > targets.len() {
                         return Err(Error::Syntax("INSERT has more expressions than target columns".into()));
+                    }
+                    if let Some(&c) = targets[..cols.len()].iter().find(|c| generated_cols.contains(c)) {
+                        return Err(Error::other(
+                            "428C9",
+                            format!("cannot insert a non-DEFAULT value into column \"{}\"", columns[c].name),
+                        ));
                     }
                     (plan, cols.len())
                 }
@@ -343,7 +351,13 @@ impl<'a> Binder<'a> {
                         format!("multiple assignments to same column \"{n}\""),
                     ));
                 }
-                if info.meta.columns.get(i).is_some_and(|c| c.generated.is_some()) && !is_default_keyword(v) {
+                if info
+                    .meta
+                    .columns
+                    .get(i)
+                    .is_some_and(|c| c.generated.is_some() || c.identity_always == Some(true))
+                    && !is_default_keyword(v)
+                {
                     return Err(Error::other(
                         "428C9",
                         format!("column \"{n}\" can only be updated to DEFAULT"),
