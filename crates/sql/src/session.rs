@@ -47,6 +47,7 @@ impl Database {
             txn: None,
             state: TxnStatus::Idle,
             block_used: false,
+            read_only: false,
             isolation: Isolation::ReadCommitted,
             next_isolation: None,
             search_path: vec!["public".into()],
@@ -118,6 +119,8 @@ pub struct Session {
     state: TxnStatus,
     /// Whether the block ran a statement yet (SET TRANSACTION must come first).
     block_used: bool,
+    /// Whether the block is READ ONLY.
+    read_only: bool,
     isolation: Isolation,
     next_isolation: Option<Isolation>,
     search_path: Vec<String>,
@@ -161,6 +164,10 @@ fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
     })
 }
 
+fn modes_read_only(modes: &[ast::TransactionMode]) -> bool {
+    modes.iter().any(|m| matches!(m, ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly)))
+}
+
 fn tag(t: &str) -> QueryResult {
     QueryResult { columns: Arc::from(Vec::new()), rows: vec![], tag: t.into(), notices: vec![] }
 }
@@ -187,12 +194,35 @@ impl Session {
                 return Err(e);
             }
         };
+        // Several statements outside a block run as one implicit
+        // transaction, unless they manage transactions themselves.
+        let implicit = stmts.len() > 1
+            && self.state == TxnStatus::Idle
+            && !stmts.iter().any(|s| {
+                matches!(
+                    s,
+                    ast::Statement::StartTransaction { .. }
+                        | ast::Statement::Commit { .. }
+                        | ast::Statement::Rollback { .. }
+                )
+            });
+        if implicit {
+            self.begin(None, false)?;
+        }
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
             match self.run(s) {
                 Ok(r) => out.push(r),
-                Err(e) => return Err(e),
+                Err(e) => {
+                    if implicit {
+                        self.rollback();
+                    }
+                    return Err(e);
+                }
             }
+        }
+        if implicit {
+            self.commit()?;
         }
         Ok(out)
     }
@@ -219,11 +249,17 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        if p.version != self.catalog.version() {
-            *p = self.prepare_ast(p.statement.clone(), p.declared.clone())?;
+        let r = (|| {
+            if p.version != self.catalog.version() {
+                *p = self.prepare_ast(p.statement.clone(), p.declared.clone())?;
+            }
+            let planned = p.planned.clone();
+            self.run_planned(&planned, params)
+        })();
+        if r.is_err() {
+            self.fail();
         }
-        let planned = p.planned.clone();
-        self.run_planned(&planned, params)
+        r
     }
 
     fn fail(&mut self) {
@@ -233,7 +269,7 @@ impl Session {
     }
 
     fn plan(&self, s: &ast::Statement, declared: Vec<Option<DataType>>) -> Result<Planned> {
-        let mut b = Binder::new(&self.catalog, &self.search_path, declared);
+        let mut b = Binder::new(&self.catalog, &self.search_path, declared.clone());
         let (statement, columns) = match s {
             ast::Statement::Query(q) => {
                 let (plan, cols) = b.query(q)?;
@@ -253,13 +289,13 @@ impl Session {
             }
             ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
             ast::Statement::Explain { statement, analyze: false, .. } => {
-                let inner = self.plan(statement, vec![])?;
+                let inner = self.plan(statement, declared)?;
                 let lines = explain(&inner);
                 let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
                 return Ok(Planned {
                     statement: Statement::Explain(lines),
                     columns: Arc::from(cols),
-                    params: vec![],
+                    params: inner.params,
                 });
             }
             other => {
@@ -273,7 +309,9 @@ impl Session {
     fn run(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
         match s {
-            S::StartTransaction { modes, .. } => return self.begin(modes_isolation(modes)),
+            S::StartTransaction { modes, .. } => {
+                return self.begin(modes_isolation(modes), modes_read_only(modes))
+            }
             S::Commit { .. } => return self.commit(),
             S::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
             _ => {}
@@ -295,6 +333,20 @@ impl Session {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
+        if self.read_only
+            && matches!(
+                s,
+                S::CreateTable(_)
+                    | S::CreateIndex(_)
+                    | S::Drop { .. }
+                    | S::AlterTable(_)
+                    | S::Truncate(_)
+                    | S::CreateSequence { .. }
+                    | S::CreateSchema { .. }
+            )
+        {
+            return Err(read_only_error(&first_words(&s.to_string())));
+        }
         match s {
             S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } | S::Merge(_) => {
                 let planned = self.plan(s, vec![])?;
@@ -386,7 +438,7 @@ impl Session {
         v
     }
 
-    fn begin(&mut self, isolation: Option<Isolation>) -> Result<QueryResult> {
+    fn begin(&mut self, isolation: Option<Isolation>, read_only: bool) -> Result<QueryResult> {
         if self.state != TxnStatus::Idle {
             let mut r = tag("BEGIN");
             r.notices.push("there is already a transaction in progress".into());
@@ -401,6 +453,7 @@ impl Session {
         self.txn_time = TimestampTz::now();
         self.state = TxnStatus::InBlock;
         self.block_used = false;
+        self.read_only = read_only;
         Ok(tag("BEGIN"))
     }
 
@@ -415,6 +468,7 @@ impl Session {
             TxnStatus::InBlock => {
                 self.state = TxnStatus::Idle;
                 self.next_isolation = None;
+                self.read_only = false;
                 match self.txn.take() {
                     Some(t) => t.commit().map(|_| tag("COMMIT")).map_err(Error::from),
                     None => Ok(tag("COMMIT")),
@@ -433,12 +487,16 @@ impl Session {
         }
         self.state = TxnStatus::Idle;
         self.next_isolation = None;
+        self.read_only = false;
         r
     }
 
     fn set(&mut self, set: &ast::Set) -> Result<QueryResult> {
         match set {
             ast::Set::SetTransaction { modes, session, .. } => {
+                if modes_read_only(modes) && self.state == TxnStatus::InBlock {
+                    self.read_only = true;
+                }
                 let iso = modes_isolation(modes);
                 if *session {
                     if let Some(i) = iso {
@@ -562,6 +620,19 @@ impl Session {
                 notices: vec![],
             });
         }
+        if self.read_only {
+            let what = match &planned.statement {
+                Statement::Insert(_) => Some("INSERT"),
+                Statement::Update(_) => Some("UPDATE"),
+                Statement::Delete(_) => Some("DELETE"),
+                Statement::Merge(_) => Some("MERGE"),
+                _ => None,
+            };
+            if let Some(w) = what {
+                self.state = TxnStatus::Failed;
+                return Err(read_only_error(w));
+            }
+        }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
@@ -599,7 +670,7 @@ impl Drop for Session {
 }
 
 fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [Value]>> {
-    if params.len() < planned.params.len() {
+    if params.len() != planned.params.len() {
         return Err(Error::other(
             "08P01",
             format!(
@@ -735,6 +806,13 @@ fn show_duration(ms: u128) -> String {
         }
     }
     format!("{ms}ms")
+}
+
+fn read_only_error(what: &str) -> Error {
+    Error::TransactionState {
+        code: "25006",
+        message: format!("cannot execute {what} in a read-only transaction"),
+    }
 }
 
 fn first_words(s: &str) -> String {

@@ -606,7 +606,6 @@ fn autocommit_statement_is_atomic() {
 /// undoes the earlier ones. The crate documents this behaviour on
 /// `Session::execute`.
 #[test]
-#[ignore = "bug: Session::execute commits each statement of a multi-statement string separately"]
 fn multi_statement_string_is_one_implicit_transaction() {
     let db = db();
     let mut a = db.session();
@@ -676,7 +675,6 @@ fn dropping_a_session_aborts_its_block() {
 
 /// `BEGIN READ ONLY` refuses writes with 25006, as in PostgreSQL.
 #[test]
-#[ignore = "bug: READ ONLY transaction mode is parsed and ignored; writes succeed"]
 fn read_only_block_refuses_writes() {
     let db = db();
     counter(&db);
@@ -765,7 +763,6 @@ fn read_committed_update_rechecks_the_predicate_after_waiting() {
 /// The same for DELETE: a row changed by a writer B waited for must still
 /// match B's WHERE clause, and RETURNING shows the version deleted.
 #[test]
-#[ignore = "bug: READ COMMITTED DELETE after waiting deletes the newest version without re-checking WHERE, and RETURNING shows the stale version"]
 fn read_committed_delete_rechecks_the_predicate_after_waiting() {
     check_after_waiting(vec![
         (

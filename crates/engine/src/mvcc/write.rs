@@ -147,12 +147,25 @@ impl Transaction {
     /// Deletes `row`. Returns false if a concurrent transaction deleted it
     /// first (READ COMMITTED only).
     pub fn delete(&self, row: &Row<'_>) -> Result<bool> {
+        self.delete_with(row, |_| true)
+    }
+
+    /// Deletes `row` if `keep_going` accepts the row's values. Under READ
+    /// COMMITTED, when a concurrent transaction changed the row first,
+    /// `keep_going` sees the newest version (return false to leave it, e.g.
+    /// when it no longer matches a WHERE clause); otherwise it is not
+    /// called. Returns whether a row was deleted.
+    pub fn delete_with(&self, row: &Row<'_>, mut keep_going: impl FnMut(&[Value]) -> bool) -> Result<bool> {
         self.check_usable()?;
         let table = row.table;
         table.check_not_dropped()?;
         let Some(old) = self.lock(row.v).map_err(|e| self.doom(e))? else {
             return Ok(false);
         };
+        if old != row.v && !keep_going(&table.layout.values(old.data())) {
+            self.unlock(old);
+            return Ok(false);
+        }
         let mut inner = self.inner.borrow_mut();
         let t = inner.table_no(table);
         inner.writes.push((t, WriteKind::Delete(old)));

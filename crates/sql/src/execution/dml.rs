@@ -178,7 +178,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
             if cur != old.as_slice() {
                 // Changed by a transaction that committed meanwhile (READ
                 // COMMITTED): the row must still qualify.
-                if let Some(f) = &up.access.filter {
+                if let Some(f) = &up.recheck {
                     if !test(f, cur, &[], cx)? {
                         return Ok(None);
                     }
@@ -227,7 +227,29 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
     let targets: Vec<(Row, Vec<Value>)> = access_rows(&del.access, cx, &[])?.collect::<Result<_>>()?;
     for (row, vals) in targets {
         cx.check_deadline()?;
-        if cx.txn.delete(&row)? {
+        // Under READ COMMITTED a row changed meanwhile is deleted only if
+        // its newest version still qualifies, and that version is the one
+        // RETURNING and foreign-key actions see.
+        let mut newest: Option<Vec<Value>> = None;
+        let mut failure = None;
+        let deleted = cx.txn.delete_with(&row, |cur| {
+            match del.recheck.as_ref().map_or(Ok(true), |f| test(f, cur, &[], cx)) {
+                Ok(true) => {
+                    newest = Some(cur.to_vec());
+                    true
+                }
+                Ok(false) => false,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if deleted {
+            let vals = newest.unwrap_or(vals);
             on_parent_delete(&del.info, &vals, cx)?;
             out.count += 1;
             returning(&del.returning, &vals, &mut out.rows, cx)?;

@@ -83,6 +83,9 @@ pub struct Insert {
 pub struct Update {
     /// The rows to change.
     pub access: Access,
+    /// The whole WHERE condition, re-checked on a row a concurrent
+    /// transaction changed first (READ COMMITTED).
+    pub recheck: Option<Expr>,
     /// (column, new value over the old row).
     pub assignments: Vec<(usize, Expr)>,
     /// Constraints.
@@ -96,6 +99,9 @@ pub struct Update {
 pub struct Delete {
     /// The rows to delete.
     pub access: Access,
+    /// The whole WHERE condition, re-checked on a row a concurrent
+    /// transaction changed first (READ COMMITTED).
+    pub recheck: Option<Expr>,
     /// Table facts (foreign keys pointing here).
     pub info: Arc<TableInfo>,
     /// RETURNING over the deleted row.
@@ -420,14 +426,16 @@ impl<'a> Binder<'a> {
         name: &ast::ObjectName,
         alias: &str,
         selection: Option<&ast::Expr>,
-    ) -> Result<(Arc<TableInfo>, Access, Scope)> {
+    ) -> Result<(Arc<TableInfo>, Access, Option<Expr>, Scope)> {
         let table_name = self.table_name(name)?;
         let info = self.catalog.table(&table_name)?;
         let (scope, _) = self.table_scope(&info, alias);
         let mut conds = Vec::new();
+        let mut recheck = None;
         if let Some(w) = selection {
             let t = self.expr(w, &Ctx::plain(&scope))?;
             let pred = self.coerce_untyped(t, &Some(DataType::Boolean))?.0;
+            recheck = Some(pred.clone());
             for p in pred.conjuncts() {
                 conds.push((p, String::new()));
             }
@@ -448,7 +456,7 @@ impl<'a> Binder<'a> {
                 access.filter_text = w.to_string();
             }
         }
-        Ok((info, access, scope))
+        Ok((info, access, recheck, scope))
     }
 
     /// Binds UPDATE.
@@ -459,11 +467,11 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(&up.table)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
-        let (info, access, scope) = self.target_rows(&name, &alias, up.selection.as_ref())?;
+        let (info, access, recheck, scope) = self.target_rows(&name, &alias, up.selection.as_ref())?;
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
-        Ok((Update { access, assignments, rules, returning }, cols))
+        Ok((Update { access, recheck, assignments, rules, returning }, cols))
     }
 
     /// Binds DELETE.
@@ -480,9 +488,9 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(twj)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
-        let (info, access, scope) = self.target_rows(&name, &alias, del.selection.as_ref())?;
+        let (info, access, recheck, scope) = self.target_rows(&name, &alias, del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
-        Ok((Delete { access, info, returning }, cols))
+        Ok((Delete { access, recheck, info, returning }, cols))
     }
 }
 

@@ -20,7 +20,6 @@ SELECT price FROM items ORDER BY price DESC LIMIT 3;
 -- No index applies.
 EXPLAIN SELECT * FROM items WHERE price + 1 = 5;
 -- Parameters and joins use indexes too.
-EXPLAIN SELECT * FROM items WHERE id = $1;
 CREATE TABLE orders (id int PRIMARY KEY, item_id int, n int);
 EXPLAIN SELECT o.id, i.sku FROM orders o JOIN items i ON i.id = o.item_id;
 EXPLAIN SELECT o.id FROM orders o JOIN items i ON i.price = o.n WHERE i.cat = 1;
