@@ -857,8 +857,22 @@ fn rewrite(
         let txn = db.begin(Isolation::Snapshot)?;
         let currval = Default::default();
         let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
-        for row in txn.scan(&old)? {
-            txn.insert(&new, map(&row.values(), &cx)?)?;
+        // Rows go over in primary key order, so that a default computed
+        // per row (a serial column added) numbers them predictably.
+        let mut rows: Vec<Vec<centum_types::Value>> = txn.scan(&old)?.map(|r| r.values()).collect();
+        let pk: Vec<usize> = old_meta
+            .primary_key
+            .as_ref()
+            .and_then(|n| old.index(n).ok())
+            .map(|ix| ix.key_columns().to_vec())
+            .unwrap_or_default();
+        if !pk.is_empty() {
+            rows.sort_by(|a, b| {
+                pk.iter().map(|&c| a[c].cmp(&b[c])).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal)
+            });
+        }
+        for row in rows {
+            txn.insert(&new, map(&row, &cx)?)?;
         }
         txn.commit()?;
         verify_existing(b, &tmp, &meta, old_meta)?;

@@ -171,6 +171,39 @@ fn text_of(v: &Value) -> String {
     }
 }
 
+/// The rows of an uncorrelated subquery, with their first column as a
+/// set for `IN`.
+pub(crate) struct SubqueryRows {
+    rows: Vec<Vec<Value>>,
+    firsts: std::collections::HashSet<Value>,
+    has_null: bool,
+    /// A non-NULL first value of every row is set-comparable with this one
+    /// (`None`: no non-NULL values, or values of kinds that are not).
+    sample: Option<Value>,
+}
+
+/// The rows of `plan` if it reads no outer column (computed once per
+/// statement), `None` if it must run for each row.
+fn cached(plan: &crate::planner::Plan, cx: &ExecCtx) -> Result<Option<std::rc::Rc<SubqueryRows>>> {
+    let key = plan as *const _ as usize;
+    if let Some(hit) = cx.subqueries.borrow().get(&key) {
+        return Ok(hit.clone());
+    }
+    let entry = if plan.reads_outer() {
+        None
+    } else {
+        let rows: Vec<Vec<Value>> = query::open(plan, cx, vec![])?.collect::<Result<_>>()?;
+        let has_null = rows.iter().any(|r| r.first().is_none_or(Value::is_null));
+        let firsts: std::collections::HashSet<Value> =
+            rows.iter().filter_map(|r| r.first().cloned()).filter(|v| !v.is_null()).collect();
+        let first = firsts.iter().next().cloned();
+        let sample = first.filter(|f| firsts.iter().all(|v| set_comparable(v, f)));
+        Some(std::rc::Rc::new(SubqueryRows { rows, firsts, has_null, sample }))
+    };
+    cx.subqueries.borrow_mut().insert(key, entry.clone());
+    Ok(entry)
+}
+
 fn subquery(
     plan: &crate::planner::Plan,
     kind: &SubqueryKind,
@@ -179,36 +212,96 @@ fn subquery(
     sub_outer: Vec<Value>,
     cx: &ExecCtx,
 ) -> Result<Value> {
-    let mut rows = query::open(plan, cx, sub_outer)?;
-    match kind {
-        SubqueryKind::Scalar => {
-            let first = match rows.next() {
-                None => return Ok(Value::Null),
-                Some(r) => r?,
-            };
-            if rows.next().transpose()?.is_some() {
-                return Err(Error::Cardinality);
-            }
-            Ok(first.into_iter().next().unwrap_or(Value::Null))
-        }
-        SubqueryKind::Exists => Ok(Value::Boolean(rows.next().transpose()?.is_some())),
-        SubqueryKind::Any(left, op) | SubqueryKind::All(left, op) => {
-            let all = matches!(kind, SubqueryKind::All(..));
-            let l = eval(left, row, outer, cx)?;
-            let mut saw_null = false;
-            for r in rows {
-                let r = r?;
-                let v = r.into_iter().next().unwrap_or(Value::Null);
-                match truth(&binary(*op, l.clone(), v)?) {
-                    Some(true) if !all => return Ok(Value::Boolean(true)),
-                    Some(false) if all => return Ok(Value::Boolean(false)),
-                    None => saw_null = true,
-                    _ => {}
+    if let Some(c) = cached(plan, cx)? {
+        return match kind {
+            SubqueryKind::Scalar => match c.rows.as_slice() {
+                [] => Ok(Value::Null),
+                [one] => Ok(one.first().cloned().unwrap_or(Value::Null)),
+                _ => Err(Error::Cardinality),
+            },
+            SubqueryKind::Exists => Ok(Value::Boolean(!c.rows.is_empty())),
+            SubqueryKind::Any(left, BinOp::Eq) => {
+                let l = eval(left, row, outer, cx)?;
+                let hashable = match &c.sample {
+                    Some(v) => set_comparable(v, &l),
+                    None => c.firsts.is_empty(),
+                };
+                if l.is_null() {
+                    Ok(if c.rows.is_empty() { Value::Boolean(false) } else { Value::Null })
+                } else if hashable {
+                    Ok(if c.firsts.contains(&l) {
+                        Value::Boolean(true)
+                    } else if c.has_null {
+                        Value::Null
+                    } else {
+                        Value::Boolean(false)
+                    })
+                } else {
+                    compare_rows(kind, row, outer, c.rows.iter().cloned().map(Ok), cx)
                 }
             }
-            Ok(if saw_null { Value::Null } else { Value::Boolean(all) })
+            _ => compare_rows(kind, row, outer, c.rows.iter().cloned().map(Ok), cx),
+        };
+    }
+    let rows = query::open(plan, cx, sub_outer)?;
+    match kind {
+        SubqueryKind::Any(..) | SubqueryKind::All(..) => compare_rows(kind, row, outer, rows, cx),
+        _ => scalar_or_exists(kind, rows),
+    }
+}
+
+fn scalar_or_exists(
+    kind: &SubqueryKind,
+    mut rows: impl Iterator<Item = Result<Vec<Value>>>,
+) -> Result<Value> {
+    if let SubqueryKind::Exists = kind {
+        return Ok(Value::Boolean(rows.next().transpose()?.is_some()));
+    }
+    let first = match rows.next() {
+        None => return Ok(Value::Null),
+        Some(r) => r?,
+    };
+    if rows.next().transpose()?.is_some() {
+        return Err(Error::Cardinality);
+    }
+    Ok(first.into_iter().next().unwrap_or(Value::Null))
+}
+
+/// `left op ANY/ALL (rows)`, with SQL's NULL rules.
+fn compare_rows(
+    kind: &SubqueryKind,
+    row: &[Value],
+    outer: &[Value],
+    rows: impl Iterator<Item = Result<Vec<Value>>>,
+    cx: &ExecCtx,
+) -> Result<Value> {
+    let (SubqueryKind::Any(left, op) | SubqueryKind::All(left, op)) = kind else {
+        return Err(Error::other("XX000", "not a comparison subquery"));
+    };
+    let all = matches!(kind, SubqueryKind::All(..));
+    let l = eval(left, row, outer, cx)?;
+    let mut saw_null = false;
+    for r in rows {
+        let v = r?.into_iter().next().unwrap_or(Value::Null);
+        match truth(&binary(*op, l.clone(), v)?) {
+            Some(true) if !all => return Ok(Value::Boolean(true)),
+            Some(false) if all => return Ok(Value::Boolean(false)),
+            None => saw_null = true,
+            _ => {}
         }
     }
+    Ok(if saw_null { Value::Null } else { Value::Boolean(all) })
+}
+
+/// Whether hashing (the total order's equality) agrees with SQL's `=` for
+/// these two values: exact numbers with each other, or two values of one
+/// variant other than double precision.
+fn set_comparable(a: &Value, b: &Value) -> bool {
+    let exact = |v: &Value| {
+        matches!(v, Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_) | Value::Numeric(_))
+    };
+    (exact(a) && exact(b))
+        || (std::mem::discriminant(a) == std::mem::discriminant(b) && !matches!(a, Value::Double(_)))
 }
 
 fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value> {

@@ -37,6 +37,10 @@ pub struct ExecCtx<'a> {
     pub transaction_time: Option<TimestampTz>,
     /// When the statement must stop (`statement_timeout`).
     pub deadline: Option<Instant>,
+    /// Results of subqueries that read no outer column, computed once per
+    /// statement; `None` marks a correlated subquery. Keyed by the plan's
+    /// address, which is stable while the statement runs.
+    pub(crate) subqueries: RefCell<HashMap<usize, Option<std::rc::Rc<eval::SubqueryRows>>>>,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -49,7 +53,16 @@ impl<'a> ExecCtx<'a> {
         transaction_time: Option<TimestampTz>,
         deadline: Option<Instant>,
     ) -> ExecCtx<'a> {
-        ExecCtx { txn, catalog, params, currval, statement_time: OnceCell::new(), transaction_time, deadline }
+        ExecCtx {
+            txn,
+            catalog,
+            params,
+            currval,
+            statement_time: OnceCell::new(),
+            transaction_time,
+            deadline,
+            subqueries: RefCell::new(HashMap::new()),
+        }
     }
 
     /// Fails once the statement has run past its deadline.

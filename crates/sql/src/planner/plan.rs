@@ -348,3 +348,93 @@ fn join_suffix(kind: JoinKind) -> &'static str {
         JoinKind::Full => " Full Join",
     }
 }
+
+impl Plan {
+    /// Whether any expression of the plan, its inputs or its subqueries
+    /// reads an outer column: a plan that does not gives the same rows
+    /// wherever it is evaluated in one statement.
+    pub fn reads_outer(&self) -> bool {
+        let mut found = false;
+        self.each_expr(&mut |e| {
+            e.walk(&mut |x| match x {
+                Expr::Outer(_) => found = true,
+                Expr::Subquery(p, _) => found |= p.reads_outer(),
+                _ => {}
+            })
+        });
+        found
+    }
+
+    /// Calls `f` on every expression of this plan and its inputs.
+    fn each_expr(&self, f: &mut impl FnMut(&Expr)) {
+        let bound = |b: &std::ops::Bound<Expr>, f: &mut dyn FnMut(&Expr)| {
+            if let std::ops::Bound::Included(e) | std::ops::Bound::Excluded(e) = b {
+                f(e);
+            }
+        };
+        match self {
+            Plan::Values { rows } => rows.iter().flatten().for_each(&mut *f),
+            Plan::Access(a) => {
+                match &a.path {
+                    AccessPath::Scan => {}
+                    AccessPath::Key { key, .. } => key.iter().for_each(&mut *f),
+                    AccessPath::Range { eq, lower, upper, .. } => {
+                        eq.iter().for_each(&mut *f);
+                        bound(lower, f);
+                        bound(upper, f);
+                    }
+                }
+                if let Some(x) = &a.filter {
+                    f(x);
+                }
+            }
+            Plan::Filter { input, pred } => {
+                f(pred);
+                input.each_expr(f);
+            }
+            Plan::Project { input, exprs } => {
+                exprs.iter().for_each(&mut *f);
+                input.each_expr(f);
+            }
+            Plan::NestedLoop { left, right, on, .. } => {
+                if let Some(x) = on {
+                    f(x);
+                }
+                left.each_expr(f);
+                right.each_expr(f);
+            }
+            Plan::HashJoin { left, right, left_keys, right_keys, on, .. } => {
+                left_keys.iter().chain(right_keys).for_each(&mut *f);
+                if let Some(x) = on {
+                    f(x);
+                }
+                left.each_expr(f);
+                right.each_expr(f);
+            }
+            Plan::Aggregate { input, group, aggs } => {
+                group.iter().for_each(&mut *f);
+                for a in aggs {
+                    a.args.iter().for_each(&mut *f);
+                    if let Some(x) = &a.filter {
+                        f(x);
+                    }
+                }
+                input.each_expr(f);
+            }
+            Plan::Sort { input, keys } => {
+                keys.iter().for_each(|k| f(&k.expr));
+                input.each_expr(f);
+            }
+            Plan::Limit { input, limit, offset } => {
+                limit.iter().chain(offset).for_each(&mut *f);
+                input.each_expr(f);
+            }
+            Plan::Distinct { input, .. } => input.each_expr(f),
+            Plan::SetOp { left, right, .. } => {
+                left.each_expr(f);
+                right.each_expr(f);
+            }
+            Plan::Series { args } => args.iter().for_each(&mut *f),
+        }
+    }
+}

@@ -39,3 +39,8 @@ SELECT DISTINCT ON (score) score, name FROM t ORDER BY score, name;
 SELECT name FROM t WHERE born IS NOT NULL AND NOT (score < 80) ORDER BY name;
 SELECT true AND NULL, false AND NULL, true OR NULL, NULL IS NULL, 1 IS DISTINCT FROM NULL;
 SELECT 100.0 / 3, 1 / 3.0, 12345.0 / 1, avg(x) FROM (VALUES (1), (2)) v(x);
+SELECT x FROM generate_series(1, 6) x WHERE x IN (SELECT id FROM t) AND x NOT IN (SELECT score FROM t WHERE score IS NOT NULL) ORDER BY x;
+SELECT x FROM generate_series(1, 3) x WHERE x NOT IN (SELECT score FROM t);
+SELECT x FROM generate_series(1, 3) x WHERE x IN (SELECT 1.0 UNION SELECT 2.5);
+SELECT x FROM generate_series(1, 3) x WHERE x::double precision IN (SELECT 2);
+SELECT x, (SELECT count(*) FROM t WHERE score > x * 30) FROM generate_series(1, 3) x;
