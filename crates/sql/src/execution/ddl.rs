@@ -273,6 +273,43 @@ impl Builder {
 
     fn table_constraint(&mut self, b: &Binder, c: &ast::TableConstraint) -> Result<()> {
         match c {
+            ast::TableConstraint::PrimaryKeyUsingIndex(u) | ast::TableConstraint::UniqueUsingIndex(u) => {
+                // An index built first (any kind, e.g. USING hash WITH
+                // (bucket_count = n)) becomes the constraint.
+                let primary = matches!(c, ast::TableConstraint::PrimaryKeyUsingIndex(_));
+                let name = ident(&u.index_name);
+                let Some(ix) = self.def.indexes.iter().find(|i| i.name == name) else {
+                    return Err(Error::UndefinedObject(format!("index \"{name}\" does not exist")));
+                };
+                if !ix.unique {
+                    return Err(Error::other("42809", format!("\"{name}\" is not a unique index")));
+                }
+                if self.meta.primary_key.as_ref() == Some(&name) || self.meta.unique.contains(&name) {
+                    return Err(Error::other(
+                        "55000",
+                        format!("index \"{name}\" is already associated with a constraint"),
+                    ));
+                }
+                if primary {
+                    if self.meta.primary_key.is_some() {
+                        return Err(Error::other(
+                            "42P16",
+                            format!("multiple primary keys for table \"{}\" are not allowed", self.table),
+                        ));
+                    }
+                    for c in ix.columns.clone() {
+                        if let Some(pos) = self.def.columns.iter().position(|x| x.name == c && x.nullable) {
+                            if !self.meta.not_null.contains(&pos) {
+                                self.meta.not_null.push(pos);
+                            }
+                        }
+                    }
+                    self.meta.primary_key = Some(name);
+                } else if !self.meta.unique.contains(&name) {
+                    self.meta.unique.push(name);
+                }
+                Ok(())
+            }
             ast::TableConstraint::PrimaryKey(pk) => {
                 let (cols, desc) = index_columns(&pk.columns)?;
                 self.constraint_index(pk.name.as_ref().map(ident), cols, desc, true)
