@@ -8,8 +8,11 @@
 //! never changes. At the end the total, the row count and every account's
 //! balance (recomputed from the transfers whose COMMIT succeeded) are right.
 
+mod common;
+
 use centum_sql::{Database, Error, Prepared, Session, TxnStatus};
 use centum_types::Value;
+use common::{db, exec, int};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 
@@ -21,19 +24,6 @@ const TRANSFERS: usize = 2_000;
 const MAX_ATTEMPTS: usize = 10_000;
 /// Reader checks at most this many snapshots.
 const MAX_READS: usize = 100_000;
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::SmallInt(n) => i64::from(*n),
-        Value::Integer(n) => i64::from(*n),
-        Value::BigInt(n) => *n,
-        other => other.to_string().parse().unwrap_or_else(|_| panic!("not an integer: {other:?}")),
-    }
-}
-
-fn exec(s: &mut Session, sql: &str) -> Vec<centum_sql::QueryResult> {
-    s.execute(sql).unwrap_or_else(|e| panic!("{sql}: ERROR {}: {e}", e.sqlstate()))
-}
 
 /// A small deterministic generator (xorshift64*), one per thread.
 struct Rng(u64);
@@ -183,7 +173,7 @@ fn reader(db: Database, done: Arc<AtomicBool>, checks: Arc<AtomicU64>) {
 }
 
 fn run(level: &'static str) {
-    let db = Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap();
+    let db = db();
     let mut s = db.session();
     exec(&mut s, "CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL CHECK (bal >= 0))");
     exec(&mut s, &format!("INSERT INTO acct SELECT g, {START} FROM generate_series(1, {ACCOUNTS}) g"));

@@ -4,33 +4,15 @@
 //! SCHEMA_ONLY tables come back empty; sequences, serial and identity
 //! columns continue strictly above every value handed out before.
 
-use centum_sql::{Database, Error, QueryResult, Session};
-use centum_types::Value;
+mod common;
+
+use centum_sql::{Database, Session};
+use common::{exec, fails, ints, scalar};
 use std::path::Path;
 
 fn open(dir: &Path) -> Database {
     let engine = centum_engine::Database::open(centum_engine::Options::durable(dir)).unwrap();
     Database::open(engine).unwrap()
-}
-
-fn exec(s: &mut Session, sql: &str) -> Vec<QueryResult> {
-    s.execute(sql).unwrap_or_else(|e| panic!("{sql}: ERROR {}: {e}", e.sqlstate()))
-}
-
-fn fails(s: &mut Session, sql: &str) -> Error {
-    match s.execute(sql) {
-        Ok(r) => panic!("{sql}: expected an error, got {:?}", r.last().map(|r| &r.tag)),
-        Err(e) => e,
-    }
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::SmallInt(n) => i64::from(*n),
-        Value::Integer(n) => i64::from(*n),
-        Value::BigInt(n) => *n,
-        other => other.to_string().parse().unwrap_or_else(|_| panic!("not an integer: {other:?}")),
-    }
 }
 
 /// Rows as strings (`NULL` for null), for easy comparison.
@@ -42,16 +24,6 @@ fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
         .iter()
         .map(|row| row.iter().map(|v| if v.is_null() { "NULL".into() } else { v.to_string() }).collect())
         .collect()
-}
-
-fn ints(s: &mut Session, sql: &str) -> Vec<i64> {
-    exec(s, sql).last().unwrap().rows.iter().map(|r| int(&r[0])).collect()
-}
-
-fn scalar(s: &mut Session, sql: &str) -> i64 {
-    let v = ints(s, sql);
-    assert_eq!(v.len(), 1, "{sql}");
-    v[0]
 }
 
 fn table(r: &[&[&str]]) -> Vec<Vec<String>> {

@@ -6,40 +6,11 @@
 //! there the waiting session runs on a second thread, and the outcome is
 //! the same whichever order the two threads reach the row in.
 
-use centum_sql::{Database, Error, QueryResult, Session, TxnStatus};
+mod common;
+
+use centum_sql::{Database, Error, Session, TxnStatus};
 use centum_types::Value;
-
-fn db() -> Database {
-    Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap()
-}
-
-fn exec(s: &mut Session, sql: &str) -> Vec<QueryResult> {
-    s.execute(sql).unwrap_or_else(|e| panic!("{sql}: ERROR {}: {e}", e.sqlstate()))
-}
-
-fn fails(s: &mut Session, sql: &str) -> Error {
-    match s.execute(sql) {
-        Ok(r) => panic!("{sql}: expected an error, got {:?}", r.last().map(|r| &r.tag)),
-        Err(e) => e,
-    }
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::SmallInt(n) => i64::from(*n),
-        Value::Integer(n) => i64::from(*n),
-        Value::BigInt(n) => *n,
-        other => other.to_string().parse().unwrap_or_else(|_| panic!("not an integer: {other:?}")),
-    }
-}
-
-/// The single integer a one-row, one-column query returns.
-fn scalar(s: &mut Session, sql: &str) -> i64 {
-    let r = exec(s, sql);
-    let last = r.last().unwrap();
-    assert_eq!(last.rows.len(), 1, "{sql}: {:?}", last.rows);
-    int(&last.rows[0][0])
-}
+use common::{db, exec, fails, int, scalar};
 
 fn tag(s: &mut Session, sql: &str) -> String {
     exec(s, sql).pop().unwrap().tag

@@ -9,8 +9,11 @@
 //! the working session's view (when it can read) and a second session's
 //! view (committed rows only) are compared with the model.
 
-use centum_sql::{Database, Error, QueryResult, Session, TxnStatus};
+mod common;
+
+use centum_sql::{Error, QueryResult, Session, TxnStatus};
 use centum_types::Value;
+use common::db;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::collections::BTreeMap;
@@ -351,7 +354,7 @@ enum Layout {
 }
 
 fn run_ops(layout: Layout, ops: &[Op]) -> Result<(), TestCaseError> {
-    let db = Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap();
+    let db = db();
     let mut s = db.session();
     let mut observer = db.session();
     s.execute(match layout {

@@ -28,7 +28,7 @@
 
 mod common;
 
-use centum_sql::{Database, TxnStatus};
+use centum_sql::TxnStatus;
 use postgres::{Client, NoTls, SimpleQueryMessage};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -385,8 +385,7 @@ fn compare_script(server: &Server, admin: &mut Client, name: &str, listed: &List
     admin.batch_execute(&format!("CREATE DATABASE {quoted}")).unwrap();
     let mut pg = server.connect(&dbname).unwrap_or_else(|e| panic!("connect to {dbname}: {e}"));
 
-    let engine = centum_engine::Database::open(Default::default()).unwrap();
-    let db = Database::open(engine).unwrap();
+    let db = common::db();
     let mut centum = db.session();
 
     // Listed statements that still differ, and differences reported: a

@@ -3,40 +3,11 @@
 //! inference and coercion, parameter count checks, EXPLAIN through
 //! prepare, and prepared statements inside transaction blocks.
 
-use centum_sql::{Database, Error, Prepared, QueryResult, Session, TxnStatus};
+mod common;
+
+use centum_sql::{Prepared, QueryResult, Session, TxnStatus};
 use centum_types::{DataType, Value};
-
-fn db() -> Database {
-    Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap()
-}
-
-fn exec(s: &mut Session, sql: &str) -> Vec<QueryResult> {
-    s.execute(sql).unwrap_or_else(|e| panic!("{sql}: ERROR {}: {e}", e.sqlstate()))
-}
-
-fn run(s: &mut Session, p: &mut Prepared, params: &[Value]) -> QueryResult {
-    s.execute_prepared(p, params).unwrap_or_else(|e| panic!("{params:?}: ERROR {}: {e}", e.sqlstate()))
-}
-
-fn run_err(s: &mut Session, p: &mut Prepared, params: &[Value]) -> Error {
-    match s.execute_prepared(p, params) {
-        Ok(r) => panic!("{params:?}: expected an error, got {} ({:?})", r.tag, r.rows),
-        Err(e) => e,
-    }
-}
-
-fn int(v: &Value) -> i64 {
-    match v {
-        Value::SmallInt(n) => i64::from(*n),
-        Value::Integer(n) => i64::from(*n),
-        Value::BigInt(n) => *n,
-        other => other.to_string().parse().unwrap_or_else(|_| panic!("not an integer: {other:?}")),
-    }
-}
-
-fn ints(r: &QueryResult) -> Vec<i64> {
-    r.rows.iter().map(|row| int(&row[0])).collect()
-}
+use common::{db, exec, int, int_column, run, run_err};
 
 fn plan_text(r: &QueryResult) -> String {
     r.rows.iter().map(|row| row[0].to_string()).collect::<Vec<_>>().join("\n")
@@ -62,9 +33,9 @@ fn replans_across_create_and_drop_index() {
     let want_v3: Vec<i64> = (1..=100).filter(|k| k % 10 == 3).collect();
     let want_range: Vec<i64> = (1..=100).filter(|k| (2..=4).contains(&(k % 10))).collect();
     let check = |s: &mut Session, by_v: &mut Prepared, by_range: &mut Prepared, by_w: &mut Prepared| {
-        assert_eq!(ints(&run(s, by_v, &[Value::Integer(3)])), want_v3);
-        assert_eq!(ints(&run(s, by_range, &[Value::Integer(2), Value::Integer(4)])), want_range);
-        assert_eq!(ints(&run(s, by_w, &[Value::Text("w7".into())])), vec![7]);
+        assert_eq!(int_column(&run(s, by_v, &[Value::Integer(3)])), want_v3);
+        assert_eq!(int_column(&run(s, by_range, &[Value::Integer(2), Value::Integer(4)])), want_range);
+        assert_eq!(int_column(&run(s, by_w, &[Value::Text("w7".into())])), vec![7]);
     };
 
     check(&mut s, &mut by_v, &mut by_range, &mut by_w);
@@ -85,7 +56,7 @@ fn replans_across_create_and_drop_index() {
     let mut want = want_v3.clone();
     want.retain(|&k| k != 3);
     want.push(1003);
-    assert_eq!(ints(&run(&mut s, &mut by_v, &[Value::Integer(3)])), want);
+    assert_eq!(int_column(&run(&mut s, &mut by_v, &[Value::Integer(3)])), want);
     exec(&mut s, "DELETE FROM t WHERE k = 1003");
     exec(&mut s, "INSERT INTO t VALUES (3, 3, 'w3')");
 
@@ -374,11 +345,11 @@ fn many_executions_and_another_session() {
     for i in 0..1_000 {
         let k = i % 100 + 1;
         let r = run(&mut s, &mut bump, &[Value::Integer(1), Value::Integer(k)]);
-        assert_eq!(ints(&r), vec![i64::from(k % 10 + i / 100 + 1)]);
+        assert_eq!(int_column(&r), vec![i64::from(k % 10 + i / 100 + 1)]);
     }
     let mut other = db.session();
     let r = run(&mut other, &mut bump, &[Value::Integer(0), Value::Integer(1)]);
-    assert_eq!(ints(&r), vec![11]);
+    assert_eq!(int_column(&r), vec![11]);
     let r = exec(&mut s, "SELECT sum(v) FROM t");
     assert_eq!(int(&r[0].rows[0][0]), (1..=100).map(|k| k % 10).sum::<i64>() + 1_000);
 }

@@ -21,10 +21,9 @@
 
 mod common;
 
-use centum_sql::{Database, Session};
-use common::statements;
+use centum_sql::Session;
+use common::{db, scripts_dir, statements};
 use std::fmt::Write;
-use std::path::Path;
 
 fn transcript(session: &mut Session, script: &str) -> String {
     let mut out = String::new();
@@ -60,10 +59,9 @@ fn transcript(session: &mut Session, script: &str) -> String {
 }
 
 fn run(name: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
+    let dir = scripts_dir();
     let script = std::fs::read_to_string(dir.join(format!("{name}.sql"))).unwrap();
-    let engine = centum_engine::Database::open(Default::default()).unwrap();
-    let db = Database::open(engine).unwrap();
+    let db = db();
     let mut session = db.session();
     let got = transcript(&mut session, &script);
     let out = dir.join(format!("{name}.out"));
@@ -92,8 +90,7 @@ macro_rules! scripts {
         #[test]
         fn every_script_is_listed() {
             let listed = [$(stringify!($name)),*];
-            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scripts");
-            for entry in std::fs::read_dir(dir).unwrap() {
+            for entry in std::fs::read_dir(scripts_dir()).unwrap() {
                 let path = entry.unwrap().path();
                 if path.extension().is_some_and(|e| e == "sql") {
                     let stem = path.file_stem().unwrap().to_string_lossy().to_string();

@@ -1,20 +1,88 @@
-//! What the script tests share: where the scripts are and how a script is
-//! split into statements.
+//! What the integration tests share, one copy compiled into each test
+//! binary (`mod common;`):
 //!
-//! Lines starting with `--` between statements are comments; a statement
-//! ends with `;` at the end of a line (the `;` is dropped); text after the
-//! last `;` is a final statement.
+//! - an in-memory database to work on ([`db`]);
+//! - running statements that must succeed ([`exec`], [`run`]) or must fail
+//!   ([`fails`], [`run_err`]), panicking with the statement and the error
+//!   otherwise;
+//! - reading integers out of results ([`int`], [`int_column`], [`ints`],
+//!   [`scalar`]);
+//! - the golden scripts: where they are and how a script is split into
+//!   statements ([`scripts_dir`], [`script_names`], [`statements`]).
 
+// Each test binary compiles this module on its own and uses only part of it.
+#![allow(dead_code)]
+
+use centum_sql::{Database, Error, Prepared, QueryResult, Session};
+use centum_types::Value;
 use std::path::PathBuf;
 
+/// A fresh in-memory database.
+pub fn db() -> Database {
+    Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap()
+}
+
+/// Runs `sql`, which must succeed; its results.
+pub fn exec(s: &mut Session, sql: &str) -> Vec<QueryResult> {
+    s.execute(sql).unwrap_or_else(|e| panic!("{sql}: ERROR {}: {e}", e.sqlstate()))
+}
+
+/// Runs `sql`, which must fail; the error.
+pub fn fails(s: &mut Session, sql: &str) -> Error {
+    match s.execute(sql) {
+        Ok(r) => panic!("{sql}: expected an error, got {:?}", r.last().map(|r| &r.tag)),
+        Err(e) => e,
+    }
+}
+
+/// Executes a prepared statement, which must succeed; its result.
+pub fn run(s: &mut Session, p: &mut Prepared, params: &[Value]) -> QueryResult {
+    s.execute_prepared(p, params).unwrap_or_else(|e| panic!("{params:?}: ERROR {}: {e}", e.sqlstate()))
+}
+
+/// Executes a prepared statement, which must fail; the error.
+pub fn run_err(s: &mut Session, p: &mut Prepared, params: &[Value]) -> Error {
+    match s.execute_prepared(p, params) {
+        Ok(r) => panic!("{params:?}: expected an error, got {} ({:?})", r.tag, r.rows),
+        Err(e) => e,
+    }
+}
+
+/// An integer value of any width (or anything whose text is an integer).
+pub fn int(v: &Value) -> i64 {
+    match v {
+        Value::SmallInt(n) => i64::from(*n),
+        Value::Integer(n) => i64::from(*n),
+        Value::BigInt(n) => *n,
+        other => other.to_string().parse().unwrap_or_else(|_| panic!("not an integer: {other:?}")),
+    }
+}
+
+/// The first column of a result, as integers.
+pub fn int_column(r: &QueryResult) -> Vec<i64> {
+    r.rows.iter().map(|row| int(&row[0])).collect()
+}
+
+/// Runs `sql`, which must succeed; the first column of its last result, as
+/// integers.
+pub fn ints(s: &mut Session, sql: &str) -> Vec<i64> {
+    int_column(exec(s, sql).last().unwrap())
+}
+
+/// The single integer a one-row, one-column query returns.
+pub fn scalar(s: &mut Session, sql: &str) -> i64 {
+    let r = exec(s, sql);
+    let last = r.last().unwrap();
+    assert_eq!(last.rows.len(), 1, "{sql}: {:?}", last.rows);
+    int(&last.rows[0][0])
+}
+
 /// `crates/sql/tests/scripts`.
-#[allow(dead_code)] // used by postgres.rs only
 pub fn scripts_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/scripts")
 }
 
 /// The names (without `.sql`) of every script in [`scripts_dir`], sorted.
-#[allow(dead_code)] // used by postgres.rs only
 pub fn script_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(scripts_dir())
         .expect("read tests/scripts")
@@ -31,6 +99,10 @@ pub fn script_names() -> Vec<String> {
 }
 
 /// Splits a script into statements.
+///
+/// Lines starting with `--` between statements are comments; a statement
+/// ends with `;` at the end of a line (the `;` is dropped); text after the
+/// last `;` is a final statement.
 pub fn statements(script: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
