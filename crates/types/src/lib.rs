@@ -66,6 +66,9 @@ mod text;
 mod value;
 
 pub use datatype::{DataType, MAX_CHAR_LENGTH, MAX_NUMERIC_PRECISION};
+/// Proleptic Gregorian day arithmetic on day numbers counted from
+/// 2000-01-01, as the date and timestamp types use.
+pub use datetime::calendar::{days_from_ymd, ymd_from_days};
 pub use datetime::{Date, Timestamp, TimestampTz};
 pub use error::TypeError;
 pub use rust_decimal::Decimal;

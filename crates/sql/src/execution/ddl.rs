@@ -415,12 +415,7 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
 /// Binds defaults, CHECK and generated expressions once, so a bad one is
 /// refused at CREATE time.
 fn validate_expressions(b: &Binder, bl: &Builder) -> Result<()> {
-    let cols: Vec<OutputColumn> = bl
-        .def
-        .columns
-        .iter()
-        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
-        .collect();
+    let cols = OutputColumn::of_table(&bl.def.columns);
     let scope = Scope::of(short(&bl.table), &cols);
     let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
     let seqs: Vec<&String> = bl.sequences.iter().map(|(s, _)| s).collect();
@@ -605,10 +600,7 @@ pub(crate) fn drop(
                                 format!("cannot drop table {t} because other objects depend on it\nDETAIL:  constraint {} on table {child} depends on table {t}", fk.name),
                             ));
                         }
-                        let c = b.catalog.table(child)?;
-                        let mut meta = c.meta.clone();
-                        meta.foreign_keys.retain(|f| f.ref_table != t);
-                        b.catalog.set_meta(child, &meta)?;
+                        drop_child_fks(b, child, |f| f.ref_table == t)?;
                         notices.push(format!("drop cascades to constraint {} on table {child}", fk.name));
                     }
                 }
@@ -651,6 +643,14 @@ pub(crate) fn drop(
         }
     }
     Ok(DdlOutcome { tag: tag.into(), notices })
+}
+
+/// Drops the foreign keys of table `child` that `gone` picks (what a
+/// CASCADE does to the tables that reference a dropped table or column).
+fn drop_child_fks(b: &Binder, child: &str, gone: impl Fn(&ForeignKey) -> bool) -> Result<()> {
+    let mut meta = b.catalog.table(child)?.meta.clone();
+    meta.foreign_keys.retain(|f| !gone(f));
+    b.catalog.set_meta(child, &meta)
 }
 
 /// ALTER TABLE: constraints and primary keys.
@@ -749,12 +749,7 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
         return Ok(());
     }
     let info = b.catalog.table(table)?;
-    let cols: Vec<OutputColumn> = info
-        .table
-        .columns()
-        .iter()
-        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
-        .collect();
+    let cols = OutputColumn::of_table(info.table.columns());
     let scope = Scope::of(short(table), &cols);
     let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
     let mut checks = Vec::new();
@@ -795,16 +790,7 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
                 continue;
             }
             let parent = b.catalog.table(&fk.ref_table)?;
-            let ix =
-                crate::planner::dml::unique_index_on(&parent.table, &fk.ref_columns).ok_or_else(|| {
-                    Error::other(
-                        "42830",
-                        format!(
-                            "there is no unique constraint matching given keys for referenced table \"{}\"",
-                            fk.ref_table
-                        ),
-                    )
-                })?;
+            let ix = crate::planner::dml::referenced_index(&parent.table, fk)?;
             if txn.get(&parent.table, &ix, &key)?.is_none() {
                 return Err(Error::ForeignKeyViolation(format!(
                     "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
@@ -984,12 +970,7 @@ fn add_column(b: &Binder, table: &str, c: &ast::ColumnDef, if_not_exists: bool) 
     for (seq, def) in &bl.sequences {
         b.catalog.create_sequence(seq, def.clone(), false)?;
     }
-    let cols: Vec<OutputColumn> = bl
-        .def
-        .columns
-        .iter()
-        .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
-        .collect();
+    let cols = OutputColumn::of_table(&bl.def.columns);
     let scope = Scope::of(short(table), &cols);
     let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
     let col = bl.meta.columns.len() - 1;
@@ -1043,10 +1024,7 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
                     format!("cannot drop column {name} of table {table} because other objects depend on it\nDETAIL:  constraint {} on table {child} depends on column {name} of table {table}", fk.name),
                 ));
             }
-            let c = b.catalog.table(child)?;
-            let mut m = c.meta.clone();
-            m.foreign_keys.retain(|f| f.name != fk.name);
-            b.catalog.set_meta(child, &m)?;
+            drop_child_fks(b, child, |f| f.name == fk.name)?;
             notices.push(format!("drop cascades to constraint {} on table {child}", fk.name));
         }
     }
@@ -1068,8 +1046,7 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
     meta.unique.retain(|u| kept.contains(u));
     // CHECK constraints and generated columns that read the column go too
     // (generated columns refuse: they would lose their meaning).
-    let cols: Vec<OutputColumn> =
-        def.columns.iter().map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) }).collect();
+    let cols = OutputColumn::of_table(&def.columns);
     let scope = Scope::of(short(table), &cols);
     let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
     let mut reads = |text: &str| -> Result<bool> {

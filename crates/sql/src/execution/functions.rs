@@ -50,7 +50,9 @@ use std::hash::BuildHasher;
 use std::ops::Range;
 use std::sync::atomic::{self, AtomicU64};
 
-use centum_types::{DataType, Date, Decimal, Timestamp, TimestampTz, TypeError, Uuid, Value};
+use centum_types::{
+    days_from_ymd, ymd_from_days, DataType, Date, Decimal, Timestamp, TimestampTz, TypeError, Uuid, Value,
+};
 
 use self::P::{Big, Bpchar, Bytes, Dt, Dtz, Flt, Int, Ts, Txt};
 use crate::error::{Error, Result};
@@ -1356,29 +1358,6 @@ fn unit_unsupported(low: &str, ty: &str) -> Error {
     Error::Unsupported(format!("unit \"{low}\" not supported for type {ty}"))
 }
 
-/// Days since 2000-01-01 of a proleptic Gregorian date (astronomical year).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let (m, d) = (i64::from(month), i64::from(day));
-    let y = if m <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 730_425
-}
-
-/// `(year, month, day)` of a day number, the inverse of [`days_from_civil`].
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 730_425;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
-}
-
 /// ISO day of the week, Monday 1 to Sunday 7.
 fn iso_dow(days: i64) -> i64 {
     (days + 5).rem_euclid(7) + 1
@@ -1387,8 +1366,8 @@ fn iso_dow(days: i64) -> i64 {
 /// ISO year and week number: the week's Thursday decides the year.
 fn iso_week(days: i64) -> (i64, i64) {
     let thursday = days - iso_dow(days) + 4;
-    let (year, _, _) = civil_from_days(thursday);
-    (year, (thursday - days_from_civil(year, 1, 1)) / 7 + 1)
+    let (year, _, _) = ymd_from_days(thursday);
+    (year, (thursday - days_from_ymd(year, 1, 1)) / 7 + 1)
 }
 
 /// `date_trunc(field, source)`: timestamp for timestamp, else timestamptz.
@@ -1407,9 +1386,9 @@ fn date_trunc(a: &[Value], _: &FnContext) -> Result<Value> {
     }
     let ty = if src == Src::Ts { "timestamp without time zone" } else { "timestamp with time zone" };
     let u = unit(&low).ok_or_else(|| unit_unknown(&low, ty))?;
-    let (year, month, _) = civil_from_days(usecs.div_euclid(USECS_PER_DAY));
+    let (year, month, _) = ymd_from_days(usecs.div_euclid(USECS_PER_DAY));
     let floor = |step: i64| usecs.div_euclid(step) * step;
-    let first_day = |y: i64, m: u32| days_from_civil(y, m, 1) * USECS_PER_DAY;
+    let first_day = |y: i64, m: u32| days_from_ymd(y, m, 1) * USECS_PER_DAY;
     let t = match u {
         Unit::Micro => usecs,
         Unit::Milli => floor(1_000),
@@ -1488,7 +1467,7 @@ fn part(field: &Value, source: &Value, numeric: bool) -> Result<Part> {
         return Ok(if unbounded { Part::Infinite(usecs < 0) } else { Part::Null });
     }
     let (days, time) = (usecs.div_euclid(USECS_PER_DAY), usecs.rem_euclid(USECS_PER_DAY));
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = ymd_from_days(days);
     let in_minute = time % 60_000_000;
     let bc_shift = |y: i64| if y > 0 { y } else { y - 1 };
     let v = match u {
@@ -1509,7 +1488,7 @@ fn part(field: &Value, source: &Value, numeric: bool) -> Result<Part> {
         Millennium => Decimal::from(-((999 - (year - 1)) / 1000)),
         Dow => Decimal::from(iso_dow(days) % 7),
         IsoDow => Decimal::from(iso_dow(days)),
-        Doy => Decimal::from(days - days_from_civil(year, 1, 1) + 1),
+        Doy => Decimal::from(days - days_from_ymd(year, 1, 1) + 1),
         Week => Decimal::from(iso_week(days).1),
         IsoYear => Decimal::from(bc_shift(iso_week(days).0)),
         Epoch if date => Decimal::from((days - UNIX_EPOCH_DAYS) * 86_400),

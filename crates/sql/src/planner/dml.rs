@@ -110,12 +110,7 @@ pub struct Delete {
 
 impl<'a> Binder<'a> {
     fn table_scope(&self, info: &TableInfo, alias: &str) -> (Scope, Vec<OutputColumn>) {
-        let cols: Vec<OutputColumn> = info
-            .table
-            .columns()
-            .iter()
-            .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
-            .collect();
+        let cols = OutputColumn::of_table(info.table.columns());
         (Scope::of(alias, &cols), cols)
     }
 
@@ -139,15 +134,7 @@ impl<'a> Binder<'a> {
         let mut fks = Vec::new();
         for fk in &info.meta.foreign_keys {
             let parent = self.catalog.table(&fk.ref_table)?;
-            let ref_index = unique_index_on(&parent.table, &fk.ref_columns).ok_or_else(|| {
-                Error::other(
-                    "42830",
-                    format!(
-                        "there is no unique constraint matching given keys for referenced table \"{}\"",
-                        fk.ref_table
-                    ),
-                )
-            })?;
+            let ref_index = referenced_index(&parent.table, fk)?;
             fks.push(FkCheck {
                 name: fk.name.clone(),
                 columns: fk.columns.clone(),
@@ -504,6 +491,19 @@ fn single_table(twj: &ast::TableWithJoins) -> Result<(ast::ObjectName, Option<St
         }
         other => Err(Error::unsupported(format!("target {other}"))),
     }
+}
+
+/// The unique index of `parent` that foreign key `fk` refers through.
+pub(crate) fn referenced_index(parent: &Table, fk: &crate::catalog::ForeignKey) -> Result<String> {
+    unique_index_on(parent, &fk.ref_columns).ok_or_else(|| {
+        Error::other(
+            "42830",
+            format!(
+                "there is no unique constraint matching given keys for referenced table \"{}\"",
+                fk.ref_table
+            ),
+        )
+    })
 }
 
 /// A unique index of `table` whose key is exactly `columns` (any order).

@@ -19,6 +19,13 @@ pub struct OutputColumn {
     pub ty: Option<DataType>,
 }
 
+impl OutputColumn {
+    /// The columns of a table, as a query sees them.
+    pub fn of_table(columns: &[centum_engine::Column]) -> Vec<OutputColumn> {
+        columns.iter().map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) }).collect()
+    }
+}
+
 /// How a leaf reads its table.
 #[derive(Clone, Debug)]
 pub enum AccessPath {

@@ -521,12 +521,7 @@ impl<'a> Binder<'a> {
                 }
                 let table_name = self.table_name(name)?;
                 let info = self.catalog.table(&table_name)?;
-                let mut cols: Vec<OutputColumn> = info
-                    .table
-                    .columns()
-                    .iter()
-                    .map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) })
-                    .collect();
+                let mut cols = OutputColumn::of_table(info.table.columns());
                 rename_columns(&mut cols, alias.as_ref());
                 let access = Access {
                     table: info.table.clone(),
@@ -543,27 +538,10 @@ impl<'a> Binder<'a> {
                 })
             }
             ast::TableFactor::Table { name, alias, args: Some(args), .. } => {
-                let fname = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
-                let fargs: Vec<&ast::Expr> = args
-                    .args
-                    .iter()
-                    .map(|a| match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-                        _ => Err(Error::unsupported("named function arguments")),
-                    })
-                    .collect::<Result<_>>()?;
-                self.table_function(&fname, &fargs, alias.as_ref())
+                self.table_function(name, &args.args, alias.as_ref())
             }
             ast::TableFactor::Function { name, args, alias, .. } => {
-                let fname = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
-                let fargs: Vec<&ast::Expr> = args
-                    .iter()
-                    .map(|a| match a {
-                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
-                        _ => Err(Error::unsupported("named function arguments")),
-                    })
-                    .collect::<Result<_>>()?;
-                self.table_function(&fname, &fargs, alias.as_ref())
+                self.table_function(name, args, alias.as_ref())
             }
             ast::TableFactor::Derived { lateral: false, subquery, alias, .. } => {
                 let (plan, mut cols) = self.query(subquery)?;
@@ -584,13 +562,21 @@ impl<'a> Binder<'a> {
 
     fn table_function(
         &mut self,
-        name: &str,
-        args: &[&ast::Expr],
+        name: &ast::ObjectName,
+        args: &[ast::FunctionArg],
         alias: Option<&ast::TableAlias>,
     ) -> Result<Item> {
+        let name = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
         if name != "generate_series" {
-            return Err(Error::UndefinedFunction(name.to_string()));
+            return Err(Error::UndefinedFunction(name));
         }
+        let args: Vec<&ast::Expr> = args
+            .iter()
+            .map(|a| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => Ok(e),
+                _ => Err(Error::unsupported("named function arguments")),
+            })
+            .collect::<Result<_>>()?;
         if !(2..=3).contains(&args.len()) {
             return Err(Error::UndefinedFunction("generate_series with this many arguments".into()));
         }
@@ -755,26 +741,18 @@ impl<'a> Binder<'a> {
             let (right_only, cross): (Vec<_>, Vec<_>) = join_conds
                 .into_iter()
                 .partition(|(e, _)| e.columns_used().iter().all(|c| range.contains(c)) && !has_subquery(e));
-            let right_only: Vec<(Expr, String)> = if matches!(step.kind, JoinKind::Full | JoinKind::Right) {
-                // A FULL join keeps unmatched right rows: nothing moves.
+            let (cross, right_only) = if matches!(step.kind, JoinKind::Full | JoinKind::Right) {
+                // These joins keep unmatched right rows: nothing moves into
+                // the right side's access.
                 let mut all = cross;
                 all.extend(right_only);
-                let joined = self.join(
-                    left,
-                    step.item,
-                    all,
-                    vec![],
-                    step.kind,
-                    left_w,
-                    right_w,
-                    range.start,
-                    outer_w,
-                )?;
-                plan = Some(apply_post(joined, post));
-                scope = scope.concat(&full_slice(&full, range));
-                continue;
+                (all, vec![])
             } else {
-                right_only.into_iter().map(|(e, t)| (e.shift_columns(-(range.start as isize)), t)).collect()
+                let shifted = right_only
+                    .into_iter()
+                    .map(|(e, t)| (e.shift_columns(-(range.start as isize)), t))
+                    .collect();
+                (cross, shifted)
             };
             let joined = self.join(
                 left,

@@ -61,7 +61,7 @@ fn is_leap_year(year: i64) -> bool {
 ///
 /// Exact for any year that fits comfortably in `i64`; callers bound the
 /// year to a few million before calling.
-pub(crate) fn days_from_ymd(year: i64, month: u32, day: u32) -> i64 {
+pub fn days_from_ymd(year: i64, month: u32, day: u32) -> i64 {
     let (m, d) = (i64::from(month), i64::from(day));
     let y = if m <= 2 { year - 1 } else { year };
     let era = y.div_euclid(400);
@@ -73,7 +73,7 @@ pub(crate) fn days_from_ymd(year: i64, month: u32, day: u32) -> i64 {
 }
 
 /// `(year, month, day)` of a day number counted from 2000-01-01.
-pub(crate) fn ymd_from_days(days: i64) -> (i64, u32, u32) {
+pub fn ymd_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + UNIX_TO_PG_DAYS + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
