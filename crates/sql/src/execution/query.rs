@@ -99,8 +99,11 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             let input = open(input, cx, outer.clone())?;
             let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
             let mut groups: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
-            for r in input {
+            for (n, r) in input.enumerate() {
                 let row = r?;
+                if n % 1024 == 1023 {
+                    cx.check_deadline()?;
+                }
                 let key = group.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
                 let at = match index.get(&key) {
                     Some(&i) => i,
@@ -128,8 +131,11 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
         }
         Plan::Sort { input, keys } => {
             let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-            for r in open(input, cx, outer.clone())? {
+            for (n, r) in open(input, cx, outer.clone())?.enumerate() {
                 let row = r?;
+                if n % 1024 == 1023 {
+                    cx.check_deadline()?;
+                }
                 let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
                 rows.push((k, row));
             }
@@ -419,7 +425,15 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
     let cols = table.columns();
     let filter = a.filter.as_ref();
     let outer_f = outer.to_vec();
+    let mut seen: u32 = 0;
     let keep = move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
+        // A scan whose filter rejects most rows still stops at the deadline.
+        seen = seen.wrapping_add(1);
+        if seen.is_multiple_of(1024) {
+            if let Err(e) = cx.check_deadline() {
+                return Some(Err(e));
+            }
+        }
         let vals = row.values();
         match filter {
             None => Some(Ok((row, vals))),

@@ -41,3 +41,8 @@ PREPARE getbal (int) AS SELECT bal FROM acct WHERE id = $1;
 EXECUTE getbal(2);
 DEALLOCATE getbal;
 EXECUTE getbal(2);
+SET statement_timeout = '20ms';
+SELECT count(*) FROM generate_series(1, 100000000) g;
+SELECT count(*) FROM generate_series(1, 1000) g;
+SET statement_timeout = 0;
+SHOW statement_timeout;
