@@ -183,8 +183,7 @@ impl Session {
     /// transaction; several statements outside a block form one implicit
     /// transaction, as in PostgreSQL.
     pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
-        let trimmed = sql.trim_start().to_lowercase();
-        if trimmed.starts_with("vacuum") {
+        if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
             return Ok(vec![tag("VACUUM")]);
         }
         let stmts = match crate::parser::parse(sql) {

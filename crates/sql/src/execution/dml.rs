@@ -278,40 +278,23 @@ fn referencing<'a>(
 /// Applies ON DELETE actions of the foreign keys that reference a deleted
 /// row of `parent`.
 fn on_parent_delete(parent: &TableInfo, vals: &[Value], cx: &ExecCtx) -> Result<()> {
-    for (child_name, fk) in &parent.referenced_by {
-        let key: Vec<Value> = fk
-            .ref_columns
-            .iter()
-            .map(|n| parent.table.column_index(n).map(|i| vals[i].clone()))
-            .collect::<std::result::Result<_, _>>()?;
-        if key.iter().any(Value::is_null) {
-            continue;
-        }
-        let child = cx.catalog.table(child_name)?;
-        let rows = referencing(&child, &fk.columns, &key, cx)?;
-        if rows.is_empty() {
-            continue;
-        }
-        match fk.on_delete {
-            RefAction::Restrict => return Err(restrict_error(parent, child_name, &fk.name, fk, &key)),
-            RefAction::Cascade => {
-                for (r, v) in rows {
-                    if cx.txn.delete(&r)? {
-                        on_parent_delete(&child, &v, cx)?;
-                    }
-                }
-            }
-            RefAction::SetNull | RefAction::SetDefault => {
-                set_referencing(&child, fk, rows, fk.on_delete, cx)?
-            }
-        }
-    }
-    Ok(())
+    referencing_actions(parent, vals, None, cx)
 }
 
 /// After an update of a row of `parent`: applies ON UPDATE actions when a
 /// referenced key changed.
 fn on_key_change(parent: &TableInfo, before: &[Value], after: &[Value], cx: &ExecCtx) -> Result<()> {
+    referencing_actions(parent, before, Some(after), cx)
+}
+
+/// The foreign-key actions for the rows that reference `before`, a row of
+/// `parent` that was deleted (`after` is `None`) or updated to `after`.
+fn referencing_actions(
+    parent: &TableInfo,
+    before: &[Value],
+    after: Option<&[Value]>,
+    cx: &ExecCtx,
+) -> Result<()> {
     for (child_name, fk) in &parent.referenced_by {
         let idx: Vec<usize> = fk
             .ref_columns
@@ -319,8 +302,8 @@ fn on_key_change(parent: &TableInfo, before: &[Value], after: &[Value], cx: &Exe
             .map(|n| parent.table.column_index(n))
             .collect::<std::result::Result<_, _>>()?;
         let old: Vec<Value> = idx.iter().map(|&i| before[i].clone()).collect();
-        let new: Vec<Value> = idx.iter().map(|&i| after[i].clone()).collect();
-        if old == new || old.iter().any(Value::is_null) {
+        let new: Option<Vec<Value>> = after.map(|a| idx.iter().map(|&i| a[i].clone()).collect());
+        if old.iter().any(Value::is_null) || new.as_ref() == Some(&old) {
             continue;
         }
         let child = cx.catalog.table(child_name)?;
@@ -328,17 +311,25 @@ fn on_key_change(parent: &TableInfo, before: &[Value], after: &[Value], cx: &Exe
         if rows.is_empty() {
             continue;
         }
-        match fk.on_update {
-            RefAction::Restrict => return Err(restrict_error(parent, child_name, &fk.name, fk, &old)),
-            RefAction::Cascade => {
+        let action = if new.is_some() { fk.on_update } else { fk.on_delete };
+        match (action, &new) {
+            (RefAction::Restrict, _) => return Err(restrict_error(parent, child_name, &fk.name, fk, &old)),
+            (RefAction::Cascade, None) => {
+                for (r, v) in rows {
+                    if cx.txn.delete(&r)? {
+                        on_parent_delete(&child, &v, cx)?;
+                    }
+                }
+            }
+            (RefAction::Cascade, Some(new)) => {
                 for (r, mut v) in rows {
-                    for (&c, n) in fk.columns.iter().zip(&new) {
+                    for (&c, n) in fk.columns.iter().zip(new) {
                         v[c] = n.clone();
                     }
                     cx.txn.update(&r, v)?;
                 }
             }
-            a => set_referencing(&child, fk, rows, a, cx)?,
+            (a, _) => set_referencing(&child, fk, rows, a, cx)?,
         }
     }
     Ok(())
