@@ -2,12 +2,14 @@
 //! the database-wide blob and table renames, kept across restarts and
 //! checkpoints, and changed only once they are durable.
 
-use centum_engine::storage::{CheckpointOptions, LogOptions, Options as StorageOptions, SimFs};
+use centum_engine::storage::SimFs;
 use centum_engine::{Database, Error, IndexDef, Isolation, Options, TableDef};
 use centum_types::{DataType, Value};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+
+mod common;
+use common::sim_options;
 
 fn opts(dir: &Path) -> Options {
     Options { gc_interval: None, ..Options::durable(dir) }
@@ -138,25 +140,6 @@ fn in_memory_databases_keep_extras_in_memory() {
     db.create_table(TableDef::new("accounts").column("id", DataType::BigInt)).unwrap();
     db.drop_table("renamed").unwrap();
     assert_eq!(db.table_names(), ["accounts", "other"]);
-}
-
-fn sim_options(fs: &SimFs) -> Options {
-    Options {
-        gc_interval: None,
-        data_dir: Some("/db".into()),
-        storage: StorageOptions {
-            log: LogOptions { segment_size: 4096, flush_interval: Duration::from_millis(5), delayed: false },
-            checkpoint: CheckpointOptions {
-                data_file_size: 8192,
-                auto_checkpoint_bytes: 0,
-                merge_threshold: 0.5,
-                auto_merge: false,
-            },
-            recovery_threads: 2,
-        },
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    }
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //! - delayed durability, damaged checkpoint files, and a real directory
 //!   reopened several times.
 
-use centum_engine::storage::{CheckpointOptions, Fs, LogOptions, Options as StorageOptions, SimFs};
+use centum_engine::storage::{CheckpointOptions, Fs, Options as StorageOptions, SimFs};
 use centum_engine::{
     Database, Direction, Durability, Error, IndexDef, Isolation, KeyRange, Options, Table, TableDef,
 };
@@ -22,30 +22,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-const DIR: &str = "/db";
-
-fn small_storage() -> StorageOptions {
-    StorageOptions {
-        log: LogOptions { segment_size: 4096, flush_interval: Duration::from_millis(5), delayed: false },
-        checkpoint: CheckpointOptions {
-            data_file_size: 8192,
-            auto_checkpoint_bytes: 0,
-            merge_threshold: 0.5,
-            auto_merge: false,
-        },
-        recovery_threads: 2,
-    }
-}
-
-fn sim_options(fs: &SimFs) -> Options {
-    Options {
-        gc_interval: None,
-        data_dir: Some(DIR.into()),
-        storage: small_storage(),
-        fs: Arc::new(fs.clone()),
-        ..Options::default()
-    }
-}
+mod common;
+use common::{sim_options, small_storage, DIR};
 
 fn accounts_def() -> TableDef {
     TableDef::new("accounts")
