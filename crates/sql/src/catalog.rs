@@ -684,3 +684,18 @@ mod tests {
         }
     }
 }
+
+// --- read-only accessors for the virtual catalog (crate::system) ----------
+
+impl Catalog {
+    /// Names of the schemas created with CREATE SCHEMA (not `public` or
+    /// `pg_catalog`).
+    pub fn schema_names(&self) -> Vec<String> {
+        self.lock_globals().schemas.clone()
+    }
+
+    /// Sequence `name`'s definition.
+    pub fn sequence_def(&self, name: &str) -> Option<SequenceDef> {
+        self.lock_globals().sequences.get(name).map(|s| s.def.clone())
+    }
+}

@@ -18,6 +18,9 @@
 //!   statements that keep their plans until the schema changes.
 //! * [`catalog`]: what SQL knows beyond the engine, stored durably with the
 //!   engine's catalog.
+//! * `system`: the virtual `pg_catalog` and `information_schema` tables
+//!   and catalog functions clients such as psql query, made from the live
+//!   catalog when a statement runs.
 //!
 //! # Example
 //!
@@ -39,6 +42,7 @@ pub(crate) mod execution;
 pub mod parser;
 pub(crate) mod planner;
 pub mod session;
+pub(crate) mod system;
 
 pub use error::{Error, Result};
 pub use planner::plan::OutputColumn;

@@ -113,6 +113,7 @@ scripts!(
     explain,
     sequences,
     functions,
+    catalog,
     merge,
     alter,
 );

@@ -139,6 +139,15 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             }
             (f.eval)(&vals, &cx.fn_ctx())?
         }
+        Expr::Catalog(f, args) => {
+            let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
+            crate::system::functions::eval(
+                *f,
+                &vals,
+                &|| cx.system_snapshot(),
+                &crate::system::Identity::current(),
+            )?
+        }
         Expr::Sequence(op, name, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
             sequence(*op, name, &args, cx)?
@@ -220,6 +229,7 @@ fn subquery(
                 _ => Err(Error::Cardinality),
             },
             SubqueryKind::Exists => Ok(Value::Boolean(!c.rows.is_empty())),
+            SubqueryKind::Array => array_of(c.rows.iter().cloned().map(Ok)),
             SubqueryKind::Any(left, BinOp::Eq) => {
                 let l = eval(left, row, outer, cx)?;
                 let hashable = match &c.sample {
@@ -246,8 +256,21 @@ fn subquery(
     let rows = query::open(plan, cx, sub_outer)?;
     match kind {
         SubqueryKind::Any(..) | SubqueryKind::All(..) => compare_rows(kind, row, outer, rows, cx),
+        SubqueryKind::Array => array_of(rows),
         _ => scalar_or_exists(kind, rows),
     }
+}
+
+/// `ARRAY(subquery)`: the first column of every row, as array text (see
+/// `system::arrays`).
+fn array_of(rows: impl Iterator<Item = Result<Vec<Value>>>) -> Result<Value> {
+    let mut items = Vec::new();
+    for r in rows {
+        let v = r?.into_iter().next().unwrap_or(Value::Null);
+        items.push((!v.is_null()).then(|| v.to_string()));
+    }
+    let refs: Vec<Option<&str>> = items.iter().map(|x| x.as_deref()).collect();
+    Ok(Value::Text(crate::system::arrays::render_opt(&refs)))
 }
 
 fn scalar_or_exists(

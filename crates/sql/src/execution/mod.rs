@@ -41,6 +41,9 @@ pub struct ExecCtx<'a> {
     /// statement; `None` marks a correlated subquery. Keyed by the plan's
     /// address, which is stable while the statement runs.
     pub(crate) subqueries: RefCell<HashMap<usize, Option<std::rc::Rc<eval::SubqueryRows>>>>,
+    /// The virtual catalog's view of the catalog, taken on first use so
+    /// every catalog table and function in the statement agrees.
+    pub(crate) system: OnceCell<std::rc::Rc<crate::system::snapshot::Snapshot>>,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -62,7 +65,19 @@ impl<'a> ExecCtx<'a> {
             transaction_time,
             deadline,
             subqueries: RefCell::new(HashMap::new()),
+            system: OnceCell::new(),
         }
+    }
+
+    /// The statement's snapshot of the catalog for the virtual catalog.
+    pub(crate) fn system_snapshot(
+        &self,
+    ) -> crate::error::Result<std::rc::Rc<crate::system::snapshot::Snapshot>> {
+        if let Some(s) = self.system.get() {
+            return Ok(s.clone());
+        }
+        let s = std::rc::Rc::new(crate::system::snapshot::Snapshot::take(self.catalog)?);
+        Ok(self.system.get_or_init(|| s).clone())
     }
 
     /// Fails once the statement has run past its deadline.

@@ -25,6 +25,10 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             }
             Box::new(out.into_iter().map(Ok))
         }
+        Plan::System(t) => {
+            let rows = t.rows(&*cx.system_snapshot()?, &crate::system::Identity::current());
+            Box::new(rows.into_iter().map(Ok))
+        }
         Plan::Access(a) => {
             let rows = access_rows(a, cx, &outer)?;
             Box::new(rows.map(|r| r.map(|(_, v)| v)))

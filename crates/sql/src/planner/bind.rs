@@ -285,6 +285,9 @@ impl<'a> Binder<'a> {
                 let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Any(Box::new(x.0), BinOp::Eq));
                 (if *negated { Expr::Not(Box::new(sub)) } else { sub }, Some(DataType::Boolean))
             }
+            A::AnyOp { left, compare_op, right, .. } if !matches!(right.as_ref(), A::Subquery(_)) => {
+                self.any_array(left, compare_op, right, ctx)?
+            }
             A::AnyOp { left, compare_op, right, .. } | A::AllOp { left, compare_op, right } => {
                 let op = comparison(compare_op)?;
                 let x = self.expr(left, ctx)?;
@@ -330,6 +333,11 @@ impl<'a> Binder<'a> {
             A::Case { operand, conditions, else_result, .. } => {
                 self.case(operand.as_deref(), conditions, else_result.as_deref(), ctx)?
             }
+            A::Cast { expr, data_type: dt, .. } if self.catalog_cast_target(dt) => self
+                .catalog_cast(expr, dt, ctx)?
+                .ok_or_else(|| Error::unsupported(format!("cast to {dt}")))?,
+            A::Collate { expr, .. } => self.expr(expr, ctx)?,
+            A::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain, ctx)?,
             A::Cast { expr, data_type: dt, .. } => {
                 let ty = data_type(dt)?;
                 let (x, _) = self.expr(expr, ctx)?;
@@ -572,6 +580,16 @@ impl<'a> Binder<'a> {
                 return Ok((Expr::Like(Box::new(l.0), Box::new(r.0), neg, ci), Some(DataType::Boolean)));
             }
             B::PGExp => return self.call("power", vec![l, r]),
+            B::PGRegexMatch | B::PGRegexIMatch | B::PGRegexNotMatch | B::PGRegexNotIMatch => {
+                let ci = matches!(op, B::PGRegexIMatch | B::PGRegexNotIMatch);
+                let neg = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
+                return self.regex(l, r, ci, neg);
+            }
+            B::PGCustomBinaryOperator(parts) => {
+                let parts: Vec<String> = parts.iter().map(|p| p.to_lowercase()).collect();
+                let op = super::system::custom_operator(&parts)?;
+                return self.binary(&op, l, r);
+            }
             other => comparison(other)?,
         };
         self.bound_binary(op, l, r)
@@ -681,6 +699,9 @@ impl<'a> Binder<'a> {
         if f.over.is_some() {
             return Err(Error::unsupported("window functions"));
         }
+        if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
+            return self.array_subquery(q, ctx);
+        }
         let args = self.function_args(f, ctx)?;
         match name.as_str() {
             "coalesce" => {
@@ -695,6 +716,9 @@ impl<'a> Binder<'a> {
                 Ok((Expr::NullIf(Box::new(a.0), Box::new(b.0)), ty))
             }
             "nextval" | "currval" | "setval" => self.sequence_call(&name, args),
+            _ if crate::system::functions::resolve(&name, args.len()).is_some() => {
+                Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
+            }
             _ => self.call(&name, args),
         }
     }

@@ -97,6 +97,8 @@ pub enum SubqueryKind {
     Any(Box<Expr>, BinOp),
     /// Whether the left value compares (`op`) true with every row: `ALL`.
     All(Box<Expr>, BinOp),
+    /// `ARRAY(subquery)`: the first column of every row, as array text.
+    Array,
 }
 
 /// A bound expression.
@@ -136,6 +138,8 @@ pub enum Expr {
     Cast(Box<Expr>, DataType),
     /// A scalar built-in function.
     Func(Builtin, Vec<Expr>),
+    /// A function of the virtual catalog (or an array or regex function).
+    Catalog(crate::system::CatalogFn, Vec<Expr>),
     /// `nextval` / `currval` / `setval` of a sequence, by name.
     Sequence(SeqOp, String, Vec<Expr>),
     /// A subquery; its plan sees `outer ++ row` as its outer row.
@@ -217,12 +221,13 @@ impl Expr {
                     e.walk(f);
                 }
             }
-            Expr::Coalesce(list) | Expr::Func(_, list) | Expr::Sequence(_, _, list) => {
-                list.iter().for_each(|e| e.walk(f))
-            }
+            Expr::Coalesce(list)
+            | Expr::Func(_, list)
+            | Expr::Catalog(_, list)
+            | Expr::Sequence(_, _, list) => list.iter().for_each(|e| e.walk(f)),
             Expr::Subquery(_, kind) => match kind {
                 SubqueryKind::Any(e, _) | SubqueryKind::All(e, _) => e.walk(f),
-                SubqueryKind::Scalar | SubqueryKind::Exists => {}
+                SubqueryKind::Scalar | SubqueryKind::Exists | SubqueryKind::Array => {}
             },
         }
     }
@@ -250,6 +255,9 @@ impl Expr {
             ),
             Expr::Coalesce(list) => Expr::Coalesce(list.into_iter().map(|e| map_dyn(e, f)).collect()),
             Expr::Func(func, list) => Expr::Func(func, list.into_iter().map(|e| map_dyn(e, f)).collect()),
+            Expr::Catalog(func, list) => {
+                Expr::Catalog(func, list.into_iter().map(|e| map_dyn(e, f)).collect())
+            }
             Expr::Sequence(op, name, list) => {
                 Expr::Sequence(op, name, list.into_iter().map(|e| map_dyn(e, f)).collect())
             }
@@ -363,6 +371,11 @@ impl std::fmt::Display for Expr {
                 comma(f, args)?;
                 f.write_str(")")
             }
+            Expr::Catalog(func, args) => {
+                write!(f, "{}(", func.name())?;
+                comma(f, args)?;
+                f.write_str(")")
+            }
             Expr::Sequence(op, name, args) => {
                 let fname = match op {
                     SeqOp::Next => "nextval",
@@ -378,6 +391,7 @@ impl std::fmt::Display for Expr {
             Expr::Subquery(_, kind) => match kind {
                 SubqueryKind::Scalar => f.write_str("(SubPlan)"),
                 SubqueryKind::Exists => f.write_str("EXISTS(SubPlan)"),
+                SubqueryKind::Array => f.write_str("ARRAY(SubPlan)"),
                 SubqueryKind::Any(e, op) => write!(f, "({e} {} ANY(SubPlan))", op.symbol()),
                 SubqueryKind::All(e, op) => write!(f, "({e} {} ALL(SubPlan))", op.symbol()),
             },

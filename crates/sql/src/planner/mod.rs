@@ -19,6 +19,7 @@ pub mod dml;
 pub mod expr;
 pub mod plan;
 mod select;
+mod system;
 
 pub use bind::Binder;
 pub use dml::{Delete, Insert, Update};

@@ -160,6 +160,8 @@ pub enum Plan {
     },
     /// A table read.
     Access(Access),
+    /// A virtual catalog table, its rows made when it is opened.
+    System(crate::system::SystemTable),
     /// Rows of `input` that satisfy `pred`.
     Filter {
         /// Input.
@@ -343,6 +345,7 @@ impl Plan {
                 right.explain_into(out, depth + 1);
             }
             Plan::Series { .. } => out.push(format!("{pad}Function Scan on generate_series")),
+            Plan::System(t) => out.push(format!("{pad}System Scan on {}.{}", t.name().0, t.name().1)),
         }
     }
 }
@@ -442,6 +445,7 @@ impl Plan {
                 right.each_expr(f);
             }
             Plan::Series { args } => args.iter().for_each(&mut *f),
+            Plan::System(_) => {}
         }
     }
 }

@@ -12,6 +12,7 @@ use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::{BinOp, Expr};
 use super::plan::{Access, AccessPath, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use crate::error::{Error, Result};
+use crate::system::SystemTable;
 use centum_types::DataType;
 use sqlparser::ast;
 use std::cell::RefCell;
@@ -25,6 +26,9 @@ struct Item {
     scope: Scope,
     /// For a base table: what `access::choose` needs to pick a path.
     base: Option<Access>,
+    /// A LATERAL subquery: it reads the row of the items before it, so it
+    /// joins by nested loop.
+    lateral: bool,
 }
 
 /// A join step: the item and how it joins what came before.
@@ -179,6 +183,16 @@ impl<'a> Binder<'a> {
     ) -> Result<(Plan, Vec<OutputColumn>)> {
         if s.into.is_some() {
             return Err(Error::unsupported("SELECT INTO"));
+        }
+        if let ([ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))], true) =
+            (s.projection.as_slice(), s.from.is_empty())
+        {
+            if super::bind::function_name(f)? == "pg_partition_ancestors" {
+                // A set-returning function; no relation is a partition, so
+                // it returns no rows.
+                let col = OutputColumn { name: "pg_partition_ancestors".into(), ty: Some(DataType::Integer) };
+                return Ok((Plan::Values { rows: vec![] }, vec![col]));
+            }
         }
         let steps = self.from(&s.from)?;
         let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty())
@@ -438,7 +452,14 @@ impl<'a> Binder<'a> {
             let item = self.factor(&twj.relation)?;
             steps.push(Step { item, kind: JoinKind::Inner, on: None });
             for j in &twj.joins {
-                let item = self.factor(&j.relation)?;
+                let item = match &j.relation {
+                    ast::TableFactor::Derived { lateral: true, subquery, alias, .. } => {
+                        let left =
+                            steps.iter().fold(Scope::default(), |s, st: &Step| s.concat(&st.item.scope));
+                        self.lateral(subquery, alias.as_ref(), left)?
+                    }
+                    relation => self.factor(relation)?,
+                };
                 let (kind, c, _) = match &j.join_operator {
                     ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (JoinKind::Inner, c, false),
                     ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => {
@@ -516,8 +537,19 @@ impl<'a> Binder<'a> {
                             plan: plan.clone(),
                             scope: Scope::of(&alias_name, &cols),
                             base: None,
+                            lateral: false,
                         });
                     }
+                }
+                if let Some(t) = self.system_table(&parts)? {
+                    let mut cols = t.columns();
+                    rename_columns(&mut cols, alias.as_ref());
+                    return Ok(Item {
+                        plan: Plan::System(t),
+                        scope: Scope::of(&alias_name, &cols),
+                        base: None,
+                        lateral: false,
+                    });
                 }
                 let table_name = self.table_name(name)?;
                 let info = self.catalog.table(&table_name)?;
@@ -535,6 +567,7 @@ impl<'a> Binder<'a> {
                     plan: Plan::Access(access.clone()),
                     scope: Scope::of(&alias_name, &cols),
                     base: Some(access),
+                    lateral: false,
                 })
             }
             ast::TableFactor::Table { name, alias, args: Some(args), .. } => {
@@ -549,15 +582,52 @@ impl<'a> Binder<'a> {
                     return Err(Error::Syntax("subquery in FROM must have an alias".into()));
                 };
                 rename_columns(&mut cols, Some(a));
-                Ok(Item { plan, scope: Scope::of(&ident(&a.name), &cols), base: None })
+                Ok(Item { plan, scope: Scope::of(&ident(&a.name), &cols), base: None, lateral: false })
             }
             ast::TableFactor::NestedJoin { table_with_joins, alias: None } => {
                 let steps = self.from(std::slice::from_ref(table_with_joins))?;
                 let (plan, scope, _) = self.join_all(steps, None, None)?;
-                Ok(Item { plan, scope, base: None })
+                Ok(Item { plan, scope, base: None, lateral: false })
             }
             other => Err(Error::unsupported(format!("FROM item {other}"))),
         }
+    }
+
+    /// A virtual catalog table named by `parts`: qualified with
+    /// `pg_catalog` or `information_schema`, or unqualified when no user
+    /// table of that name is on the search path.
+    fn system_table(&self, parts: &[String]) -> Result<Option<SystemTable>> {
+        match parts {
+            [s, t] | [_, s, t] if s == "pg_catalog" || s == "information_schema" => {
+                match SystemTable::lookup(Some(s), t) {
+                    Some(found) => Ok(Some(found)),
+                    None if s == "information_schema" => Err(Error::UndefinedTable(format!("{s}.{t}"))),
+                    None => Ok(None),
+                }
+            }
+            [t] => {
+                let user = self
+                    .search_path
+                    .iter()
+                    .any(|s| self.catalog.db().table(&super::bind::qualify(s, t)).is_ok());
+                Ok(if user { None } else { SystemTable::lookup(None, t) })
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// `LATERAL (subquery)`: bound with the items before it as its
+    /// innermost outer scope, so it reads their row.
+    fn lateral(&mut self, q: &ast::Query, alias: Option<&ast::TableAlias>, left: Scope) -> Result<Item> {
+        self.outer.push(left);
+        let bound = self.query(q);
+        self.outer.pop();
+        let (plan, mut cols) = bound?;
+        let Some(a) = alias else {
+            return Err(Error::Syntax("subquery in FROM must have an alias".into()));
+        };
+        rename_columns(&mut cols, Some(a));
+        Ok(Item { plan, scope: Scope::of(&ident(&a.name), &cols), base: None, lateral: true })
     }
 
     fn table_function(
@@ -567,6 +637,22 @@ impl<'a> Binder<'a> {
         alias: Option<&ast::TableAlias>,
     ) -> Result<Item> {
         let name = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
+        if name == "pg_partition_ancestors" {
+            // No relation is a partition: no rows.
+            let mut cols = vec![
+                OutputColumn { name: name.clone(), ty: Some(DataType::Integer) },
+                OutputColumn { name: "ordinality".into(), ty: Some(DataType::BigInt) },
+            ];
+            cols.truncate(if alias.is_some_and(|a| a.columns.len() == 2) { 2 } else { 1 });
+            rename_columns(&mut cols, alias);
+            let alias_name = alias.map(|a| ident(&a.name)).unwrap_or(name);
+            return Ok(Item {
+                plan: Plan::Values { rows: vec![] },
+                scope: Scope::of(&alias_name, &cols),
+                base: None,
+                lateral: false,
+            });
+        }
         if name != "generate_series" {
             return Err(Error::UndefinedFunction(name));
         }
@@ -607,7 +693,7 @@ impl<'a> Binder<'a> {
             input: Box::new(Plan::Series { args: exprs }),
             exprs: vec![Expr::Cast(Box::new(Expr::Column(0)), ty)],
         };
-        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None })
+        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
     }
 
     /// Joins the FROM items left-deep, placing each WHERE conjunct at the
@@ -836,6 +922,21 @@ impl<'a> Binder<'a> {
             } else {
                 rest.push((e, text));
             }
+        }
+        if item.lateral {
+            if matches!(kind, JoinKind::Full | JoinKind::Right) {
+                return Err(Error::Syntax(
+                    "invalid reference to FROM-clause entry: RIGHT or FULL JOIN with LATERAL".into(),
+                ));
+            }
+            let on = Expr::and_all(rest.into_iter().map(|(e, _)| e).collect());
+            return Ok(Plan::NestedLoop {
+                left: Box::new(left),
+                right: Box::new(apply_post(item.plan, right_only)),
+                kind,
+                on,
+                right_width: right_w,
+            });
         }
         if let (Some(base), true) = (&item.base, !matches!(kind, JoinKind::Full | JoinKind::Right)) {
             let mut conds = right_only.clone();

@@ -1,0 +1,610 @@
+//! Functions over the catalog and the few array and regular-expression
+//! functions psql and drivers send.
+//!
+//! A call is bound to a [`CatalogFn`] with its arguments coerced to the
+//! parameter types; it runs with the statement's [`Snapshot`], so a
+//! prepared statement sees the catalog as it is when it runs. Functions
+//! that depend on the search path get it as a last argument, captured when
+//! the statement was planned (as the rest of the SQL layer resolves names
+//! at plan time).
+
+use super::arrays;
+use super::snapshot::{hash_buckets, ConKind, RelRef, Snapshot, TableRel, ROLE};
+use super::types;
+use super::Identity;
+use crate::catalog::RefAction;
+use crate::error::{Error, Result};
+use centum_types::{DataType, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// A function of the virtual catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogFn {
+    /// `pg_table_is_visible(oid)` (+ search path).
+    TableIsVisible,
+    /// `format_type(oid, typmod)`.
+    FormatType,
+    /// `pg_get_expr(text, oid [, pretty])`.
+    GetExpr,
+    /// `pg_get_indexdef(oid [, column, pretty])`.
+    GetIndexdef,
+    /// `pg_get_constraintdef(oid [, pretty])`.
+    GetConstraintdef,
+    /// `pg_get_userbyid(oid)`.
+    GetUserById,
+    /// `pg_encoding_to_char(int)`.
+    EncodingToChar,
+    /// `obj_description`, `col_description`, `shobj_description`: there
+    /// are no comments.
+    Description,
+    /// `pg_get_statisticsobjdef_columns`, `pg_get_triggerdef`: there are
+    /// no such objects.
+    NoObject,
+    /// `pg_relation_is_publishable(oid)`.
+    RelationIsPublishable,
+    /// `current_schemas(bool)` (+ search path).
+    CurrentSchemas,
+    /// `current_setting(name [, missing_ok])` (+ search path).
+    CurrentSetting,
+    /// `array_to_string(array, sep [, null])`.
+    ArrayToString,
+    /// `array_position(array, elem)`.
+    ArrayPosition,
+    /// `array_upper(array, dim)`.
+    ArrayUpper,
+    /// `array_lower(array, dim)`.
+    ArrayLower,
+    /// `array_length(array, dim)`.
+    ArrayLength,
+    /// `array[i]`.
+    Subscript,
+    /// `x = ANY(array)`, x as text.
+    AnyEq,
+    /// `pg_size_pretty(bigint)`.
+    SizePretty,
+    /// `has_*_privilege(...)`: the one role may do anything.
+    HasPrivilege,
+    /// `x::regclass` of an OID: its name (+ search path).
+    RegclassOut,
+    /// `x::regclass` of text: the OID (+ search path).
+    RegclassIn,
+    /// `x::regtype` of an OID: its name.
+    RegtypeOut,
+    /// `x::regnamespace` of an OID: its name.
+    RegnamespaceOut,
+    /// `~`, `~*`, `!~`, `!~*`: (case-insensitive, negated).
+    Regex(bool, bool),
+}
+
+/// How a name resolves: the function, its parameter types (the last ones
+/// optional from `min` on), its result type, whether it needs the search
+/// path appended.
+pub(crate) struct Signature {
+    pub func: CatalogFn,
+    pub params: Vec<DataType>,
+    pub min: usize,
+    pub ret: DataType,
+    pub search_path: bool,
+}
+
+/// The catalog function `name` for `nargs` arguments, if there is one.
+pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
+    use DataType::{BigInt as I8, Boolean as B, Integer as I4, Text as T};
+    let (func, params, min, ret, search_path) = match name {
+        "pg_table_is_visible" | "pg_type_is_visible" => (CatalogFn::TableIsVisible, vec![I4], 1, B, true),
+        "format_type" => (CatalogFn::FormatType, vec![I4, I4], 2, T, false),
+        "pg_get_expr" => (CatalogFn::GetExpr, vec![T, I4, B], 2, T, false),
+        "pg_get_indexdef" => (CatalogFn::GetIndexdef, vec![I4, I4, B], 1, T, true),
+        "pg_get_constraintdef" => (CatalogFn::GetConstraintdef, vec![I4, B], 1, T, true),
+        "pg_get_userbyid" => (CatalogFn::GetUserById, vec![I4], 1, T, false),
+        "pg_encoding_to_char" => (CatalogFn::EncodingToChar, vec![I4], 1, T, false),
+        "obj_description" => (CatalogFn::Description, vec![I4, T], 1, T, false),
+        "col_description" => (CatalogFn::Description, vec![I4, I4], 2, T, false),
+        "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
+        "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
+        "pg_get_triggerdef" => (CatalogFn::NoObject, vec![I4, B], 1, T, false),
+        "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
+        "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, T, true),
+        "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, true),
+        "array_to_string" => (CatalogFn::ArrayToString, vec![T, T, T], 2, T, false),
+        "array_position" => (CatalogFn::ArrayPosition, vec![T, T], 2, I4, false),
+        "array_upper" => (CatalogFn::ArrayUpper, vec![T, I4], 2, I4, false),
+        "array_lower" => (CatalogFn::ArrayLower, vec![T, I4], 2, I4, false),
+        "array_length" => (CatalogFn::ArrayLength, vec![T, I4], 2, I4, false),
+        "pg_size_pretty" => (CatalogFn::SizePretty, vec![I8], 1, T, false),
+        "has_table_privilege"
+        | "has_schema_privilege"
+        | "has_database_privilege"
+        | "has_column_privilege"
+        | "has_sequence_privilege"
+        | "has_function_privilege" => (CatalogFn::HasPrivilege, vec![T, T, T, T], 2, B, false),
+        _ => return None,
+    };
+    if nargs < min || nargs > params.len() {
+        return Some(Err(Error::UndefinedFunction(format!("{name} with {nargs} arguments"))));
+    }
+    Some(Ok(Signature { func, params, min, ret, search_path }))
+}
+
+impl CatalogFn {
+    /// Whether a NULL argument makes the result NULL.
+    pub fn strict(self) -> bool {
+        !matches!(self, CatalogFn::ArrayToString | CatalogFn::ArrayPosition | CatalogFn::AnyEq)
+    }
+
+    /// The name shown by EXPLAIN.
+    pub fn name(self) -> &'static str {
+        match self {
+            CatalogFn::TableIsVisible => "pg_table_is_visible",
+            CatalogFn::FormatType => "format_type",
+            CatalogFn::GetExpr => "pg_get_expr",
+            CatalogFn::GetIndexdef => "pg_get_indexdef",
+            CatalogFn::GetConstraintdef => "pg_get_constraintdef",
+            CatalogFn::GetUserById => "pg_get_userbyid",
+            CatalogFn::EncodingToChar => "pg_encoding_to_char",
+            CatalogFn::Description => "obj_description",
+            CatalogFn::NoObject => "pg_get_objectdef",
+            CatalogFn::RelationIsPublishable => "pg_relation_is_publishable",
+            CatalogFn::CurrentSchemas => "current_schemas",
+            CatalogFn::CurrentSetting => "current_setting",
+            CatalogFn::ArrayToString => "array_to_string",
+            CatalogFn::ArrayPosition => "array_position",
+            CatalogFn::ArrayUpper => "array_upper",
+            CatalogFn::ArrayLower => "array_lower",
+            CatalogFn::ArrayLength => "array_length",
+            CatalogFn::Subscript => "array_subscript",
+            CatalogFn::AnyEq => "any_eq",
+            CatalogFn::SizePretty => "pg_size_pretty",
+            CatalogFn::HasPrivilege => "has_privilege",
+            CatalogFn::RegclassOut => "regclassout",
+            CatalogFn::RegclassIn => "regclassin",
+            CatalogFn::RegtypeOut => "regtypeout",
+            CatalogFn::RegnamespaceOut => "regnamespaceout",
+            CatalogFn::Regex(..) => "textregexeq",
+        }
+    }
+
+    /// Whether it reads the catalog (and so needs a snapshot).
+    fn reads_catalog(self) -> bool {
+        matches!(
+            self,
+            CatalogFn::TableIsVisible
+                | CatalogFn::GetIndexdef
+                | CatalogFn::GetConstraintdef
+                | CatalogFn::RelationIsPublishable
+                | CatalogFn::CurrentSchemas
+                | CatalogFn::RegclassOut
+                | CatalogFn::RegclassIn
+                | CatalogFn::RegnamespaceOut
+        )
+    }
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::SmallInt(i) => Some(i64::from(*i)),
+        Value::Integer(i) => Some(i64::from(*i)),
+        Value::BigInt(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn oid_arg(v: &Value) -> i32 {
+    int(v).and_then(|i| i32::try_from(i).ok()).unwrap_or(0)
+}
+
+fn text(v: &Value) -> String {
+    v.to_string()
+}
+
+fn bool_arg(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::Boolean(true)))
+}
+
+/// The search path passed as the last argument.
+fn search_path(args: &[Value]) -> Vec<String> {
+    match args.last() {
+        Some(Value::Text(s)) => arrays::parse(s).unwrap_or_default().into_iter().flatten().collect(),
+        _ => vec![],
+    }
+}
+
+/// Runs `f` on evaluated arguments. `snapshot` is called only by functions
+/// that read the catalog.
+pub(crate) fn eval(
+    f: CatalogFn,
+    args: &[Value],
+    snapshot: &dyn Fn() -> Result<std::rc::Rc<Snapshot>>,
+    id: &Identity,
+) -> Result<Value> {
+    if f.strict() && args.iter().any(|a| a.is_null()) {
+        return Ok(Value::Null);
+    }
+    let snap = if f.reads_catalog() { Some(snapshot()?) } else { None };
+    let s = || snap.as_deref().ok_or_else(|| Error::other("XX000", "catalog snapshot missing"));
+    let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
+    Ok(match f {
+        CatalogFn::TableIsVisible => {
+            let path = search_path(args);
+            Value::Boolean(visible(s()?, oid_arg(arg(0)), &path))
+        }
+        CatalogFn::FormatType => match int(arg(0)) {
+            Some(o) => Value::Text(types::format_type(o as i32, int(arg(1)).map(|m| m as i32))),
+            None => Value::Null,
+        },
+        CatalogFn::GetExpr => arg(0).clone(),
+        CatalogFn::GetIndexdef => {
+            let path = search_path(args);
+            let col = if args.len() > 2 { int(arg(1)).unwrap_or(0) } else { 0 };
+            let pretty = args.len() > 3 && bool_arg(args.get(2));
+            indexdef(s()?, oid_arg(arg(0)), col, pretty, &path).map_or(Value::Null, Value::Text)
+        }
+        CatalogFn::GetConstraintdef => {
+            let path = search_path(args);
+            let pretty = args.len() > 2 && bool_arg(args.get(1));
+            constraintdef(s()?, oid_arg(arg(0)), pretty, &path).map_or(Value::Null, Value::Text)
+        }
+        CatalogFn::GetUserById => {
+            let o = oid_arg(arg(0));
+            Value::Text(if o == ROLE { id.user.clone() } else { format!("unknown (OID={o})") })
+        }
+        CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
+        CatalogFn::Description | CatalogFn::NoObject => Value::Null,
+        CatalogFn::RelationIsPublishable => {
+            Value::Boolean(matches!(s()?.rel(oid_arg(arg(0))), Some(RelRef::Table(_))))
+        }
+        CatalogFn::CurrentSchemas => {
+            let path = search_path(args);
+            let snap = s()?;
+            let mut out = Vec::new();
+            if bool_arg(args.first()) && !path.iter().any(|p| p == "pg_catalog") {
+                out.push("pg_catalog".to_string());
+            }
+            out.extend(path.into_iter().filter(|p| snap.schemas.iter().any(|(_, n)| n == p)));
+            Value::Text(arrays::render(&out))
+        }
+        CatalogFn::CurrentSetting => current_setting(args)?,
+        CatalogFn::ArrayToString => array_to_string(args)?,
+        CatalogFn::ArrayPosition => {
+            let (Value::Text(a), e) = (arg(0), arg(1)) else { return Ok(Value::Null) };
+            let e = (!e.is_null()).then(|| text(e));
+            let items = arrays::parse(a)?;
+            items.iter().position(|x| *x == e).map_or(Value::Null, |p| Value::Integer(p as i32 + 1))
+        }
+        CatalogFn::ArrayUpper | CatalogFn::ArrayLower | CatalogFn::ArrayLength => {
+            let n = arrays::parse(&text(arg(0)))?.len();
+            if n == 0 || int(arg(1)) != Some(1) {
+                return Ok(Value::Null);
+            }
+            Value::Integer(match f {
+                CatalogFn::ArrayLower => 1,
+                _ => n as i32,
+            })
+        }
+        CatalogFn::Subscript => {
+            let items = arrays::parse(&text(arg(0)))?;
+            let i = int(arg(1)).unwrap_or(0);
+            match usize::try_from(i - 1).ok().and_then(|i| items.get(i)) {
+                Some(Some(v)) => Value::Text(v.clone()),
+                _ => Value::Null,
+            }
+        }
+        CatalogFn::AnyEq => {
+            let (l, a) = (arg(0), arg(1));
+            if a.is_null() {
+                return Ok(Value::Null);
+            }
+            let items = arrays::parse(&text(a))?;
+            if l.is_null() {
+                return Ok(if items.is_empty() { Value::Boolean(false) } else { Value::Null });
+            }
+            let l = text(l);
+            if items.iter().any(|x| x.as_deref() == Some(l.as_str())) {
+                Value::Boolean(true)
+            } else if items.iter().any(|x| x.is_none()) {
+                Value::Null
+            } else {
+                Value::Boolean(false)
+            }
+        }
+        CatalogFn::SizePretty => Value::Text(size_pretty(int(arg(0)).unwrap_or(0))),
+        CatalogFn::HasPrivilege => Value::Boolean(true),
+        CatalogFn::RegclassOut => {
+            let o = oid_arg(arg(0));
+            Value::Text(rel_display(s()?, o, &search_path(args)).unwrap_or_else(|| o.to_string()))
+        }
+        CatalogFn::RegclassIn => Value::Integer(regclass_in(s()?, &text(arg(0)), &search_path(args))?),
+        CatalogFn::RegtypeOut => {
+            let o = oid_arg(arg(0));
+            Value::Text(types::by_oid(o).map_or_else(|| o.to_string(), |t| t.display.to_string()))
+        }
+        CatalogFn::RegnamespaceOut => {
+            let o = oid_arg(arg(0));
+            Value::Text(s()?.schema_name(o).map_or_else(|| o.to_string(), str::to_string))
+        }
+        CatalogFn::Regex(ci, neg) => {
+            let m = regex_match(&text(arg(0)), &text(arg(1)), ci)?;
+            Value::Boolean(m != neg)
+        }
+    })
+}
+
+/// Whether relation `oid` is found first by its bare name on the path.
+fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
+    let name = match s.rel(oid) {
+        Some(RelRef::Table(t)) => t.name.clone(),
+        Some(RelRef::Index(_, ix)) => super::tables::index_name(&ix.def.name),
+        Some(RelRef::Sequence(q)) => q.name.clone(),
+        None => return false,
+    };
+    s.rel_oid(None, &name, path) == Some(oid)
+}
+
+/// A relation's name as regclass prints it: qualified unless visible.
+fn rel_display(s: &Snapshot, oid: i32, path: &[String]) -> Option<String> {
+    let (schema, name) = match s.rel(oid)? {
+        RelRef::Table(t) => (t.schema.clone(), t.name.clone()),
+        RelRef::Index(t, ix) => (t.schema.clone(), super::tables::index_name(&ix.def.name)),
+        RelRef::Sequence(q) => (q.schema.clone(), q.name.clone()),
+    };
+    Some(if visible(s, oid, path) {
+        quote_ident(&name)
+    } else {
+        format!("{}.{}", quote_ident(&schema), quote_ident(&name))
+    })
+}
+
+/// Quotes an identifier where PostgreSQL would.
+pub(crate) fn quote_ident(s: &str) -> String {
+    let plain = s.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        s.to_string()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// `'name'::regclass`: a relation's OID by (possibly qualified) name, or
+/// a number taken as an OID as it is.
+pub(crate) fn regclass_in(s: &Snapshot, name: &str, path: &[String]) -> Result<i32> {
+    let t = name.trim();
+    if let Ok(o) = t.parse::<i64>() {
+        return i32::try_from(o).map_err(|_| Error::other("22003", format!("OID out of range: {t}")));
+    }
+    let parts: Vec<String> = t
+        .split('.')
+        .map(|p| {
+            if p.len() >= 2 && p.starts_with('"') && p.ends_with('"') {
+                p[1..p.len() - 1].replace("\"\"", "\"")
+            } else {
+                p.to_lowercase()
+            }
+        })
+        .collect();
+    let found = match parts.as_slice() {
+        [n] => s.rel_oid(None, n, path),
+        [sc, n] | [_, sc, n] => s.rel_oid(Some(sc), n, path),
+        _ => None,
+    };
+    found.ok_or_else(|| Error::UndefinedTable(t.to_string()))
+}
+
+/// `'name'::regtype`.
+pub(crate) fn regtype_in(name: &str) -> Result<i32> {
+    let t = name.trim().to_lowercase();
+    if let Ok(o) = t.parse::<i32>() {
+        return Ok(o);
+    }
+    let t = t.strip_prefix("pg_catalog.").unwrap_or(&t);
+    types::by_name(t)
+        .map(|t| t.oid)
+        .ok_or_else(|| Error::UndefinedObject(format!("type \"{t}\" does not exist")))
+}
+
+/// `'name'::regnamespace`.
+pub(crate) fn regnamespace_in(s: &Snapshot, name: &str) -> Result<i32> {
+    let t = name.trim();
+    if let Ok(o) = t.parse::<i32>() {
+        return Ok(o);
+    }
+    let t = t.to_lowercase();
+    match s.schema_oid(&t) {
+        0 => Err(Error::UndefinedObject(format!("schema \"{t}\" does not exist"))),
+        o => Ok(o),
+    }
+}
+
+fn table_display(s: &Snapshot, t: &TableRel, path: &[String], pretty: bool) -> String {
+    if pretty && visible(s, t.oid, path) {
+        quote_ident(&t.name)
+    } else {
+        format!("{}.{}", quote_ident(&t.schema), quote_ident(&t.name))
+    }
+}
+
+/// `pg_get_indexdef`: the CREATE INDEX statement, or one key column.
+fn indexdef(s: &Snapshot, oid: i32, col: i64, pretty: bool, path: &[String]) -> Option<String> {
+    let Some(RelRef::Index(t, ix)) = s.rel(oid) else { return None };
+    let desc = |k: usize| ix.def.descending.get(k).copied().unwrap_or(false);
+    if col > 0 {
+        let k = (col - 1) as usize;
+        let c = ix.def.columns.get(k)?;
+        return Some(format!("{}{}", quote_ident(c), if desc(k) { " DESC" } else { "" }));
+    }
+    let cols: Vec<String> = ix
+        .def
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(k, c)| format!("{}{}", quote_ident(c), if desc(k) { " DESC" } else { "" }))
+        .collect();
+    let (am, with) = match hash_buckets(&ix.def) {
+        Some(n) => ("hash", format!(" WITH (bucket_count={n})")),
+        None => ("btree", String::new()),
+    };
+    Some(format!(
+        "CREATE {}INDEX {} ON {} USING {am} ({}){with}",
+        if ix.def.unique { "UNIQUE " } else { "" },
+        quote_ident(&super::tables::index_name(&ix.def.name)),
+        table_display(s, t, path, pretty),
+        cols.join(", ")
+    ))
+}
+
+fn action(a: RefAction) -> &'static str {
+    match a {
+        RefAction::Restrict => "",
+        RefAction::Cascade => "CASCADE",
+        RefAction::SetNull => "SET NULL",
+        RefAction::SetDefault => "SET DEFAULT",
+    }
+}
+
+/// `pg_get_constraintdef`.
+fn constraintdef(s: &Snapshot, oid: i32, pretty: bool, path: &[String]) -> Option<String> {
+    let (t, c) = s.constraint(oid)?;
+    let meta = &t.info.meta;
+    let names = |cols: &[String]| cols.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", ");
+    Some(match &c.kind {
+        ConKind::Key { index, primary } => {
+            let ix = &t.indexes[*index];
+            format!("{} ({})", if *primary { "PRIMARY KEY" } else { "UNIQUE" }, names(&ix.def.columns))
+        }
+        ConKind::Check(i) => {
+            let e = &meta.checks[*i].expr;
+            if pretty {
+                format!("CHECK ({e})")
+            } else {
+                format!("CHECK (({e}))")
+            }
+        }
+        ConKind::Foreign(i) => {
+            let fk = &meta.foreign_keys[*i];
+            let cols = t.info.table.columns();
+            let own: Vec<String> =
+                fk.columns.iter().filter_map(|&c| cols.get(c).map(|c| c.name.clone())).collect();
+            let target = match s.table_by_name(&fk.ref_table) {
+                Some(r) => table_display(s, r, path, true),
+                None => fk.ref_table.clone(),
+            };
+            let mut out =
+                format!("FOREIGN KEY ({}) REFERENCES {target}({})", names(&own), names(&fk.ref_columns));
+            for (what, a) in [("UPDATE", fk.on_update), ("DELETE", fk.on_delete)] {
+                if a != RefAction::Restrict {
+                    out.push_str(&format!(" ON {what} {}", action(a)));
+                }
+            }
+            out
+        }
+    })
+}
+
+/// The attribute numbers of `t`'s columns named in expression `expr`.
+pub(crate) fn columns_in(expr: &str, t: &TableRel) -> Vec<i16> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let Ok(tokens) = Tokenizer::new(&dialect, expr).tokenize() else { return vec![] };
+    let mut out = Vec::new();
+    for tok in tokens {
+        if let Token::Word(w) = tok {
+            let name = if w.quote_style.is_some() { w.value } else { w.value.to_lowercase() };
+            if let Some(p) = t.info.table.columns().iter().position(|c| c.name == name) {
+                let a = p as i16 + 1;
+                if !out.contains(&a) {
+                    out.push(a);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn current_setting(args: &[Value]) -> Result<Value> {
+    let name = text(&args[0]).to_lowercase();
+    let missing_ok = args.len() > 2 && bool_arg(args.get(1));
+    if name == "search_path" {
+        return Ok(Value::Text(search_path(args).join(", ")));
+    }
+    match super::tables::SETTINGS.iter().find(|(n, _, _)| n.to_lowercase() == name) {
+        Some((_, v, _)) => Ok(Value::from(*v)),
+        None if missing_ok => Ok(Value::Null),
+        None => Err(Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))),
+    }
+}
+
+fn array_to_string(args: &[Value]) -> Result<Value> {
+    let (Value::Text(a), sep) = (&args[0], &args[1]) else { return Ok(Value::Null) };
+    if sep.is_null() {
+        return Ok(Value::Null);
+    }
+    let null = args.get(2).filter(|v| !v.is_null()).map(text);
+    let items: Vec<String> =
+        arrays::parse(a)?.into_iter().filter_map(|x| x.or_else(|| null.clone())).collect();
+    Ok(Value::Text(items.join(&text(sep))))
+}
+
+/// PostgreSQL's `pg_size_pretty`: bytes below 10 kB, then kB, MB, GB, TB,
+/// PB, halving with rounding at each step.
+fn size_pretty(size: i64) -> String {
+    const LIMIT: i64 = 10 * 1024;
+    const LIMIT2: i64 = LIMIT * 2 - 1;
+    let half_rounded = |x: i64| (x + if x < 0 { -1 } else { 1 }) / 2;
+    if size.abs() < LIMIT {
+        return format!("{size} bytes");
+    }
+    let mut size = size >> 9;
+    for unit in ["kB", "MB", "GB", "TB"] {
+        if size.abs() < LIMIT2 {
+            return format!("{} {unit}", half_rounded(size));
+        }
+        size >>= 10;
+    }
+    format!("{} PB", half_rounded(size))
+}
+
+thread_local! {
+    static REGEXES: RefCell<HashMap<(String, bool), regex::Regex>> = RefCell::new(HashMap::new());
+}
+
+/// Whether `pattern` (a POSIX regular expression) matches anywhere in `s`.
+fn regex_match(s: &str, pattern: &str, ci: bool) -> Result<bool> {
+    REGEXES.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let key = (pattern.to_string(), ci);
+        if !cache.contains_key(&key) {
+            let re = regex::RegexBuilder::new(pattern)
+                .case_insensitive(ci)
+                .build()
+                .map_err(|e| Error::other("2201B", format!("invalid regular expression: {e}")))?;
+            if cache.len() >= 256 {
+                cache.clear();
+            }
+            cache.insert(key.clone(), re);
+        }
+        Ok(cache[&key].is_match(s))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_pretty_matches_postgres() {
+        assert_eq!(size_pretty(1234567), "1206 kB");
+        assert_eq!(size_pretty(10239), "10239 bytes");
+        assert_eq!(size_pretty(10240), "10 kB");
+        assert_eq!(size_pretty(1 << 40), "1024 GB");
+    }
+
+    #[test]
+    fn regex_anchors_and_errors() {
+        assert!(regex_match("t", "^(t)$", false).unwrap());
+        assert!(!regex_match("t2", "^(t)$", false).unwrap());
+        assert!(regex_match("PG_toast", "^pg_", true).unwrap());
+        assert_eq!(regex_match("x", "(", false).unwrap_err().sqlstate(), "2201B");
+    }
+}

@@ -1,0 +1,59 @@
+//! The virtual catalog: `pg_catalog` and `information_schema` tables made
+//! from the live SQL catalog when a statement reads them.
+//!
+//! PostgreSQL clients learn about a database by querying its system
+//! catalogs: psql's `\d` reads `pg_class`, `pg_attribute`, `pg_index` and
+//! `pg_constraint`; drivers look types up in `pg_type`. Centum keeps its
+//! schema in the engine's table definitions and the SQL catalog's extra
+//! bytes (design §12.3), so these tables are not stored anywhere. Each is a
+//! [`SystemTable`]: a fixed list of columns, and rows computed from a
+//! [`snapshot::Snapshot`] of the catalog taken when the statement runs
+//! (once per statement), never when it is planned, so a prepared statement
+//! sees later DDL.
+//!
+//! ```text
+//!   FROM pg_catalog.pg_class ──binder──▶ Plan::System(SystemTable::Class)
+//!                                              │ execution
+//!   Catalog (tables, indexes, meta, ──▶ Snapshot (with OIDs) ──▶ rows
+//!            sequences, schemas)
+//! ```
+//!
+//! Name resolution: `pg_catalog.x` and `information_schema.x` name virtual
+//! tables; an unqualified name is a virtual `pg_catalog` table only when no
+//! user table of that name is on the search path (PostgreSQL searches
+//! `pg_catalog` first; Centum lets a user table win, so no existing script
+//! changes meaning).
+//!
+//! OIDs are derived from engine ids and names ([`snapshot`]), so they are
+//! the same in every session and stay fixed while the object lives.
+//!
+//! What is not there: Centum has no `oid`, `name`, `"char"` or array types,
+//! so OIDs are `integer`, names `text`, and arrays `text` in PostgreSQL's
+//! array syntax ([`arrays`]). Catalogs of features Centum lacks (comments,
+//! inheritance, partitions, policies, triggers, rules, publications,
+//! extended statistics, enums, ranges) exist and are empty.
+
+pub(crate) mod arrays;
+pub(crate) mod functions;
+pub(crate) mod snapshot;
+pub(crate) mod tables;
+pub(crate) mod types;
+
+pub use functions::CatalogFn;
+pub use tables::SystemTable;
+
+/// Who is asking: the role and database the catalog reports.
+///
+/// Centum has one role and one database so far; these are the names
+/// `current_user` and `current_database()` return.
+pub(crate) struct Identity {
+    pub user: String,
+    pub database: String,
+}
+
+impl Identity {
+    /// The session's identity.
+    pub fn current() -> Identity {
+        Identity { user: "centum".to_string(), database: "postgres".to_string() }
+    }
+}

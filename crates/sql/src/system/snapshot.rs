@@ -1,0 +1,347 @@
+//! One statement's view of the catalog, with every object's OID.
+//!
+//! OIDs are derived, never stored, so they survive restarts without a
+//! format change and are the same for every session:
+//!
+//! ```text
+//!  table with engine id n   block = 16384 + 4096 * n      (n < 262,140)
+//!    block + 0               the table (pg_class)
+//!    block + 1 ..  1023      its indexes     (slot = FNV-1a(name) % 1023)
+//!    block + 1024 .. 2047    its constraints (slot = FNV-1a(name) % 1024)
+//!    block + 2048 + attnum   the default of column attnum (pg_attrdef)
+//!  sequence                 2^30 + FNV-1a(name) % 2^28
+//!  schema                   2^30 + 2^28 + FNV-1a(name) % 2^27
+//!  pg_catalog 11, public 2200, information_schema 13000, built-in types
+//!  PostgreSQL's own (DataType::pg_oid), the one role 10, the database 5
+//! ```
+//!
+//! Slots that collide go to the next free one, in name order, so an OID
+//! depends only on the object's name and its table's id, except in the
+//! rare case of a collision. A table keeps its id (and so its OIDs) for its
+//! life; `ALTER TABLE ... ADD/DROP COLUMN` rewrites it into a new table
+//! with a new id.
+
+use crate::catalog::{Catalog, SequenceDef, TableInfo};
+use crate::error::{Error, Result};
+use centum_engine::{IndexDef, IndexKind};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// OID of schema `pg_catalog`.
+pub(crate) const PG_CATALOG: i32 = 11;
+/// OID of schema `public`.
+pub(crate) const PUBLIC: i32 = 2200;
+/// OID of schema `information_schema`.
+pub(crate) const INFORMATION_SCHEMA: i32 = 13000;
+/// OID of the one role.
+pub(crate) const ROLE: i32 = 10;
+/// OID of the one database.
+pub(crate) const DATABASE: i32 = 5;
+/// Access methods: heap, btree (range indexes), hash.
+pub(crate) const AM_HEAP: i32 = 2;
+pub(crate) const AM_BTREE: i32 = 403;
+pub(crate) const AM_HASH: i32 = 405;
+
+const FIRST_USER_OID: i64 = 16384;
+const BLOCK: i64 = 4096;
+const SEQ_BASE: i64 = 1 << 30;
+const SCHEMA_BASE: i64 = (1 << 30) + (1 << 28);
+
+/// What a relation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RelKind {
+    Table,
+    Index,
+    Sequence,
+}
+
+impl RelKind {
+    /// pg_class.relkind.
+    pub fn code(self) -> &'static str {
+        match self {
+            RelKind::Table => "r",
+            RelKind::Index => "i",
+            RelKind::Sequence => "S",
+        }
+    }
+}
+
+/// A constraint of a table.
+#[derive(Clone, Debug)]
+pub(crate) enum ConKind {
+    /// PRIMARY KEY or UNIQUE on an index (the index's position in
+    /// `Rel::indexes`), `primary` for the former.
+    Key { index: usize, primary: bool },
+    /// CHECK (position in the table's checks).
+    Check(usize),
+    /// FOREIGN KEY (position in the table's foreign keys).
+    Foreign(usize),
+}
+
+/// A constraint with its OID.
+#[derive(Clone, Debug)]
+pub(crate) struct Constraint {
+    pub oid: i32,
+    pub name: String,
+    pub kind: ConKind,
+}
+
+/// An index of a table with its OID.
+#[derive(Clone, Debug)]
+pub(crate) struct IndexRel {
+    pub oid: i32,
+    pub def: IndexDef,
+    /// Key columns as attribute numbers (1-based).
+    pub attnums: Vec<i16>,
+}
+
+/// A table with its indexes and constraints.
+pub(crate) struct TableRel {
+    pub oid: i32,
+    /// Engine name.
+    pub engine_name: String,
+    pub schema: String,
+    pub name: String,
+    pub info: Arc<TableInfo>,
+    pub indexes: Vec<IndexRel>,
+    pub constraints: Vec<Constraint>,
+}
+
+impl TableRel {
+    /// The OID of column `attnum`'s default (pg_attrdef).
+    pub fn attrdef_oid(&self, attnum: usize) -> i32 {
+        self.oid + 2048 + attnum.min(2047) as i32
+    }
+}
+
+/// A sequence with its OID.
+pub(crate) struct SequenceRel {
+    pub oid: i32,
+    pub schema: String,
+    pub name: String,
+    pub engine_name: String,
+}
+
+/// Any relation found by OID.
+pub(crate) enum RelRef<'a> {
+    Table(&'a TableRel),
+    Index(&'a TableRel, &'a IndexRel),
+    Sequence(&'a SequenceRel),
+}
+
+/// The catalog as one statement sees it.
+pub(crate) struct Snapshot {
+    /// Schemas: (oid, name), in OID order.
+    pub schemas: Vec<(i32, String)>,
+    /// Tables, in OID order.
+    pub tables: Vec<TableRel>,
+    /// Sequences, in OID order.
+    pub sequences: Vec<SequenceRel>,
+    /// Sequence definitions by engine name.
+    pub sequence_defs: BTreeMap<String, SequenceDef>,
+}
+
+/// FNV-1a of a name.
+fn fnv(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Gives each name a slot in `0..size`, probing past collisions in name
+/// order. `names` must be sorted.
+fn slots<'a>(names: impl Iterator<Item = &'a str>, size: u64) -> BTreeMap<String, u64> {
+    let mut taken = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for n in names {
+        let mut s = fnv(n) % size;
+        while taken.contains(&s) {
+            s = (s + 1) % size;
+        }
+        taken.insert(s);
+        out.insert(n.to_string(), s);
+    }
+    out
+}
+
+/// Splits an engine name into (schema, name).
+pub(crate) fn split_name(engine: &str) -> (String, String) {
+    match engine.split_once('.') {
+        Some((s, t)) => (s.to_string(), t.to_string()),
+        None => ("public".to_string(), engine.to_string()),
+    }
+}
+
+/// The OID of a table with engine id `id`.
+pub(crate) fn table_oid(id: u64) -> Result<i32> {
+    let oid = (id as i64).checked_mul(BLOCK).and_then(|v| v.checked_add(FIRST_USER_OID));
+    match oid {
+        Some(o) if o < SEQ_BASE => Ok(o as i32),
+        _ => Err(Error::other("54000", "table id too large to derive an OID from")),
+    }
+}
+
+impl Snapshot {
+    /// Reads the catalog now.
+    pub fn take(catalog: &Catalog) -> Result<Snapshot> {
+        let db = catalog.db();
+        let mut names = db.table_names();
+        names.sort();
+        let mut tables = Vec::new();
+        for engine_name in names {
+            if engine_name.ends_with("$rewrite") {
+                continue;
+            }
+            let Ok(info) = catalog.table(&engine_name) else { continue };
+            tables.push(Self::table(engine_name, info)?);
+        }
+        tables.sort_by_key(|t| t.oid);
+        let mut schema_names: Vec<String> = catalog.schema_names();
+        schema_names.sort();
+        let schema_slots = slots(schema_names.iter().map(|s| s.as_str()), 1 << 27);
+        let mut schemas = vec![
+            (PG_CATALOG, "pg_catalog".to_string()),
+            (PUBLIC, "public".to_string()),
+            (INFORMATION_SCHEMA, "information_schema".to_string()),
+        ];
+        for (n, slot) in schema_slots {
+            schemas.push(((SCHEMA_BASE + slot as i64) as i32, n));
+        }
+        schemas.sort();
+        let mut seq_names = catalog.sequence_names();
+        seq_names.sort();
+        let seq_slots = slots(seq_names.iter().map(|s| s.as_str()), 1 << 28);
+        let mut sequences: Vec<SequenceRel> = seq_slots
+            .into_iter()
+            .map(|(engine_name, slot)| {
+                let (schema, name) = split_name(&engine_name);
+                SequenceRel { oid: (SEQ_BASE + slot as i64) as i32, schema, name, engine_name }
+            })
+            .collect();
+        sequences.sort_by_key(|s| s.oid);
+        let sequence_defs =
+            seq_names.iter().filter_map(|n| Some((n.clone(), catalog.sequence_def(n)?))).collect();
+        Ok(Snapshot { schemas, tables, sequences, sequence_defs })
+    }
+
+    fn table(engine_name: String, info: Arc<TableInfo>) -> Result<TableRel> {
+        let oid = table_oid(info.table.id())?;
+        let (schema, name) = split_name(&engine_name);
+        let mut defs = info.table.def().indexes;
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        let index_slots = slots(defs.iter().map(|d| d.name.as_str()), 1023);
+        let columns = info.table.columns();
+        let indexes: Vec<IndexRel> = defs
+            .into_iter()
+            .map(|def| {
+                let attnums = def
+                    .columns
+                    .iter()
+                    .map(|c| columns.iter().position(|x| &x.name == c).map_or(0, |p| p as i16 + 1))
+                    .collect();
+                IndexRel { oid: oid + 1 + index_slots[&def.name] as i32, def, attnums }
+            })
+            .collect();
+        let meta = &info.meta;
+        let mut cons: Vec<(String, ConKind)> = Vec::new();
+        for (i, ix) in indexes.iter().enumerate() {
+            let primary = meta.primary_key.as_deref() == Some(ix.def.name.as_str());
+            if primary || meta.unique.contains(&ix.def.name) {
+                cons.push((ix.def.name.clone(), ConKind::Key { index: i, primary }));
+            }
+        }
+        for (i, c) in meta.checks.iter().enumerate() {
+            cons.push((c.name.clone(), ConKind::Check(i)));
+        }
+        for (i, fk) in meta.foreign_keys.iter().enumerate() {
+            cons.push((fk.name.clone(), ConKind::Foreign(i)));
+        }
+        let mut sorted: Vec<&str> = cons.iter().map(|(n, _)| n.as_str()).collect();
+        sorted.sort();
+        sorted.dedup();
+        let con_slots = slots(sorted.into_iter(), 1024);
+        let constraints = cons
+            .into_iter()
+            .map(|(name, kind)| Constraint { oid: oid + 1024 + con_slots[&name] as i32, name, kind })
+            .collect();
+        Ok(TableRel { oid, engine_name, schema, name, info, indexes, constraints })
+    }
+
+    /// The OID of schema `name`.
+    pub fn schema_oid(&self, name: &str) -> i32 {
+        self.schemas.iter().find(|(_, n)| n == name).map_or(0, |(o, _)| *o)
+    }
+
+    /// The name of schema `oid`.
+    pub fn schema_name(&self, oid: i32) -> Option<&str> {
+        self.schemas.iter().find(|(o, _)| *o == oid).map(|(_, n)| n.as_str())
+    }
+
+    /// The relation with OID `oid`.
+    pub fn rel(&self, oid: i32) -> Option<RelRef<'_>> {
+        if i64::from(oid) >= SEQ_BASE {
+            return self.sequences.iter().find(|s| s.oid == oid).map(RelRef::Sequence);
+        }
+        let block = i64::from(oid) - FIRST_USER_OID;
+        if block < 0 {
+            return None;
+        }
+        let table_oid = oid - (block % BLOCK) as i32;
+        let t = self.tables.iter().find(|t| t.oid == table_oid)?;
+        if t.oid == oid {
+            return Some(RelRef::Table(t));
+        }
+        t.indexes.iter().find(|i| i.oid == oid).map(|i| RelRef::Index(t, i))
+    }
+
+    /// The table with engine name `name`.
+    pub fn table_by_name(&self, engine_name: &str) -> Option<&TableRel> {
+        self.tables.iter().find(|t| t.engine_name == engine_name)
+    }
+
+    /// The constraint with OID `oid` and its table.
+    pub fn constraint(&self, oid: i32) -> Option<(&TableRel, &Constraint)> {
+        let block = i64::from(oid) - FIRST_USER_OID;
+        if !(0..SEQ_BASE).contains(&block) {
+            return None;
+        }
+        let table_oid = oid - (block % BLOCK) as i32;
+        let t = self.tables.iter().find(|t| t.oid == table_oid)?;
+        t.constraints.iter().find(|c| c.oid == oid).map(|c| (t, c))
+    }
+
+    /// Every relation (tables, their indexes, sequences) as (oid, schema,
+    /// name), to resolve names.
+    pub fn rel_oid(&self, schema: Option<&str>, name: &str, search_path: &[String]) -> Option<i32> {
+        let schemas: Vec<&str> = match schema {
+            Some(s) => vec![s],
+            None => search_path.iter().map(|s| s.as_str()).collect(),
+        };
+        for s in schemas {
+            for t in &self.tables {
+                if t.schema == s && t.name == name {
+                    return Some(t.oid);
+                }
+                for ix in &t.indexes {
+                    if t.schema == s && ix.def.name == name {
+                        return Some(ix.oid);
+                    }
+                }
+            }
+            if let Some(q) = self.sequences.iter().find(|q| q.schema == s && q.name == name) {
+                return Some(q.oid);
+            }
+        }
+        None
+    }
+}
+
+/// Whether an index is a hash index, and its bucket count.
+pub(crate) fn hash_buckets(def: &IndexDef) -> Option<u64> {
+    match def.kind {
+        IndexKind::Hash { buckets } => Some(buckets),
+        IndexKind::Range => None,
+    }
+}

@@ -1,0 +1,932 @@
+//! The virtual tables: their columns and how their rows are made from a
+//! [`Snapshot`].
+
+use super::snapshot::{
+    hash_buckets, ConKind, RelKind, Snapshot, TableRel, AM_BTREE, AM_HASH, AM_HEAP, DATABASE, PG_CATALOG,
+    ROLE,
+};
+use super::types::{self, oid_of, typmod, TYPES};
+use super::{arrays, Identity};
+use crate::catalog::RefAction;
+use crate::planner::plan::OutputColumn;
+use centum_types::{DataType, Value};
+
+/// Column types of the virtual tables. Centum has no `oid`, `name`,
+/// `"char"` or array types: OIDs are `integer`, names and `"char"` are
+/// `text`, and arrays are `text` in PostgreSQL's array syntax.
+#[derive(Clone, Copy)]
+enum Ty {
+    /// An OID (`integer`).
+    O,
+    /// `name`, `"char"`, `text` and arrays rendered as text.
+    T,
+    B,
+    I2,
+    I4,
+    I8,
+    F,
+    Ts,
+}
+
+impl Ty {
+    fn data_type(self) -> DataType {
+        match self {
+            Ty::O | Ty::I4 => DataType::Integer,
+            Ty::T => DataType::Text,
+            Ty::B => DataType::Boolean,
+            Ty::I2 => DataType::SmallInt,
+            Ty::I8 => DataType::BigInt,
+            Ty::F => DataType::Double,
+            Ty::Ts => DataType::TimestampTz,
+        }
+    }
+}
+
+use Ty::{B, F, I2, I4, I8, O, T};
+
+macro_rules! system_tables {
+    ($($variant:ident $schema:literal $name:literal [$($col:literal $ty:expr),* $(,)?])*) => {
+        /// A virtual catalog table.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum SystemTable { $($variant),* }
+
+        impl SystemTable {
+            /// Every virtual table.
+            pub const ALL: &'static [SystemTable] = &[$(SystemTable::$variant),*];
+
+            /// (schema, name).
+            pub fn name(self) -> (&'static str, &'static str) {
+                match self { $(SystemTable::$variant => ($schema, $name)),* }
+            }
+
+            fn spec(self) -> &'static [(&'static str, Ty)] {
+                match self { $(SystemTable::$variant => &[$(($col, $ty)),*]),* }
+            }
+        }
+    };
+}
+
+system_tables! {
+    Namespace "pg_catalog" "pg_namespace" ["oid" O, "nspname" T, "nspowner" O, "nspacl" T]
+    Class "pg_catalog" "pg_class" [
+        "oid" O, "relname" T, "relnamespace" O, "reltype" O, "reloftype" O, "relowner" O, "relam" O,
+        "relfilenode" O, "reltablespace" O, "relpages" I4, "reltuples" F, "relallvisible" I4,
+        "reltoastrelid" O, "relhasindex" B, "relisshared" B, "relpersistence" T, "relkind" T,
+        "relnatts" I2, "relchecks" I2, "relhasrules" B, "relhastriggers" B, "relhassubclass" B,
+        "relrowsecurity" B, "relforcerowsecurity" B, "relispopulated" B, "relreplident" T,
+        "relispartition" B, "relrewrite" O, "relacl" T, "reloptions" T, "relpartbound" T,
+    ]
+    Attribute "pg_catalog" "pg_attribute" [
+        "attrelid" O, "attname" T, "atttypid" O, "attstattarget" I4, "attlen" I2, "attnum" I2,
+        "attndims" I4, "attcacheoff" I4, "atttypmod" I4, "attbyval" B, "attalign" T, "attstorage" T,
+        "attcompression" T, "attnotnull" B, "atthasdef" B, "atthasmissing" B, "attidentity" T,
+        "attgenerated" T, "attisdropped" B, "attislocal" B, "attinhcount" I4, "attcollation" O,
+        "attacl" T, "attoptions" T, "attfdwoptions" T,
+    ]
+    Type "pg_catalog" "pg_type" [
+        "oid" O, "typname" T, "typnamespace" O, "typowner" O, "typlen" I2, "typbyval" B, "typtype" T,
+        "typcategory" T, "typispreferred" B, "typisdefined" B, "typdelim" T, "typrelid" O,
+        "typsubscript" T, "typelem" O, "typarray" O, "typinput" T, "typoutput" T, "typreceive" T,
+        "typsend" T, "typalign" T, "typstorage" T, "typnotnull" B, "typbasetype" O, "typtypmod" I4,
+        "typndims" I4, "typcollation" O, "typdefault" T,
+    ]
+    Index "pg_catalog" "pg_index" [
+        "indexrelid" O, "indrelid" O, "indnatts" I2, "indnkeyatts" I2, "indisunique" B,
+        "indnullsnotdistinct" B, "indisprimary" B, "indisexclusion" B, "indimmediate" B,
+        "indisclustered" B, "indisvalid" B, "indcheckxmin" B, "indisready" B, "indislive" B,
+        "indisreplident" B, "indkey" T, "indcollation" T, "indclass" T, "indoption" T,
+        "indexprs" T, "indpred" T,
+    ]
+    Constraint "pg_catalog" "pg_constraint" [
+        "oid" O, "conname" T, "connamespace" O, "contype" T, "condeferrable" B, "condeferred" B,
+        "convalidated" B, "conrelid" O, "contypid" O, "conindid" O, "conparentid" O, "confrelid" O,
+        "confupdtype" T, "confdeltype" T, "confmatchtype" T, "conislocal" B, "coninhcount" I4,
+        "connoinherit" B, "conkey" T, "confkey" T, "conbin" T,
+    ]
+    Attrdef "pg_catalog" "pg_attrdef" ["oid" O, "adrelid" O, "adnum" I2, "adbin" T]
+    Am "pg_catalog" "pg_am" ["oid" O, "amname" T, "amhandler" T, "amtype" T]
+    Database "pg_catalog" "pg_database" [
+        "oid" O, "datname" T, "datdba" O, "encoding" I4, "datlocprovider" T, "datistemplate" B,
+        "datallowconn" B, "datconnlimit" I4, "datfrozenxid" T, "datminmxid" T, "dattablespace" O,
+        "datcollate" T, "datctype" T, "daticulocale" T, "datcollversion" T, "datacl" T,
+    ]
+    Roles "pg_catalog" "pg_roles" [
+        "rolname" T, "rolsuper" B, "rolinherit" B, "rolcreaterole" B, "rolcreatedb" B,
+        "rolcanlogin" B, "rolreplication" B, "rolconnlimit" I4, "rolpassword" T, "rolvaliduntil" Ty::Ts,
+        "rolbypassrls" B, "rolconfig" T, "oid" O,
+    ]
+    Authid "pg_catalog" "pg_authid" [
+        "oid" O, "rolname" T, "rolsuper" B, "rolinherit" B, "rolcreaterole" B, "rolcreatedb" B,
+        "rolcanlogin" B, "rolreplication" B, "rolbypassrls" B, "rolconnlimit" I4, "rolpassword" T,
+        "rolvaliduntil" Ty::Ts,
+    ]
+    User "pg_catalog" "pg_user" [
+        "usename" T, "usesysid" O, "usecreatedb" B, "usesuper" B, "userepl" B, "usebypassrls" B,
+        "passwd" T, "valuntil" Ty::Ts, "useconfig" T,
+    ]
+    AuthMembers "pg_catalog" "pg_auth_members" ["roleid" O, "member" O, "grantor" O, "admin_option" B]
+    Settings "pg_catalog" "pg_settings" [
+        "name" T, "setting" T, "unit" T, "category" T, "short_desc" T, "extra_desc" T, "context" T,
+        "vartype" T, "source" T, "min_val" T, "max_val" T, "enumvals" T, "boot_val" T, "reset_val" T,
+        "sourcefile" T, "sourceline" I4, "pending_restart" B,
+    ]
+    Description "pg_catalog" "pg_description" ["objoid" O, "classoid" O, "objsubid" I4, "description" T]
+    Inherits "pg_catalog" "pg_inherits" ["inhrelid" O, "inhparent" O, "inhseqno" I4, "inhdetachpending" B]
+    PartitionedTable "pg_catalog" "pg_partitioned_table" [
+        "partrelid" O, "partstrat" T, "partnatts" I2, "partdefid" O, "partattrs" T, "partclass" T,
+        "partcollation" T, "partexprs" T,
+    ]
+    Policy "pg_catalog" "pg_policy" [
+        "oid" O, "polname" T, "polrelid" O, "polcmd" T, "polpermissive" B, "polroles" T, "polqual" T,
+        "polwithcheck" T,
+    ]
+    StatisticExt "pg_catalog" "pg_statistic_ext" [
+        "oid" O, "stxrelid" O, "stxname" T, "stxnamespace" O, "stxowner" O, "stxstattarget" I4,
+        "stxkeys" T, "stxkind" T, "stxexprs" T,
+    ]
+    Publication "pg_catalog" "pg_publication" [
+        "oid" O, "pubname" T, "pubowner" O, "puballtables" B, "pubinsert" B, "pubupdate" B,
+        "pubdelete" B, "pubtruncate" B, "pubviaroot" B,
+    ]
+    PublicationRel "pg_catalog" "pg_publication_rel" ["oid" O, "prpubid" O, "prrelid" O, "prqual" T, "prattrs" T]
+    PublicationNamespace "pg_catalog" "pg_publication_namespace" ["oid" O, "pnpubid" O, "pnnspid" O]
+    Collation "pg_catalog" "pg_collation" [
+        "oid" O, "collname" T, "collnamespace" O, "collowner" O, "collprovider" T,
+        "collisdeterministic" B, "collencoding" I4, "collcollate" T, "collctype" T,
+    ]
+    Tablespace "pg_catalog" "pg_tablespace" ["oid" O, "spcname" T, "spcowner" O, "spcacl" T, "spcoptions" T]
+    Proc "pg_catalog" "pg_proc" [
+        "oid" O, "proname" T, "pronamespace" O, "proowner" O, "prolang" O, "prokind" T, "proretset" B,
+        "pronargs" I2, "prorettype" O, "proargtypes" T,
+    ]
+    Range "pg_catalog" "pg_range" [
+        "rngtypid" O, "rngsubtype" O, "rngmultitypid" O, "rngcollation" O, "rngsubopc" O,
+        "rngcanonical" T, "rngsubdiff" T,
+    ]
+    Enum "pg_catalog" "pg_enum" ["oid" O, "enumtypid" O, "enumsortorder" F, "enumlabel" T]
+    Trigger "pg_catalog" "pg_trigger" [
+        "oid" O, "tgrelid" O, "tgparentid" O, "tgname" T, "tgfoid" O, "tgtype" I2, "tgenabled" T,
+        "tgisinternal" B, "tgconstrrelid" O, "tgconstrindid" O, "tgconstraint" O, "tgdeferrable" B,
+        "tginitdeferred" B, "tgnargs" I2,
+    ]
+    Rewrite "pg_catalog" "pg_rewrite" [
+        "oid" O, "rulename" T, "ev_class" O, "ev_type" T, "ev_enabled" T, "is_instead" B,
+    ]
+    Sequence "pg_catalog" "pg_sequence" [
+        "seqrelid" O, "seqtypid" O, "seqstart" I8, "seqincrement" I8, "seqmax" I8, "seqmin" I8,
+        "seqcache" I8, "seqcycle" B,
+    ]
+    Tables "information_schema" "tables" [
+        "table_catalog" T, "table_schema" T, "table_name" T, "table_type" T,
+        "self_referencing_column_name" T, "reference_generation" T, "user_defined_type_catalog" T,
+        "user_defined_type_schema" T, "user_defined_type_name" T, "is_insertable_into" T,
+        "is_typed" T, "commit_action" T,
+    ]
+    Columns "information_schema" "columns" [
+        "table_catalog" T, "table_schema" T, "table_name" T, "column_name" T, "ordinal_position" I4,
+        "column_default" T, "is_nullable" T, "data_type" T, "character_maximum_length" I4,
+        "character_octet_length" I4, "numeric_precision" I4, "numeric_precision_radix" I4,
+        "numeric_scale" I4, "datetime_precision" I4, "udt_catalog" T, "udt_schema" T, "udt_name" T,
+        "is_identity" T, "identity_generation" T, "is_generated" T, "generation_expression" T,
+        "is_updatable" T,
+    ]
+    Schemata "information_schema" "schemata" [
+        "catalog_name" T, "schema_name" T, "schema_owner" T, "default_character_set_catalog" T,
+        "default_character_set_schema" T, "default_character_set_name" T, "sql_path" T,
+    ]
+    TableConstraints "information_schema" "table_constraints" [
+        "constraint_catalog" T, "constraint_schema" T, "constraint_name" T, "table_catalog" T,
+        "table_schema" T, "table_name" T, "constraint_type" T, "is_deferrable" T,
+        "initially_deferred" T, "enforced" T, "nulls_distinct" T,
+    ]
+    KeyColumnUsage "information_schema" "key_column_usage" [
+        "constraint_catalog" T, "constraint_schema" T, "constraint_name" T, "table_catalog" T,
+        "table_schema" T, "table_name" T, "column_name" T, "ordinal_position" I4,
+        "position_in_unique_constraint" I4,
+    ]
+}
+
+impl SystemTable {
+    /// The virtual table `name` in `schema` (`None`: pg_catalog, as the
+    /// implicit first entry of the search path).
+    pub fn lookup(schema: Option<&str>, name: &str) -> Option<SystemTable> {
+        let schema = schema.unwrap_or("pg_catalog");
+        SystemTable::ALL.iter().copied().find(|t| t.name() == (schema, name))
+    }
+
+    /// Its columns.
+    pub fn columns(self) -> Vec<OutputColumn> {
+        self.spec()
+            .iter()
+            .map(|(n, t)| OutputColumn { name: n.to_string(), ty: Some(t.data_type()) })
+            .collect()
+    }
+
+    /// Its rows now.
+    pub(crate) fn rows(self, s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+        let rows = match self {
+            SystemTable::Namespace => namespaces(s),
+            SystemTable::Class => classes(s),
+            SystemTable::Attribute => attributes(s),
+            SystemTable::Type => pg_types(),
+            SystemTable::Index => indexes(s),
+            SystemTable::Constraint => constraints(s),
+            SystemTable::Attrdef => attrdefs(s),
+            SystemTable::Am => vec![
+                vec![oid(AM_HEAP), txt("heap"), txt("heap_tableam_handler"), txt("t")],
+                vec![oid(AM_BTREE), txt("btree"), txt("bthandler"), txt("i")],
+                vec![oid(AM_HASH), txt("hash"), txt("hashhandler"), txt("i")],
+            ],
+            SystemTable::Database => vec![vec![
+                oid(DATABASE),
+                txt(&id.database),
+                oid(ROLE),
+                Value::Integer(6),
+                txt("c"),
+                b(false),
+                b(true),
+                Value::Integer(-1),
+                txt("0"),
+                txt("1"),
+                oid(1663),
+                txt("C"),
+                txt("C"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]],
+            SystemTable::Roles => vec![vec![
+                txt(&id.user),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                Value::Integer(-1),
+                txt("********"),
+                Value::Null,
+                b(true),
+                Value::Null,
+                oid(ROLE),
+            ]],
+            SystemTable::Authid => vec![vec![
+                oid(ROLE),
+                txt(&id.user),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                Value::Integer(-1),
+                Value::Null,
+                Value::Null,
+            ]],
+            SystemTable::User => vec![vec![
+                txt(&id.user),
+                oid(ROLE),
+                b(true),
+                b(true),
+                b(true),
+                b(true),
+                txt("********"),
+                Value::Null,
+                Value::Null,
+            ]],
+            SystemTable::Settings => settings(),
+            SystemTable::Collation => vec![
+                vec![
+                    oid(100),
+                    txt("default"),
+                    oid(PG_CATALOG),
+                    oid(ROLE),
+                    txt("d"),
+                    b(true),
+                    Value::Integer(-1),
+                    Value::Null,
+                    Value::Null,
+                ],
+                vec![
+                    oid(950),
+                    txt("C"),
+                    oid(PG_CATALOG),
+                    oid(ROLE),
+                    txt("c"),
+                    b(true),
+                    Value::Integer(-1),
+                    txt("C"),
+                    txt("C"),
+                ],
+                vec![
+                    oid(951),
+                    txt("POSIX"),
+                    oid(PG_CATALOG),
+                    oid(ROLE),
+                    txt("c"),
+                    b(true),
+                    Value::Integer(-1),
+                    txt("POSIX"),
+                    txt("POSIX"),
+                ],
+            ],
+            SystemTable::Tablespace => vec![
+                vec![oid(1663), txt("pg_default"), oid(ROLE), Value::Null, Value::Null],
+                vec![oid(1664), txt("pg_global"), oid(ROLE), Value::Null, Value::Null],
+            ],
+            SystemTable::Sequence => sequences(s),
+            SystemTable::Tables => info_tables(s, id),
+            SystemTable::Columns => info_columns(s, id),
+            SystemTable::Schemata => s
+                .schemas
+                .iter()
+                .map(|(_, n)| {
+                    vec![
+                        txt(&id.database),
+                        txt(n),
+                        txt(&id.user),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                    ]
+                })
+                .collect(),
+            SystemTable::TableConstraints => info_constraints(s, id),
+            SystemTable::KeyColumnUsage => info_key_columns(s, id),
+            // Objects Centum does not have: no comments, inheritance,
+            // partitions, policies, extended statistics, publications,
+            // user-defined functions, range or enum types, triggers, rules
+            // or role memberships.
+            SystemTable::AuthMembers
+            | SystemTable::Description
+            | SystemTable::Inherits
+            | SystemTable::PartitionedTable
+            | SystemTable::Policy
+            | SystemTable::StatisticExt
+            | SystemTable::Publication
+            | SystemTable::PublicationRel
+            | SystemTable::PublicationNamespace
+            | SystemTable::Proc
+            | SystemTable::Range
+            | SystemTable::Enum
+            | SystemTable::Trigger
+            | SystemTable::Rewrite => vec![],
+        };
+        debug_assert!(rows.iter().all(|r| r.len() == self.spec().len()), "{self:?}");
+        rows
+    }
+}
+
+fn oid(o: i32) -> Value {
+    Value::Integer(o)
+}
+
+fn txt(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+fn b(v: bool) -> Value {
+    Value::Boolean(v)
+}
+
+fn i2(v: usize) -> Value {
+    Value::SmallInt(v.min(i16::MAX as usize) as i16)
+}
+
+fn namespaces(s: &Snapshot) -> Vec<Vec<Value>> {
+    s.schemas.iter().map(|(o, n)| vec![oid(*o), txt(n), oid(ROLE), Value::Null]).collect()
+}
+
+fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    let row = |o: i32, name: &str, nsp: i32, am: i32, kind: RelKind, natts: usize, t: Option<&TableRel>| {
+        let meta = t.map(|t| &t.info.meta);
+        let durable = t.is_none_or(|t| t.info.table.durability() == centum_engine::Durability::SchemaAndData);
+        vec![
+            oid(o),
+            txt(name),
+            oid(nsp),
+            oid(0),
+            oid(0),
+            oid(ROLE),
+            oid(am),
+            oid(o),
+            oid(0),
+            Value::Integer(0),
+            Value::Double(-1.0),
+            Value::Integer(0),
+            oid(0),
+            b(t.is_some_and(|t| !t.indexes.is_empty())),
+            b(false),
+            txt(if durable { "p" } else { "u" }),
+            txt(kind.code()),
+            i2(natts),
+            i2(meta.map_or(0, |m| m.checks.len())),
+            b(false),
+            b(false),
+            b(false),
+            b(false),
+            b(false),
+            b(true),
+            txt(if kind == RelKind::Table { "d" } else { "n" }),
+            b(false),
+            oid(0),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ]
+    };
+    for t in &s.tables {
+        let nsp = s.schema_oid(&t.schema);
+        out.push(row(t.oid, &t.name, nsp, AM_HEAP, RelKind::Table, t.info.table.columns().len(), Some(t)));
+        for ix in &t.indexes {
+            let am = if hash_buckets(&ix.def).is_some() { AM_HASH } else { AM_BTREE };
+            let mut r =
+                row(ix.oid, &index_name(&ix.def.name), nsp, am, RelKind::Index, ix.attnums.len(), None);
+            if let Some(n) = hash_buckets(&ix.def) {
+                r[29] = txt(&arrays::render(&[format!("bucket_count={n}")]));
+            }
+            out.push(r);
+        }
+    }
+    for q in &s.sequences {
+        out.push(row(q.oid, &q.name, s.schema_oid(&q.schema), 0, RelKind::Sequence, 3, None));
+    }
+    out.sort_by_key(|r| if let Value::Integer(o) = r[0] { o } else { 0 });
+    out
+}
+
+/// An index's name without the schema its engine name may carry.
+pub(crate) fn index_name(engine: &str) -> String {
+    super::snapshot::split_name(engine).1
+}
+
+fn attribute(
+    rel: i32,
+    name: &str,
+    ty: &DataType,
+    attnum: usize,
+    not_null: bool,
+    has_def: bool,
+    identity: &str,
+    generated: &str,
+) -> Vec<Value> {
+    let t = types::by_oid(oid_of(ty));
+    vec![
+        oid(rel),
+        txt(name),
+        oid(oid_of(ty)),
+        Value::Integer(-1),
+        Value::SmallInt(t.map_or(-1, |t| t.len)),
+        i2(attnum),
+        Value::Integer(0),
+        Value::Integer(-1),
+        Value::Integer(typmod(ty)),
+        b(t.is_some_and(|t| t.byval)),
+        txt(t.map_or("i", |t| t.align)),
+        txt(if t.is_some_and(|t| t.len > 0) { "p" } else { "x" }),
+        txt(""),
+        b(not_null),
+        b(has_def),
+        b(false),
+        txt(identity),
+        txt(generated),
+        b(false),
+        b(true),
+        Value::Integer(0),
+        oid(if ty.is_string() { 100 } else { 0 }),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+    ]
+}
+
+fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        let cols = t.info.table.columns();
+        for (i, c) in cols.iter().enumerate() {
+            let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
+            let not_null = !c.nullable || t.info.meta.not_null.contains(&i);
+            let identity = match m.identity_always {
+                Some(true) => "a",
+                Some(false) => "d",
+                None => "",
+            };
+            let generated = if m.generated.is_some() { "s" } else { "" };
+            let has_def = m.default.is_some() || m.generated.is_some();
+            out.push(attribute(t.oid, &c.name, &c.ty, i + 1, not_null, has_def, identity, generated));
+        }
+        for ix in &t.indexes {
+            for (k, &a) in ix.attnums.iter().enumerate() {
+                let Some(c) = cols.get((a as usize).wrapping_sub(1)) else { continue };
+                out.push(attribute(ix.oid, &c.name, &c.ty, k + 1, false, false, "", ""));
+            }
+        }
+    }
+    out
+}
+
+fn pg_types() -> Vec<Vec<Value>> {
+    TYPES
+        .iter()
+        .map(|t| {
+            let array = t.category == "A" && t.elem != 0;
+            vec![
+                oid(t.oid),
+                txt(t.name),
+                oid(PG_CATALOG),
+                oid(ROLE),
+                Value::SmallInt(t.len),
+                b(t.byval),
+                txt("b"),
+                txt(t.category),
+                b(matches!(t.name, "bool" | "text" | "float8" | "oid" | "timestamptz")),
+                b(true),
+                txt(","),
+                oid(0),
+                txt(if array { "array_subscript_handler" } else { "-" }),
+                oid(t.elem),
+                oid(t.array),
+                txt(if array { "array_in" } else { "-" }),
+                txt(if array { "array_out" } else { "-" }),
+                txt(if array { "array_recv" } else { "-" }),
+                txt(if array { "array_send" } else { "-" }),
+                txt(t.align),
+                txt(if t.len > 0 { "p" } else { "x" }),
+                b(false),
+                oid(0),
+                Value::Integer(-1),
+                Value::Integer(0),
+                oid(if t.collatable { 100 } else { 0 }),
+                Value::Null,
+            ]
+        })
+        .collect()
+}
+
+fn int2vector(v: &[i16]) -> String {
+    v.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+fn indexes(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for ix in &t.indexes {
+            let primary = t.info.meta.primary_key.as_deref() == Some(ix.def.name.as_str());
+            let n = ix.attnums.len();
+            let opclass = if hash_buckets(&ix.def).is_some() { "10037" } else { "1978" };
+            let options: Vec<i16> = (0..n)
+                .map(|k| if ix.def.descending.get(k).copied().unwrap_or(false) { 3 } else { 0 })
+                .collect();
+            out.push(vec![
+                oid(ix.oid),
+                oid(t.oid),
+                i2(n),
+                i2(n),
+                b(ix.def.unique),
+                b(false),
+                b(primary),
+                b(false),
+                b(true),
+                b(false),
+                b(true),
+                b(false),
+                b(true),
+                b(true),
+                b(false),
+                txt(&int2vector(&ix.attnums)),
+                txt(&vec!["0"; n].join(" ")),
+                txt(&vec![opclass; n].join(" ")),
+                txt(&int2vector(&options)),
+                Value::Null,
+                Value::Null,
+            ]);
+        }
+    }
+    out
+}
+
+fn action_code(a: RefAction) -> &'static str {
+    match a {
+        RefAction::Restrict => "a",
+        RefAction::Cascade => "c",
+        RefAction::SetNull => "n",
+        RefAction::SetDefault => "d",
+    }
+}
+
+fn int_array(v: &[i16]) -> String {
+    arrays::render(&v.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+}
+
+fn constraints(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        let nsp = s.schema_oid(&t.schema);
+        let meta = &t.info.meta;
+        for c in &t.constraints {
+            let (contype, indid, frel, upd, del, key, fkey) = match &c.kind {
+                ConKind::Key { index, primary } => {
+                    let ix = &t.indexes[*index];
+                    (if *primary { "p" } else { "u" }, ix.oid, 0, " ", " ", int_array(&ix.attnums), None)
+                }
+                ConKind::Check(i) => {
+                    let cols = super::functions::columns_in(&meta.checks[*i].expr, t);
+                    ("c", 0, 0, " ", " ", int_array(&cols), None)
+                }
+                ConKind::Foreign(i) => {
+                    let fk = &meta.foreign_keys[*i];
+                    let key: Vec<i16> = fk.columns.iter().map(|c| *c as i16 + 1).collect();
+                    let (frel, indid, fkey) = match s.table_by_name(&fk.ref_table) {
+                        Some(r) => {
+                            let cols = r.info.table.columns();
+                            let fkey: Vec<i16> = fk
+                                .ref_columns
+                                .iter()
+                                .map(|n| cols.iter().position(|c| &c.name == n).map_or(0, |p| p as i16 + 1))
+                                .collect();
+                            let indid = r.indexes.iter().find(|ix| ix.attnums == fkey).map_or(0, |ix| ix.oid);
+                            (r.oid, indid, fkey)
+                        }
+                        None => (0, 0, vec![]),
+                    };
+                    (
+                        "f",
+                        indid,
+                        frel,
+                        action_code(fk.on_update),
+                        action_code(fk.on_delete),
+                        int_array(&key),
+                        Some(int_array(&fkey)),
+                    )
+                }
+            };
+            let conbin = match &c.kind {
+                ConKind::Check(i) => txt(&meta.checks[*i].expr),
+                _ => Value::Null,
+            };
+            out.push(vec![
+                oid(c.oid),
+                txt(&c.name),
+                oid(nsp),
+                txt(contype),
+                b(false),
+                b(false),
+                b(true),
+                oid(t.oid),
+                oid(0),
+                oid(indid),
+                oid(0),
+                oid(frel),
+                txt(upd),
+                txt(del),
+                txt(if contype == "f" { "s" } else { " " }),
+                b(true),
+                Value::Integer(0),
+                b(false),
+                txt(&key),
+                fkey.map_or(Value::Null, |k| txt(&k)),
+                conbin,
+            ]);
+        }
+    }
+    out
+}
+
+fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for (i, m) in t.info.meta.columns.iter().enumerate() {
+            if let Some(e) = m.default.as_ref().or(m.generated.as_ref()) {
+                out.push(vec![oid(t.attrdef_oid(i + 1)), oid(t.oid), i2(i + 1), txt(e)]);
+            }
+        }
+    }
+    out
+}
+
+fn sequences(s: &Snapshot) -> Vec<Vec<Value>> {
+    s.sequences
+        .iter()
+        .filter_map(|q| {
+            let d = s.sequence_defs.get(&q.engine_name)?;
+            Some(vec![
+                oid(q.oid),
+                oid(20),
+                Value::BigInt(d.start),
+                Value::BigInt(d.increment),
+                Value::BigInt(d.max),
+                Value::BigInt(d.min),
+                Value::BigInt(1),
+                b(d.cycle),
+            ])
+        })
+        .collect()
+}
+
+/// Server settings as pg_settings shows them: those that are fixed for a
+/// Centum server.
+pub(crate) const SETTINGS: &[(&str, &str, &str)] = &[
+    ("DateStyle", "ISO, MDY", "Client Connection Defaults / Locale and Formatting"),
+    ("TimeZone", "UTC", "Client Connection Defaults / Locale and Formatting"),
+    ("client_encoding", "UTF8", "Client Connection Defaults / Locale and Formatting"),
+    ("integer_datetimes", "on", "Preset Options"),
+    ("lc_collate", "C", "Preset Options"),
+    ("lc_ctype", "C", "Preset Options"),
+    ("max_identifier_length", "63", "Preset Options"),
+    ("server_encoding", "UTF8", "Preset Options"),
+    ("server_version", "15.0", "Preset Options"),
+    ("server_version_num", "150000", "Preset Options"),
+    ("standard_conforming_strings", "on", "Compatibility Options / Previous PostgreSQL Versions"),
+];
+
+fn settings() -> Vec<Vec<Value>> {
+    SETTINGS
+        .iter()
+        .map(|(name, value, category)| {
+            let preset = category.starts_with("Preset");
+            vec![
+                txt(name),
+                txt(value),
+                Value::Null,
+                txt(category),
+                Value::Null,
+                Value::Null,
+                txt(if preset { "internal" } else { "user" }),
+                txt(if *value == "on" { "bool" } else { "string" }),
+                txt("default"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                txt(value),
+                txt(value),
+                Value::Null,
+                Value::Null,
+                b(false),
+            ]
+        })
+        .collect()
+}
+
+fn yes(v: bool) -> Value {
+    txt(if v { "YES" } else { "NO" })
+}
+
+fn info_tables(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    let mut rows: Vec<Vec<Value>> = s
+        .tables
+        .iter()
+        .map(|t| {
+            vec![
+                txt(&id.database),
+                txt(&t.schema),
+                txt(&t.name),
+                txt("BASE TABLE"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                yes(true),
+                yes(false),
+                Value::Null,
+            ]
+        })
+        .collect();
+    rows.sort_by(|a, b| (a[1].to_string(), a[2].to_string()).cmp(&(b[1].to_string(), b[2].to_string())));
+    rows
+}
+
+fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for (i, c) in t.info.table.columns().iter().enumerate() {
+            let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
+            let nullable = c.nullable && !t.info.meta.not_null.contains(&i);
+            let int = |v: Option<u32>| v.map_or(Value::Null, |v| Value::Integer(v as i32));
+            let (max_len, precision, radix, scale, dt_precision) = match &c.ty {
+                DataType::Varchar(n) => (n.map(|n| n as i32), None, None, None, None),
+                DataType::Char(n) => (Some(*n as i32), None, None, None, None),
+                DataType::SmallInt => (None, Some(16), Some(2), Some(0), None),
+                DataType::Integer => (None, Some(32), Some(2), Some(0), None),
+                DataType::BigInt => (None, Some(64), Some(2), Some(0), None),
+                DataType::Double => (None, Some(53), Some(2), None, None),
+                DataType::Numeric { precision, scale } => (
+                    None,
+                    precision.map(i32::from),
+                    Some(10),
+                    precision.map(|_| i32::from(scale.unwrap_or(0))),
+                    None,
+                ),
+                DataType::Date => (None, None, None, None, Some(0)),
+                DataType::Timestamp | DataType::TimestampTz => (None, None, None, None, Some(6)),
+                _ => (None, None, None, None, None),
+            };
+            let octet = match &c.ty {
+                DataType::Varchar(Some(n)) | DataType::Char(n) => Some(n.saturating_mul(4)),
+                DataType::Varchar(None) | DataType::Text => Some(1_073_741_824),
+                _ => None,
+            };
+            let data_type = match &c.ty {
+                DataType::Varchar(_) => "character varying".to_string(),
+                DataType::Char(_) => "character".to_string(),
+                DataType::Numeric { .. } => "numeric".to_string(),
+                t => t.sql_name(),
+            };
+            let udt = types::by_oid(oid_of(&c.ty)).map_or("", |t| t.name);
+            out.push(vec![
+                txt(&id.database),
+                txt(&t.schema),
+                txt(&t.name),
+                txt(&c.name),
+                Value::Integer(i as i32 + 1),
+                m.default.as_deref().map_or(Value::Null, txt),
+                yes(nullable),
+                txt(&data_type),
+                max_len.map_or(Value::Null, Value::Integer),
+                int(octet),
+                precision.map_or(Value::Null, Value::Integer),
+                radix.map_or(Value::Null, Value::Integer),
+                scale.map_or(Value::Null, Value::Integer),
+                dt_precision.map_or(Value::Null, Value::Integer),
+                txt(&id.database),
+                txt("pg_catalog"),
+                txt(udt),
+                yes(m.identity_always.is_some()),
+                match m.identity_always {
+                    Some(true) => txt("ALWAYS"),
+                    Some(false) => txt("BY DEFAULT"),
+                    None => Value::Null,
+                },
+                txt(if m.generated.is_some() { "ALWAYS" } else { "NEVER" }),
+                m.generated.as_deref().map_or(Value::Null, txt),
+                yes(m.generated.is_none()),
+            ]);
+        }
+    }
+    out
+}
+
+fn info_constraints(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for c in &t.constraints {
+            let kind = match c.kind {
+                ConKind::Key { primary: true, .. } => "PRIMARY KEY",
+                ConKind::Key { primary: false, .. } => "UNIQUE",
+                ConKind::Check(_) => "CHECK",
+                ConKind::Foreign(_) => "FOREIGN KEY",
+            };
+            out.push(vec![
+                txt(&id.database),
+                txt(&t.schema),
+                txt(&c.name),
+                txt(&id.database),
+                txt(&t.schema),
+                txt(&t.name),
+                txt(kind),
+                yes(false),
+                yes(false),
+                yes(true),
+                if matches!(c.kind, ConKind::Key { .. }) { yes(true) } else { Value::Null },
+            ]);
+        }
+    }
+    out
+}
+
+fn info_key_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        let cols = t.info.table.columns();
+        for c in &t.constraints {
+            let (attnums, positions): (Vec<i16>, Option<Vec<i32>>) = match &c.kind {
+                ConKind::Key { index, .. } => (t.indexes[*index].attnums.clone(), None),
+                ConKind::Foreign(i) => {
+                    let fk = &t.info.meta.foreign_keys[*i];
+                    let n = fk.columns.len() as i32;
+                    (fk.columns.iter().map(|c| *c as i16 + 1).collect(), Some((1..=n).collect()))
+                }
+                ConKind::Check(_) => continue,
+            };
+            for (k, a) in attnums.iter().enumerate() {
+                let Some(col) = cols.get((*a as usize).wrapping_sub(1)) else { continue };
+                out.push(vec![
+                    txt(&id.database),
+                    txt(&t.schema),
+                    txt(&c.name),
+                    txt(&id.database),
+                    txt(&t.schema),
+                    txt(&t.name),
+                    txt(&col.name),
+                    Value::Integer(k as i32 + 1),
+                    positions.as_ref().map_or(Value::Null, |p| Value::Integer(p[k])),
+                ]);
+            }
+        }
+    }
+    out
+}
