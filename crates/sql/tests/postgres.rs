@@ -355,6 +355,16 @@ fn is_explain(stmt: &str) -> bool {
     stmt.trim_start().get(..7).is_some_and(|w| w.eq_ignore_ascii_case("explain"))
 }
 
+/// Scripts not compared at all. `catalog` reads the system catalogs, whose
+/// contents are each server's own: PostgreSQL's hold hundreds of built-in
+/// relations, types and functions, its OIDs are allocated in creation order
+/// (Centum's are derived from engine ids), its owner is `postgres` (Centum's
+/// role is `centum`), and the script uses Centum-only syntax (`WITH
+/// (bucket_count = ...)`). Nearly every statement would differ; the script
+/// checks Centum's answers against what psql needs instead (see
+/// docs/sql-compatibility.md).
+const NOT_COMPARED: &[&str] = &["catalog"];
+
 /// One accepted difference: `Some(statement)` when PostgreSQL is to run
 /// that equivalent instead, to stay in step with Centum (see [`accepted`]).
 type Listed = BTreeMap<String, Option<String>>;
@@ -485,7 +495,8 @@ fn scripts_agree_with_postgres() {
     let mut admin = server.connect("postgres").expect("connect to the postgres database");
     let mut accepted = accepted();
 
-    let names = common::script_names();
+    let names: Vec<String> =
+        common::script_names().into_iter().filter(|n| !NOT_COMPARED.contains(&n.as_str())).collect();
     let mut report = String::new();
     for name in &names {
         let listed = accepted.remove(name).unwrap_or_default();

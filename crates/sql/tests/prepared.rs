@@ -353,3 +353,35 @@ fn many_executions_and_another_session() {
     let r = exec(&mut s, "SELECT sum(v) FROM t");
     assert_eq!(int(&r[0].rows[0][0]), (1..=100).map(|k| k % 10).sum::<i64>() + 1_000);
 }
+
+/// The virtual catalog is made when a statement runs: a prepared catalog
+/// query sees tables created after it was prepared, and `oid = $1` makes
+/// `$1` an integer (Centum's type for OIDs).
+#[test]
+fn catalog_queries_see_later_ddl() {
+    let db = db();
+    let mut s = db.session();
+    let mut tables = s
+        .prepare("SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relkind = 'r' ORDER BY 1", &[])
+        .unwrap();
+    let mut by_oid = s
+        .prepare(
+            "SELECT t.typname, n.nspname FROM pg_catalog.pg_type t \
+             INNER JOIN pg_catalog.pg_namespace n ON t.typnamespace = n.oid WHERE t.oid = $1",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(by_oid.params(), &[DataType::Integer]);
+    assert!(run(&mut s, &mut tables, &[]).rows.is_empty());
+    exec(&mut s, "CREATE TABLE a (x int)");
+    exec(&mut s, "CREATE TABLE b (y int)");
+    let names: Vec<String> = run(&mut s, &mut tables, &[]).rows.iter().map(|r| r[0].to_string()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let r = run(&mut s, &mut by_oid, &[Value::Integer(23)]);
+    assert_eq!(r.rows[0][0].to_string(), "int4");
+    assert_eq!(r.rows[0][1].to_string(), "pg_catalog");
+    // The OID psql reads first is the one it then looks the table up by.
+    let oid = exec(&mut s, "SELECT oid FROM pg_class WHERE relname = 'b'")[0].rows[0][0].clone();
+    let again = exec(&mut s, &format!("SELECT relname FROM pg_class WHERE oid = '{oid}'"));
+    assert_eq!(again[0].rows[0][0].to_string(), "b");
+}

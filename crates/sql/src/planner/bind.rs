@@ -1218,7 +1218,14 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
                 "float4" | "float8" => DataType::Double,
                 "timestamptz" => DataType::TimestampTz,
                 "bpchar" => DataType::bpchar(mods.first().and_then(|m| m.parse().ok()))?,
-                "name" | "citext" => DataType::Text,
+                "name" | "citext" | "text" => DataType::Text,
+                "bool" | "boolean" => DataType::Boolean,
+                "varchar" => DataType::varchar(mods.first().and_then(|m| m.parse().ok()))?,
+                "numeric" | "decimal" => DataType::numeric(None, None)?,
+                "date" => DataType::Date,
+                "timestamp" => DataType::Timestamp,
+                "bytea" => DataType::Bytea,
+                "uuid" => DataType::Uuid,
                 "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
                     return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")).retag("42704"))
                 }

@@ -1075,6 +1075,7 @@ fn column_name(e: &ast::Expr) -> String {
     match e {
         ast::Expr::Identifier(id) => ident(id),
         ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident).unwrap_or_default(),
+        ast::Expr::Collate { expr, .. } => column_name(expr),
         ast::Expr::Function(f) => super::bind::function_name(f).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
             ast::Expr::Value(_) => data_type_name(data_type),

@@ -206,6 +206,10 @@ impl Binder<'_> {
                 | ast::ArrayElemTypeDef::Qualified(t, _) => Some(super::bind::data_type(t)?),
                 ast::ArrayElemTypeDef::None => None,
             },
+            ast::Expr::Identifier(c) => crate::system::tables::array_element_type(&super::bind::ident(c)),
+            ast::Expr::CompoundIdentifier(ids) => {
+                ids.last().and_then(|c| crate::system::tables::array_element_type(&super::bind::ident(c)))
+            }
             _ => None,
         };
         let a = self.expr(root, ctx)?;

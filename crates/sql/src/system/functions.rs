@@ -575,10 +575,13 @@ fn regex_match(s: &str, pattern: &str, ci: bool) -> Result<bool> {
         let mut cache = cache.borrow_mut();
         let key = (pattern.to_string(), ci);
         if !cache.contains_key(&key) {
-            let re = regex::RegexBuilder::new(pattern)
-                .case_insensitive(ci)
-                .build()
-                .map_err(|e| Error::other("2201B", format!("invalid regular expression: {e}")))?;
+            let re = regex::RegexBuilder::new(pattern).case_insensitive(ci).build().map_err(|e| {
+                // The regex crate's message spans lines; keep its last.
+                let text = e.to_string();
+                let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+                let last = last.trim().trim_start_matches("error: ");
+                Error::other("2201B", format!("invalid regular expression: {last}"))
+            })?;
             if cache.len() >= 256 {
                 cache.clear();
             }

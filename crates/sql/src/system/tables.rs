@@ -930,3 +930,17 @@ fn info_key_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
     }
     out
 }
+
+/// The element type of a catalog column PostgreSQL declares as an array of
+/// numbers (`indkey`, `conkey`, ...), for subscripts of it.
+pub(crate) fn array_element_type(column: &str) -> Option<DataType> {
+    match column {
+        "indkey" | "indoption" | "conkey" | "confkey" | "prattrs" | "stxkeys" | "partattrs" => {
+            Some(DataType::SmallInt)
+        }
+        "indclass" | "indcollation" | "polroles" | "partclass" | "partcollation" | "proargtypes" => {
+            Some(DataType::Integer)
+        }
+        _ => None,
+    }
+}
