@@ -133,6 +133,21 @@ const SEQ_RESERVE: i64 = 1024;
 struct Globals {
     schemas: Vec<String>,
     sequences: BTreeMap<String, SeqState>,
+    roles: Vec<Role>,
+}
+
+/// A role: who may log in, and how its password is checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Role {
+    /// The role's name.
+    pub name: String,
+    /// Bypasses every check (the only privilege Centum distinguishes).
+    pub superuser: bool,
+    /// May log in.
+    pub login: bool,
+    /// The SCRAM-SHA-256 verifier (`SCRAM-SHA-256$iter:salt$stored:server`,
+    /// PostgreSQL's format); `None`: no password, password log-ins fail.
+    pub verifier: Option<String>,
 }
 
 /// The SQL catalog of one database.
@@ -380,6 +395,47 @@ impl Catalog {
     pub fn sequence_names(&self) -> Vec<String> {
         self.lock_globals().sequences.keys().cloned().collect()
     }
+
+    /// Every role, in the order they were created.
+    pub fn roles(&self) -> Vec<Role> {
+        self.lock_globals().roles.clone()
+    }
+
+    /// The role named `name`.
+    pub fn role(&self, name: &str) -> Option<Role> {
+        self.lock_globals().roles.iter().find(|r| r.name == name).cloned()
+    }
+
+    /// Creates a role (42710 if it exists).
+    pub fn create_role(&self, role: Role) -> Result<()> {
+        let mut g = self.lock_globals();
+        if g.roles.iter().any(|r| r.name == role.name) {
+            return Err(Error::Duplicate { code: "42710", message: format!("role \"{}\" already exists", role.name) });
+        }
+        g.roles.push(role);
+        self.save_globals(&mut g, |g| {
+            g.roles.pop();
+        })
+    }
+
+    /// Changes role `name` with `change` (42704 if there is none).
+    pub fn alter_role(&self, name: &str, change: impl FnOnce(&mut Role) -> Result<()>) -> Result<()> {
+        let mut g = self.lock_globals();
+        let Some(pos) = g.roles.iter().position(|r| r.name == name) else {
+            return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));
+        };
+        let old = g.roles[pos].clone();
+        change(&mut g.roles[pos])?;
+        self.save_globals(&mut g, |g| g.roles[pos] = old)
+    }
+
+    /// Drops role `name`; `Ok(false)` if there is none.
+    pub fn drop_role(&self, name: &str) -> Result<bool> {
+        let mut g = self.lock_globals();
+        let Some(pos) = g.roles.iter().position(|r| r.name == name) else { return Ok(false) };
+        let removed = g.roles.remove(pos);
+        self.save_globals(&mut g, |g| g.roles.insert(pos, removed)).map(|()| true)
+    }
 }
 
 /// The value after `v`, or an error at the end of a non-cycling sequence.
@@ -413,8 +469,10 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG1" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG2" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
+//               u32 nroles (str name u8 flags opt-str verifier)*
+//               ("CSG1": the same without roles)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
 struct Writer(Vec<u8>);
@@ -598,7 +656,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG1".to_vec());
+    let mut w = Writer(b"CSG2".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -620,6 +678,18 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             None => w.0.push(0),
         }
     }
+    w.u32(g.roles.len());
+    for r in &g.roles {
+        w.str(&r.name);
+        w.0.push(r.superuser as u8 | (r.login as u8) << 1);
+        match &r.verifier {
+            Some(v) => {
+                w.0.push(1);
+                w.str(v);
+            }
+            None => w.0.push(0),
+        }
+    }
     w.0
 }
 
@@ -629,9 +699,11 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         return Ok(g);
     }
     let mut r = Reader { buf: bytes, at: 0 };
-    if r.take(4)? != b"CSG1" {
-        return Err(corrupt());
-    }
+    let with_roles = match r.take(4)? {
+        b"CSG1" => false,
+        b"CSG2" => true,
+        _ => return Err(corrupt()),
+    };
     for _ in 0..r.u32()? {
         g.schemas.push(r.str()?);
     }
@@ -646,6 +718,14 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
             reserved: if r.u8()? == 1 { Some(r.i64()?) } else { None },
         };
         g.sequences.insert(name, SeqState { def, last: None });
+    }
+    if with_roles {
+        for _ in 0..r.u32()? {
+            let name = r.str()?;
+            let flags = r.u8()?;
+            let verifier = if r.u8()? == 1 { Some(r.str()?) } else { None };
+            g.roles.push(Role { name, superuser: flags & 1 != 0, login: flags & 2 != 0, verifier });
+        }
     }
     if r.at != bytes.len() {
         return Err(corrupt());

@@ -36,7 +36,9 @@
 //! # Ok::<(), centum_sql::Error>(())
 //! ```
 
+pub mod auth;
 pub mod catalog;
+pub mod copy;
 pub mod error;
 pub(crate) mod execution;
 pub mod parser;

@@ -57,6 +57,8 @@ impl Database {
             currval: RefCell::new(HashMap::new()),
             txn_time: TimestampTz::now(),
             named: HashMap::new(),
+            user: "centum".into(),
+            database: "postgres".into(),
         }
     }
 
@@ -89,6 +91,13 @@ pub struct QueryResult {
     pub tag: String,
     /// Notices raised.
     pub notices: Vec<String>,
+}
+
+impl QueryResult {
+    /// No columns, no rows, an empty tag.
+    pub fn empty() -> QueryResult {
+        tag("")
+    }
 }
 
 /// A prepared statement.
@@ -130,6 +139,10 @@ pub struct Session {
     currval: RefCell<HashMap<String, i64>>,
     txn_time: TimestampTz,
     named: HashMap<String, Prepared>,
+    /// The role this session logged in as.
+    user: String,
+    /// The database name the client asked for.
+    database: String,
 }
 
 fn isolation_name(i: Isolation) -> &'static str {
@@ -178,6 +191,23 @@ impl Session {
         self.state
     }
 
+    /// Sets who this session is: the role it logged in as and the database
+    /// name its client asked for.
+    pub fn set_identity(&mut self, user: &str, database: &str) {
+        self.user = user.to_string();
+        self.database = database.to_string();
+    }
+
+    /// The role this session logged in as.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The database name the client asked for.
+    pub fn database(&self) -> &str {
+        &self.database
+    }
+
     /// Runs every statement in `sql` (the simple query protocol): stops at
     /// the first error. A lone statement outside a block is its own
     /// transaction; several statements outside a block form one implicit
@@ -186,6 +216,8 @@ impl Session {
         if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
             return Ok(vec![tag("VACUUM")]);
         }
+        let create_user = create_user_as_role(sql);
+        let sql = create_user.as_deref().unwrap_or(sql);
         let stmts = match crate::parser::parse(sql) {
             Ok(s) => s,
             Err(e) => {
@@ -245,6 +277,13 @@ impl Session {
 
     /// Runs a prepared statement with `params`.
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
+        if let Statement::Utility(s) = &p.planned.statement {
+            if !params.is_empty() {
+                return Err(Error::other("08P01", format!("bind message supplies {} parameters, but prepared statement requires 0", params.len())));
+            }
+            let s = s.clone();
+            return self.run(&s);
+        }
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
@@ -259,6 +298,11 @@ impl Session {
             self.fail();
         }
         r
+    }
+
+    /// Marks an open block failed (a COPY inside it went wrong).
+    pub(crate) fn fail_block(&mut self) {
+        self.fail();
     }
 
     fn fail(&mut self) {
@@ -297,9 +341,14 @@ impl Session {
                     params: inner.params,
                 });
             }
-            other => {
-                return Err(Error::unsupported(format!("preparing {}", first_words(&other.to_string()))))
+            ast::Statement::ShowVariable { variable } => {
+                let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
+                (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
             }
+            ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
+                return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
+            }
+            other => (Statement::Utility(Box::new(other.clone())), vec![]),
         };
         Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types() })
     }
@@ -342,6 +391,8 @@ impl Session {
                     | S::Truncate(_)
                     | S::CreateSequence { .. }
                     | S::CreateSchema { .. }
+                    | S::CreateRole(_)
+                    | S::AlterRole { .. }
             )
         {
             return Err(read_only_error(&first_words(&s.to_string())));
@@ -356,9 +407,15 @@ impl Session {
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::Drop { object_type: ast::ObjectType::Role, if_exists, names, .. } => {
+                let (t, notices) = crate::auth::drop_roles(&self.catalog, names, *if_exists, &self.user)?;
+                Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
             S::Drop { object_type, if_exists, names, cascade, .. } => {
                 ddl_result(ddl::drop(&b, object_type, names, *if_exists, *cascade))
             }
+            S::CreateRole(cr) => Ok(tag(&crate::auth::create_role(&self.catalog, cr)?)),
+            S::AlterRole { name, operation } => Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?)),
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
@@ -738,6 +795,9 @@ fn run_in(
             (o.rows, format!("MERGE {}", o.count))
         }
         Statement::Explain(_) => (vec![], "EXPLAIN".into()),
+        Statement::Utility(s) => {
+            return Err(Error::other("XX000", format!("utility statement {} run as a plan", first_words(&s.to_string()))))
+        }
     };
     Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })
 }
@@ -774,6 +834,7 @@ fn explain(p: &Planned) -> Vec<String> {
             v
         }
         Statement::Explain(lines) => lines.clone(),
+        Statement::Utility(s) => vec![first_words(&s.to_string())],
     }
 }
 
@@ -812,6 +873,20 @@ fn read_only_error(what: &str) -> Error {
         code: "25006",
         message: format!("cannot execute {what} in a read-only transaction"),
     }
+}
+
+/// `CREATE USER name ...` is `CREATE ROLE name ... LOGIN` (sqlparser reads
+/// CREATE USER in another dialect's form). Only a lone statement is
+/// rewritten.
+fn create_user_as_role(sql: &str) -> Option<String> {
+    let t = sql.trim().trim_end_matches(';').trim_end();
+    let mut words = t.split_whitespace();
+    let (a, b) = (words.next()?, words.next()?);
+    if !a.eq_ignore_ascii_case("create") || !b.eq_ignore_ascii_case("user") || t.contains(';') {
+        return None;
+    }
+    let rest = t[t.find(b)? + b.len()..].trim_start();
+    Some(format!("CREATE ROLE {rest} LOGIN"))
 }
 
 fn first_words(s: &str) -> String {

@@ -36,6 +36,7 @@
 //! # Ok::<(), centum_storage::Error>(())
 //! ```
 
+pub mod blocking;
 pub mod checkpoint;
 pub mod disk;
 mod error;

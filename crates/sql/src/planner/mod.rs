@@ -44,6 +44,9 @@ pub enum Statement {
     Merge(Box<dml::Merge>),
     /// EXPLAIN of a statement: the lines to print.
     Explain(Vec<String>),
+    /// Anything else (transaction control, SET, SHOW, DDL): not planned,
+    /// run as the simple protocol runs it.
+    Utility(Box<sqlparser::ast::Statement>),
 }
 
 /// A planned statement with its interface.

@@ -1,0 +1,520 @@
+//! COPY: moving rows in bulk between a table and a client's stream.
+//!
+//! `COPY t [(cols)] FROM STDIN` and `COPY t [(cols)] | (query) TO STDOUT`,
+//! in PostgreSQL's text format (tab-separated, `\N` for NULL, backslash
+//! escapes) or CSV (`FORMAT csv`, with DELIMITER, NULL, HEADER, QUOTE and
+//! ESCAPE). The protocol around it (CopyInResponse, CopyData, CopyDone)
+//! belongs to the server; this module only turns bytes into rows and back.
+//!
+//! Rows coming in are inserted through an ordinary prepared INSERT, so
+//! defaults, constraints, foreign keys and unique indexes hold exactly as
+//! for INSERT. The whole COPY is one transaction: the open block's, or one
+//! of its own that commits when the stream ends and aborts if it fails.
+//! Bytes are processed as they arrive (a partial line waits for the next
+//! chunk), so a COPY of any size needs memory only for its transaction's
+//! rows, not for the stream.
+
+use crate::error::{Error, Result};
+use crate::session::{Prepared, QueryResult, Session, TxnStatus};
+use centum_types::{DataType, Value};
+use sqlparser::ast;
+
+/// How the rows are written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Format {
+    csv: bool,
+    delimiter: u8,
+    null: String,
+    header: bool,
+    quote: u8,
+    escape: u8,
+}
+
+impl Format {
+    fn new(options: &[ast::CopyOption]) -> Result<Format> {
+        let mut csv = false;
+        let (mut delimiter, mut null, mut header, mut quote, mut escape) = (None, None, false, None, None);
+        let byte = |c: char, what: &str| -> Result<u8> {
+            u8::try_from(c as u32)
+                .ok()
+                .filter(|b| b.is_ascii())
+                .ok_or_else(|| Error::other("0A000", format!("COPY {what} must be a single one-byte character")))
+        };
+        for o in options {
+            match o {
+                ast::CopyOption::Format(f) => match f.value.to_lowercase().as_str() {
+                    "text" => csv = false,
+                    "csv" => csv = true,
+                    "binary" => return Err(Error::unsupported("COPY in binary format")),
+                    other => return Err(Error::other("22023", format!("COPY format \"{other}\" not recognized"))),
+                },
+                ast::CopyOption::Freeze(_) | ast::CopyOption::Encoding(_) => {}
+                ast::CopyOption::Delimiter(c) => delimiter = Some(byte(*c, "delimiter")?),
+                ast::CopyOption::Null(s) => null = Some(s.clone()),
+                ast::CopyOption::Header(h) => header = *h,
+                ast::CopyOption::Quote(c) => quote = Some(byte(*c, "quote")?),
+                ast::CopyOption::Escape(c) => escape = Some(byte(*c, "escape")?),
+                other => return Err(Error::unsupported(format!("COPY option {other}"))),
+            }
+        }
+        if !csv && (quote.is_some() || escape.is_some() || header) {
+            return Err(Error::other("0A000", "COPY QUOTE, ESCAPE and HEADER are available only in CSV mode"));
+        }
+        let quote = quote.unwrap_or(b'"');
+        Ok(Format {
+            csv,
+            delimiter: delimiter.unwrap_or(if csv { b',' } else { b'\t' }),
+            null: null.unwrap_or_else(|| if csv { String::new() } else { "\\N".into() }),
+            header,
+            quote,
+            escape: escape.unwrap_or(quote),
+        })
+    }
+
+    /// Splits one complete line (text) or record (CSV), without its line
+    /// end, into fields; `None` fields are NULL.
+    fn fields(&self, line: &[u8]) -> Result<Vec<Option<String>>> {
+        if self.csv {
+            self.csv_fields(line)
+        } else {
+            line.split(|&b| b == self.delimiter)
+                .map(|f| if f == self.null.as_bytes() { Ok(None) } else { unescape(f).map(Some) })
+                .collect()
+        }
+    }
+
+    fn csv_fields(&self, line: &[u8]) -> Result<Vec<Option<String>>> {
+        let mut out = Vec::new();
+        let mut field = Vec::new();
+        let mut quoted = false; // inside quotes now
+        let mut was_quoted = false; // the field had quotes at all
+        let mut i = 0;
+        loop {
+            let at_end = i >= line.len();
+            if at_end || (!quoted && line[i] == self.delimiter) {
+                let text = utf8(std::mem::take(&mut field))?;
+                let is_null = !was_quoted && text == self.null;
+                out.push(if is_null { None } else { Some(text) });
+                was_quoted = false;
+                if at_end {
+                    break;
+                }
+                i += 1;
+                continue;
+            }
+            let b = line[i];
+            if quoted {
+                // `""` (or ESCAPE then quote, or ESCAPE twice) is one literal.
+                let next = line.get(i + 1).copied();
+                if b == self.escape && (next == Some(self.quote) || (self.escape != self.quote && next == Some(b))) {
+                    field.push(line[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                if b == self.quote {
+                    quoted = false;
+                } else {
+                    field.push(b);
+                }
+            } else if b == self.quote {
+                quoted = true;
+                was_quoted = true;
+            } else {
+                field.push(b);
+            }
+            i += 1;
+        }
+        if quoted {
+            return Err(Error::other("22P04", "unterminated CSV quoted field"));
+        }
+        Ok(out)
+    }
+
+    /// Appends one row, with its line end, to `out`.
+    fn write_row(&self, row: &[Value], out: &mut Vec<u8>) {
+        for (i, v) in row.iter().enumerate() {
+            if i > 0 {
+                out.push(self.delimiter);
+            }
+            if v.is_null() {
+                out.extend_from_slice(self.null.as_bytes());
+                continue;
+            }
+            let text = v.to_string();
+            if self.csv {
+                let needs = text.is_empty() && self.null.is_empty()
+                    || text == self.null
+                    || text.bytes().any(|b| b == self.delimiter || b == self.quote || b == b'\n' || b == b'\r');
+                if needs {
+                    out.push(self.quote);
+                    for b in text.bytes() {
+                        if b == self.quote || b == self.escape {
+                            out.push(self.escape);
+                        }
+                        out.push(b);
+                    }
+                    out.push(self.quote);
+                } else {
+                    out.extend_from_slice(text.as_bytes());
+                }
+            } else {
+                for b in text.bytes() {
+                    match b {
+                        b'\\' => out.extend_from_slice(b"\\\\"),
+                        b'\n' => out.extend_from_slice(b"\\n"),
+                        b'\r' => out.extend_from_slice(b"\\r"),
+                        b'\t' => out.extend_from_slice(b"\\t"),
+                        b if b == self.delimiter => {
+                            out.push(b'\\');
+                            out.push(b);
+                        }
+                        b => out.push(b),
+                    }
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+fn utf8(bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|_| Error::other("22021", "invalid byte sequence for encoding \"UTF8\""))
+}
+
+/// Undoes the text format's backslash escapes.
+fn unescape(f: &[u8]) -> Result<String> {
+    if !f.contains(&b'\\') {
+        return utf8(f.to_vec());
+    }
+    let mut out = Vec::with_capacity(f.len());
+    let mut i = 0;
+    while i < f.len() {
+        if f[i] != b'\\' || i + 1 == f.len() {
+            out.push(f[i]);
+            i += 1;
+            continue;
+        }
+        let c = f[i + 1];
+        i += 2;
+        match c {
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'0'..=b'7' => {
+                let mut v = u32::from(c - b'0');
+                for _ in 0..2 {
+                    match f.get(i) {
+                        Some(d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                out.push(v as u8);
+            }
+            b'x' if f.get(i).is_some_and(u8::is_ascii_hexdigit) => {
+                let mut v = 0u32;
+                for _ in 0..2 {
+                    match f.get(i).and_then(|d| (*d as char).to_digit(16)) {
+                        Some(d) => {
+                            v = v * 16 + d;
+                            i += 1;
+                        }
+                        None => break,
+                    }
+                }
+                out.push(v as u8);
+            }
+            other => out.push(other),
+        }
+    }
+    utf8(out)
+}
+
+/// What a COPY statement starts.
+pub enum CopyStart {
+    /// Rows from the client: feed them to [`CopyIn::data`].
+    In(CopyIn),
+    /// Rows to the client, already formatted.
+    Out(CopyOut),
+}
+
+/// A COPY ... TO STDOUT's output.
+pub struct CopyOut {
+    /// Columns per row.
+    pub columns: usize,
+    /// Whether the format is CSV (else text).
+    pub csv: bool,
+    /// Every row, each with its line end (a header first when asked).
+    pub data: Vec<Vec<u8>>,
+    /// The command tag (`COPY n`).
+    pub tag: String,
+}
+
+/// A COPY ... FROM STDIN in progress.
+pub struct CopyIn {
+    format: Format,
+    types: Vec<DataType>,
+    insert: Prepared,
+    /// Bytes of an incomplete line from the previous chunk.
+    partial: Vec<u8>,
+    rows: u64,
+    /// Lines seen (for error messages).
+    line: u64,
+    /// Whether this COPY opened its own transaction.
+    own_transaction: bool,
+    /// `\.` was seen: the rest is ignored.
+    ended: bool,
+}
+
+impl CopyIn {
+    /// Columns per row.
+    pub fn columns(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Whether the format is CSV (else text).
+    pub fn csv(&self) -> bool {
+        self.format.csv
+    }
+
+    /// Takes the next chunk of the stream and inserts every row it
+    /// completes.
+    pub fn data(&mut self, session: &mut Session, bytes: &[u8]) -> Result<()> {
+        self.partial.extend_from_slice(bytes);
+        let buf = std::mem::take(&mut self.partial);
+        let mut start = 0;
+        let mut quoted = false;
+        for i in 0..buf.len() {
+            let b = buf[i];
+            if self.format.csv && b == self.format.quote {
+                quoted = !quoted;
+            }
+            if b == b'\n' && !quoted {
+                let mut line = &buf[start..i];
+                if line.last() == Some(&b'\r') {
+                    line = &line[..line.len() - 1];
+                }
+                self.line(session, line)?;
+                start = i + 1;
+            }
+        }
+        self.partial = buf[start..].to_vec();
+        Ok(())
+    }
+
+    fn line(&mut self, session: &mut Session, line: &[u8]) -> Result<()> {
+        self.line += 1;
+        if self.ended {
+            return Ok(());
+        }
+        if line == b"\\." {
+            self.ended = true;
+            return Ok(());
+        }
+        if self.format.header && self.line == 1 {
+            return Ok(());
+        }
+        let fields = self.format.fields(line).map_err(|e| self.context(e))?;
+        if fields.len() != self.types.len() {
+            let what = if fields.len() < self.types.len() { "missing data for a column" } else { "extra data after last expected column" };
+            return Err(Error::other("22P04", format!("{what} (COPY line {})", self.line)));
+        }
+        let mut values = Vec::with_capacity(fields.len());
+        for (f, ty) in fields.into_iter().zip(&self.types) {
+            values.push(match f {
+                None => Value::Null,
+                Some(text) => Value::parse(&text, ty).map_err(|e| self.context(e.into()))?,
+            });
+        }
+        session.execute_prepared(&mut self.insert, &values).map_err(|e| self.context(e))?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    fn context(&self, e: Error) -> Error {
+        match e {
+            Error::Other { code, message } => Error::Other { code, message: format!("{message} (COPY line {})", self.line) },
+            e => e,
+        }
+    }
+
+    /// Ends the stream: a last line without a line end counts; commits the
+    /// COPY's own transaction. Returns the `COPY n` result.
+    pub fn finish(mut self, session: &mut Session) -> Result<QueryResult> {
+        if !self.partial.is_empty() {
+            let rest = std::mem::take(&mut self.partial);
+            if let Err(e) = self.line(session, &rest) {
+                return Err(self.abort(session, e));
+            }
+        }
+        let tag = format!("COPY {}", self.rows);
+        if self.own_transaction {
+            session.execute("COMMIT")?;
+        }
+        Ok(QueryResult { tag, ..QueryResult::empty() })
+    }
+
+    /// Abandons the COPY after `e` (an error of the stream or the client's
+    /// CopyFail): the COPY's own transaction is rolled back, an open block
+    /// is failed. Returns `e`.
+    pub fn abort(self, session: &mut Session, e: Error) -> Error {
+        if self.own_transaction {
+            let _ = session.execute("ROLLBACK");
+        } else {
+            session.fail_block();
+        }
+        e
+    }
+}
+
+/// The table and column list of a COPY, as a SELECT or INSERT names them.
+fn target(table: &ast::ObjectName, columns: &[ast::Ident]) -> (String, String) {
+    let cols = columns.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(", ");
+    (table.to_string(), cols)
+}
+
+impl Session {
+    /// Starts `sql` if it is one COPY statement (`Ok(None)` otherwise).
+    pub fn copy(&mut self, sql: &str) -> Result<Option<CopyStart>> {
+        let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+        if !first.eq_ignore_ascii_case("copy") {
+            return Ok(None);
+        }
+        if self.status() == TxnStatus::Failed {
+            return Err(Error::InFailedTransaction);
+        }
+        let mut stmts = crate::parser::parse(sql)?;
+        if stmts.len() != 1 {
+            return Ok(None);
+        }
+        let ast::Statement::Copy { source, to, target: dest, options, legacy_options, .. } = stmts.remove(0) else {
+            return Ok(None);
+        };
+        if !legacy_options.is_empty() {
+            return Err(Error::unsupported("COPY's pre-9.0 options; write WITH (FORMAT csv, ...)"));
+        }
+        let format = Format::new(&options)?;
+        match (to, &dest) {
+            (false, ast::CopyTarget::Stdin) => {}
+            (true, ast::CopyTarget::Stdout) => {}
+            _ => {
+                return Err(Error::other(
+                    "42501",
+                    "COPY to or from a file on the server is not allowed; use STDIN or STDOUT (psql's \\copy)",
+                ))
+            }
+        }
+        if to {
+            let query = match &source {
+                ast::CopySource::Table { table_name, columns } => {
+                    let (t, cols) = target(table_name, columns);
+                    format!("SELECT {} FROM {t}", if cols.is_empty() { "*".into() } else { cols })
+                }
+                ast::CopySource::Query(q) => q.to_string(),
+            };
+            let mut results = self.execute(&query)?;
+            let r = results.pop().unwrap_or_else(QueryResult::empty);
+            let mut data = Vec::with_capacity(r.rows.len() + 1);
+            if format.header {
+                let names: Vec<Value> = r.columns.iter().map(|c| Value::Text(c.name.clone())).collect();
+                let mut line = Vec::new();
+                format.write_row(&names, &mut line);
+                data.push(line);
+            }
+            for row in &r.rows {
+                let mut line = Vec::new();
+                format.write_row(row, &mut line);
+                data.push(line);
+            }
+            return Ok(Some(CopyStart::Out(CopyOut {
+                columns: r.columns.len(),
+                csv: format.csv,
+                data,
+                tag: format!("COPY {}", r.rows.len()),
+            })));
+        }
+        let ast::CopySource::Table { table_name, columns } = &source else {
+            return Err(Error::Syntax("COPY FROM needs a table, not a query".into()));
+        };
+        let (t, cols) = target(table_name, columns);
+        // The column list and types, through the catalog.
+        let probe = self.prepare(&format!("SELECT {} FROM {t}", if cols.is_empty() { "*" } else { &cols }), &[])?;
+        let types: Vec<DataType> =
+            probe.columns().iter().map(|c| c.ty.clone().unwrap_or(DataType::Text)).collect();
+        let names = probe.columns().iter().map(|c| quote_ident(&c.name)).collect::<Vec<_>>().join(", ");
+        let placeholders = (1..=types.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+        let declared: Vec<Option<DataType>> = types.iter().cloned().map(Some).collect();
+        let insert = self.prepare(&format!("INSERT INTO {t} ({names}) VALUES ({placeholders})"), &declared)?;
+        let own_transaction = self.status() == TxnStatus::Idle;
+        if own_transaction {
+            self.execute("BEGIN")?;
+        }
+        Ok(Some(CopyStart::In(CopyIn {
+            format,
+            types,
+            insert,
+            partial: Vec::new(),
+            rows: 0,
+            line: 0,
+            own_transaction,
+            ended: false,
+        })))
+    }
+}
+
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(opts: &str) -> Format {
+        let sql = format!("COPY t FROM STDIN {opts}");
+        let ast::Statement::Copy { options, .. } = crate::parser::parse(&sql).unwrap().remove(0) else {
+            panic!()
+        };
+        Format::new(&options).unwrap()
+    }
+
+    #[test]
+    fn text_fields_unescape_and_null() {
+        let f = fmt("");
+        assert_eq!(
+            f.fields(b"1\t\\N\ta\\tb\\\\c\\101\\x41").unwrap(),
+            vec![Some("1".into()), None, Some("a\tb\\cAA".into())]
+        );
+    }
+
+    #[test]
+    fn csv_fields_quotes_and_null() {
+        let f = fmt("WITH (FORMAT csv)");
+        assert_eq!(
+            f.fields(b"1,,\"\",\"a,\"\"b\"\"\",x").unwrap(),
+            vec![Some("1".into()), None, Some("".into()), Some("a,\"b\"".into()), Some("x".into())]
+        );
+        assert!(f.fields(b"\"open").is_err());
+    }
+
+    #[test]
+    fn rows_round_trip_through_both_formats() {
+        let row = vec![Value::Integer(1), Value::Null, Value::Text("a,\"b\"\t\\\n".into()), Value::Text(String::new())];
+        for opts in ["", "WITH (FORMAT csv)"] {
+            let f = fmt(opts);
+            let mut out = Vec::new();
+            f.write_row(&row, &mut out);
+            assert_eq!(out.last(), Some(&b'\n'));
+            out.pop();
+            let back = f.fields(&out).unwrap();
+            let want: Vec<Option<String>> =
+                row.iter().map(|v| if v.is_null() { None } else { Some(v.to_string()) }).collect();
+            assert_eq!(back, want, "{opts}");
+        }
+    }
+}
