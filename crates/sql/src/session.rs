@@ -279,7 +279,13 @@ impl Session {
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
         if let Statement::Utility(s) = &p.planned.statement {
             if !params.is_empty() {
-                return Err(Error::other("08P01", format!("bind message supplies {} parameters, but prepared statement requires 0", params.len())));
+                return Err(Error::other(
+                    "08P01",
+                    format!(
+                        "bind message supplies {} parameters, but prepared statement requires 0",
+                        params.len()
+                    ),
+                ));
             }
             let s = s.clone();
             return self.run(&s);
@@ -343,7 +349,10 @@ impl Session {
             }
             ast::Statement::ShowVariable { variable } => {
                 let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
-                (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
+                (
+                    Statement::Utility(Box::new(s.clone())),
+                    vec![OutputColumn { name, ty: Some(DataType::Text) }],
+                )
             }
             ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
                 return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
@@ -415,7 +424,9 @@ impl Session {
                 ddl_result(ddl::drop(&b, object_type, names, *if_exists, *cascade))
             }
             S::CreateRole(cr) => Ok(tag(&crate::auth::create_role(&self.catalog, cr)?)),
-            S::AlterRole { name, operation } => Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?)),
+            S::AlterRole { name, operation } => {
+                Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
+            }
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
@@ -693,8 +704,16 @@ impl Session {
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
-            let r =
-                run_in(&self.catalog, txn, planned, &params, &self.currval, Some(self.txn_time), deadline);
+            let r = run_in(
+                &self.catalog,
+                txn,
+                planned,
+                &params,
+                &self.currval,
+                Some(self.txn_time),
+                deadline,
+                (&self.user, &self.database),
+            );
             if r.is_err() {
                 self.state = TxnStatus::Failed;
             }
@@ -704,7 +723,16 @@ impl Session {
         if self.delayed_durability {
             txn.set_delayed_durability(true);
         }
-        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, deadline) {
+        match run_in(
+            &self.catalog,
+            &txn,
+            planned,
+            &params,
+            &self.currval,
+            None,
+            deadline,
+            (&self.user, &self.database),
+        ) {
             Ok(r) => {
                 txn.commit()?;
                 Ok(r)
@@ -747,6 +775,7 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
         .map(Cow::Owned)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_in(
     catalog: &Catalog,
     txn: &Transaction,
@@ -755,8 +784,9 @@ fn run_in(
     currval: &RefCell<HashMap<String, i64>>,
     txn_time: Option<TimestampTz>,
     deadline: Option<Instant>,
+    (user, database): (&str, &str),
 ) -> Result<QueryResult> {
-    let cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline);
+    let cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline).with_identity(user, database);
     let (rows, tag) = match &planned.statement {
         Statement::Query(plan) => {
             if let Some(rows) = query::point(plan, &cx, &[])? {
@@ -796,7 +826,10 @@ fn run_in(
         }
         Statement::Explain(_) => (vec![], "EXPLAIN".into()),
         Statement::Utility(s) => {
-            return Err(Error::other("XX000", format!("utility statement {} run as a plan", first_words(&s.to_string()))))
+            return Err(Error::other(
+                "XX000",
+                format!("utility statement {} run as a plan", first_words(&s.to_string())),
+            ))
         }
     };
     Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })

@@ -385,3 +385,19 @@ fn catalog_queries_see_later_ddl() {
     let again = exec(&mut s, &format!("SELECT relname FROM pg_class WHERE oid = '{oid}'"));
     assert_eq!(again[0].rows[0][0].to_string(), "b");
 }
+
+/// The catalog and `current_user` report who the session says it is.
+#[test]
+fn catalog_reports_the_session_identity() {
+    let db = db();
+    let mut s = db.session();
+    s.set_identity("alice", "shop");
+    let r = exec(
+        &mut s,
+        "SELECT current_user, session_user, current_database(), current_catalog, \
+         (SELECT datname FROM pg_database), (SELECT rolname FROM pg_roles), \
+         pg_get_userbyid((SELECT datdba FROM pg_database))",
+    );
+    let got: Vec<String> = r[0].rows[0].iter().map(|v| v.to_string()).collect();
+    assert_eq!(got, ["alice", "alice", "shop", "shop", "shop", "alice", "alice"]);
+}

@@ -141,12 +141,7 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
         }
         Expr::Catalog(f, args) => {
             let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
-            crate::system::functions::eval(
-                *f,
-                &vals,
-                &|| cx.system_snapshot(),
-                &crate::system::Identity::current(),
-            )?
+            crate::system::functions::eval(*f, &vals, &|| cx.system_snapshot(), &cx.identity)?
         }
         Expr::Sequence(op, name, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;

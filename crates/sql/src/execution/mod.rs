@@ -44,6 +44,8 @@ pub struct ExecCtx<'a> {
     /// The virtual catalog's view of the catalog, taken on first use so
     /// every catalog table and function in the statement agrees.
     pub(crate) system: OnceCell<std::rc::Rc<crate::system::snapshot::Snapshot>>,
+    /// Who runs the statement (`current_user`, the catalog's role).
+    pub(crate) identity: crate::system::Identity<'a>,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -66,7 +68,15 @@ impl<'a> ExecCtx<'a> {
             deadline,
             subqueries: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
+            identity: crate::system::Identity::DEFAULT,
         }
+    }
+
+    /// The same context for a session that logged in as `user` to
+    /// `database`.
+    pub fn with_identity(mut self, user: &'a str, database: &'a str) -> ExecCtx<'a> {
+        self.identity = crate::system::Identity { user, database };
+        self
     }
 
     /// The statement's snapshot of the catalog for the virtual catalog.

@@ -26,7 +26,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             Box::new(out.into_iter().map(Ok))
         }
         Plan::System(t) => {
-            let rows = t.rows(&*cx.system_snapshot()?, &crate::system::Identity::current());
+            let rows = t.rows(&*cx.system_snapshot()?, &cx.identity);
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Access(a) => {

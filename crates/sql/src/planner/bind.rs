@@ -485,6 +485,9 @@ impl<'a> Binder<'a> {
                 "current_timestamp" | "current_date" | "localtimestamp" | "current_user" | "session_user"
                 | "user" | "current_schema" | "current_catalog" => {
                     let n = if name == "current_catalog" { "current_database" } else { name };
+                    if let Some(t) = self.catalog_call(n, vec![])? {
+                        return Ok(t);
+                    }
                     return self.call(n, vec![]);
                 }
                 _ => {}

@@ -9,7 +9,7 @@
 //! at plan time).
 
 use super::arrays;
-use super::snapshot::{hash_buckets, ConKind, RelRef, Snapshot, TableRel, ROLE};
+use super::snapshot::{hash_buckets, ConKind, RelRef, Snapshot, TableRel};
 use super::types;
 use super::Identity;
 use crate::catalog::RefAction;
@@ -75,6 +75,11 @@ pub enum CatalogFn {
     RegnamespaceOut,
     /// `~`, `~*`, `!~`, `!~*`: (case-insensitive, negated).
     Regex(bool, bool),
+    /// `current_user`, `session_user`, `user`: the session's role.
+    CurrentUser,
+    /// `current_database()`, `current_catalog`: the database the client
+    /// named.
+    CurrentDatabase,
 }
 
 /// How a name resolves: the function, its parameter types (the last ones
@@ -113,6 +118,8 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "array_lower" => (CatalogFn::ArrayLower, vec![T, I4], 2, I4, false),
         "array_length" => (CatalogFn::ArrayLength, vec![T, I4], 2, I4, false),
         "pg_size_pretty" => (CatalogFn::SizePretty, vec![I8], 1, T, false),
+        "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
+        "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "has_table_privilege"
         | "has_schema_privilege"
         | "has_database_privilege"
@@ -162,6 +169,8 @@ impl CatalogFn {
             CatalogFn::RegtypeOut => "regtypeout",
             CatalogFn::RegnamespaceOut => "regnamespaceout",
             CatalogFn::Regex(..) => "textregexeq",
+            CatalogFn::CurrentUser => "current_user",
+            CatalogFn::CurrentDatabase => "current_database",
         }
     }
 
@@ -170,6 +179,7 @@ impl CatalogFn {
         matches!(
             self,
             CatalogFn::TableIsVisible
+                | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
                 | CatalogFn::GetConstraintdef
                 | CatalogFn::RelationIsPublishable
@@ -247,8 +257,10 @@ pub(crate) fn eval(
         }
         CatalogFn::GetUserById => {
             let o = oid_arg(arg(0));
-            Value::Text(if o == ROLE { id.user.clone() } else { format!("unknown (OID={o})") })
+            Value::Text(s()?.role_name(o, id.user).unwrap_or_else(|| format!("unknown (OID={o})")))
         }
+        CatalogFn::CurrentUser => Value::from(id.user),
+        CatalogFn::CurrentDatabase => Value::from(id.database),
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
         CatalogFn::Description | CatalogFn::NoObject => Value::Null,
         CatalogFn::RelationIsPublishable => {

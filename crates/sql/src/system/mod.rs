@@ -42,18 +42,15 @@ pub(crate) mod types;
 pub use functions::CatalogFn;
 pub use tables::SystemTable;
 
-/// Who is asking: the role and database the catalog reports.
-///
-/// Centum has one role and one database so far; these are the names
-/// `current_user` and `current_database()` return.
-pub(crate) struct Identity {
-    pub user: String,
-    pub database: String,
+/// Who is asking: the role the session logged in as and the database its
+/// client named (`Session::set_identity`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Identity<'a> {
+    pub user: &'a str,
+    pub database: &'a str,
 }
 
-impl Identity {
-    /// The session's identity.
-    pub fn current() -> Identity {
-        Identity { user: "centum".to_string(), database: "postgres".to_string() }
-    }
+impl Identity<'static> {
+    /// A session that has not said who it is (embedded use, tests).
+    pub const DEFAULT: Identity<'static> = Identity { user: "centum", database: "postgres" };
 }

@@ -11,8 +11,11 @@
 //!    block + 2048 + attnum   the default of column attnum (pg_attrdef)
 //!  sequence                 2^30 + FNV-1a(name) % 2^28
 //!  schema                   2^30 + 2^28 + FNV-1a(name) % 2^27
+//!  role                     2^30 + 2^28 + 2^27 + FNV-1a(name) % 2^26
 //!  pg_catalog 11, public 2200, information_schema 13000, built-in types
-//!  PostgreSQL's own (DataType::pg_oid), the one role 10, the database 5
+//!  PostgreSQL's own (DataType::pg_oid), the database 5; with no role in
+//!  the catalog, the session's user is reported as role 10 (PostgreSQL's
+//!  bootstrap superuser)
 //! ```
 //!
 //! Slots that collide go to the next free one, in name order, so an OID
@@ -21,7 +24,7 @@
 //! life; `ALTER TABLE ... ADD/DROP COLUMN` rewrites it into a new table
 //! with a new id.
 
-use crate::catalog::{Catalog, SequenceDef, TableInfo};
+use crate::catalog::{Catalog, Role, SequenceDef, TableInfo};
 use crate::error::{Error, Result};
 use centum_engine::{IndexDef, IndexKind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +36,7 @@ pub(crate) const PG_CATALOG: i32 = 11;
 pub(crate) const PUBLIC: i32 = 2200;
 /// OID of schema `information_schema`.
 pub(crate) const INFORMATION_SCHEMA: i32 = 13000;
-/// OID of the one role.
+/// OID of the role reported when the catalog has none.
 pub(crate) const ROLE: i32 = 10;
 /// OID of the one database.
 pub(crate) const DATABASE: i32 = 5;
@@ -46,6 +49,7 @@ const FIRST_USER_OID: i64 = 16384;
 const BLOCK: i64 = 4096;
 const SEQ_BASE: i64 = 1 << 30;
 const SCHEMA_BASE: i64 = (1 << 30) + (1 << 28);
+const ROLE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27);
 
 /// What a relation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +143,11 @@ pub(crate) struct Snapshot {
     pub sequences: Vec<SequenceRel>,
     /// Sequence definitions by engine name.
     pub sequence_defs: BTreeMap<String, SequenceDef>,
+    /// Roles with their OIDs, in creation order (empty: none created).
+    pub roles: Vec<(i32, Role)>,
+    /// The OID reported as every object's owner: the first superuser
+    /// role, else the first role, else [`ROLE`]. Centum has no ownership.
+    pub owner: i32,
 }
 
 /// FNV-1a of a name.
@@ -223,7 +232,14 @@ impl Snapshot {
         sequences.sort_by_key(|s| s.oid);
         let sequence_defs =
             seq_names.iter().filter_map(|n| Some((n.clone(), catalog.sequence_def(n)?))).collect();
-        Ok(Snapshot { schemas, tables, sequences, sequence_defs })
+        let all_roles = catalog.roles();
+        let mut role_names: Vec<&str> = all_roles.iter().map(|r| r.name.as_str()).collect();
+        role_names.sort();
+        let role_slots = slots(role_names.into_iter(), 1 << 26);
+        let roles: Vec<(i32, Role)> =
+            all_roles.iter().map(|r| ((ROLE_BASE + role_slots[&r.name] as i64) as i32, r.clone())).collect();
+        let owner = roles.iter().find(|(_, r)| r.superuser).or(roles.first()).map_or(ROLE, |(o, _)| *o);
+        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner })
     }
 
     fn table(engine_name: String, info: Arc<TableInfo>) -> Result<TableRel> {
@@ -267,6 +283,20 @@ impl Snapshot {
             .map(|(name, kind)| Constraint { oid: oid + 1024 + con_slots[&name] as i32, name, kind })
             .collect();
         Ok(TableRel { oid, engine_name, schema, name, info, indexes, constraints })
+    }
+
+    /// Every role as (oid, name, superuser, login); with none in the
+    /// catalog, the session's `user` as superuser [`ROLE`].
+    pub fn role_rows(&self, user: &str) -> Vec<(i32, String, bool, bool)> {
+        if self.roles.is_empty() {
+            return vec![(ROLE, user.to_string(), true, true)];
+        }
+        self.roles.iter().map(|(o, r)| (*o, r.name.clone(), r.superuser, r.login)).collect()
+    }
+
+    /// The name of role `oid`.
+    pub fn role_name(&self, oid: i32, user: &str) -> Option<String> {
+        self.role_rows(user).into_iter().find(|r| r.0 == oid).map(|r| r.1)
     }
 
     /// The OID of schema `name`.

@@ -3,7 +3,6 @@
 
 use super::snapshot::{
     hash_buckets, ConKind, RelKind, Snapshot, TableRel, AM_BTREE, AM_HASH, AM_HEAP, DATABASE, PG_CATALOG,
-    ROLE,
 };
 use super::types::{self, oid_of, typmod, TYPES};
 use super::{arrays, Identity};
@@ -228,7 +227,7 @@ impl SystemTable {
             SystemTable::Namespace => namespaces(s),
             SystemTable::Class => classes(s),
             SystemTable::Attribute => attributes(s),
-            SystemTable::Type => pg_types(),
+            SystemTable::Type => pg_types(s),
             SystemTable::Index => indexes(s),
             SystemTable::Constraint => constraints(s),
             SystemTable::Attrdef => attrdefs(s),
@@ -240,7 +239,7 @@ impl SystemTable {
             SystemTable::Database => vec![vec![
                 oid(DATABASE),
                 txt(&id.database),
-                oid(ROLE),
+                oid(s.owner),
                 Value::Integer(6),
                 txt("c"),
                 b(false),
@@ -255,53 +254,74 @@ impl SystemTable {
                 Value::Null,
                 Value::Null,
             ]],
-            SystemTable::Roles => vec![vec![
-                txt(&id.user),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                Value::Integer(-1),
-                txt("********"),
-                Value::Null,
-                b(true),
-                Value::Null,
-                oid(ROLE),
-            ]],
-            SystemTable::Authid => vec![vec![
-                oid(ROLE),
-                txt(&id.user),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                Value::Integer(-1),
-                Value::Null,
-                Value::Null,
-            ]],
-            SystemTable::User => vec![vec![
-                txt(&id.user),
-                oid(ROLE),
-                b(true),
-                b(true),
-                b(true),
-                b(true),
-                txt("********"),
-                Value::Null,
-                Value::Null,
-            ]],
+            SystemTable::Roles => s
+                .role_rows(id.user)
+                .into_iter()
+                .map(|(o, name, sup, login)| {
+                    vec![
+                        txt(&name),
+                        b(sup),
+                        b(true),
+                        b(sup),
+                        b(sup),
+                        b(login),
+                        b(sup),
+                        Value::Integer(-1),
+                        txt("********"),
+                        Value::Null,
+                        b(sup),
+                        Value::Null,
+                        oid(o),
+                    ]
+                })
+                .collect(),
+            SystemTable::Authid => s
+                .role_rows(id.user)
+                .into_iter()
+                .map(|(o, name, sup, login)| {
+                    let verifier =
+                        s.roles.iter().find(|(x, _)| *x == o).and_then(|(_, r)| r.verifier.clone());
+                    vec![
+                        oid(o),
+                        txt(&name),
+                        b(sup),
+                        b(true),
+                        b(sup),
+                        b(sup),
+                        b(login),
+                        b(sup),
+                        b(sup),
+                        Value::Integer(-1),
+                        verifier.map_or(Value::Null, Value::Text),
+                        Value::Null,
+                    ]
+                })
+                .collect(),
+            SystemTable::User => s
+                .role_rows(id.user)
+                .into_iter()
+                .filter(|r| r.3)
+                .map(|(o, name, sup, _)| {
+                    vec![
+                        txt(&name),
+                        oid(o),
+                        b(sup),
+                        b(sup),
+                        b(sup),
+                        b(sup),
+                        txt("********"),
+                        Value::Null,
+                        Value::Null,
+                    ]
+                })
+                .collect(),
             SystemTable::Settings => settings(),
             SystemTable::Collation => vec![
                 vec![
                     oid(100),
                     txt("default"),
                     oid(PG_CATALOG),
-                    oid(ROLE),
+                    oid(s.owner),
                     txt("d"),
                     b(true),
                     Value::Integer(-1),
@@ -312,7 +332,7 @@ impl SystemTable {
                     oid(950),
                     txt("C"),
                     oid(PG_CATALOG),
-                    oid(ROLE),
+                    oid(s.owner),
                     txt("c"),
                     b(true),
                     Value::Integer(-1),
@@ -323,7 +343,7 @@ impl SystemTable {
                     oid(951),
                     txt("POSIX"),
                     oid(PG_CATALOG),
-                    oid(ROLE),
+                    oid(s.owner),
                     txt("c"),
                     b(true),
                     Value::Integer(-1),
@@ -332,8 +352,8 @@ impl SystemTable {
                 ],
             ],
             SystemTable::Tablespace => vec![
-                vec![oid(1663), txt("pg_default"), oid(ROLE), Value::Null, Value::Null],
-                vec![oid(1664), txt("pg_global"), oid(ROLE), Value::Null, Value::Null],
+                vec![oid(1663), txt("pg_default"), oid(s.owner), Value::Null, Value::Null],
+                vec![oid(1664), txt("pg_global"), oid(s.owner), Value::Null, Value::Null],
             ],
             SystemTable::Sequence => sequences(s),
             SystemTable::Tables => info_tables(s, id),
@@ -396,7 +416,7 @@ fn i2(v: usize) -> Value {
 }
 
 fn namespaces(s: &Snapshot) -> Vec<Vec<Value>> {
-    s.schemas.iter().map(|(o, n)| vec![oid(*o), txt(n), oid(ROLE), Value::Null]).collect()
+    s.schemas.iter().map(|(o, n)| vec![oid(*o), txt(n), oid(s.owner), Value::Null]).collect()
 }
 
 fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
@@ -410,7 +430,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
             oid(nsp),
             oid(0),
             oid(0),
-            oid(ROLE),
+            oid(s.owner),
             oid(am),
             oid(o),
             oid(0),
@@ -529,7 +549,7 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
     out
 }
 
-fn pg_types() -> Vec<Vec<Value>> {
+fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
     TYPES
         .iter()
         .map(|t| {
@@ -538,7 +558,7 @@ fn pg_types() -> Vec<Vec<Value>> {
                 oid(t.oid),
                 txt(t.name),
                 oid(PG_CATALOG),
-                oid(ROLE),
+                oid(s.owner),
                 Value::SmallInt(t.len),
                 b(t.byval),
                 txt("b"),

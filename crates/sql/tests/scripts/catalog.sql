@@ -336,3 +336,24 @@ CREATE TABLE pg_am (x int);
 SELECT count(*) FROM pg_am;
 SELECT count(*) FROM pg_catalog.pg_am;
 DROP TABLE pg_am;
+-- Roles from the catalog: \du lists them, and the first superuser is
+-- reported as every object's owner.
+CREATE ROLE alice LOGIN PASSWORD 'secret';
+CREATE ROLE admin SUPERUSER LOGIN;
+CREATE ROLE nologin;
+SELECT r.rolname, r.rolsuper, r.rolinherit,
+  r.rolcreaterole, r.rolcreatedb, r.rolcanlogin,
+  r.rolconnlimit, r.rolvaliduntil,
+  ARRAY(SELECT b.rolname
+        FROM pg_catalog.pg_auth_members m
+        JOIN pg_catalog.pg_roles b ON (m.roleid = b.oid)
+        WHERE m.member = r.oid) as memberof
+, r.rolreplication
+, r.rolbypassrls
+FROM pg_catalog.pg_roles r
+WHERE r.rolname !~ '^pg_'
+ORDER BY 1;
+SELECT usename, usesuper FROM pg_user ORDER BY 1;
+SELECT rolname, rolpassword IS NOT NULL AS has_password, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid ORDER BY 1;
+SELECT pg_catalog.pg_get_userbyid(c.relowner) AS owner, count(*) FROM pg_class c GROUP BY 1;
+SELECT current_user, current_database(), (SELECT datname FROM pg_database);
