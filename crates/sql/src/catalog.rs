@@ -736,6 +736,21 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
     Ok(g)
 }
 
+// --- read-only accessors for the virtual catalog (crate::system) ----------
+
+impl Catalog {
+    /// Names of the schemas created with CREATE SCHEMA (not `public` or
+    /// `pg_catalog`).
+    pub fn schema_names(&self) -> Vec<String> {
+        self.lock_globals().schemas.clone()
+    }
+
+    /// Sequence `name`'s definition.
+    pub fn sequence_def(&self, name: &str) -> Option<SequenceDef> {
+        self.lock_globals().sequences.get(name).map(|s| s.def.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -765,20 +780,5 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
-    }
-}
-
-// --- read-only accessors for the virtual catalog (crate::system) ----------
-
-impl Catalog {
-    /// Names of the schemas created with CREATE SCHEMA (not `public` or
-    /// `pg_catalog`).
-    pub fn schema_names(&self) -> Vec<String> {
-        self.lock_globals().schemas.clone()
-    }
-
-    /// Sequence `name`'s definition.
-    pub fn sequence_def(&self, name: &str) -> Option<SequenceDef> {
-        self.lock_globals().sequences.get(name).map(|s| s.def.clone())
     }
 }

@@ -156,15 +156,11 @@ impl Binder<'_> {
         let text = Some(DataType::Text);
         let l = self.coerce_untyped(l, &text)?;
         let r = self.coerce_untyped(r, &text)?;
-        for t in [&l.1, &r.1] {
-            if let Some(t) = t {
-                if !t.is_string() {
-                    return Err(Error::TypeMismatch {
-                        code: "42883",
-                        message: format!("operator does not exist: {} ~ text", t.sql_name()),
-                    });
-                }
-            }
+        if let Some(t) = [&l.1, &r.1].into_iter().flatten().find(|t| !t.is_string()) {
+            return Err(Error::TypeMismatch {
+                code: "42883",
+                message: format!("operator does not exist: {} ~ text", t.sql_name()),
+            });
         }
         Ok((Expr::Catalog(CatalogFn::Regex(ci, negated), vec![l.0, r.0]), Some(DataType::Boolean)))
     }

@@ -238,7 +238,7 @@ impl SystemTable {
             ],
             SystemTable::Database => vec![vec![
                 oid(DATABASE),
-                txt(&id.database),
+                txt(id.database),
                 oid(s.owner),
                 Value::Integer(6),
                 txt("c"),
@@ -363,9 +363,9 @@ impl SystemTable {
                 .iter()
                 .map(|(_, n)| {
                     vec![
-                        txt(&id.database),
+                        txt(id.database),
                         txt(n),
-                        txt(&id.user),
+                        txt(id.user),
                         Value::Null,
                         Value::Null,
                         Value::Null,
@@ -483,6 +483,7 @@ pub(crate) fn index_name(engine: &str) -> String {
     super::snapshot::split_name(engine).1
 }
 
+#[allow(clippy::too_many_arguments)]
 fn attribute(
     rel: i32,
     name: &str,
@@ -801,7 +802,7 @@ fn info_tables(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
         .iter()
         .map(|t| {
             vec![
-                txt(&id.database),
+                txt(id.database),
                 txt(&t.schema),
                 txt(&t.name),
                 txt("BASE TABLE"),
@@ -858,7 +859,7 @@ fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
             };
             let udt = types::by_oid(oid_of(&c.ty)).map_or("", |t| t.name);
             out.push(vec![
-                txt(&id.database),
+                txt(id.database),
                 txt(&t.schema),
                 txt(&t.name),
                 txt(&c.name),
@@ -872,7 +873,7 @@ fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
                 radix.map_or(Value::Null, Value::Integer),
                 scale.map_or(Value::Null, Value::Integer),
                 dt_precision.map_or(Value::Null, Value::Integer),
-                txt(&id.database),
+                txt(id.database),
                 txt("pg_catalog"),
                 txt(udt),
                 yes(m.identity_always.is_some()),
@@ -901,10 +902,10 @@ fn info_constraints(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
                 ConKind::Foreign(_) => "FOREIGN KEY",
             };
             out.push(vec![
-                txt(&id.database),
+                txt(id.database),
                 txt(&t.schema),
                 txt(&c.name),
-                txt(&id.database),
+                txt(id.database),
                 txt(&t.schema),
                 txt(&t.name),
                 txt(kind),
@@ -935,10 +936,10 @@ fn info_key_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
             for (k, a) in attnums.iter().enumerate() {
                 let Some(col) = cols.get((*a as usize).wrapping_sub(1)) else { continue };
                 out.push(vec![
-                    txt(&id.database),
+                    txt(id.database),
                     txt(&t.schema),
                     txt(&c.name),
-                    txt(&id.database),
+                    txt(id.database),
                     txt(&t.schema),
                     txt(&t.name),
                     txt(&col.name),
