@@ -161,10 +161,13 @@ fn fnv(s: &str) -> u64 {
 
 /// Gives each name a slot in `0..size`, probing past collisions in name
 /// order. `names` must be sorted.
-fn slots<'a>(names: impl Iterator<Item = &'a str>, size: u64) -> BTreeMap<String, u64> {
+fn slots<'a>(names: impl Iterator<Item = &'a str>, size: u64) -> Result<BTreeMap<String, u64>> {
     let mut taken = BTreeSet::new();
     let mut out = BTreeMap::new();
     for n in names {
+        if taken.len() as u64 >= size {
+            return Err(Error::other("54000", format!("more than {size} objects to derive OIDs for")));
+        }
         let mut s = fnv(n) % size;
         while taken.contains(&s) {
             s = (s + 1) % size;
@@ -172,7 +175,7 @@ fn slots<'a>(names: impl Iterator<Item = &'a str>, size: u64) -> BTreeMap<String
         taken.insert(s);
         out.insert(n.to_string(), s);
     }
-    out
+    Ok(out)
 }
 
 /// Splits an engine name into (schema, name).
@@ -185,7 +188,7 @@ pub(crate) fn split_name(engine: &str) -> (String, String) {
 
 /// The OID of a table with engine id `id`.
 pub(crate) fn table_oid(id: u64) -> Result<i32> {
-    let oid = (id as i64).checked_mul(BLOCK).and_then(|v| v.checked_add(FIRST_USER_OID));
+    let oid = i64::try_from(id).ok().and_then(|v| v.checked_mul(BLOCK)).and_then(|v| v.checked_add(FIRST_USER_OID));
     match oid {
         Some(o) if o < SEQ_BASE => Ok(o as i32),
         _ => Err(Error::other("54000", "table id too large to derive an OID from")),
@@ -209,7 +212,7 @@ impl Snapshot {
         tables.sort_by_key(|t| t.oid);
         let mut schema_names: Vec<String> = catalog.schema_names();
         schema_names.sort();
-        let schema_slots = slots(schema_names.iter().map(|s| s.as_str()), 1 << 27);
+        let schema_slots = slots(schema_names.iter().map(|s| s.as_str()), 1 << 27)?;
         let mut schemas = vec![
             (PG_CATALOG, "pg_catalog".to_string()),
             (PUBLIC, "public".to_string()),
@@ -221,7 +224,7 @@ impl Snapshot {
         schemas.sort();
         let mut seq_names = catalog.sequence_names();
         seq_names.sort();
-        let seq_slots = slots(seq_names.iter().map(|s| s.as_str()), 1 << 28);
+        let seq_slots = slots(seq_names.iter().map(|s| s.as_str()), 1 << 28)?;
         let mut sequences: Vec<SequenceRel> = seq_slots
             .into_iter()
             .map(|(engine_name, slot)| {
@@ -235,7 +238,7 @@ impl Snapshot {
         let all_roles = catalog.roles();
         let mut role_names: Vec<&str> = all_roles.iter().map(|r| r.name.as_str()).collect();
         role_names.sort();
-        let role_slots = slots(role_names.into_iter(), 1 << 26);
+        let role_slots = slots(role_names.into_iter(), 1 << 26)?;
         let roles: Vec<(i32, Role)> =
             all_roles.iter().map(|r| ((ROLE_BASE + role_slots[&r.name] as i64) as i32, r.clone())).collect();
         let owner = roles.iter().find(|(_, r)| r.superuser).or(roles.first()).map_or(ROLE, |(o, _)| *o);
@@ -247,7 +250,7 @@ impl Snapshot {
         let (schema, name) = split_name(&engine_name);
         let mut defs = info.table.def().indexes;
         defs.sort_by(|a, b| a.name.cmp(&b.name));
-        let index_slots = slots(defs.iter().map(|d| d.name.as_str()), 1023);
+        let index_slots = slots(defs.iter().map(|d| d.name.as_str()), 1023)?;
         let columns = info.table.columns();
         let indexes: Vec<IndexRel> = defs
             .into_iter()
@@ -277,7 +280,7 @@ impl Snapshot {
         let mut sorted: Vec<&str> = cons.iter().map(|(n, _)| n.as_str()).collect();
         sorted.sort();
         sorted.dedup();
-        let con_slots = slots(sorted.into_iter(), 1024);
+        let con_slots = slots(sorted.into_iter(), 1024)?;
         let constraints = cons
             .into_iter()
             .map(|(name, kind)| Constraint { oid: oid + 1024 + con_slots[&name] as i32, name, kind })
@@ -373,5 +376,33 @@ pub(crate) fn hash_buckets(def: &IndexDef) -> Option<u64> {
     match def.kind {
         IndexKind::Hash { buckets } => Some(buckets),
         IndexKind::Range => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_probe_past_collisions_and_refuse_when_full() {
+        let names = ["a", "b", "c"];
+        let got = slots(names.iter().copied(), 3).unwrap();
+        let mut used: Vec<u64> = got.values().copied().collect();
+        used.sort();
+        assert_eq!(used, [0, 1, 2]);
+        // A name's slot does not depend on names after it in order.
+        let alone = slots(["a"].into_iter(), 1 << 20).unwrap();
+        let with_more = slots(["a", "zz", "zzz"].into_iter(), 1 << 20).unwrap();
+        assert_eq!(alone["a"], with_more["a"]);
+        assert_eq!(slots(names.iter().copied(), 2).unwrap_err().sqlstate(), "54000");
+    }
+
+    #[test]
+    fn table_oids_stay_below_the_sequence_range() {
+        assert_eq!(table_oid(0).unwrap(), 16384);
+        assert_eq!(table_oid(1).unwrap(), 20480);
+        assert!(table_oid(262_139).unwrap() < (1 << 30));
+        assert_eq!(table_oid(262_140).unwrap_err().sqlstate(), "54000");
+        assert_eq!(table_oid(u64::MAX).unwrap_err().sqlstate(), "54000");
     }
 }
