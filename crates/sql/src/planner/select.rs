@@ -1105,6 +1105,18 @@ fn column_name(e: &ast::Expr) -> String {
 }
 
 fn data_type_name(t: &ast::DataType) -> String {
+    match t {
+        ast::DataType::Regclass => return "regclass".into(),
+        ast::DataType::Custom(name, _) => {
+            if let Some(n) = super::bind::object_parts(name).ok().and_then(|p| p.last().cloned()) {
+                if matches!(n.as_str(), "oid" | "regclass" | "regtype" | "regnamespace" | "regproc" | "char")
+                {
+                    return n;
+                }
+            }
+        }
+        _ => {}
+    }
     match super::bind::data_type(t) {
         Ok(DataType::Integer) => "int4".into(),
         Ok(DataType::BigInt) => "int8".into(),

@@ -12,6 +12,7 @@ use super::arrays;
 use super::snapshot::{hash_buckets, ConKind, RelRef, Snapshot, TableRel};
 use super::types;
 use super::Identity;
+use super::SystemTable;
 use crate::catalog::RefAction;
 use crate::error::{Error, Result};
 use centum_types::{DataType, Value};
@@ -75,6 +76,14 @@ pub enum CatalogFn {
     RegnamespaceOut,
     /// `~`, `~*`, `!~`, `!~*`: (case-insensitive, negated).
     Regex(bool, bool),
+    /// `pg_table_size`, `pg_relation_size` (0), `pg_indexes_size` (1),
+    /// `pg_total_relation_size` (2), `pg_database_size` (3): bytes in
+    /// memory, from the engine's statistics.
+    Size(u8),
+    /// `pg_function_is_visible` and friends: there are no such objects.
+    NotVisible,
+    /// `quote_ident(text)`.
+    QuoteIdent,
     /// `current_user`, `session_user`, `user`: the session's role.
     CurrentUser,
     /// `current_database()`, `current_catalog`: the database the client
@@ -118,6 +127,22 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "array_lower" => (CatalogFn::ArrayLower, vec![T, I4], 2, I4, false),
         "array_length" => (CatalogFn::ArrayLength, vec![T, I4], 2, I4, false),
         "pg_size_pretty" => (CatalogFn::SizePretty, vec![I8], 1, T, false),
+        "pg_table_size" | "pg_relation_size" => (CatalogFn::Size(0), vec![I4, T], 1, I8, false),
+        "pg_indexes_size" => (CatalogFn::Size(1), vec![I4], 1, I8, false),
+        "pg_total_relation_size" => (CatalogFn::Size(2), vec![I4], 1, I8, false),
+        "pg_database_size" => (CatalogFn::Size(3), vec![T], 1, I8, false),
+        "pg_function_is_visible"
+        | "pg_opclass_is_visible"
+        | "pg_operator_is_visible"
+        | "pg_collation_is_visible"
+        | "pg_conversion_is_visible"
+        | "pg_statistics_obj_is_visible"
+        | "pg_ts_config_is_visible"
+        | "pg_ts_dict_is_visible"
+        | "pg_ts_parser_is_visible"
+        | "pg_ts_template_is_visible"
+        | "pg_opfamily_is_visible" => (CatalogFn::NotVisible, vec![I4], 1, B, false),
+        "quote_ident" => (CatalogFn::QuoteIdent, vec![T], 1, T, false),
         "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "has_table_privilege"
@@ -137,7 +162,10 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
 impl CatalogFn {
     /// Whether a NULL argument makes the result NULL.
     pub fn strict(self) -> bool {
-        !matches!(self, CatalogFn::ArrayToString | CatalogFn::ArrayPosition | CatalogFn::AnyEq)
+        !matches!(
+            self,
+            CatalogFn::ArrayToString | CatalogFn::ArrayPosition | CatalogFn::AnyEq | CatalogFn::FormatType
+        )
     }
 
     /// The name shown by EXPLAIN.
@@ -169,6 +197,9 @@ impl CatalogFn {
             CatalogFn::RegtypeOut => "regtypeout",
             CatalogFn::RegnamespaceOut => "regnamespaceout",
             CatalogFn::Regex(..) => "textregexeq",
+            CatalogFn::Size(_) => "pg_relation_size",
+            CatalogFn::NotVisible => "pg_function_is_visible",
+            CatalogFn::QuoteIdent => "quote_ident",
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
         }
@@ -179,6 +210,7 @@ impl CatalogFn {
         matches!(
             self,
             CatalogFn::TableIsVisible
+                | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
                 | CatalogFn::GetConstraintdef
@@ -259,6 +291,9 @@ pub(crate) fn eval(
             let o = oid_arg(arg(0));
             Value::Text(s()?.role_name(o, id.user).unwrap_or_else(|| format!("unknown (OID={o})")))
         }
+        CatalogFn::Size(what) => size(s()?, what, arg(0), id).map_or(Value::Null, Value::BigInt),
+        CatalogFn::NotVisible => Value::Boolean(false),
+        CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
@@ -342,6 +377,44 @@ pub(crate) fn eval(
     })
 }
 
+/// Bytes a relation (or the database) holds in memory: row versions for
+/// a table, the index's own bytes for an index.
+fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
+    let total = |t: &TableRel| {
+        let st = t.info.table.stats();
+        (st.row_bytes, st.indexes.iter().map(|i| i.bytes).sum::<u64>())
+    };
+    let bytes = match what {
+        3 => {
+            if text(arg) != id.database && int(arg) != Some(i64::from(super::snapshot::DATABASE)) {
+                return None;
+            }
+            s.tables.iter().map(|t| total(t)).map(|(r, i)| r + i).sum()
+        }
+        _ => match s.rel(oid_arg(arg))? {
+            RelRef::Table(t) => {
+                let (rows, indexes) = total(t);
+                match what {
+                    0 => rows,
+                    1 => indexes,
+                    _ => rows + indexes,
+                }
+            }
+            RelRef::Index(t, ix) => {
+                let st = t.info.table.stats();
+                let own = st.indexes.iter().find(|i| i.name == ix.def.name).map_or(0, |i| i.bytes);
+                if what == 1 {
+                    0
+                } else {
+                    own
+                }
+            }
+            RelRef::Sequence(_) => 0,
+        },
+    };
+    i64::try_from(bytes).ok()
+}
+
 /// Whether relation `oid` is found first by its bare name on the path.
 fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
     let name = match s.rel(oid) {
@@ -355,6 +428,10 @@ fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
 
 /// A relation's name as regclass prints it: qualified unless visible.
 fn rel_display(s: &Snapshot, oid: i32, path: &[String]) -> Option<String> {
+    if let Some(t) = SystemTable::by_oid(oid) {
+        let (schema, name) = t.name();
+        return Some(if schema == "pg_catalog" { name.to_string() } else { format!("{schema}.{name}") });
+    }
     let (schema, name) = match s.rel(oid)? {
         RelRef::Table(t) => (t.schema.clone(), t.name.clone()),
         RelRef::Index(t, ix) => (t.schema.clone(), super::tables::index_name(&ix.def.name)),
@@ -396,8 +473,10 @@ pub(crate) fn regclass_in(s: &Snapshot, name: &str, path: &[String]) -> Result<i
         })
         .collect();
     let found = match parts.as_slice() {
-        [n] => s.rel_oid(None, n, path),
-        [sc, n] | [_, sc, n] => s.rel_oid(Some(sc), n, path),
+        [n] => s.rel_oid(None, n, path).or_else(|| SystemTable::lookup(None, n).map(SystemTable::oid)),
+        [sc, n] | [_, sc, n] => {
+            s.rel_oid(Some(sc), n, path).or_else(|| SystemTable::lookup(Some(sc), n).map(SystemTable::oid))
+        }
         _ => None,
     };
     found.ok_or_else(|| Error::UndefinedTable(t.to_string()))

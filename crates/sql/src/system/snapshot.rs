@@ -188,7 +188,8 @@ pub(crate) fn split_name(engine: &str) -> (String, String) {
 
 /// The OID of a table with engine id `id`.
 pub(crate) fn table_oid(id: u64) -> Result<i32> {
-    let oid = i64::try_from(id).ok().and_then(|v| v.checked_mul(BLOCK)).and_then(|v| v.checked_add(FIRST_USER_OID));
+    let oid =
+        i64::try_from(id).ok().and_then(|v| v.checked_mul(BLOCK)).and_then(|v| v.checked_add(FIRST_USER_OID));
     match oid {
         Some(o) if o < SEQ_BASE => Ok(o as i32),
         _ => Err(Error::other("54000", "table id too large to derive an OID from")),

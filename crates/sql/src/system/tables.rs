@@ -168,6 +168,13 @@ system_tables! {
         "tgisinternal" B, "tgconstrrelid" O, "tgconstrindid" O, "tgconstraint" O, "tgdeferrable" B,
         "tginitdeferred" B, "tgnargs" I2,
     ]
+    Depend "pg_catalog" "pg_depend" [
+        "classid" O, "objid" O, "objsubid" I4, "refclassid" O, "refobjid" O, "refobjsubid" I4, "deptype" T,
+    ]
+    Extension "pg_catalog" "pg_extension" [
+        "oid" O, "extname" T, "extowner" O, "extnamespace" O, "extrelocatable" B, "extversion" T,
+        "extconfig" T, "extcondition" T,
+    ]
     Rewrite "pg_catalog" "pg_rewrite" [
         "oid" O, "rulename" T, "ev_class" O, "ev_type" T, "ev_enabled" T, "is_instead" B,
     ]
@@ -211,6 +218,49 @@ impl SystemTable {
     pub fn lookup(schema: Option<&str>, name: &str) -> Option<SystemTable> {
         let schema = schema.unwrap_or("pg_catalog");
         SystemTable::ALL.iter().copied().find(|t| t.name() == (schema, name))
+    }
+
+    /// Its OID: PostgreSQL's for the catalog tables (pg_class is 1259, as
+    /// `classid` columns expect); views get numbers below 16384 that
+    /// PostgreSQL leaves to its own initdb-time objects.
+    pub fn oid(self) -> i32 {
+        match self.name().1 {
+            "pg_namespace" => 2615,
+            "pg_class" => 1259,
+            "pg_attribute" => 1249,
+            "pg_type" => 1247,
+            "pg_index" => 2610,
+            "pg_constraint" => 2606,
+            "pg_attrdef" => 2604,
+            "pg_am" => 2601,
+            "pg_database" => 1262,
+            "pg_authid" => 1260,
+            "pg_auth_members" => 1261,
+            "pg_description" => 2609,
+            "pg_inherits" => 2611,
+            "pg_partitioned_table" => 3350,
+            "pg_policy" => 3256,
+            "pg_statistic_ext" => 3381,
+            "pg_publication" => 6104,
+            "pg_publication_rel" => 6106,
+            "pg_publication_namespace" => 6237,
+            "pg_collation" => 3456,
+            "pg_tablespace" => 1213,
+            "pg_proc" => 1255,
+            "pg_range" => 3541,
+            "pg_enum" => 3501,
+            "pg_trigger" => 2620,
+            "pg_rewrite" => 2618,
+            "pg_sequence" => 2224,
+            "pg_depend" => 2608,
+            "pg_extension" => 3079,
+            _ => 12000 + SystemTable::ALL.iter().position(|t| *t == self).unwrap_or(0) as i32,
+        }
+    }
+
+    /// The virtual table with OID `oid`.
+    pub fn by_oid(oid: i32) -> Option<SystemTable> {
+        SystemTable::ALL.iter().copied().find(|t| t.oid() == oid)
     }
 
     /// Its columns.
@@ -392,7 +442,9 @@ impl SystemTable {
             | SystemTable::Range
             | SystemTable::Enum
             | SystemTable::Trigger
-            | SystemTable::Rewrite => vec![],
+            | SystemTable::Rewrite
+            | SystemTable::Depend
+            | SystemTable::Extension => vec![],
         };
         debug_assert!(rows.iter().all(|r| r.len() == self.spec().len()), "{self:?}");
         rows
@@ -445,7 +497,9 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
             i2(natts),
             i2(meta.map_or(0, |m| m.checks.len())),
             b(false),
-            b(false),
+            // PostgreSQL enforces foreign keys with triggers on both tables,
+            // and psql shows foreign keys only where this is set.
+            b(t.is_some_and(|t| !t.info.meta.foreign_keys.is_empty() || !t.info.referenced_by.is_empty())),
             b(false),
             b(false),
             b(false),

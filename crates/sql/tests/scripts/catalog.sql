@@ -357,3 +357,32 @@ SELECT usename, usesuper FROM pg_user ORDER BY 1;
 SELECT rolname, rolpassword IS NOT NULL AS has_password, rolpassword LIKE 'SCRAM-SHA-256$%' AS scram FROM pg_authid ORDER BY 1;
 SELECT pg_catalog.pg_get_userbyid(c.relowner) AS owner, count(*) FROM pg_class c GROUP BY 1;
 SELECT current_user, current_database(), (SELECT datname FROM pg_database);
+-- psql 15: \d SEQUENCE, \dt+ and \l+ (sizes are bytes in memory).
+SELECT pg_catalog.format_type(seqtypid, NULL) AS "Type",
+       seqstart AS "Start",
+       seqmin AS "Minimum",
+       seqmax AS "Maximum",
+       seqincrement AS "Increment",
+       CASE WHEN seqcycle THEN 'yes' ELSE 'no' END AS "Cycles?",
+       seqcache AS "Cache"
+FROM pg_catalog.pg_sequence
+WHERE seqrelid = 'ty_q_seq'::regclass;
+SELECT pg_catalog.quote_ident(nspname) || '.' ||
+   pg_catalog.quote_ident(relname) || '.' ||
+   pg_catalog.quote_ident(attname),
+   d.deptype
+FROM pg_catalog.pg_class c
+INNER JOIN pg_catalog.pg_depend d ON c.oid=d.refobjid
+INNER JOIN pg_catalog.pg_namespace n ON n.oid=c.relnamespace
+INNER JOIN pg_catalog.pg_attribute a ON (
+ a.attrelid=c.oid AND
+ a.attnum=d.refobjsubid)
+WHERE d.classid='pg_catalog.pg_class'::pg_catalog.regclass
+ AND d.refclassid='pg_catalog.pg_class'::pg_catalog.regclass
+ AND d.objid='ty_q_seq'::regclass
+ AND d.deptype IN ('a', 'i');
+SELECT 'pg_catalog.pg_class'::regclass::oid, 'pg_class'::regclass::oid, 1259::regclass, quote_ident('Mixed Case'), quote_ident('plain');
+SELECT c.relname, pg_catalog.pg_table_size(c.oid) > 0 AS has_rows, pg_catalog.pg_indexes_size(c.oid) > 0 AS has_indexes
+FROM pg_catalog.pg_class c WHERE c.relname IN ('t', 'p') ORDER BY 1;
+INSERT INTO p VALUES (1, 'one');
+SELECT pg_catalog.pg_table_size('p'::regclass) > 0, pg_catalog.pg_total_relation_size('p'::regclass) > pg_catalog.pg_table_size('p'::regclass), pg_catalog.pg_database_size(current_database()) > 0, pg_catalog.pg_database_size('other');
