@@ -389,7 +389,7 @@ fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
             if text(arg) != id.database && int(arg) != Some(i64::from(super::snapshot::DATABASE)) {
                 return None;
             }
-            s.tables.iter().map(|t| total(t)).map(|(r, i)| r + i).sum()
+            s.tables.iter().map(total).map(|(r, i)| r + i).sum()
         }
         _ => match s.rel(oid_arg(arg))? {
             RelRef::Table(t) => {
