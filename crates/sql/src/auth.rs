@@ -162,7 +162,11 @@ pub(crate) fn create_role(catalog: &Catalog, cr: &ast::CreateRole) -> Result<Str
 }
 
 /// ALTER ROLE name [WITH] options / RENAME TO.
-pub(crate) fn alter_role(catalog: &Catalog, name: &ast::Ident, op: &ast::AlterRoleOperation) -> Result<String> {
+pub(crate) fn alter_role(
+    catalog: &Catalog,
+    name: &ast::Ident,
+    op: &ast::AlterRoleOperation,
+) -> Result<String> {
     let name = crate::planner::bind::ident(name);
     match op {
         ast::AlterRoleOperation::WithOptions { options } => {
@@ -186,7 +190,10 @@ pub(crate) fn alter_role(catalog: &Catalog, name: &ast::Ident, op: &ast::AlterRo
         ast::AlterRoleOperation::RenameRole { role_name } => {
             let to = crate::planner::bind::ident(role_name);
             if catalog.role(&to).is_some() {
-                return Err(Error::Duplicate { code: "42710", message: format!("role \"{to}\" already exists") });
+                return Err(Error::Duplicate {
+                    code: "42710",
+                    message: format!("role \"{to}\" already exists"),
+                });
             }
             catalog.alter_role(&name, |r| {
                 r.name = to;
@@ -245,7 +252,9 @@ mod tests {
 
     #[test]
     fn malformed_verifiers_are_not_parsed() {
-        for t in ["", "SCRAM-SHA-256$", "SCRAM-SHA-256$0:AA==$AA==:AA==", "md5abc", "SCRAM-SHA-256$4096:%%$a:b"] {
+        for t in
+            ["", "SCRAM-SHA-256$", "SCRAM-SHA-256$0:AA==$AA==:AA==", "md5abc", "SCRAM-SHA-256$4096:%%$a:b"]
+        {
             assert!(ScramVerifier::parse(t).is_none(), "{t}");
         }
     }

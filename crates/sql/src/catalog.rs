@@ -410,7 +410,10 @@ impl Catalog {
     pub fn create_role(&self, role: Role) -> Result<()> {
         let mut g = self.lock_globals();
         if g.roles.iter().any(|r| r.name == role.name) {
-            return Err(Error::Duplicate { code: "42710", message: format!("role \"{}\" already exists", role.name) });
+            return Err(Error::Duplicate {
+                code: "42710",
+                message: format!("role \"{}\" already exists", role.name),
+            });
         }
         g.roles.push(role);
         self.save_globals(&mut g, |g| {

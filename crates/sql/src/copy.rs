@@ -35,10 +35,9 @@ impl Format {
         let mut csv = false;
         let (mut delimiter, mut null, mut header, mut quote, mut escape) = (None, None, false, None, None);
         let byte = |c: char, what: &str| -> Result<u8> {
-            u8::try_from(c as u32)
-                .ok()
-                .filter(|b| b.is_ascii())
-                .ok_or_else(|| Error::other("0A000", format!("COPY {what} must be a single one-byte character")))
+            u8::try_from(c as u32).ok().filter(|b| b.is_ascii()).ok_or_else(|| {
+                Error::other("0A000", format!("COPY {what} must be a single one-byte character"))
+            })
         };
         for o in options {
             match o {
@@ -46,7 +45,9 @@ impl Format {
                     "text" => csv = false,
                     "csv" => csv = true,
                     "binary" => return Err(Error::unsupported("COPY in binary format")),
-                    other => return Err(Error::other("22023", format!("COPY format \"{other}\" not recognized"))),
+                    other => {
+                        return Err(Error::other("22023", format!("COPY format \"{other}\" not recognized")))
+                    }
                 },
                 ast::CopyOption::Freeze(_) | ast::CopyOption::Encoding(_) => {}
                 ast::CopyOption::Delimiter(c) => delimiter = Some(byte(*c, "delimiter")?),
@@ -58,7 +59,10 @@ impl Format {
             }
         }
         if !csv && (quote.is_some() || escape.is_some() || header) {
-            return Err(Error::other("0A000", "COPY QUOTE, ESCAPE and HEADER are available only in CSV mode"));
+            return Err(Error::other(
+                "0A000",
+                "COPY QUOTE, ESCAPE and HEADER are available only in CSV mode",
+            ));
         }
         let quote = quote.unwrap_or(b'"');
         Ok(Format {
@@ -106,7 +110,9 @@ impl Format {
             if quoted {
                 // `""` (or ESCAPE then quote, or ESCAPE twice) is one literal.
                 let next = line.get(i + 1).copied();
-                if b == self.escape && (next == Some(self.quote) || (self.escape != self.quote && next == Some(b))) {
+                if b == self.escape
+                    && (next == Some(self.quote) || (self.escape != self.quote && next == Some(b)))
+                {
                     field.push(line[i + 1]);
                     i += 2;
                     continue;
@@ -144,7 +150,9 @@ impl Format {
             if self.csv {
                 let needs = text.is_empty() && self.null.is_empty()
                     || text == self.null
-                    || text.bytes().any(|b| b == self.delimiter || b == self.quote || b == b'\n' || b == b'\r');
+                    || text
+                        .bytes()
+                        .any(|b| b == self.delimiter || b == self.quote || b == b'\n' || b == b'\r');
                 if needs {
                     out.push(self.quote);
                     for b in text.bytes() {
@@ -321,7 +329,11 @@ impl CopyIn {
         }
         let fields = self.format.fields(line).map_err(|e| self.context(e))?;
         if fields.len() != self.types.len() {
-            let what = if fields.len() < self.types.len() { "missing data for a column" } else { "extra data after last expected column" };
+            let what = if fields.len() < self.types.len() {
+                "missing data for a column"
+            } else {
+                "extra data after last expected column"
+            };
             return Err(Error::other("22P04", format!("{what} (COPY line {})", self.line)));
         }
         let mut values = Vec::with_capacity(fields.len());
@@ -338,7 +350,9 @@ impl CopyIn {
 
     fn context(&self, e: Error) -> Error {
         match e {
-            Error::Other { code, message } => Error::Other { code, message: format!("{message} (COPY line {})", self.line) },
+            Error::Other { code, message } => {
+                Error::Other { code, message: format!("{message} (COPY line {})", self.line) }
+            }
             e => e,
         }
     }
@@ -388,11 +402,12 @@ impl Session {
         if self.status() == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        let mut stmts = crate::parser::parse(sql)?;
+        let mut stmts = crate::parser::parse(&boolean_options(sql))?;
         if stmts.len() != 1 {
             return Ok(None);
         }
-        let ast::Statement::Copy { source, to, target: dest, options, legacy_options, .. } = stmts.remove(0) else {
+        let ast::Statement::Copy { source, to, target: dest, options, legacy_options, .. } = stmts.remove(0)
+        else {
             return Ok(None);
         };
         if !legacy_options.is_empty() {
@@ -402,12 +417,10 @@ impl Session {
         match (to, &dest) {
             (false, ast::CopyTarget::Stdin) => {}
             (true, ast::CopyTarget::Stdout) => {}
-            _ => {
-                return Err(Error::other(
-                    "42501",
-                    "COPY to or from a file on the server is not allowed; use STDIN or STDOUT (psql's \\copy)",
-                ))
-            }
+            _ => return Err(Error::other(
+                "42501",
+                "COPY to or from a file on the server is not allowed; use STDIN or STDOUT (psql's \\copy)",
+            )),
         }
         if to {
             let query = match &source {
@@ -443,13 +456,15 @@ impl Session {
         };
         let (t, cols) = target(table_name, columns);
         // The column list and types, through the catalog.
-        let probe = self.prepare(&format!("SELECT {} FROM {t}", if cols.is_empty() { "*" } else { &cols }), &[])?;
+        let probe =
+            self.prepare(&format!("SELECT {} FROM {t}", if cols.is_empty() { "*" } else { &cols }), &[])?;
         let types: Vec<DataType> =
             probe.columns().iter().map(|c| c.ty.clone().unwrap_or(DataType::Text)).collect();
         let names = probe.columns().iter().map(|c| quote_ident(&c.name)).collect::<Vec<_>>().join(", ");
         let placeholders = (1..=types.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let declared: Vec<Option<DataType>> = types.iter().cloned().map(Some).collect();
-        let insert = self.prepare(&format!("INSERT INTO {t} ({names}) VALUES ({placeholders})"), &declared)?;
+        let insert =
+            self.prepare(&format!("INSERT INTO {t} ({names}) VALUES ({placeholders})"), &declared)?;
         let own_transaction = self.status() == TxnStatus::Idle;
         if own_transaction {
             self.execute("BEGIN")?;
@@ -465,6 +480,25 @@ impl Session {
             ended: false,
         })))
     }
+}
+
+/// PostgreSQL accepts `on`/`off` for COPY's boolean options (pgbench
+/// writes `with (freeze on)`); sqlparser wants `true`/`false`.
+fn boolean_options(sql: &str) -> String {
+    let mut out = sql.to_string();
+    for opt in ["freeze", "header"] {
+        for (from, to) in [(" on", " true"), (" off", " false")] {
+            let lower = out.to_lowercase();
+            let pat = format!("{opt}{from}");
+            if let Some(at) = lower.find(&pat) {
+                let end = at + pat.len();
+                if !lower[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    out.replace_range(at..end, &format!("{opt}{to}"));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn quote_ident(name: &str) -> String {
@@ -504,7 +538,12 @@ mod tests {
 
     #[test]
     fn rows_round_trip_through_both_formats() {
-        let row = vec![Value::Integer(1), Value::Null, Value::Text("a,\"b\"\t\\\n".into()), Value::Text(String::new())];
+        let row = vec![
+            Value::Integer(1),
+            Value::Null,
+            Value::Text("a,\"b\"\t\\\n".into()),
+            Value::Text(String::new()),
+        ];
         for opts in ["", "WITH (FORMAT csv)"] {
             let f = fmt(opts);
             let mut out = Vec::new();

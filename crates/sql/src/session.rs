@@ -25,6 +25,7 @@ use sqlparser::ast;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,7 @@ impl Database {
             named: HashMap::new(),
             user: "centum".into(),
             database: "postgres".into(),
+            cancel: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -143,6 +145,8 @@ pub struct Session {
     user: String,
     /// The database name the client asked for.
     database: String,
+    /// Raised by a cancel request; checked where statement_timeout is.
+    cancel: Arc<AtomicBool>,
 }
 
 fn isolation_name(i: Isolation) -> &'static str {
@@ -196,6 +200,13 @@ impl Session {
     pub fn set_identity(&mut self, user: &str, database: &str) {
         self.user = user.to_string();
         self.database = database.to_string();
+    }
+
+    /// A flag that cancels the statement running when it is raised (a
+    /// client's cancel request, from another thread). Each statement
+    /// lowers it when it starts.
+    pub fn cancel_handle(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
     }
 
     /// The role this session logged in as.
@@ -279,7 +290,13 @@ impl Session {
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
         if let Statement::Utility(s) = &p.planned.statement {
             if !params.is_empty() {
-                return Err(Error::other("08P01", format!("bind message supplies {} parameters, but prepared statement requires 0", params.len())));
+                return Err(Error::other(
+                    "08P01",
+                    format!(
+                        "bind message supplies {} parameters, but prepared statement requires 0",
+                        params.len()
+                    ),
+                ));
             }
             let s = s.clone();
             return self.run(&s);
@@ -343,7 +360,10 @@ impl Session {
             }
             ast::Statement::ShowVariable { variable } => {
                 let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
-                (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
+                (
+                    Statement::Utility(Box::new(s.clone())),
+                    vec![OutputColumn { name, ty: Some(DataType::Text) }],
+                )
             }
             ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
                 return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
@@ -415,7 +435,9 @@ impl Session {
                 ddl_result(ddl::drop(&b, object_type, names, *if_exists, *cascade))
             }
             S::CreateRole(cr) => Ok(tag(&crate::auth::create_role(&self.catalog, cr)?)),
-            S::AlterRole { name, operation } => Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?)),
+            S::AlterRole { name, operation } => {
+                Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
+            }
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
@@ -690,11 +712,21 @@ impl Session {
             }
         }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
+        self.cancel.store(false, Relaxed);
+        let cancel = &*self.cancel;
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
-            let r =
-                run_in(&self.catalog, txn, planned, &params, &self.currval, Some(self.txn_time), deadline);
+            let r = run_in(
+                &self.catalog,
+                txn,
+                planned,
+                &params,
+                &self.currval,
+                Some(self.txn_time),
+                deadline,
+                cancel,
+            );
             if r.is_err() {
                 self.state = TxnStatus::Failed;
             }
@@ -704,7 +736,7 @@ impl Session {
         if self.delayed_durability {
             txn.set_delayed_durability(true);
         }
-        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, deadline) {
+        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, deadline, cancel) {
             Ok(r) => {
                 txn.commit()?;
                 Ok(r)
@@ -755,8 +787,10 @@ fn run_in(
     currval: &RefCell<HashMap<String, i64>>,
     txn_time: Option<TimestampTz>,
     deadline: Option<Instant>,
+    cancel: &AtomicBool,
 ) -> Result<QueryResult> {
-    let cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline);
+    let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline);
+    cx.cancel = Some(cancel);
     let (rows, tag) = match &planned.statement {
         Statement::Query(plan) => {
             if let Some(rows) = query::point(plan, &cx, &[])? {
@@ -796,7 +830,10 @@ fn run_in(
         }
         Statement::Explain(_) => (vec![], "EXPLAIN".into()),
         Statement::Utility(s) => {
-            return Err(Error::other("XX000", format!("utility statement {} run as a plan", first_words(&s.to_string()))))
+            return Err(Error::other(
+                "XX000",
+                format!("utility statement {} run as a plan", first_words(&s.to_string())),
+            ))
         }
     };
     Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })
