@@ -342,9 +342,8 @@ impl Connection {
     async fn copy(&mut self, start: CopyStart) -> std::io::Result<Step> {
         match start {
             CopyStart::Out(out) => {
-                let format = out.csv as i8;
+                // Format 0: textual rows (text or CSV alike).
                 let resp = CopyOutResponse::new(0, out.columns as i16, vec![0; out.columns]);
-                let _ = format;
                 self.send(PgWireBackendMessage::CopyOutResponse(resp)).await?;
                 for line in out.data {
                     self.send(PgWireBackendMessage::CopyData(CopyData::new(line.into()))).await?;

@@ -306,7 +306,7 @@ async fn start(
         release();
         return Ok(None);
     }
-    let meta = socket.metadata();
+    let meta = socket.metadata().clone();
     let user = meta.get("user").cloned().unwrap_or_default();
     let database = meta.get("database").cloned().unwrap_or_else(|| user.clone());
     let mut session = shared.db.session();
@@ -317,10 +317,45 @@ async fn start(
     if let Some(app) = meta.get("application_name") {
         let _ = session.set_var("application_name", std::slice::from_ref(app));
     }
+    // Settings in the start-up packet: `options=-c name=value` (PGOPTIONS)
+    // and any other parameter a client sends (e.g. DateStyle, search_path).
+    for (name, value) in startup_settings(&meta) {
+        if let Err(e) = session.set_var(&name, &[value]) {
+            let _ = socket.send(fatal(e.sqlstate(), e.to_string())).await;
+            release();
+            return Ok(None);
+        }
+    }
     let (pid, secret) = socket.pid_and_secret_key();
     shared.lock_cancels().insert(pid, (secret, session.cancel_handle()));
     tracing::debug!(%user, %database, pid, peer = %socket.socket_addr(), "session started");
     Ok(Some((socket, session, pid)))
+}
+
+/// Session settings a start-up packet carries: the `-c name=value` (or
+/// `--name=value`) items of `options`, and every parameter that is not
+/// about the connection itself.
+fn startup_settings(meta: &HashMap<String, String>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (k, v) in meta {
+        match k.as_str() {
+            "user" | "database" | "application_name" | "client_encoding" | "replication" | "options" => {}
+            _ => out.push((k.to_lowercase(), v.clone())),
+        }
+    }
+    if let Some(opts) = meta.get("options") {
+        let mut words = opts.split_whitespace();
+        while let Some(w) = words.next() {
+            let item = match w {
+                "-c" => words.next(),
+                w => w.strip_prefix("--").or_else(|| w.strip_prefix("-c")),
+            };
+            if let Some((name, value)) = item.and_then(|i| i.split_once('=')) {
+                out.push((name.replace('-', "_").to_lowercase(), value.to_string()));
+            }
+        }
+    }
+    out
 }
 
 /// The role a start-up message names, if it exists and may log in.

@@ -213,7 +213,7 @@ fn decode_numeric(b: &[u8]) -> Result<Decimal, DecodeError> {
         }
         groups.push(g);
     }
-    if weight > 40 || weight < -40 {
+    if !(-40..=40).contains(&weight) {
         return Err("numeric out of Centum's range".into());
     }
     let (mut int, mut frac) = (String::new(), String::new());
@@ -221,8 +221,8 @@ fn decode_numeric(b: &[u8]) -> Result<Decimal, DecodeError> {
         let g = groups.get(k as usize).copied().unwrap_or(0);
         let _ = write!(int, "{g:04}");
     }
-    for k in (weight + 1).min(0)..0 {
-        let _ = k;
+    // A negative weight: whole zero groups between the point and the first.
+    for _ in (weight + 1).min(0)..0 {
         frac.push_str("0000");
     }
     for g in groups.iter().skip((weight + 1).max(0) as usize) {

@@ -246,7 +246,7 @@ fn unescape(f: &[u8]) -> Result<String> {
 /// What a COPY statement starts.
 pub enum CopyStart {
     /// Rows from the client: feed them to [`CopyIn::data`].
-    In(CopyIn),
+    In(Box<CopyIn>),
     /// Rows to the client, already formatted.
     Out(CopyOut),
 }
@@ -469,7 +469,7 @@ impl Session {
         if own_transaction {
             self.execute("BEGIN")?;
         }
-        Ok(Some(CopyStart::In(CopyIn {
+        Ok(Some(CopyStart::In(Box::new(CopyIn {
             format,
             types,
             insert,
@@ -478,7 +478,7 @@ impl Session {
             line: 0,
             own_transaction,
             ended: false,
-        })))
+        }))))
     }
 }
 

@@ -724,8 +724,7 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                deadline,
-                cancel,
+                Stop { deadline, cancel },
             );
             if r.is_err() {
                 self.state = TxnStatus::Failed;
@@ -736,7 +735,7 @@ impl Session {
         if self.delayed_durability {
             txn.set_delayed_durability(true);
         }
-        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, deadline, cancel) {
+        match run_in(&self.catalog, &txn, planned, &params, &self.currval, None, Stop { deadline, cancel }) {
             Ok(r) => {
                 txn.commit()?;
                 Ok(r)
@@ -779,6 +778,12 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
         .map(Cow::Owned)
 }
 
+/// When a statement must stop early: its deadline and its cancel flag.
+struct Stop<'a> {
+    deadline: Option<Instant>,
+    cancel: &'a AtomicBool,
+}
+
 fn run_in(
     catalog: &Catalog,
     txn: &Transaction,
@@ -786,11 +791,10 @@ fn run_in(
     params: &[Value],
     currval: &RefCell<HashMap<String, i64>>,
     txn_time: Option<TimestampTz>,
-    deadline: Option<Instant>,
-    cancel: &AtomicBool,
+    stop: Stop,
 ) -> Result<QueryResult> {
-    let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline);
-    cx.cancel = Some(cancel);
+    let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline);
+    cx.cancel = Some(stop.cancel);
     let (rows, tag) = match &planned.statement {
         Statement::Query(plan) => {
             if let Some(rows) = query::point(plan, &cx, &[])? {
