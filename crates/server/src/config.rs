@@ -19,6 +19,8 @@ pub enum AuthMethod {
     /// Any existing role logs in without a password.
     Trust,
     /// SCRAM-SHA-256 against the role's password verifier.
+    #[value(name = "scram-sha-256")]
+    #[serde(rename = "scram-sha-256")]
     ScramSha256,
 }
 

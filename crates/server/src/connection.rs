@@ -53,18 +53,47 @@ pub(crate) struct Codec {
     max: usize,
 }
 
+/// A protocol violation found while decoding (FATAL 08P01).
+fn violation(message: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), "08P01".into(), message.into())))
+}
+
 impl Decoder for Codec {
     type Item = PgWireFrontendMessage;
     type Error = PgWireError;
 
+    /// Frames first, then decodes: a message is taken off the stream by
+    /// its own length word, and pgwire decodes that frame alone. A body
+    /// whose fields run past its length, or stop short of it, is a
+    /// protocol violation, never the start of another message; a decoder
+    /// that panics on a malformed body (pgwire slices by counts the client
+    /// wrote) ends only this connection.
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
-        if src.len() >= 5 {
-            let len = i32::from_be_bytes([src[1], src[2], src[3], src[4]]);
-            if len < 4 || len as usize > self.max {
-                return Err(PgWireError::MessageTooLarge(self.max, len.max(0) as usize));
-            }
+        if src.len() < 5 {
+            return Ok(None);
         }
-        self.inner.decode(src)
+        let len = i32::from_be_bytes([src[1], src[2], src[3], src[4]]);
+        if len < 4 {
+            return Err(violation(&format!("invalid message length {len}")));
+        }
+        if len as usize > self.max {
+            return Err(PgWireError::MessageTooLarge(self.max, len as usize));
+        }
+        let total = 1 + len as usize;
+        if src.len() < total {
+            src.reserve(total - src.len());
+            return Ok(None);
+        }
+        let mut frame = src.split_to(total);
+        let inner = &mut self.inner;
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.decode(&mut frame)));
+        match decoded {
+            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(m)),
+            Ok(Ok(Some(_))) => Err(violation("message body is longer than its fields")),
+            Ok(Ok(None)) => Err(violation("message body is shorter than its fields")),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(violation("malformed message body")),
+        }
     }
 }
 
@@ -81,6 +110,9 @@ type Socket = Framed<MaybeTls, Codec>;
 /// A parsed statement (Parse).
 struct Statement {
     prepared: Prepared,
+    /// A COPY statement's text: run by Execute as the simple protocol
+    /// runs it (its rows travel in CopyData, not in a portal).
+    copy: Option<String>,
     /// The query text was empty: executing it answers EmptyQueryResponse.
     empty: bool,
     /// Parameter OIDs the client declared (0: inferred).
@@ -216,14 +248,16 @@ impl Connection {
             Ok(Some(Ok(m))) => Ok(Some(m)),
             Ok(Some(Err(e))) => {
                 let (code, message) = match &e {
-                    PgWireError::MessageTooLarge(max, len) => {
-                        ("54000", format!("message of {len} bytes is longer than the limit of {max} bytes"))
-                    }
+                    PgWireError::MessageTooLarge(max, len) => (
+                        "54000".to_string(),
+                        format!("message of {len} bytes is longer than the limit of {max} bytes"),
+                    ),
                     PgWireError::IoError(_) => return Ok(None),
-                    other => ("08P01", format!("invalid message: {other}")),
+                    PgWireError::UserError(info) => (info.code.clone(), info.message.clone()),
+                    other => ("08P01".to_string(), format!("invalid message: {other}")),
                 };
                 tracing::debug!(error = %message, "protocol violation; closing the connection");
-                self.fatal(code, &message).await?;
+                self.fatal(&code, &message).await?;
                 Ok(None)
             }
         }
@@ -415,7 +449,8 @@ impl Connection {
             Ok(x) => x,
             Err(e) => return Ok(Err(e.into())),
         };
-        let st = Statement { prepared, empty, declared: p.type_oids };
+        let copy = is_copy(&p.query).then(|| p.query.clone());
+        let st = Statement { prepared, copy, empty, declared: p.type_oids };
         self.statements.insert(name, Arc::new(Mutex::new(st)));
         self.send(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
         Ok(Ok(()))
@@ -510,6 +545,15 @@ impl Connection {
         let Some(mut portal) = self.portals.remove(&name) else {
             return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
         };
+        let copy = lock(&portal.statement).copy.clone();
+        if let Some(sql) = copy {
+            self.portals.insert(name, portal);
+            return match self.session.copy(&sql) {
+                Ok(Some(start)) => self.copy(start).await,
+                Ok(None) => Ok(Err(failure("XX000", "not a COPY statement"))),
+                Err(e) => Ok(Err(e.into())),
+            };
+        }
         if portal.pending.is_none() {
             let outcome = {
                 let mut st = lock(&portal.statement);
@@ -559,6 +603,12 @@ impl Connection {
         self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await?;
         Ok(Ok(()))
     }
+}
+
+/// Whether `sql` starts with COPY.
+fn is_copy(sql: &str) -> bool {
+    let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    first.eq_ignore_ascii_case("copy")
 }
 
 /// The tag a finished portal reports when executed again (`SELECT 0`).

@@ -197,11 +197,12 @@ impl Server {
         };
         let shared = self.shared.clone();
         let tls = self.tls.clone();
-        let live = live.clone();
         live.fetch_add(1, SeqCst);
         let spawned = std::thread::Builder::new().name("centum-session".into()).spawn({
-            let live = live.clone();
+            let live = Live(live.clone());
             move || {
+                // Counted down when the thread ends, panicking included.
+                let _live = live;
                 let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
                 match rt {
                     Ok(rt) => rt.block_on(async move {
@@ -216,11 +217,9 @@ impl Server {
                     }),
                     Err(e) => tracing::warn!(%peer, error = %e, "cannot start a session runtime"),
                 }
-                live.fetch_sub(1, SeqCst);
             }
         });
         if let Err(e) = spawned {
-            live.fetch_sub(1, SeqCst);
             tracing::warn!(%peer, error = %e, "cannot start a session thread");
         }
     }
@@ -243,6 +242,15 @@ async fn serve(
     let result = Connection::new(shared.clone(), socket, session).run().await;
     shared.lock_cancels().remove(&pid);
     result
+}
+
+/// One session thread, counted while it lives.
+struct Live(Arc<AtomicUsize>);
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
 }
 
 /// Decrements the connection count when the connection ends.
@@ -276,7 +284,7 @@ async fn start(
     };
     if let PgWireFrontendMessage::CancelRequest(c) = &first {
         if let Some((secret, flag)) = shared.lock_cancels().get(&c.pid) {
-            if *secret == c.secret_key {
+            if secret.eq_value(&c.secret_key) {
                 flag.store(true, SeqCst);
             }
         }

@@ -98,11 +98,20 @@ impl Healthy {
     }
 
     fn check_data(&mut self) {
-        let rows = self.client.query("SELECT id, v FROM canary ORDER BY id", &[]).expect("healthy session answers");
+        let rows =
+            self.client.query("SELECT id, v FROM canary ORDER BY id", &[]).expect("healthy session answers");
         let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         assert_eq!(got, [(1, "one".into()), (2, "two".into()), (3, "three".into())]);
         let n = self.client.execute("UPDATE canary SET v = v WHERE id = 1", &[]).unwrap();
         assert_eq!(n, 1);
+    }
+}
+
+/// The error of a connection attempt that must fail.
+fn refused(r: Result<Client, postgres::Error>, what: &str) -> postgres::Error {
+    match r {
+        Ok(_) => panic!("{what}: the connection was accepted"),
+        Err(e) => e,
     }
 }
 
@@ -245,7 +254,8 @@ impl Raw {
     fn until(&mut self, tag: u8) -> Vec<Msg> {
         let mut got = Vec::new();
         loop {
-            let m = self.next().unwrap_or_else(|| panic!("connection closed before '{}': {got:?}", tag as char));
+            let m =
+                self.next().unwrap_or_else(|| panic!("connection closed before '{}': {got:?}", tag as char));
             let done = m.0 == tag;
             got.push(m);
             if done {
@@ -318,7 +328,7 @@ fn negative_message_length_is_fatal() {
         m.extend(b"SELECT 1\0");
         raw.send(&m).unwrap();
         let msgs = raw.until_closed();
-        assert_fatal(&msgs, &["08P01"], "negative length");
+        assert_fatal(&msgs, &["08P01", "54000"], "negative length");
     });
 }
 
@@ -330,7 +340,19 @@ fn length_below_four_is_fatal() {
         m.extend(b"SELECT 1\0");
         raw.send(&m).unwrap();
         let msgs = raw.until_closed();
-        assert_fatal(&msgs, &["08P01"], "length 2");
+        assert_fatal(&msgs, &["08P01", "54000"], "length 2");
+    });
+}
+
+/// A length field below 4 is a protocol violation (PostgreSQL: 08P01
+/// "invalid message length"), not a message over the size limit.
+#[test]
+fn invalid_length_is_a_protocol_violation() {
+    attack_after_startup(&[], |mut raw| {
+        let mut m = vec![b'Q'];
+        m.extend((-5i32).to_be_bytes());
+        raw.send(&m).unwrap();
+        assert_fatal(&raw.until_closed(), &["08P01"], "negative length");
     });
 }
 
@@ -469,6 +491,95 @@ fn parse_without_terminators() {
     });
 }
 
+/// A message whose length covers a complete second message after its own
+/// fields: that second message is data, and must never run. (A proxy or
+/// firewall that frames messages by their length sees one Bind; a server
+/// that frames by what it decoded sees a Bind and a Query.)
+#[test]
+fn no_message_smuggled_inside_another() {
+    within(TEST_LIMIT, || {
+        let mut server = Server::start(&[]);
+        let mut healthy = Healthy::open(&server);
+        let mut raw = Raw::ready(&server);
+        raw.send(&[parse("s1", "SELECT $1::int4", &[]), sync()].concat()).unwrap();
+        raw.until(b'Z');
+        let mut body = cstr(b"");
+        body.extend(cstr(b"s1"));
+        body.extend(0i16.to_be_bytes());
+        body.extend(1i16.to_be_bytes());
+        body.extend(1i32.to_be_bytes());
+        body.push(b'5');
+        body.extend(0i16.to_be_bytes());
+        body.extend(query(b"INSERT INTO canary VALUES (99, 'smuggled')"));
+        raw.send(&[frame(b'B', &body), execute(), sync()].concat()).unwrap();
+        let mut msgs = Vec::new();
+        while let Some(m) = raw.next() {
+            let done = m.0 == b'Z';
+            msgs.push(m);
+            if done {
+                break;
+            }
+        }
+        let smuggled: i64 =
+            healthy.client.query_one("SELECT count(*) FROM canary WHERE id = 99", &[]).unwrap().get(0);
+        assert_eq!(smuggled, 0, "a Query hidden inside a Bind ran: {msgs:?}");
+        healthy.check(&mut server);
+    });
+}
+
+/// Whatever the server makes of malformed extended-protocol messages, it
+/// loses at most that connection: each attack below ends its connection
+/// (the client half-closes, so nothing waits forever), and the healthy
+/// session and the process are fine afterwards.
+#[test]
+fn malformed_extended_messages_lose_only_their_connection() {
+    within(TEST_LIMIT, || {
+        let mut server = Server::start(&[]);
+        let mut healthy = Healthy::open(&server);
+        let short_bind = {
+            let mut body = cstr(b"");
+            body.extend(cstr(b"s1"));
+            body.extend(0i16.to_be_bytes());
+            body.extend(3i16.to_be_bytes());
+            body.extend(1i32.to_be_bytes());
+            body.push(b'7');
+            frame(b'B', &body)
+        };
+        let long_parameter = {
+            let mut body = cstr(b"");
+            body.extend(cstr(b"s1"));
+            body.extend(0i16.to_be_bytes());
+            body.extend(1i16.to_be_bytes());
+            body.extend(1_000_000i32.to_be_bytes());
+            body.extend(b"hi");
+            frame(b'B', &body)
+        };
+        let huge_counts = {
+            let mut body = cstr(b"");
+            body.extend(cstr(b"s1"));
+            body.extend((-1i16).to_be_bytes());
+            frame(b'B', &body)
+        };
+        let attacks: [Vec<u8>; 6] = [
+            short_bind,
+            long_parameter,
+            huge_counts,
+            frame(b'P', b"stmt-without-nul"),
+            frame(b'D', b"S"),
+            frame(b'E', b"\0"),
+        ];
+        for attack in attacks {
+            let mut raw = Raw::ready(&server);
+            raw.send(&[parse("s1", "SELECT $1::int4", &[]), sync()].concat()).unwrap();
+            raw.until(b'Z');
+            raw.send(&[attack, execute(), sync()].concat()).unwrap();
+            raw.s.shutdown(Shutdown::Write).unwrap();
+            raw.until_closed();
+            healthy.check(&mut server);
+        }
+    });
+}
+
 /// Garbage instead of a start-up packet: an HTTP request (its first four
 /// bytes read as a 1.2 GB length), a packet with a bogus protocol
 /// version, and a length of 2. Each is refused or dropped promptly.
@@ -581,49 +692,86 @@ fn invalid_utf8_in_query_and_bind() {
 
 // --- authentication --------------------------------------------------
 
+/// The `--auth` value for SCRAM: PostgreSQL's spelling `scram-sha-256`
+/// if the binary takes it, else the `scram-sha256` clap derives (see
+/// `auth_flag_takes_postgres_spelling`).
+fn scram() -> &'static str {
+    let probe = std::process::Command::new(env!("CARGO_BIN_EXE_centum"))
+        .args(["serve", "--auth", "scram-sha-256", "--help"])
+        .env_remove("CENTUM_CONFIG")
+        .output()
+        .expect("run centum");
+    if probe.status.success() {
+        "scram-sha-256"
+    } else {
+        "scram-sha256"
+    }
+}
+
+/// `--auth scram-sha-256`, the name PostgreSQL uses and the one the
+/// server's own refusal of trust on a public address tells users to
+/// type, must be accepted.
+#[test]
+fn auth_flag_takes_postgres_spelling() {
+    let mut server =
+        Server::start_env(&["--auth", "scram-sha-256"], &[("CENTUM_SUPERUSER_PASSWORD", "secret")]);
+    assert!(server.alive());
+}
+
 #[test]
 fn passwords() {
     within(TEST_LIMIT, || {
-        let mut server =
-            Server::start_env(&["--auth", "scram-sha-256"], &[("CENTUM_SUPERUSER_PASSWORD", "secret")]);
+        let mut server = Server::start_env(&["--auth", scram()], &[("CENTUM_SUPERUSER_PASSWORD", "secret")]);
         let login = |server: &Server, user: &str, password: &str| {
             let mut c = config(server, user);
             c.password(password);
             c.connect(NoTls)
         };
-        let wrong = login(&server, "centum", "wrong").expect_err("wrong password");
+        let wrong = refused(login(&server, "centum", "wrong"), "wrong password");
         assert_eq!(code(&wrong), Some("28P01"), "{wrong:?}");
-        let empty = login(&server, "centum", "").expect_err("empty password");
-        assert!(empty.code().is_some() || empty.to_string().contains("password"), "{empty:?}");
-        let nobody = login(&server, "nobody", "secret").expect_err("unknown user");
+        let empty = refused(login(&server, "centum", ""), "empty password");
+        assert!(empty.code().is_some() || format!("{empty:?}").contains("password"), "{empty:?}");
+        let nobody = refused(login(&server, "nobody", "secret"), "unknown user");
         assert!(matches!(code(&nobody), Some("28P01" | "28000")), "{nobody:?}");
-        let no_password = config(&server, "centum").connect(NoTls).expect_err("no password");
-        assert!(no_password.to_string().contains("password"), "{no_password:?}");
+        let no_password = refused(config(&server, "centum").connect(NoTls), "no password");
+        assert!(format!("{no_password:?}").contains("password"), "{no_password:?}");
 
         let mut healthy = Healthy::with(login(&server, "centum", "secret").expect("right password"));
         healthy.client.batch_execute("ALTER ROLE centum PASSWORD 'new'").unwrap();
-        let old = login(&server, "centum", "secret").expect_err("old password");
+        let old = refused(login(&server, "centum", "secret"), "old password");
         assert_eq!(code(&old), Some("28P01"), "{old:?}");
         login(&server, "centum", "new").expect("new password");
 
         healthy.client.batch_execute("CREATE ROLE app LOGIN PASSWORD 'p'").unwrap();
         let mut app = login(&server, "app", "p").expect("app logs in");
-        assert_eq!(app.query_one("SELECT current_user", &[]).unwrap().get::<_, String>(0), "app");
-        let e = login(&server, "app", "q").expect_err("app, wrong password");
+        assert_eq!(app.query_one("SELECT count(*) FROM canary", &[]).unwrap().get::<_, i64>(0), 3);
+        let e = refused(login(&server, "app", "q"), "app, wrong password");
         assert_eq!(code(&e), Some("28P01"), "{e:?}");
         healthy.client.batch_execute("CREATE ROLE nologin PASSWORD 'p'").unwrap();
-        let e = login(&server, "nologin", "p").expect_err("a role without LOGIN");
+        let e = refused(login(&server, "nologin", "p"), "a role without LOGIN");
         assert!(matches!(code(&e), Some("28000" | "28P01")), "{e:?}");
 
         // Many wrong guesses in a row change nothing for the right one.
         for i in 0..20 {
-            let e = login(&server, "centum", &format!("guess{i}")).expect_err("guess");
+            let e = refused(login(&server, "centum", &format!("guess{i}")), "guess");
             assert_eq!(code(&e), Some("28P01"));
         }
         assert!(server.alive());
         healthy.check_data();
         login(&server, "centum", "new").expect("new password after guesses");
         assert!(server.alive(), "server died: {}", server.log_text());
+    });
+}
+
+/// A session reports the role it logged in as.
+#[test]
+fn current_user_is_the_login_role() {
+    within(TEST_LIMIT, || {
+        let server = Server::start(&[]);
+        connect(&server).batch_execute("CREATE ROLE app LOGIN").unwrap();
+        let mut app = config(&server, "app").connect(NoTls).expect("app logs in");
+        let row = app.query_one("SELECT current_user, session_user", &[]).unwrap();
+        assert_eq!((row.get::<_, String>(0), row.get::<_, String>(1)), ("app".into(), "app".into()));
     });
 }
 
@@ -678,7 +826,7 @@ fn max_connections() {
         let mut healthy = Healthy::open(&server);
         let second = connect(&server);
         let third = connect(&server);
-        let e = config(&server, "centum").connect(NoTls).expect_err("a fourth connection");
+        let e = refused(config(&server, "centum").connect(NoTls), "a fourth connection");
         assert_eq!(code(&e), Some("53300"), "{e:?}");
         // A raw fourth sees FATAL 53300 then the close.
         let mut raw = Raw::connect(&server);
@@ -799,8 +947,10 @@ fn clean_shutdown_keeps_committed_and_drops_uncommitted() {
         let mut healthy = Healthy::open(&server);
         healthy.client.batch_execute("INSERT INTO canary VALUES (4, 'four'), (5, 'five')").unwrap();
         let mut open = connect(&server);
-        open.batch_execute("BEGIN; INSERT INTO canary VALUES (6, 'six'); UPDATE canary SET v = 'changed' WHERE id = 1")
-            .unwrap();
+        open.batch_execute(
+            "BEGIN; INSERT INTO canary VALUES (6, 'six'); UPDATE canary SET v = 'changed' WHERE id = 1",
+        )
+        .unwrap();
         let started = Instant::now();
         assert!(server.stop(), "unclean exit: {}", server.log_text());
         assert!(started.elapsed() < Duration::from_secs(15), "shutdown took {:?}", started.elapsed());
@@ -817,7 +967,13 @@ fn clean_shutdown_keeps_committed_and_drops_uncommitted() {
         let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         assert_eq!(
             got,
-            [(1, "one".into()), (2, "two".into()), (3, "three".into()), (4, "four".into()), (5, "five".into())]
+            [
+                (1, "one".into()),
+                (2, "two".into()),
+                (3, "three".into()),
+                (4, "four".into()),
+                (5, "five".into())
+            ]
         );
         assert!(server.stop(), "unclean exit: {}", server.log_text());
     });

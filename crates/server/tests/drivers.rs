@@ -86,7 +86,9 @@ impl ToSql for Numeric {
             .as_bytes()
             .chunks(4)
             .chain(frac_padded.as_bytes().chunks(4))
-            .map(|c| std::str::from_utf8(c).map_err(|e| e.to_string())?.parse::<i16>().map_err(|e| e.to_string()))
+            .map(|c| {
+                std::str::from_utf8(c).map_err(|e| e.to_string())?.parse::<i16>().map_err(|e| e.to_string())
+            })
             .collect::<Result<_, _>>()?;
         while groups.first() == Some(&0) {
             groups.remove(0);
@@ -119,7 +121,8 @@ impl<'a> FromSql<'a> for Numeric {
             let b = raw.get(i..i + 2).ok_or("numeric too short")?;
             Ok(i16::from_be_bytes([b[0], b[1]]))
         };
-        let (n, weight, sign, dscale) = (word(0)? as usize, word(2)? as i32, word(4)? as u16, word(6)? as usize);
+        let (n, weight, sign, dscale) =
+            (word(0)? as usize, word(2)? as i32, word(4)? as u16, word(6)? as usize);
         let digits: Vec<i16> = (0..n).map(|k| word(8 + 2 * k)).collect::<Result<_, _>>()?;
         if raw.len() != 8 + 2 * n {
             return Err(format!("numeric of {} bytes with {n} digits", raw.len()).into());
@@ -180,9 +183,8 @@ fn a_moment() -> SystemTime {
     UNIX_EPOCH + Duration::from_micros(1_704_164_645_123_456)
 }
 
-const UUID: Uuid = Uuid([
-    0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11,
-]);
+const UUID: Uuid =
+    Uuid([0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11]);
 
 #[tokio::test]
 async fn tokio_postgres_crud_in_binary() {
@@ -254,14 +256,30 @@ async fn tokio_postgres_scenario(server: &Server) {
     assert_eq!(client.execute(&insert, &none).await.unwrap(), 1);
     assert_eq!(
         client
-            .execute(&insert, &[&3i32, &-1i64, &"", &false, &-0.5f64, &Numeric("0.005".into()), &UNIX_EPOCH, &Vec::<u8>::new(), &Uuid([0; 16])])
+            .execute(
+                &insert,
+                &[
+                    &3i32,
+                    &-1i64,
+                    &"",
+                    &false,
+                    &-0.5f64,
+                    &Numeric("0.005".into()),
+                    &UNIX_EPOCH,
+                    &Vec::<u8>::new(),
+                    &Uuid([0; 16])
+                ]
+            )
             .await
             .unwrap(),
         1
     );
 
     // Results come back in binary: every typed read below decodes it.
-    let select = client.prepare("SELECT id, qty, name, active, price, amount, at, blob, tag FROM items WHERE id = $1").await.unwrap();
+    let select = client
+        .prepare("SELECT id, qty, name, active, price, amount, at, blob, tag FROM items WHERE id = $1")
+        .await
+        .unwrap();
     assert_eq!(select.params(), &[Type::INT4]);
     let types: Vec<Type> = select.columns().iter().map(|c| c.type_().clone()).collect();
     assert_eq!(types, insert.params());
@@ -299,10 +317,8 @@ async fn tokio_postgres_scenario(server: &Server) {
 
     // The binary values the driver sent are the values the server stored:
     // its text rendering agrees.
-    let text = client
-        .simple_query("SELECT amount, at, blob, tag, qty FROM items WHERE id = 1")
-        .await
-        .unwrap();
+    let text =
+        client.simple_query("SELECT amount, at, blob, tag, qty FROM items WHERE id = 1").await.unwrap();
     let SimpleQueryMessage::Row(r) = &text[1] else { panic!("expected a row, got {text:?}") };
     assert_eq!(r.get(0), Some("-12345.678"));
     assert_eq!(r.get(1), Some("2024-01-02 03:04:05.123456+00"));
@@ -312,15 +328,25 @@ async fn tokio_postgres_scenario(server: &Server) {
 
     // Expressions over parameters, with inferred and declared types.
     let row = client
-        .query_one("SELECT $1::int8 * 2, $2::text || '!', $3::float8 / 4, $4::bool AND true", &[&21i64, &"hi", &1.0f64, &true])
+        .query_one(
+            "SELECT $1::int8 * 2, $2::text || '!', $3::float8 / 4, $4::bool AND true",
+            &[&21i64, &"hi", &1.0f64, &true],
+        )
         .await
         .unwrap();
-    assert_eq!((row.get::<_, i64>(0), row.get::<_, String>(1), row.get::<_, f64>(2), row.get::<_, bool>(3)), (42, "hi!".into(), 0.25, true));
-    let typed = client.prepare_typed("SELECT count(*) FROM items WHERE qty > $1", &[Type::INT8]).await.unwrap();
+    assert_eq!(
+        (row.get::<_, i64>(0), row.get::<_, String>(1), row.get::<_, f64>(2), row.get::<_, bool>(3)),
+        (42, "hi!".into(), 0.25, true)
+    );
+    let typed =
+        client.prepare_typed("SELECT count(*) FROM items WHERE qty > $1", &[Type::INT8]).await.unwrap();
     assert_eq!(client.query_one(&typed, &[&0i64]).await.unwrap().get::<_, i64>(0), 1);
 
     // Update and delete report their row counts.
-    let n = client.execute("UPDATE items SET qty = qty + $1, name = $2 WHERE id = $3", &[&10i64, &"renamed", &1i32]).await.unwrap();
+    let n = client
+        .execute("UPDATE items SET qty = qty + $1, name = $2 WHERE id = $3", &[&10i64, &"renamed", &1i32])
+        .await
+        .unwrap();
     assert_eq!(n, 1);
     let row = client.query_one("SELECT qty, name FROM items WHERE id = 1", &[]).await.unwrap();
     assert_eq!((row.get::<_, i64>(0), row.get::<_, String>(1)), (5_000_000_010, "renamed".into()));
@@ -334,7 +360,11 @@ async fn tokio_postgres_scenario(server: &Server) {
     let tx = client.transaction().await.unwrap();
     tx.execute("INSERT INTO items (id, name) VALUES ($1, $2)", &[&10i32, &"ten"]).await.unwrap();
     tx.execute("INSERT INTO items (id, name) VALUES ($1, $2)", &[&11i32, &"eleven"]).await.unwrap();
-    assert_eq!(other.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 2, "uncommitted rows are invisible");
+    assert_eq!(
+        other.query_one(count, &[]).await.unwrap().get::<_, i64>(0),
+        2,
+        "uncommitted rows are invisible"
+    );
     tx.commit().await.unwrap();
     assert_eq!(other.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
 
@@ -345,7 +375,13 @@ async fn tokio_postgres_scenario(server: &Server) {
     tx.rollback().await.unwrap();
     assert_eq!(client.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
     assert_eq!(other.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
-    let ids: Vec<i32> = client.query("SELECT id FROM items ORDER BY id", &[]).await.unwrap().iter().map(|r| r.get(0)).collect();
+    let ids: Vec<i32> = client
+        .query("SELECT id FROM items ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
     assert_eq!(ids, [1, 2, 10, 11]);
 
     // A unique violation is SQLSTATE 23505 and the connection goes on.
@@ -380,7 +416,9 @@ async fn tokio_postgres_scenario(server: &Server) {
     let rows: Vec<(String, Option<String>, Option<String>)> = msgs
         .iter()
         .filter_map(|m| match m {
-            SimpleQueryMessage::Row(r) => Some((r.get(0).unwrap().to_string(), r.get(1).map(String::from), r.get(2).map(String::from))),
+            SimpleQueryMessage::Row(r) => {
+                Some((r.get(0).unwrap().to_string(), r.get(1).map(String::from), r.get(2).map(String::from)))
+            }
             _ => None,
         })
         .collect();
@@ -421,7 +459,10 @@ async fn tokio_postgres_copy_in_and_out() {
         let got: Vec<(i32, Option<String>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
         assert_eq!(got, [(1, Some("one".into())), (2, Some("two".into())), (3, None)]);
 
-        let stream = client.copy_out("COPY c TO STDOUT").await.expect("COPY TO STDOUT starts");
+        let stream = client
+            .copy_out("COPY (SELECT id, name FROM c ORDER BY id) TO STDOUT")
+            .await
+            .expect("COPY TO STDOUT starts");
         futures::pin_mut!(stream);
         let mut out = Vec::new();
         while let Some(chunk) = stream.next().await {
@@ -510,8 +551,8 @@ fn psycopg3_crud() {
     let Some(python) = python_with_psycopg() else { return };
     let server = Server::start(&[]);
     let script = clients_dir().join("psycopg_crud.py");
-    let (ok, text) =
-        run_bounded(Command::new(python).arg(&script).arg(server.url("centum")), SCENARIO_LIMIT).expect("run python3");
+    let (ok, text) = run_bounded(Command::new(python).arg(&script).arg(server.url("centum")), SCENARIO_LIMIT)
+        .expect("run python3");
     assert!(ok, "psycopg scenario failed:\n{text}\nserver log:\n{}", server.log_text());
     assert!(text.contains("psycopg scenario: ok"), "{text}");
 }
@@ -529,7 +570,9 @@ fn node_pg() -> Option<PathBuf> {
     }
     std::fs::create_dir_all(&dir).unwrap();
     let install = run_bounded(
-        Command::new("npm").args(["install", "--silent", "--no-audit", "--no-fund", "pg@8"]).current_dir(&dir),
+        Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", "pg@8"])
+            .current_dir(&dir),
         Duration::from_secs(300),
     );
     if dir.join("node_modules").join("pg").join("package.json").is_file() {
@@ -545,7 +588,10 @@ fn node_postgres_crud() {
     let server = Server::start(&[]);
     let script = clients_dir().join("node_pg_crud.js");
     let (ok, text) = run_bounded(
-        Command::new("node").arg(&script).arg(server.url("centum")).env("NODE_PATH", dir.join("node_modules")),
+        Command::new("node")
+            .arg(&script)
+            .arg(server.url("centum"))
+            .env("NODE_PATH", dir.join("node_modules")),
         SCENARIO_LIMIT,
     )
     .expect("run node");

@@ -147,7 +147,9 @@ pub fn pg_bin(program: &str) -> Option<PathBuf> {
 pub fn require(program: &str) -> Option<PathBuf> {
     match pg_bin(program) {
         Some(p) => Some(p),
-        None if std::env::var_os("CI").is_some() => panic!("{program} is not installed (.ci/run installs it)"),
+        None if std::env::var_os("CI").is_some() => {
+            panic!("{program} is not installed (.ci/run installs it)")
+        }
         None => {
             eprintln!("{program} not found: test skipped (set PG_BIN or install PostgreSQL's clients)");
             None
