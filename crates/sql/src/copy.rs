@@ -246,7 +246,7 @@ fn unescape(f: &[u8]) -> Result<String> {
 /// What a COPY statement starts.
 pub enum CopyStart {
     /// Rows from the client: feed them to [`CopyIn::data`].
-    In(CopyIn),
+    In(Box<CopyIn>),
     /// Rows to the client, already formatted.
     Out(CopyOut),
 }
@@ -402,7 +402,7 @@ impl Session {
         if self.status() == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        let mut stmts = crate::parser::parse(sql)?;
+        let mut stmts = crate::parser::parse(&boolean_options(sql))?;
         if stmts.len() != 1 {
             return Ok(None);
         }
@@ -469,7 +469,7 @@ impl Session {
         if own_transaction {
             self.execute("BEGIN")?;
         }
-        Ok(Some(CopyStart::In(CopyIn {
+        Ok(Some(CopyStart::In(Box::new(CopyIn {
             format,
             types,
             insert,
@@ -478,8 +478,27 @@ impl Session {
             line: 0,
             own_transaction,
             ended: false,
-        })))
+        }))))
     }
+}
+
+/// PostgreSQL accepts `on`/`off` for COPY's boolean options (pgbench
+/// writes `with (freeze on)`); sqlparser wants `true`/`false`.
+fn boolean_options(sql: &str) -> String {
+    let mut out = sql.to_string();
+    for opt in ["freeze", "header"] {
+        for (from, to) in [(" on", " true"), (" off", " false")] {
+            let lower = out.to_lowercase();
+            let pat = format!("{opt}{from}");
+            if let Some(at) = lower.find(&pat) {
+                let end = at + pat.len();
+                if !lower[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+                    out.replace_range(at..end, &format!("{opt}{to}"));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn quote_ident(name: &str) -> String {

@@ -25,6 +25,7 @@ use sqlparser::ast;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -59,6 +60,7 @@ impl Database {
             named: HashMap::new(),
             user: "centum".into(),
             database: "postgres".into(),
+            cancel: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -143,6 +145,8 @@ pub struct Session {
     user: String,
     /// The database name the client asked for.
     database: String,
+    /// Raised by a cancel request; checked where statement_timeout is.
+    cancel: Arc<AtomicBool>,
 }
 
 fn isolation_name(i: Isolation) -> &'static str {
@@ -196,6 +200,13 @@ impl Session {
     pub fn set_identity(&mut self, user: &str, database: &str) {
         self.user = user.to_string();
         self.database = database.to_string();
+    }
+
+    /// A flag that cancels the statement running when it is raised (a
+    /// client's cancel request, from another thread). Each statement
+    /// lowers it when it starts.
+    pub fn cancel_handle(&self) -> Arc<AtomicBool> {
+        self.cancel.clone()
     }
 
     /// The role this session logged in as.
@@ -701,6 +712,8 @@ impl Session {
             }
         }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
+        self.cancel.store(false, Relaxed);
+        let cancel = &*self.cancel;
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
@@ -711,7 +724,7 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                deadline,
+                Stop { deadline, cancel },
                 (&self.user, &self.database),
             );
             if r.is_err() {
@@ -730,7 +743,7 @@ impl Session {
             &params,
             &self.currval,
             None,
-            deadline,
+            Stop { deadline, cancel },
             (&self.user, &self.database),
         ) {
             Ok(r) => {
@@ -775,6 +788,12 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
         .map(Cow::Owned)
 }
 
+/// When a statement must stop early: its deadline and its cancel flag.
+struct Stop<'a> {
+    deadline: Option<Instant>,
+    cancel: &'a AtomicBool,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_in(
     catalog: &Catalog,
@@ -783,10 +802,12 @@ fn run_in(
     params: &[Value],
     currval: &RefCell<HashMap<String, i64>>,
     txn_time: Option<TimestampTz>,
-    deadline: Option<Instant>,
+    stop: Stop,
     (user, database): (&str, &str),
 ) -> Result<QueryResult> {
-    let cx = ExecCtx::new(txn, catalog, params, currval, txn_time, deadline).with_identity(user, database);
+    let mut cx =
+        ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
+    cx.cancel = Some(stop.cancel);
     let (rows, tag) = match &planned.statement {
         Statement::Query(plan) => {
             if let Some(rows) = query::point(plan, &cx, &[])? {

@@ -36,7 +36,6 @@
 //! # Ok::<(), centum_storage::Error>(())
 //! ```
 
-pub mod blocking;
 pub mod checkpoint;
 pub mod disk;
 mod error;

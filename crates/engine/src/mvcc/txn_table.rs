@@ -235,49 +235,38 @@ impl TxnTable {
     fn wait_loop(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
         let target = &self.slots[other.slot()];
         target.sleepers.fetch_add(1, SeqCst);
-        let result = self.spin_then_sleep(me, other);
-        target.sleepers.fetch_sub(1, SeqCst);
-        result
-    }
-
-    /// Whether `other` has finished (or its slot is gone).
-    fn finished(&self, other: TxnId) -> bool {
-        match self.state(other) {
-            None => true,
-            Some(st) => st.is_final(),
-        }
-    }
-
-    fn spin_then_sleep(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
-        // Most waits end within a commit; don't sleep for those.
-        for _ in 0..64 {
-            if self.finished(other) {
-                return Ok(());
+        let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
+        let mut result = Ok(());
+        let mut spins = 0u32;
+        loop {
+            match self.state(other) {
+                None => break,
+                Some(st) if st.is_final() => break,
+                Some(_) => {}
             }
             if self.waits_for(other, me) {
-                return Err(crate::Error::Deadlock);
+                result = Err(crate::Error::Deadlock);
+                break;
             }
-            std::thread::yield_now();
+            if spins < 64 {
+                // Most waits end within a commit; don't sleep for those.
+                spins += 1;
+                std::thread::yield_now();
+                continue;
+            }
+            let g = m.lock().unwrap_or_else(|p| p.into_inner());
+            let done = match self.state(other) {
+                None => true,
+                Some(st) => st.is_final(),
+            };
+            if !done {
+                // The timeout re-runs deadlock detection now and then, for
+                // cycles that formed after this wait began.
+                let _ = cv.wait_timeout(g, Duration::from_millis(5));
+            }
         }
-        // A long wait (the holder's client is still talking): tell the
-        // embedding that this thread is about to block.
-        centum_storage::blocking::run(|| {
-            let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
-            loop {
-                if self.finished(other) {
-                    return Ok(());
-                }
-                if self.waits_for(other, me) {
-                    return Err(crate::Error::Deadlock);
-                }
-                let g = m.lock().unwrap_or_else(|p| p.into_inner());
-                if !self.finished(other) {
-                    // The timeout re-runs deadlock detection now and then,
-                    // for cycles that formed after this wait began.
-                    let _ = cv.wait_timeout(g, Duration::from_millis(5));
-                }
-            }
-        })
+        target.sleepers.fetch_sub(1, SeqCst);
+        result
     }
 
     /// Whether following the waits-for chain from `from` reaches `to`.

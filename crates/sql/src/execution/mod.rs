@@ -37,6 +37,8 @@ pub struct ExecCtx<'a> {
     pub transaction_time: Option<TimestampTz>,
     /// When the statement must stop (`statement_timeout`).
     pub deadline: Option<Instant>,
+    /// Set by a client's cancel request while the statement runs.
+    pub cancel: Option<&'a std::sync::atomic::AtomicBool>,
     /// Results of subqueries that read no outer column, computed once per
     /// statement; `None` marks a correlated subquery. Keyed by the plan's
     /// address, which is stable while the statement runs.
@@ -66,6 +68,7 @@ impl<'a> ExecCtx<'a> {
             statement_time: OnceCell::new(),
             transaction_time,
             deadline,
+            cancel: None,
             subqueries: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: crate::system::Identity::DEFAULT,
@@ -92,6 +95,9 @@ impl<'a> ExecCtx<'a> {
 
     /// Fails once the statement has run past its deadline.
     pub(crate) fn check_deadline(&self) -> crate::error::Result<()> {
+        if self.cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Err(crate::error::Error::Canceled("user request"));
+        }
         match self.deadline {
             Some(d) if Instant::now() >= d => Err(crate::error::Error::Canceled("statement timeout")),
             _ => Ok(()),

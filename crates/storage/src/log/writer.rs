@@ -268,7 +268,7 @@ impl Log {
             return Ok(ts);
         }
         let target = st.appended;
-        crate::blocking::run(|| self.shared.wait_durable(st, target)).map(|()| ts)
+        self.shared.wait_durable(st, target).map(|()| ts)
     }
 
     /// Makes every record appended so far durable (delayed ones included).

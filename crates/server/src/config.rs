@@ -1,0 +1,204 @@
+//! Server configuration: command-line flags over environment variables
+//! over an optional TOML file over defaults.
+//!
+//! Every setting has a flag (`--max-connections`), an environment variable
+//! (`CENTUM_MAX_CONNECTIONS`, read by clap) and a key in the file named by
+//! `--config` (`max_connections = 100`); the first of those that is given
+//! wins.
+
+use clap::Args;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How clients prove who they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthMethod {
+    /// Any existing role logs in without a password.
+    Trust,
+    /// SCRAM-SHA-256 against the role's password verifier.
+    #[value(name = "scram-sha-256")]
+    #[serde(rename = "scram-sha-256")]
+    ScramSha256,
+}
+
+/// `centum serve`'s settings as given (flags and environment).
+#[derive(Args, Debug, Default, Clone)]
+pub struct ServeArgs {
+    /// A TOML file with any of the settings below (flags win over it).
+    #[arg(long, env = "CENTUM_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The data directory (created if missing) [default: ./centum-data].
+    #[arg(long, env = "CENTUM_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:5433].
+    #[arg(long, env = "CENTUM_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// The superuser role a new data directory starts with [default: centum].
+    #[arg(long, env = "CENTUM_SUPERUSER")]
+    pub superuser: Option<String>,
+    /// The superuser's password, set when the data directory is created.
+    /// Read from the environment variable rather than the command line
+    /// where others can see it.
+    #[arg(long, env = "CENTUM_SUPERUSER_PASSWORD", hide_env_values = true)]
+    pub superuser_password: Option<String>,
+    /// Authentication [default: trust on a loopback address, else
+    /// scram-sha-256; a non-loopback address refuses trust].
+    #[arg(long, value_enum, env = "CENTUM_AUTH")]
+    pub auth: Option<AuthMethod>,
+    /// Most client connections at once; more get SQLSTATE 53300 [default: 100].
+    #[arg(long, env = "CENTUM_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Closes a session idle inside a transaction block for this many
+    /// milliseconds (0: never) [default: 0].
+    #[arg(long, env = "CENTUM_IDLE_IN_TRANSACTION_TIMEOUT_MS")]
+    pub idle_in_transaction_timeout_ms: Option<u64>,
+    /// Default statement_timeout of new sessions, milliseconds (0: none) [default: 0].
+    #[arg(long, env = "CENTUM_STATEMENT_TIMEOUT_MS")]
+    pub statement_timeout_ms: Option<u64>,
+    /// Largest message a client may send, bytes [default: 67108864].
+    #[arg(long, env = "CENTUM_MAX_MESSAGE_BYTES")]
+    pub max_message_bytes: Option<usize>,
+    /// PEM certificate chain: enables TLS (with --tls-key).
+    #[arg(long, env = "CENTUM_TLS_CERT")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of the certificate.
+    #[arg(long, env = "CENTUM_TLS_KEY")]
+    pub tls_key: Option<PathBuf>,
+    /// Log level: error, warn, info, debug or trace [default: info].
+    #[arg(long, env = "CENTUM_LOG")]
+    pub log: Option<String>,
+    /// Acknowledge commits before their log record is on disk (a crash
+    /// may lose the last few milliseconds of commits) [default: false].
+    #[arg(long, env = "CENTUM_DELAYED_DURABILITY")]
+    pub delayed_durability: Option<bool>,
+}
+
+/// The same settings in the TOML file.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    data_dir: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    superuser: Option<String>,
+    superuser_password: Option<String>,
+    auth: Option<AuthMethod>,
+    max_connections: Option<usize>,
+    idle_in_transaction_timeout_ms: Option<u64>,
+    statement_timeout_ms: Option<u64>,
+    max_message_bytes: Option<usize>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    log: Option<String>,
+    delayed_durability: Option<bool>,
+}
+
+/// The settings in effect.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Data directory.
+    pub data_dir: PathBuf,
+    /// Listen address.
+    pub listen: SocketAddr,
+    /// Superuser of a new data directory.
+    pub superuser: String,
+    /// Its password, if any.
+    pub superuser_password: Option<String>,
+    /// Authentication method.
+    pub auth: AuthMethod,
+    /// Connection limit.
+    pub max_connections: usize,
+    /// Idle-in-transaction limit.
+    pub idle_in_transaction_timeout: Option<Duration>,
+    /// Default statement timeout.
+    pub statement_timeout: Option<Duration>,
+    /// Message size limit.
+    pub max_message_bytes: usize,
+    /// TLS certificate and key.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Log level.
+    pub log: String,
+    /// Delayed durability for every commit.
+    pub delayed_durability: bool,
+}
+
+impl Config {
+    /// Resolves flags and environment over the file over defaults; refuses
+    /// trust authentication on a non-loopback address.
+    pub fn resolve(args: &ServeArgs) -> Result<Config, String> {
+        let file: FileConfig = match &args.config {
+            None => FileConfig::default(),
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+                toml::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?
+            }
+        };
+        let a = args.clone();
+        let listen = a.listen.or(file.listen).unwrap_or_else(|| "127.0.0.1:5433".parse().expect("address"));
+        let loopback = listen.ip().is_loopback();
+        let auth = a.auth.or(file.auth).unwrap_or(if loopback {
+            AuthMethod::Trust
+        } else {
+            AuthMethod::ScramSha256
+        });
+        if auth == AuthMethod::Trust && !loopback {
+            return Err(format!(
+                "refusing to listen on {listen} with trust authentication: use --auth scram-sha-256 (and set passwords) or a loopback address"
+            ));
+        }
+        let tls = match (a.tls_cert.or(file.tls_cert), a.tls_key.or(file.tls_key)) {
+            (Some(c), Some(k)) => Some((c, k)),
+            (None, None) => None,
+            _ => return Err("--tls-cert and --tls-key go together".into()),
+        };
+        let ms = |v: Option<u64>| v.filter(|&m| m > 0).map(Duration::from_millis);
+        let max_connections = a.max_connections.or(file.max_connections).unwrap_or(100);
+        if max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        Ok(Config {
+            data_dir: a.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("centum-data")),
+            listen,
+            superuser: a.superuser.or(file.superuser).unwrap_or_else(|| "centum".into()),
+            superuser_password: a.superuser_password.or(file.superuser_password),
+            auth,
+            max_connections,
+            idle_in_transaction_timeout: ms(a
+                .idle_in_transaction_timeout_ms
+                .or(file.idle_in_transaction_timeout_ms)),
+            statement_timeout: ms(a.statement_timeout_ms.or(file.statement_timeout_ms)),
+            max_message_bytes: a.max_message_bytes.or(file.max_message_bytes).unwrap_or(64 << 20).max(1024),
+            tls,
+            log: a.log.or(file.log).unwrap_or_else(|| "info".into()),
+            delayed_durability: a.delayed_durability.or(file.delayed_durability).unwrap_or(false),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_trust_needs_loopback() {
+        let dir = std::env::temp_dir().join(format!("centum-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(&file, "max_connections = 7\nlisten = \"127.0.0.1:6000\"\n").unwrap();
+        let mut args = ServeArgs { config: Some(file.clone()), ..Default::default() };
+        let c = Config::resolve(&args).unwrap();
+        assert_eq!((c.max_connections, c.listen.port(), c.auth), (7, 6000, AuthMethod::Trust));
+        args.max_connections = Some(9);
+        assert_eq!(Config::resolve(&args).unwrap().max_connections, 9);
+        args.listen = Some("0.0.0.0:6000".parse().unwrap());
+        assert_eq!(Config::resolve(&args).unwrap().auth, AuthMethod::ScramSha256);
+        args.auth = Some(AuthMethod::Trust);
+        assert!(Config::resolve(&args).is_err());
+        std::fs::write(&file, "bogus = 1\n").unwrap();
+        assert!(Config::resolve(&ServeArgs { config: Some(file), ..Default::default() }).is_err());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

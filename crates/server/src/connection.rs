@@ -1,0 +1,674 @@
+//! One client connection after start-up: the simple and extended query
+//! protocols, COPY, and the rules that keep a misbehaving client from
+//! harming anyone else.
+//!
+//! ```text
+//!  Query ─▶ [COPY: CopyIn/OutResponse, CopyData..., CopyDone] or
+//!           per statement: RowDescription, DataRow*, CommandComplete
+//!        ─▶ ReadyForQuery(status)
+//!  Parse ─▶ ParseComplete          (plans the statement once)
+//!  Bind  ─▶ BindComplete           (parameters read, text or binary)
+//!  Describe S|P ─▶ [ParameterDescription] RowDescription | NoData
+//!  Execute ─▶ DataRow* then CommandComplete | PortalSuspended (row limit)
+//!  Sync  ─▶ ReadyForQuery(status)  (and the end of error recovery)
+//! ```
+//!
+//! After an error in an extended-protocol message every message up to Sync
+//! is discarded, as PostgreSQL does. ReadyForQuery always carries the
+//! session's real transaction status (idle, in a block, failed block).
+//! Replies are buffered and written when the client will wait for them
+//! (ReadyForQuery, Flush, a full buffer), so a pipelined Bind/Execute/Sync
+//! costs one write.
+//!
+//! Each connection has a thread of its own (see `server.rs`), so a
+//! statement that waits (for a group commit's fsync, for a row another
+//! transaction holds) blocks only its own client. A message longer than `max_message_bytes`,
+//! or one that cannot be decoded, ends the connection with FATAL (the
+//! stream can no longer be trusted); nothing is allocated for it first.
+
+use crate::server::{Shared, StartupSocket};
+use crate::wire;
+use bytes::{BufMut, BytesMut};
+use centum_sql::copy::CopyStart;
+use centum_sql::{OutputColumn, Prepared, QueryResult, Session, TxnStatus};
+use centum_types::{DataType, Value};
+use futures::{SinkExt, StreamExt};
+use pgwire::error::{ErrorInfo, PgWireError};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
+use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
+};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
+
+/// pgwire's codec with a bound on the length a client may announce.
+pub(crate) struct Codec {
+    inner: PgWireMessageServerCodec<()>,
+    max: usize,
+}
+
+/// A protocol violation found while decoding (FATAL 08P01).
+fn violation(message: &str) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("FATAL".into(), "08P01".into(), message.into())))
+}
+
+impl Decoder for Codec {
+    type Item = PgWireFrontendMessage;
+    type Error = PgWireError;
+
+    /// Frames first, then decodes: a message is taken off the stream by
+    /// its own length word, and pgwire decodes that frame alone. A body
+    /// whose fields run past its length, or stop short of it, is a
+    /// protocol violation, never the start of another message; a decoder
+    /// that panics on a malformed body (pgwire slices by counts the client
+    /// wrote) ends only this connection.
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Self::Item>, Self::Error> {
+        if src.len() < 5 {
+            return Ok(None);
+        }
+        let len = i32::from_be_bytes([src[1], src[2], src[3], src[4]]);
+        if len < 4 {
+            return Err(violation(&format!("invalid message length {len}")));
+        }
+        if len as usize > self.max {
+            return Err(PgWireError::MessageTooLarge(self.max, len as usize));
+        }
+        let total = 1 + len as usize;
+        if src.len() < total {
+            src.reserve(total - src.len());
+            return Ok(None);
+        }
+        let mut frame = src.split_to(total);
+        let inner = &mut self.inner;
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.decode(&mut frame)));
+        match decoded {
+            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(m)),
+            Ok(Ok(Some(_))) => Err(violation("message body is longer than its fields")),
+            Ok(Ok(None)) => Err(violation("message body is shorter than its fields")),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(violation("malformed message body")),
+        }
+    }
+}
+
+impl Encoder<PgWireBackendMessage> for Codec {
+    type Error = std::io::Error;
+
+    fn encode(&mut self, item: PgWireBackendMessage, dst: &mut BytesMut) -> Result<(), Self::Error> {
+        self.inner.encode(item, dst)
+    }
+}
+
+type Socket = Framed<MaybeTls, Codec>;
+
+/// A parsed statement (Parse).
+struct Statement {
+    prepared: Prepared,
+    /// A COPY statement's text: run by Execute as the simple protocol
+    /// runs it (its rows travel in CopyData, not in a portal).
+    copy: Option<String>,
+    /// The query text was empty: executing it answers EmptyQueryResponse.
+    empty: bool,
+    /// Parameter OIDs the client declared (0: inferred).
+    declared: Vec<u32>,
+}
+
+/// A bound portal (Bind).
+struct Portal {
+    statement: Arc<Mutex<Statement>>,
+    params: Vec<Value>,
+    /// Result format per column (0 text, 1 binary).
+    formats: Vec<i16>,
+    /// Rows left to send, once executed.
+    pending: Option<Pending>,
+}
+
+struct Pending {
+    rows: std::vec::IntoIter<Vec<Value>>,
+    columns: Arc<[OutputColumn]>,
+    tag: String,
+}
+
+/// An error to report: SQLSTATE, message, severity.
+struct Failure {
+    code: String,
+    message: String,
+}
+
+impl From<centum_sql::Error> for Failure {
+    fn from(e: centum_sql::Error) -> Failure {
+        Failure { code: e.sqlstate().to_string(), message: e.to_string() }
+    }
+}
+
+fn failure(code: &str, message: impl Into<String>) -> Failure {
+    Failure { code: code.into(), message: message.into() }
+}
+
+type Step = Result<(), Failure>;
+
+/// One session's protocol state.
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+    socket: Socket,
+    session: Session,
+    statements: HashMap<String, Arc<Mutex<Statement>>>,
+    portals: HashMap<String, Portal>,
+    /// An extended-protocol message failed: discard until Sync.
+    skip_to_sync: bool,
+}
+
+fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
+    s.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Connection {
+    pub(crate) fn new(shared: Arc<Shared>, socket: StartupSocket, session: Session) -> Connection {
+        let parts = socket.into_parts();
+        let max = shared.config.max_message_bytes;
+        let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max });
+        new.read_buf = parts.read_buf;
+        new.write_buf = parts.write_buf;
+        Connection {
+            shared,
+            socket: Framed::from_parts(new),
+            session,
+            statements: HashMap::new(),
+            portals: HashMap::new(),
+            skip_to_sync: false,
+        }
+    }
+
+    fn status(&self) -> TransactionStatus {
+        match self.session.status() {
+            TxnStatus::Idle => TransactionStatus::Idle,
+            TxnStatus::InBlock => TransactionStatus::Transaction,
+            TxnStatus::Failed => TransactionStatus::Error,
+        }
+    }
+
+    async fn send(&mut self, m: PgWireBackendMessage) -> std::io::Result<()> {
+        self.socket.feed(m).await
+    }
+
+    async fn error(&mut self, f: Failure) -> std::io::Result<()> {
+        let info = ErrorInfo::new("ERROR".into(), f.code, f.message);
+        self.send(PgWireBackendMessage::ErrorResponse(info.into())).await
+    }
+
+    async fn fatal(&mut self, code: &str, message: &str) -> std::io::Result<()> {
+        let info = ErrorInfo::new("FATAL".into(), code.into(), message.into());
+        self.send(PgWireBackendMessage::ErrorResponse(info.into())).await?;
+        self.socket.flush().await
+    }
+
+    async fn ready(&mut self) -> std::io::Result<()> {
+        let status = self.status();
+        self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
+        self.socket.flush().await
+    }
+
+    /// Waits for the next message, minding the idle-in-transaction limit
+    /// and shutdown. `None`: the connection is over.
+    async fn next(&mut self) -> std::io::Result<Option<PgWireFrontendMessage>> {
+        let idle_limit = match self.session.status() {
+            TxnStatus::Idle => None,
+            _ => self.shared.config.idle_in_transaction_timeout,
+        };
+        let mut shutdown = self.shared.shutdown.clone();
+        if *shutdown.borrow() {
+            self.fatal("57P01", "terminating connection due to administrator command").await?;
+            return Ok(None);
+        }
+        let read = async {
+            match idle_limit {
+                None => Ok(self.socket.next().await),
+                Some(d) => tokio::time::timeout(d, self.socket.next()).await.map_err(|_| ()),
+            }
+        };
+        let got = tokio::select! {
+            r = read => r,
+            _ = shutdown.changed() => {
+                self.fatal("57P01", "terminating connection due to administrator command").await?;
+                return Ok(None);
+            }
+        };
+        match got {
+            Err(()) => {
+                self.fatal("25P03", "terminating connection due to idle-in-transaction timeout").await?;
+                Ok(None)
+            }
+            Ok(None) => Ok(None),
+            Ok(Some(Ok(m))) => Ok(Some(m)),
+            Ok(Some(Err(e))) => {
+                let (code, message) = match &e {
+                    PgWireError::MessageTooLarge(max, len) => (
+                        "54000".to_string(),
+                        format!("message of {len} bytes is longer than the limit of {max} bytes"),
+                    ),
+                    PgWireError::IoError(_) => return Ok(None),
+                    PgWireError::UserError(info) => (info.code.clone(), info.message.clone()),
+                    other => ("08P01".to_string(), format!("invalid message: {other}")),
+                };
+                tracing::debug!(error = %message, "protocol violation; closing the connection");
+                self.fatal(&code, &message).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Serves the client until it leaves.
+    pub(crate) async fn run(mut self) -> std::io::Result<()> {
+        while let Some(m) = self.next().await? {
+            use PgWireFrontendMessage as F;
+            if self.skip_to_sync && !matches!(m, F::Sync(_) | F::Query(_)) {
+                continue;
+            }
+            let step = match m {
+                F::Terminate(_) => break,
+                F::Query(q) => {
+                    self.skip_to_sync = false;
+                    self.simple(&q.query).await?;
+                    continue;
+                }
+                F::Sync(_) => {
+                    self.skip_to_sync = false;
+                    self.ready().await?;
+                    continue;
+                }
+                F::Flush(_) => {
+                    self.socket.flush().await?;
+                    continue;
+                }
+                F::Parse(p) => self.parse(p).await?,
+                F::Bind(b) => self.bind(b).await?,
+                F::Describe(d) => self.describe(d).await?,
+                F::Execute(e) => self.execute(e).await?,
+                F::Close(c) => self.close(c).await?,
+                // Outside COPY these are ignored, as the protocol says.
+                F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_) => continue,
+                _ => {
+                    self.fatal("08P01", "unexpected message during a session").await?;
+                    break;
+                }
+            };
+            if let Err(f) = step {
+                self.error(f).await?;
+                self.skip_to_sync = true;
+            }
+        }
+        self.socket.flush().await.ok();
+        Ok(())
+    }
+
+    // --- the simple query protocol -----------------------------------
+
+    async fn simple(&mut self, sql: &str) -> std::io::Result<()> {
+        if sql.trim().trim_matches(';').trim().is_empty() {
+            self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            return self.ready().await;
+        }
+        match self.session.copy(sql) {
+            Ok(Some(start)) => {
+                if let Err(f) = self.copy(start).await? {
+                    self.error(f).await?;
+                }
+                return self.ready().await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                self.error(e.into()).await?;
+                return self.ready().await;
+            }
+        }
+        match self.session.execute(sql) {
+            Ok(results) => {
+                for r in results {
+                    self.notices(&r.notices).await?;
+                    if !r.columns.is_empty() {
+                        let desc = row_description(&r.columns, &[]);
+                        self.send(desc).await?;
+                    }
+                    self.rows(r.rows.into_iter(), &r.columns, &[], 0).await?;
+                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
+                }
+            }
+            Err(e) => self.error(e.into()).await?,
+        }
+        self.ready().await
+    }
+
+    async fn notices(&mut self, notices: &[String]) -> std::io::Result<()> {
+        for n in notices {
+            let info = ErrorInfo::new("NOTICE".into(), "00000".into(), n.clone());
+            self.send(PgWireBackendMessage::NoticeResponse(info.into())).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends up to `limit` rows (0: all); true if rows are left.
+    async fn rows(
+        &mut self,
+        mut rows: impl Iterator<Item = Vec<Value>>,
+        columns: &[OutputColumn],
+        formats: &[i16],
+        limit: usize,
+    ) -> std::io::Result<bool> {
+        let mut sent = 0;
+        loop {
+            if limit > 0 && sent == limit {
+                return Ok(true);
+            }
+            let Some(row) = rows.next() else { return Ok(false) };
+            let msg = data_row(&row, columns, formats);
+            self.send(PgWireBackendMessage::DataRow(msg)).await?;
+            sent += 1;
+        }
+    }
+
+    /// Runs a COPY: the inner result is the statement's outcome.
+    async fn copy(&mut self, start: CopyStart) -> std::io::Result<Step> {
+        match start {
+            CopyStart::Out(out) => {
+                // Format 0: textual rows (text or CSV alike).
+                let resp = CopyOutResponse::new(0, out.columns as i16, vec![0; out.columns]);
+                self.send(PgWireBackendMessage::CopyOutResponse(resp)).await?;
+                for line in out.data {
+                    self.send(PgWireBackendMessage::CopyData(CopyData::new(line.into()))).await?;
+                }
+                self.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
+                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(out.tag))).await?;
+                Ok(Ok(()))
+            }
+            CopyStart::In(mut copy) => {
+                let n = copy.columns();
+                self.send(PgWireBackendMessage::CopyInResponse(CopyInResponse::new(0, n as i16, vec![0; n])))
+                    .await?;
+                self.socket.flush().await?;
+                let mut failed: Option<centum_sql::Error> = None;
+                loop {
+                    let Some(m) = self.next().await? else {
+                        let e = centum_sql::Error::other("08006", "connection lost during COPY");
+                        copy.abort(&mut self.session, e);
+                        return Err(std::io::ErrorKind::ConnectionAborted.into());
+                    };
+                    match m {
+                        PgWireFrontendMessage::CopyData(d) => {
+                            if failed.is_none() {
+                                if let Err(e) = copy.data(&mut self.session, &d.data) {
+                                    failed = Some(e);
+                                }
+                            }
+                        }
+                        PgWireFrontendMessage::CopyDone(_) => break,
+                        PgWireFrontendMessage::CopyFail(f) => {
+                            let why = centum_sql::Error::other(
+                                "57014",
+                                format!("COPY from stdin failed: {}", f.message),
+                            );
+                            return Ok(Err(copy.abort(&mut self.session, failed.unwrap_or(why)).into()));
+                        }
+                        PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) => {}
+                        _ => {
+                            let e = centum_sql::Error::other("08P01", "unexpected message type during COPY");
+                            return Ok(Err(copy.abort(&mut self.session, e).into()));
+                        }
+                    }
+                }
+                if let Some(e) = failed {
+                    return Ok(Err(copy.abort(&mut self.session, e).into()));
+                }
+                match copy.finish(&mut self.session) {
+                    Ok(r) => {
+                        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
+                        Ok(Ok(()))
+                    }
+                    Err(e) => Ok(Err(e.into())),
+                }
+            }
+        }
+    }
+
+    // --- the extended query protocol ---------------------------------
+
+    async fn parse(&mut self, p: Parse) -> std::io::Result<Step> {
+        let name = p.name.unwrap_or_default();
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Ok(Err(failure("42P05", format!("prepared statement \"{name}\" already exists"))));
+        }
+        let declared: Vec<Option<DataType>> = p.type_oids.iter().map(|&o| wire::oid_type(o)).collect();
+        let empty = p.query.trim().trim_matches(';').trim().is_empty();
+        let sql = if empty { "SELECT 1 WHERE false" } else { p.query.as_str() };
+        let prepared = match self.session.prepare(sql, &declared) {
+            Ok(x) => x,
+            Err(e) => return Ok(Err(e.into())),
+        };
+        let copy = is_copy(&p.query).then(|| p.query.clone());
+        let st = Statement { prepared, copy, empty, declared: p.type_oids };
+        self.statements.insert(name, Arc::new(Mutex::new(st)));
+        self.send(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
+        Ok(Ok(()))
+    }
+
+    async fn bind(&mut self, b: Bind) -> std::io::Result<Step> {
+        let sname = b.statement_name.unwrap_or_default();
+        let Some(statement) = self.statements.get(&sname).cloned() else {
+            return Ok(Err(failure("26000", format!("prepared statement \"{sname}\" does not exist"))));
+        };
+        let params = {
+            let st = lock(&statement);
+            let types = st.prepared.params();
+            if b.parameters.len() != types.len() {
+                return Ok(Err(failure(
+                    "08P01",
+                    format!(
+                        "bind message supplies {} parameters, but prepared statement \"{sname}\" requires {}",
+                        b.parameters.len(),
+                        types.len()
+                    ),
+                )));
+            }
+            let mut params = Vec::with_capacity(types.len());
+            for (i, (raw, ty)) in b.parameters.iter().zip(types).enumerate() {
+                let binary = format_of(&b.parameter_format_codes, i) == 1;
+                let v = match raw {
+                    None => Value::Null,
+                    Some(bytes) if binary => match wire::decode_binary(bytes, ty) {
+                        Ok(v) => v,
+                        Err(m) => return Ok(Err(failure("22P03", format!("{m} in parameter ${}", i + 1)))),
+                    },
+                    Some(bytes) => {
+                        let Ok(text) = std::str::from_utf8(bytes) else {
+                            return Ok(Err(failure("22021", "invalid byte sequence for encoding \"UTF8\"")));
+                        };
+                        match Value::parse(text, ty) {
+                            Ok(v) => v,
+                            Err(e) => return Ok(Err(centum_sql::Error::from(e).into())),
+                        }
+                    }
+                };
+                params.push(v);
+            }
+            params
+        };
+        let pname = b.portal_name.unwrap_or_default();
+        let portal = Portal { statement, params, formats: b.result_column_format_codes, pending: None };
+        self.portals.insert(pname, portal);
+        self.send(PgWireBackendMessage::BindComplete(BindComplete::new())).await?;
+        Ok(Ok(()))
+    }
+
+    async fn describe(&mut self, d: Describe) -> std::io::Result<Step> {
+        let name = d.name.unwrap_or_default();
+        let (columns, formats, params) = if d.target_type == b'S' {
+            let Some(st) = self.statements.get(&name) else {
+                return Ok(Err(failure("26000", format!("prepared statement \"{name}\" does not exist"))));
+            };
+            let st = lock(st);
+            let oids: Vec<u32> = st
+                .prepared
+                .params()
+                .iter()
+                .enumerate()
+                .map(|(i, t)| st.declared.get(i).copied().filter(|&o| o != 0).unwrap_or_else(|| t.pg_oid()))
+                .collect();
+            let cols = if st.empty { vec![] } else { st.prepared.columns().to_vec() };
+            (cols, vec![], Some(oids))
+        } else {
+            let Some(p) = self.portals.get(&name) else {
+                return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
+            };
+            let st = lock(&p.statement);
+            let cols = if st.empty { vec![] } else { st.prepared.columns().to_vec() };
+            (cols, p.formats.clone(), None)
+        };
+        if let Some(oids) = params {
+            self.send(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(oids))).await?;
+        }
+        if columns.is_empty() {
+            self.send(PgWireBackendMessage::NoData(NoData::new())).await?;
+        } else {
+            let desc = row_description(&columns, &formats);
+            self.send(desc).await?;
+        }
+        Ok(Ok(()))
+    }
+
+    async fn execute(&mut self, e: Execute) -> std::io::Result<Step> {
+        let name = e.name.unwrap_or_default();
+        let Some(mut portal) = self.portals.remove(&name) else {
+            return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
+        };
+        let copy = lock(&portal.statement).copy.clone();
+        if let Some(sql) = copy {
+            self.portals.insert(name, portal);
+            return match self.session.copy(&sql) {
+                Ok(Some(start)) => self.copy(start).await,
+                Ok(None) => Ok(Err(failure("XX000", "not a COPY statement"))),
+                Err(e) => Ok(Err(e.into())),
+            };
+        }
+        if portal.pending.is_none() {
+            let outcome = {
+                let mut st = lock(&portal.statement);
+                if st.empty {
+                    None
+                } else {
+                    Some(self.session.execute_prepared(&mut st.prepared, &portal.params))
+                }
+            };
+            let r: QueryResult = match outcome {
+                None => {
+                    self.portals.insert(name, portal);
+                    self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+                    return Ok(Ok(()));
+                }
+                Some(Ok(r)) => r,
+                Some(Err(e)) => return Ok(Err(e.into())),
+            };
+            self.notices(&r.notices).await?;
+            portal.pending = Some(Pending { rows: r.rows.into_iter(), columns: r.columns, tag: r.tag });
+        }
+        let mut pending = portal.pending.take().expect("executed");
+        let limit = e.max_rows.max(0) as usize;
+        let columns = pending.columns.clone();
+        let more = self.rows(&mut pending.rows, &columns, &portal.formats, limit).await?;
+        if more {
+            self.send(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
+            portal.pending = Some(pending);
+        } else {
+            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(pending.tag.clone())))
+                .await?;
+            // A finished portal answers a further Execute with no rows.
+            pending.tag = finished_tag(&pending.tag);
+            portal.pending = Some(pending);
+        }
+        self.portals.insert(name, portal);
+        Ok(Ok(()))
+    }
+
+    async fn close(&mut self, c: Close) -> std::io::Result<Step> {
+        let name = c.name.unwrap_or_default();
+        if c.target_type == b'S' {
+            self.statements.remove(&name);
+        } else {
+            self.portals.remove(&name);
+        }
+        self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await?;
+        Ok(Ok(()))
+    }
+}
+
+/// Whether `sql` starts with COPY.
+fn is_copy(sql: &str) -> bool {
+    let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    first.eq_ignore_ascii_case("copy")
+}
+
+/// The tag a finished portal reports when executed again (`SELECT 0`).
+fn finished_tag(tag: &str) -> String {
+    match tag.split_once(' ') {
+        Some(("SELECT", _)) => "SELECT 0".into(),
+        _ => tag.to_string(),
+    }
+}
+
+/// The format code of column or parameter `i`: none given means text, one
+/// means all, else one each.
+fn format_of(codes: &[i16], i: usize) -> i16 {
+    match codes.len() {
+        0 => 0,
+        1 => codes[0],
+        _ => codes.get(i).copied().unwrap_or(0),
+    }
+}
+
+fn row_description(columns: &[OutputColumn], formats: &[i16]) -> PgWireBackendMessage {
+    let fields = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            FieldDescription::new(
+                c.name.clone(),
+                0,
+                0,
+                wire::type_oid(c.ty.as_ref()),
+                wire::type_size(c.ty.as_ref()),
+                -1,
+                format_of(formats, i),
+            )
+        })
+        .collect();
+    PgWireBackendMessage::RowDescription(RowDescription::new(fields))
+}
+
+fn data_row(row: &[Value], columns: &[OutputColumn], formats: &[i16]) -> DataRow {
+    let mut buf = BytesMut::with_capacity(row.len() * 12);
+    for (i, v) in row.iter().enumerate() {
+        if v.is_null() {
+            buf.put_i32(-1);
+            continue;
+        }
+        let at = buf.len();
+        buf.put_i32(0);
+        if format_of(formats, i) == 1 {
+            wire::encode_binary(v, columns.get(i).and_then(|c| c.ty.as_ref()), &mut buf);
+        } else {
+            match v {
+                Value::Text(s) => buf.put_slice(s.as_bytes()),
+                v => {
+                    let _ = write!(buf, "{v}");
+                }
+            }
+        }
+        let len = (buf.len() - at - 4) as i32;
+        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    DataRow::new(buf, row.len() as i16)
+}

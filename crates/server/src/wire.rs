@@ -1,0 +1,286 @@
+//! Values on the wire: PostgreSQL's text and binary formats.
+//!
+//! Text is what `Value`'s `Display` prints and `Value::parse` reads. Binary
+//! follows PostgreSQL's send/receive functions: big-endian integers and
+//! IEEE floats, `date` as days and timestamps as microseconds since
+//! 2000-01-01 (Centum's own representation, so no conversion), `uuid` as 16
+//! bytes, and `numeric` as base-10,000 digits with weight, sign and display
+//! scale. A result column is encoded by its declared type (an `integer`
+//! column is always 4 bytes), whatever integer width the value has.
+
+use bytes::{BufMut, BytesMut};
+use centum_types::Decimal;
+use centum_types::{DataType, Date, Timestamp, TimestampTz, Value};
+use std::fmt::Write as _;
+
+/// PostgreSQL's type OID for a result column (`text` where unknown).
+pub fn type_oid(ty: Option<&DataType>) -> u32 {
+    ty.map_or(25, DataType::pg_oid)
+}
+
+/// `pg_type.typlen` of a type: its width, or -1 for variable length.
+pub fn type_size(ty: Option<&DataType>) -> i16 {
+    match ty {
+        Some(DataType::Boolean) => 1,
+        Some(DataType::SmallInt) => 2,
+        Some(DataType::Integer) | Some(DataType::Date) => 4,
+        Some(DataType::BigInt)
+        | Some(DataType::Double)
+        | Some(DataType::Timestamp)
+        | Some(DataType::TimestampTz) => 8,
+        Some(DataType::Uuid) => 16,
+        _ => -1,
+    }
+}
+
+/// The type a client means by a parameter OID (`None`: infer it).
+pub fn oid_type(oid: u32) -> Option<DataType> {
+    Some(match oid {
+        16 => DataType::Boolean,
+        21 => DataType::SmallInt,
+        23 | 26 => DataType::Integer,
+        20 => DataType::BigInt,
+        700 | 701 => DataType::Double,
+        1700 => DataType::Numeric { precision: None, scale: None },
+        25 | 19 | 1043 | 1042 => DataType::Text,
+        17 => DataType::Bytea,
+        1082 => DataType::Date,
+        1114 => DataType::Timestamp,
+        1184 => DataType::TimestampTz,
+        2950 => DataType::Uuid,
+        _ => return None,
+    })
+}
+
+/// Why a parameter could not be read.
+pub type DecodeError = String;
+
+/// Reads a parameter sent in binary for a parameter of type `ty`.
+pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> {
+    let int = |b: &[u8]| -> Result<i64, DecodeError> {
+        Ok(match b.len() {
+            2 => i16::from_be_bytes([b[0], b[1]]).into(),
+            4 => i32::from_be_bytes(b.try_into().expect("4 bytes")).into(),
+            8 => i64::from_be_bytes(b.try_into().expect("8 bytes")),
+            n => return Err(format!("incorrect binary data format: {n} bytes for an integer")),
+        })
+    };
+    let fixed = |n: usize| -> Result<(), DecodeError> {
+        if bytes.len() == n {
+            Ok(())
+        } else {
+            Err(format!("incorrect binary data format: {} bytes where {n} were expected", bytes.len()))
+        }
+    };
+    let range = |v: i64, lo: i64, hi: i64, name: &str| -> Result<i64, DecodeError> {
+        if v < lo || v > hi {
+            Err(format!("{name} out of range"))
+        } else {
+            Ok(v)
+        }
+    };
+    Ok(match ty {
+        DataType::Boolean => {
+            fixed(1)?;
+            Value::Boolean(bytes[0] != 0)
+        }
+        DataType::SmallInt => {
+            Value::SmallInt(range(int(bytes)?, i16::MIN.into(), i16::MAX.into(), "smallint")? as i16)
+        }
+        DataType::Integer => {
+            Value::Integer(range(int(bytes)?, i32::MIN.into(), i32::MAX.into(), "integer")? as i32)
+        }
+        DataType::BigInt => Value::BigInt(int(bytes)?),
+        DataType::Double => match bytes.len() {
+            4 => Value::Double(f32::from_be_bytes(bytes.try_into().expect("4 bytes")).into()),
+            _ => {
+                fixed(8)?;
+                Value::Double(f64::from_be_bytes(bytes.try_into().expect("8 bytes")))
+            }
+        },
+        DataType::Numeric { .. } => Value::Numeric(decode_numeric(bytes)?),
+        DataType::Bytea => Value::Bytea(bytes.to_vec()),
+        DataType::Date => {
+            fixed(4)?;
+            Value::Date(Date(i32::from_be_bytes(bytes.try_into().expect("4 bytes"))))
+        }
+        DataType::Timestamp => {
+            fixed(8)?;
+            Value::Timestamp(Timestamp(i64::from_be_bytes(bytes.try_into().expect("8 bytes"))))
+        }
+        DataType::TimestampTz => {
+            fixed(8)?;
+            Value::TimestampTz(TimestampTz(i64::from_be_bytes(bytes.try_into().expect("8 bytes"))))
+        }
+        DataType::Uuid => {
+            fixed(16)?;
+            Value::Uuid(centum_types::Uuid::from_bytes(bytes.try_into().expect("16 bytes")))
+        }
+        _ => Value::Text(
+            std::str::from_utf8(bytes)
+                .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?
+                .to_string(),
+        ),
+    })
+}
+
+/// Appends `v` in binary as a value of column type `ty` (without the
+/// length word).
+pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
+    let as_i64 = |v: &Value| match v {
+        Value::SmallInt(x) => Some(i64::from(*x)),
+        Value::Integer(x) => Some(i64::from(*x)),
+        Value::BigInt(x) => Some(*x),
+        _ => None,
+    };
+    match (ty, v) {
+        (Some(DataType::Boolean), Value::Boolean(b)) => out.put_u8(*b as u8),
+        (Some(DataType::SmallInt), v) if as_i64(v).is_some() => out.put_i16(as_i64(v).unwrap_or(0) as i16),
+        (Some(DataType::Integer), v) if as_i64(v).is_some() => out.put_i32(as_i64(v).unwrap_or(0) as i32),
+        (Some(DataType::BigInt), v) if as_i64(v).is_some() => out.put_i64(as_i64(v).unwrap_or(0)),
+        (Some(DataType::Double), Value::Double(d)) => out.put_f64(*d),
+        (Some(DataType::Numeric { .. }), Value::Numeric(d)) => encode_numeric(*d, out),
+        (Some(DataType::Numeric { .. }), v) if as_i64(v).is_some() => {
+            encode_numeric(Decimal::from(as_i64(v).unwrap_or(0)), out)
+        }
+        (Some(DataType::Bytea), Value::Bytea(b)) => out.put_slice(b),
+        (Some(DataType::Date), Value::Date(d)) => out.put_i32(d.0),
+        (Some(DataType::Timestamp), Value::Timestamp(t)) => out.put_i64(t.0),
+        (Some(DataType::TimestampTz), Value::TimestampTz(t)) => out.put_i64(t.0),
+        (Some(DataType::Uuid), Value::Uuid(u)) => out.put_slice(u.as_bytes()),
+        (_, Value::Text(s)) => out.put_slice(s.as_bytes()),
+        (_, v) => out.put_slice(v.to_string().as_bytes()),
+    }
+}
+
+/// PostgreSQL's binary numeric: i16 ndigits, i16 weight, u16 sign, u16
+/// dscale, then ndigits base-10,000 digits, most significant first.
+fn encode_numeric(d: Decimal, out: &mut BytesMut) {
+    let scale = d.scale() as usize;
+    let digits = d.abs().mantissa().to_string();
+    let (int, frac) = if digits.len() > scale {
+        (digits[..digits.len() - scale].to_string(), digits[digits.len() - scale..].to_string())
+    } else {
+        (String::new(), format!("{}{digits}", "0".repeat(scale - digits.len())))
+    };
+    let int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+    let frac = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+    let mut groups: Vec<i16> = int
+        .as_bytes()
+        .chunks(4)
+        .chain(frac.as_bytes().chunks(4))
+        .map(|c| std::str::from_utf8(c).unwrap_or("0").parse().unwrap_or(0))
+        .collect();
+    let mut weight = (int.len() / 4) as i16 - 1;
+    while groups.first() == Some(&0) {
+        groups.remove(0);
+        weight -= 1;
+    }
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    if groups.is_empty() {
+        weight = 0;
+    }
+    out.put_i16(groups.len() as i16);
+    out.put_i16(weight);
+    out.put_u16(if d.is_sign_negative() && !d.is_zero() { 0x4000 } else { 0 });
+    out.put_u16(scale as u16);
+    for g in groups {
+        out.put_i16(g);
+    }
+}
+
+fn decode_numeric(b: &[u8]) -> Result<Decimal, DecodeError> {
+    let bad = || "invalid binary numeric".to_string();
+    if b.len() < 8 {
+        return Err(bad());
+    }
+    let word = |i: usize| i16::from_be_bytes([b[i], b[i + 1]]);
+    let (n, weight, sign, dscale) = (word(0) as usize, word(2) as i32, word(4) as u16, word(6) as u16);
+    if b.len() != 8 + 2 * n || dscale > 28 {
+        return Err(bad());
+    }
+    if sign == 0xC000 {
+        return Err("NaN is not a Centum numeric".into());
+    }
+    // Digits as text: group i is worth 10000^(weight - i).
+    let mut groups = Vec::with_capacity(n);
+    for i in 0..n {
+        let g = word(8 + 2 * i);
+        if !(0..10_000).contains(&g) {
+            return Err(bad());
+        }
+        groups.push(g);
+    }
+    if !(-40..=40).contains(&weight) {
+        return Err("numeric out of Centum's range".into());
+    }
+    let (mut int, mut frac) = (String::new(), String::new());
+    for k in 0..=weight.max(-1) {
+        let g = groups.get(k as usize).copied().unwrap_or(0);
+        let _ = write!(int, "{g:04}");
+    }
+    // A negative weight: whole zero groups between the point and the first.
+    for _ in (weight + 1).min(0)..0 {
+        frac.push_str("0000");
+    }
+    for g in groups.iter().skip((weight + 1).max(0) as usize) {
+        let _ = write!(frac, "{g:04}");
+    }
+    let text =
+        format!("{}.{}", if int.is_empty() { "0" } else { &int }, if frac.is_empty() { "0" } else { &frac });
+    let mut v: Decimal = text.parse().map_err(|_| "numeric out of Centum's range".to_string())?;
+    v.rescale(dscale.into());
+    if sign == 0x4000 {
+        v.set_sign_negative(true);
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn numerics_round_trip_through_binary() {
+        for s in [
+            "0",
+            "1",
+            "-1",
+            "10000",
+            "123456.789",
+            "0.0001",
+            "-0.5",
+            "99999999.00",
+            "1e-10",
+            "12345678901234567890",
+        ] {
+            let d = Decimal::from_str(s).or_else(|_| Decimal::from_scientific(s)).unwrap();
+            let mut out = BytesMut::new();
+            encode_numeric(d, &mut out);
+            let back = decode_numeric(&out).unwrap();
+            assert_eq!(back, d, "{s}");
+            assert_eq!(back.scale(), d.scale(), "{s}");
+        }
+    }
+
+    #[test]
+    fn known_numeric_encoding() {
+        // 123456.789: digits 12 3456 7890, weight 1, dscale 3.
+        let mut out = BytesMut::new();
+        encode_numeric(Decimal::from_str("123456.789").unwrap(), &mut out);
+        assert_eq!(&out[..], &[0, 3, 0, 1, 0, 0, 0, 3, 0, 12, 0x0d, 0x80, 0x1e, 0xd2]);
+    }
+
+    #[test]
+    fn integers_take_the_column_width() {
+        let mut out = BytesMut::new();
+        encode_binary(&Value::Integer(7), Some(&DataType::BigInt), &mut out);
+        assert_eq!(&out[..], &7i64.to_be_bytes());
+        assert_eq!(decode_binary(&7i32.to_be_bytes(), &DataType::BigInt).unwrap().to_string(), "7");
+        assert!(decode_binary(&[1, 2, 3], &DataType::Integer).is_err());
+        assert!(decode_binary(&(1i64 << 40).to_be_bytes(), &DataType::Integer).is_err());
+    }
+}

@@ -1,0 +1,600 @@
+//! Real client drivers against the real `centum serve` binary.
+//!
+//! psql and pgbench speak mostly the simple protocol in text; applications
+//! use drivers, and each driver leans on a different corner of the wire
+//! protocol. So each one here runs the same small scenario (create, insert
+//! with parameters, select, update, delete, a committed and a rolled-back
+//! transaction, a unique violation that must leave the connection usable)
+//! and checks every answer:
+//!
+//! ```text
+//!  tokio-postgres  extended protocol, parameter types taken from the
+//!                  server's ParameterDescription, parameters AND results in
+//!                  BINARY (int4/int8/bool/float8/numeric/timestamptz/
+//!                  bytea/uuid), simple_query, COPY through the extended
+//!                  protocol
+//!  psycopg 3       libpq: text parameters over the extended protocol,
+//!                  conn.transaction(), COPY via the simple protocol
+//!                  (tests/clients/psycopg_crud.py)
+//!  node-postgres   its own protocol code: unnamed statements with text
+//!                  parameters, Parse/Bind/Describe/Execute/Sync pipelined
+//!                  (tests/clients/node_pg_crud.js)
+//! ```
+//!
+//! psycopg and node-postgres are installed on demand (pip, npm). When that
+//! is impossible the test is skipped with a message, except under CI (`CI`
+//! set), where a missing driver is a failure.
+
+mod common;
+
+use bytes::{BufMut, BytesMut};
+use common::Server;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+type BoxError = Box<dyn Error + Sync + Send>;
+
+/// How long one driver scenario may take, start to end.
+const SCENARIO_LIMIT: Duration = Duration::from_secs(120);
+
+/// A `uuid` in PostgreSQL's binary format: its 16 bytes.
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Uuid([u8; 16]);
+
+impl ToSql for Uuid {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        out.put_slice(&self.0);
+        Ok(IsNull::No)
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::UUID
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Uuid {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Uuid, BoxError> {
+        Ok(Uuid(raw.try_into().map_err(|_| format!("uuid of {} bytes", raw.len()))?))
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::UUID
+    }
+}
+
+/// A `numeric` in PostgreSQL's binary format (base-10,000 digits, weight,
+/// sign, display scale), held as its decimal text so the test can compare
+/// it exactly.
+#[derive(Debug, PartialEq, Clone)]
+struct Numeric(String);
+
+impl ToSql for Numeric {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        let (negative, body) = match self.0.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, self.0.as_str()),
+        };
+        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+        let int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
+        let frac_padded = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
+        let mut weight = (int.len() / 4) as i16 - 1;
+        let mut groups: Vec<i16> = int
+            .as_bytes()
+            .chunks(4)
+            .chain(frac_padded.as_bytes().chunks(4))
+            .map(|c| {
+                std::str::from_utf8(c).map_err(|e| e.to_string())?.parse::<i16>().map_err(|e| e.to_string())
+            })
+            .collect::<Result<_, _>>()?;
+        while groups.first() == Some(&0) {
+            groups.remove(0);
+            weight -= 1;
+        }
+        while groups.last() == Some(&0) {
+            groups.pop();
+        }
+        if groups.is_empty() {
+            weight = 0;
+        }
+        out.put_i16(groups.len() as i16);
+        out.put_i16(weight);
+        out.put_u16(if negative { 0x4000 } else { 0 });
+        out.put_u16(frac.len() as u16);
+        for g in groups {
+            out.put_i16(g);
+        }
+        Ok(IsNull::No)
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Numeric {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Numeric, BoxError> {
+        let word = |i: usize| -> Result<i16, BoxError> {
+            let b = raw.get(i..i + 2).ok_or("numeric too short")?;
+            Ok(i16::from_be_bytes([b[0], b[1]]))
+        };
+        let (n, weight, sign, dscale) =
+            (word(0)? as usize, word(2)? as i32, word(4)? as u16, word(6)? as usize);
+        let digits: Vec<i16> = (0..n).map(|k| word(8 + 2 * k)).collect::<Result<_, _>>()?;
+        if raw.len() != 8 + 2 * n {
+            return Err(format!("numeric of {} bytes with {n} digits", raw.len()).into());
+        }
+        let group = |i: i32| if i >= 0 && (i as usize) < n { digits[i as usize] } else { 0 };
+        let mut s = String::new();
+        match sign {
+            0x0000 => {}
+            0x4000 => s.push('-'),
+            0xC000 => return Ok(Numeric("NaN".into())),
+            other => return Err(format!("numeric sign {other:#x}").into()),
+        }
+        if weight < 0 {
+            s.push('0');
+        } else {
+            s.push_str(&group(0).to_string());
+            for i in 1..=weight {
+                s.push_str(&format!("{:04}", group(i)));
+            }
+        }
+        if dscale > 0 {
+            let mut frac = String::new();
+            let mut i = weight + 1;
+            while frac.len() < dscale {
+                frac.push_str(&format!("{:04}", group(i)));
+                i += 1;
+            }
+            frac.truncate(dscale);
+            s.push('.');
+            s.push_str(&frac);
+        }
+        Ok(Numeric(s))
+    }
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::NUMERIC
+    }
+}
+
+async fn connect(server: &Server) -> Client {
+    let conninfo = server.conninfo("centum");
+    let connecting = tokio_postgres::connect(&conninfo, NoTls);
+    let (client, connection) = tokio::time::timeout(Duration::from_secs(10), connecting)
+        .await
+        .expect("connect in time")
+        .expect("connect");
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    client
+}
+
+fn sqlstate(e: &tokio_postgres::Error) -> Option<&SqlState> {
+    e.code()
+}
+
+/// 2024-01-02 03:04:05.123456 UTC.
+fn a_moment() -> SystemTime {
+    UNIX_EPOCH + Duration::from_micros(1_704_164_645_123_456)
+}
+
+const UUID: Uuid =
+    Uuid([0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11]);
+
+#[tokio::test]
+async fn tokio_postgres_crud_in_binary() {
+    let server = Server::start(&[]);
+    tokio::time::timeout(SCENARIO_LIMIT, tokio_postgres_scenario(&server)).await.expect("scenario in time");
+}
+
+async fn tokio_postgres_scenario(server: &Server) {
+    let client = connect(server).await;
+    let other = connect(server).await;
+    client
+        .batch_execute(
+            "CREATE TABLE items (id int4 PRIMARY KEY, qty int8, name text, active bool, price float8, \
+             amount numeric(12,3), at timestamptz, blob bytea, tag uuid)",
+        )
+        .await
+        .unwrap();
+
+    // The driver takes every parameter's type from the server's
+    // ParameterDescription and sends the value in binary.
+    let insert = client
+        .prepare("INSERT INTO items (id, qty, name, active, price, amount, at, blob, tag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+        .await
+        .unwrap();
+    assert_eq!(
+        insert.params(),
+        &[
+            Type::INT4,
+            Type::INT8,
+            Type::TEXT,
+            Type::BOOL,
+            Type::FLOAT8,
+            Type::NUMERIC,
+            Type::TIMESTAMPTZ,
+            Type::BYTEA,
+            Type::UUID
+        ]
+    );
+    let blob: Vec<u8> = vec![0, 1, 0x7f, 0x80, 0xff, b'\\', 0];
+    let n = client
+        .execute(
+            &insert,
+            &[
+                &1i32,
+                &5_000_000_000i64,
+                &"héllo ✓ 'quoted'",
+                &true,
+                &3.25f64,
+                &Numeric("-12345.678".into()),
+                &a_moment(),
+                &blob,
+                &UUID,
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let none: [&(dyn ToSql + Sync); 9] = [
+        &2i32,
+        &None::<i64>,
+        &None::<String>,
+        &None::<bool>,
+        &None::<f64>,
+        &None::<Numeric>,
+        &None::<SystemTime>,
+        &None::<Vec<u8>>,
+        &None::<Uuid>,
+    ];
+    assert_eq!(client.execute(&insert, &none).await.unwrap(), 1);
+    assert_eq!(
+        client
+            .execute(
+                &insert,
+                &[
+                    &3i32,
+                    &-1i64,
+                    &"",
+                    &false,
+                    &-0.5f64,
+                    &Numeric("0.005".into()),
+                    &UNIX_EPOCH,
+                    &Vec::<u8>::new(),
+                    &Uuid([0; 16])
+                ]
+            )
+            .await
+            .unwrap(),
+        1
+    );
+
+    // Results come back in binary: every typed read below decodes it.
+    let select = client
+        .prepare("SELECT id, qty, name, active, price, amount, at, blob, tag FROM items WHERE id = $1")
+        .await
+        .unwrap();
+    assert_eq!(select.params(), &[Type::INT4]);
+    let types: Vec<Type> = select.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(types, insert.params());
+    let row = client.query_one(&select, &[&1i32]).await.unwrap();
+    assert_eq!(row.get::<_, i32>(0), 1);
+    assert_eq!(row.get::<_, i64>(1), 5_000_000_000);
+    assert_eq!(row.get::<_, String>(2), "héllo ✓ 'quoted'");
+    assert!(row.get::<_, bool>(3));
+    assert_eq!(row.get::<_, f64>(4), 3.25);
+    assert_eq!(row.get::<_, Numeric>(5), Numeric("-12345.678".into()));
+    assert_eq!(row.get::<_, SystemTime>(6), a_moment());
+    assert_eq!(row.get::<_, Vec<u8>>(7), blob);
+    assert_eq!(row.get::<_, Uuid>(8), UUID);
+
+    let row = client.query_one(&select, &[&2i32]).await.unwrap();
+    assert_eq!(row.get::<_, i32>("id"), 2);
+    assert_eq!(row.get::<_, Option<i64>>("qty"), None);
+    assert_eq!(row.get::<_, Option<String>>("name"), None);
+    assert_eq!(row.get::<_, Option<bool>>("active"), None);
+    assert_eq!(row.get::<_, Option<f64>>("price"), None);
+    assert_eq!(row.get::<_, Option<Numeric>>("amount"), None);
+    assert_eq!(row.get::<_, Option<SystemTime>>("at"), None);
+    assert_eq!(row.get::<_, Option<Vec<u8>>>("blob"), None);
+    assert_eq!(row.get::<_, Option<Uuid>>("tag"), None);
+
+    let row = client.query_one(&select, &[&3i32]).await.unwrap();
+    assert_eq!(row.get::<_, i64>(1), -1);
+    assert_eq!(row.get::<_, String>(2), "");
+    assert!(!row.get::<_, bool>(3));
+    assert_eq!(row.get::<_, f64>(4), -0.5);
+    assert_eq!(row.get::<_, Numeric>(5), Numeric("0.005".into()));
+    assert_eq!(row.get::<_, SystemTime>(6), UNIX_EPOCH);
+    assert_eq!(row.get::<_, Vec<u8>>(7), Vec::<u8>::new());
+    assert_eq!(row.get::<_, Uuid>(8), Uuid([0; 16]));
+
+    // The binary values the driver sent are the values the server stored:
+    // its text rendering agrees.
+    let text =
+        client.simple_query("SELECT amount, at, blob, tag, qty FROM items WHERE id = 1").await.unwrap();
+    let SimpleQueryMessage::Row(r) = &text[1] else { panic!("expected a row, got {text:?}") };
+    assert_eq!(r.get(0), Some("-12345.678"));
+    assert_eq!(r.get(1), Some("2024-01-02 03:04:05.123456+00"));
+    assert_eq!(r.get(2), Some("\\x00017f80ff5c00"));
+    assert_eq!(r.get(3), Some("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"));
+    assert_eq!(r.get(4), Some("5000000000"));
+
+    // Expressions over parameters, with inferred and declared types.
+    let row = client
+        .query_one(
+            "SELECT $1::int8 * 2, $2::text || '!', $3::float8 / 4, $4::bool AND true",
+            &[&21i64, &"hi", &1.0f64, &true],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, i64>(0), row.get::<_, String>(1), row.get::<_, f64>(2), row.get::<_, bool>(3)),
+        (42, "hi!".into(), 0.25, true)
+    );
+    let typed =
+        client.prepare_typed("SELECT count(*) FROM items WHERE qty > $1", &[Type::INT8]).await.unwrap();
+    assert_eq!(client.query_one(&typed, &[&0i64]).await.unwrap().get::<_, i64>(0), 1);
+
+    // Update and delete report their row counts.
+    let n = client
+        .execute("UPDATE items SET qty = qty + $1, name = $2 WHERE id = $3", &[&10i64, &"renamed", &1i32])
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let row = client.query_one("SELECT qty, name FROM items WHERE id = 1", &[]).await.unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, String>(1)), (5_000_000_010, "renamed".into()));
+    assert_eq!(client.execute("DELETE FROM items WHERE id = $1", &[&3i32]).await.unwrap(), 1);
+    assert_eq!(client.execute("DELETE FROM items WHERE id = $1", &[&3i32]).await.unwrap(), 0);
+
+    // A committed transaction is visible to another session; a rolled-back
+    // one is visible to nobody.
+    let count = "SELECT count(*) FROM items";
+    let mut client = client;
+    let tx = client.transaction().await.unwrap();
+    tx.execute("INSERT INTO items (id, name) VALUES ($1, $2)", &[&10i32, &"ten"]).await.unwrap();
+    tx.execute("INSERT INTO items (id, name) VALUES ($1, $2)", &[&11i32, &"eleven"]).await.unwrap();
+    assert_eq!(
+        other.query_one(count, &[]).await.unwrap().get::<_, i64>(0),
+        2,
+        "uncommitted rows are invisible"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!(other.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+
+    let tx = client.transaction().await.unwrap();
+    tx.execute("INSERT INTO items (id, name) VALUES ($1, $2)", &[&20i32, &"twenty"]).await.unwrap();
+    tx.execute("DELETE FROM items WHERE id = $1", &[&10i32]).await.unwrap();
+    assert_eq!(tx.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+    tx.rollback().await.unwrap();
+    assert_eq!(client.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+    assert_eq!(other.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+    let ids: Vec<i32> = client
+        .query("SELECT id FROM items ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, [1, 2, 10, 11]);
+
+    // A unique violation is SQLSTATE 23505 and the connection goes on.
+    let err = client.execute(&insert, &none).await.expect_err("duplicate key");
+    assert_eq!(sqlstate(&err), Some(&SqlState::UNIQUE_VIOLATION), "{err:?}");
+    assert_eq!(client.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+
+    // Inside a block the error aborts the block: 25P02 until ROLLBACK.
+    let tx = client.transaction().await.unwrap();
+    tx.execute("INSERT INTO items (id) VALUES (30)", &[]).await.unwrap();
+    let err = tx.execute("INSERT INTO items (id) VALUES (1)", &[]).await.expect_err("duplicate key");
+    assert_eq!(sqlstate(&err), Some(&SqlState::UNIQUE_VIOLATION), "{err:?}");
+    let err = tx.query_one(count, &[]).await.expect_err("the block has failed");
+    assert_eq!(sqlstate(&err), Some(&SqlState::IN_FAILED_SQL_TRANSACTION), "{err:?}");
+    tx.rollback().await.unwrap();
+    assert_eq!(client.query_one(count, &[]).await.unwrap().get::<_, i64>(0), 4);
+
+    // Errors of other kinds, each followed by a working statement.
+    let err = client.query("SELECT * FROM no_such_table", &[]).await.expect_err("undefined table");
+    assert_eq!(sqlstate(&err), Some(&SqlState::UNDEFINED_TABLE), "{err:?}");
+    let err = client.query_one("SELECT 1 / $1", &[&0i32]).await.expect_err("division by zero");
+    assert_eq!(sqlstate(&err), Some(&SqlState::DIVISION_BY_ZERO), "{err:?}");
+    let err = client.execute("INSERT INTO items (id) VALUES (NULL)", &[]).await.expect_err("not null");
+    assert_eq!(sqlstate(&err), Some(&SqlState::NOT_NULL_VIOLATION), "{err:?}");
+    assert_eq!(client.query_one("SELECT 7::int4", &[]).await.unwrap().get::<_, i32>(0), 7);
+
+    // The simple protocol: several statements in one message, text results.
+    let msgs = client
+        .simple_query("INSERT INTO items (id, name) VALUES (40, 'forty'); SELECT id, name, qty FROM items WHERE id >= 11 ORDER BY id")
+        .await
+        .unwrap();
+    let rows: Vec<(String, Option<String>, Option<String>)> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => {
+                Some((r.get(0).unwrap().to_string(), r.get(1).map(String::from), r.get(2).map(String::from)))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rows, [("11".into(), Some("eleven".into()), None), ("40".into(), Some("forty".into()), None)]);
+    let completions: Vec<u64> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::CommandComplete(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(completions, [1, 2]);
+
+    // A prepared statement is reusable many times over one connection.
+    let by_id = client.prepare("SELECT name FROM items WHERE id = $1").await.unwrap();
+    for (id, name) in [(10, "ten"), (11, "eleven"), (40, "forty"), (1, "renamed")] {
+        let row = client.query_one(&by_id, &[&id]).await.unwrap();
+        assert_eq!(row.get::<_, String>(0), name);
+    }
+    assert!(client.query_opt(&by_id, &[&999i32]).await.unwrap().is_none());
+}
+
+/// COPY through tokio-postgres: the driver sends `COPY ... FROM STDIN` /
+/// `TO STDOUT` as Parse/Bind/Execute, not as a simple Query.
+#[tokio::test]
+async fn tokio_postgres_copy_in_and_out() {
+    use futures::{SinkExt, StreamExt};
+    let server = Server::start(&[]);
+    let run = async {
+        let client = connect(&server).await;
+        client.batch_execute("CREATE TABLE c (id int4 PRIMARY KEY, name text)").await.unwrap();
+        let sink = client.copy_in("COPY c (id, name) FROM STDIN").await.expect("COPY FROM STDIN starts");
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"1\tone\n2\ttwo\n")).await.unwrap();
+        sink.send(bytes::Bytes::from_static(b"3\t\\N\n")).await.unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 3);
+        let rows = client.query("SELECT id, name FROM c ORDER BY id", &[]).await.unwrap();
+        let got: Vec<(i32, Option<String>)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [(1, Some("one".into())), (2, Some("two".into())), (3, None)]);
+
+        let stream = client
+            .copy_out("COPY (SELECT id, name FROM c ORDER BY id) TO STDOUT")
+            .await
+            .expect("COPY TO STDOUT starts");
+        futures::pin_mut!(stream);
+        let mut out = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            out.extend_from_slice(&chunk.unwrap());
+        }
+        assert_eq!(String::from_utf8(out).unwrap(), "1\tone\n2\ttwo\n3\t\\N\n");
+        assert_eq!(client.query_one("SELECT count(*) FROM c", &[]).await.unwrap().get::<_, i64>(0), 3);
+    };
+    tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
+}
+
+// --- the scripted drivers --------------------------------------------
+
+/// Under CI a missing tool fails the test; elsewhere it skips with a note.
+fn skip(why: &str) {
+    if std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("{why}: test skipped");
+}
+
+fn clients_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("clients")
+}
+
+/// Runs `cmd` with a time limit; its exit status and its output (stdout
+/// then stderr). `None` when it could not be started.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<(bool, String)> {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let err = tempfile::NamedTempFile::new().unwrap();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out.reopen().unwrap()))
+        .stderr(Stdio::from(err.reopen().unwrap()))
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = format!(
+        "{}{}",
+        std::fs::read_to_string(out.path()).unwrap_or_default(),
+        std::fs::read_to_string(err.path()).unwrap_or_default()
+    );
+    match status {
+        Some(s) => Some((s.success(), text)),
+        None => Some((false, format!("{cmd:?} ran past {limit:?}\n{text}"))),
+    }
+}
+
+/// A python3 that can `import psycopg`, installing it with pip if needed.
+fn python_with_psycopg() -> Option<&'static str> {
+    let importable = || {
+        run_bounded(Command::new("python3").args(["-c", "import psycopg"]), Duration::from_secs(60))
+            .is_some_and(|(ok, _)| ok)
+    };
+    if run_bounded(Command::new("python3").arg("--version"), Duration::from_secs(30)).is_none() {
+        skip("python3 is not installed");
+        return None;
+    }
+    if importable() {
+        return Some("python3");
+    }
+    let install = run_bounded(
+        Command::new("python3").args(["-m", "pip", "install", "--quiet", "psycopg[binary]"]),
+        Duration::from_secs(300),
+    );
+    if importable() {
+        return Some("python3");
+    }
+    skip(&format!("cannot install psycopg: {:?}", install.map(|(_, text)| text)));
+    None
+}
+
+#[test]
+fn psycopg3_crud() {
+    let Some(python) = python_with_psycopg() else { return };
+    let server = Server::start(&[]);
+    let script = clients_dir().join("psycopg_crud.py");
+    let (ok, text) = run_bounded(Command::new(python).arg(&script).arg(server.url("centum")), SCENARIO_LIMIT)
+        .expect("run python3");
+    assert!(ok, "psycopg scenario failed:\n{text}\nserver log:\n{}", server.log_text());
+    assert!(text.contains("psycopg scenario: ok"), "{text}");
+}
+
+/// A directory with `node_modules/pg`, installed with npm once and kept
+/// under the target directory.
+fn node_pg() -> Option<PathBuf> {
+    if run_bounded(Command::new("node").arg("--version"), Duration::from_secs(30)).is_none_or(|(ok, _)| !ok) {
+        skip("node is not installed");
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-clients");
+    if dir.join("node_modules").join("pg").join("package.json").is_file() {
+        return Some(dir);
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let install = run_bounded(
+        Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund", "pg@8"])
+            .current_dir(&dir),
+        Duration::from_secs(300),
+    );
+    if dir.join("node_modules").join("pg").join("package.json").is_file() {
+        return Some(dir);
+    }
+    skip(&format!("cannot install node-postgres with npm: {:?}", install.map(|(_, text)| text)));
+    None
+}
+
+#[test]
+fn node_postgres_crud() {
+    let Some(dir) = node_pg() else { return };
+    let server = Server::start(&[]);
+    let script = clients_dir().join("node_pg_crud.js");
+    let (ok, text) = run_bounded(
+        Command::new("node")
+            .arg(&script)
+            .arg(server.url("centum"))
+            .env("NODE_PATH", dir.join("node_modules")),
+        SCENARIO_LIMIT,
+    )
+    .expect("run node");
+    assert!(ok, "node-postgres scenario failed:\n{text}\nserver log:\n{}", server.log_text());
+    assert!(text.contains("node-postgres scenario: ok"), "{text}");
+}

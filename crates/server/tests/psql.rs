@@ -1,0 +1,80 @@
+//! psql against the real server: meta-commands (`\d` on tables with hash
+//! and range indexes, `\dt`, `\di`, `\dn`, `\l`, `\du`), `\copy` in both
+//! directions, transactions, errors, and a TLS connection.
+//!
+//! The scripts in `tests/psql/*.sql` run with `psql -X -a -f` (each
+//! command echoed before its output); the output must equal the `.out`
+//! file next to the script. `UPDATE_GOLDEN=1` rewrites them.
+
+mod common;
+
+use common::{psql, require, run_ok, Server};
+use std::path::Path;
+use std::process::Command;
+
+fn golden(script: &str) {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/psql");
+    let sql = dir.join(format!("{script}.sql"));
+    let out = psql(&bin, &server, &["-a", "-f", sql.to_str().unwrap()]);
+    let expected = dir.join(format!("{script}.out"));
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&expected, &out).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&expected).unwrap_or_default();
+    assert!(out == want, "psql output of {script}.sql differs from {script}.out:\n{out}");
+}
+
+#[test]
+fn describe_and_copy() {
+    golden("describe");
+}
+
+#[test]
+fn cluster_wide_meta_commands_list_the_database_and_roles() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    psql(&bin, &server, &["-c", "CREATE ROLE reader LOGIN PASSWORD 'r'"]);
+    let l = psql(&bin, &server, &["-c", "\\l"]);
+    assert!(l.contains("postgres"), "\\l:\n{l}");
+    let du = psql(&bin, &server, &["-c", "\\du"]);
+    assert!(du.contains("centum") && du.contains("Superuser") && du.contains("reader"), "\\du:\n{du}");
+}
+
+#[test]
+fn errors_leave_the_session_usable_and_report_the_sqlstate() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let out = Command::new(&bin)
+        .arg(server.url("centum"))
+        .args(["-X", "-v", "VERBOSITY=verbose"])
+        .args(["-c", "CREATE TABLE t (id int PRIMARY KEY)"])
+        .args(["-c", "INSERT INTO t VALUES (1)"])
+        .args(["-c", "INSERT INTO t VALUES (1)"])
+        .args(["-c", "SELECT count(*) FROM t"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stderr.contains("23505"), "{stderr}");
+    assert!(stdout.contains(" 1\n"), "{stdout}");
+}
+
+#[test]
+fn tls_connections_are_encrypted_when_a_certificate_is_given() {
+    let Some(bin) = require("psql") else { return };
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, pem) = (dir.path().join("server.crt"), dir.path().join("server.key"));
+    std::fs::write(&cert, key.cert.pem()).unwrap();
+    std::fs::write(&pem, key.signing_key.serialize_pem()).unwrap();
+    let server = Server::start(&["--tls-cert", cert.to_str().unwrap(), "--tls-key", pem.to_str().unwrap()]);
+    let url = format!("{}?sslmode=require", server.url("centum"));
+    let out = run_ok(Command::new(&bin).arg(&url).args(["-X", "-At", "-c", "SELECT 40 + 2"]));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "42");
+    // psql's \conninfo names the TLS protocol when the connection is encrypted.
+    let out = run_ok(Command::new(&bin).arg(&url).args(["-X", "-c", "\\conninfo"]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SSL connection"), "not encrypted");
+}
