@@ -25,7 +25,7 @@ CREATE INDEX orders_by_placed ON orders (placed DESC);
 2	b@example.com	\N
 3	c@example.com	7.5
 \.
-\copy customers to stdout with (format csv)
+\copy (SELECT * FROM customers ORDER BY id) to stdout with (format csv)
 SELECT id, email, name, credit FROM customers ORDER BY id;
 BEGIN;
 INSERT INTO orders (customer_id, placed, total) VALUES (1, '2026-01-02 03:04:05', 12.5) RETURNING id, total;
