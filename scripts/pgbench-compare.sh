@@ -48,6 +48,10 @@ for side in "postgres $PG_PORT" "centum $CT_PORT"; do
   set -- $side
   "$PGBENCH" -h 127.0.0.1 -p "$2" -U "$1" -i -s 10 -q postgres >/dev/null 2>&1
 done
+# Let the loads' background writes settle (PostgreSQL's dirty buffers,
+# Centum's checkpoint of the loaded rows) so neither run pays for them.
+"$PGBIN/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -qc 'CHECKPOINT' postgres
+sync; sleep 10
 
 declare -A TPS
 for round in $(seq "$ROUNDS"); do
