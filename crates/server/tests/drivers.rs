@@ -27,138 +27,24 @@
 
 mod common;
 
-use bytes::{BufMut, BytesMut};
 use common::Server;
-use std::error::Error;
+use rust_decimal::Decimal;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{FromSql, IsNull, ToSql, Type};
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
-
-type BoxError = Box<dyn Error + Sync + Send>;
+use uuid::Uuid;
 
 /// How long one driver scenario may take, start to end.
 const SCENARIO_LIMIT: Duration = Duration::from_secs(120);
 
-/// A `uuid` in PostgreSQL's binary format: its 16 bytes.
-#[derive(Debug, PartialEq, Clone, Copy)]
-struct Uuid([u8; 16]);
-
-impl ToSql for Uuid {
-    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
-        out.put_slice(&self.0);
-        Ok(IsNull::No)
-    }
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::UUID
-    }
-    tokio_postgres::types::to_sql_checked!();
-}
-
-impl<'a> FromSql<'a> for Uuid {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Uuid, BoxError> {
-        Ok(Uuid(raw.try_into().map_err(|_| format!("uuid of {} bytes", raw.len()))?))
-    }
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::UUID
-    }
-}
-
-/// A `numeric` in PostgreSQL's binary format (base-10,000 digits, weight,
-/// sign, display scale), held as its decimal text so the test can compare
-/// it exactly.
-#[derive(Debug, PartialEq, Clone)]
-struct Numeric(String);
-
-impl ToSql for Numeric {
-    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
-        let (negative, body) = match self.0.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, self.0.as_str()),
-        };
-        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-        let int = format!("{}{int}", "0".repeat((4 - int.len() % 4) % 4));
-        let frac_padded = format!("{frac}{}", "0".repeat((4 - frac.len() % 4) % 4));
-        let mut weight = (int.len() / 4) as i16 - 1;
-        let mut groups: Vec<i16> = int
-            .as_bytes()
-            .chunks(4)
-            .chain(frac_padded.as_bytes().chunks(4))
-            .map(|c| {
-                std::str::from_utf8(c).map_err(|e| e.to_string())?.parse::<i16>().map_err(|e| e.to_string())
-            })
-            .collect::<Result<_, _>>()?;
-        while groups.first() == Some(&0) {
-            groups.remove(0);
-            weight -= 1;
-        }
-        while groups.last() == Some(&0) {
-            groups.pop();
-        }
-        if groups.is_empty() {
-            weight = 0;
-        }
-        out.put_i16(groups.len() as i16);
-        out.put_i16(weight);
-        out.put_u16(if negative { 0x4000 } else { 0 });
-        out.put_u16(frac.len() as u16);
-        for g in groups {
-            out.put_i16(g);
-        }
-        Ok(IsNull::No)
-    }
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::NUMERIC
-    }
-    tokio_postgres::types::to_sql_checked!();
-}
-
-impl<'a> FromSql<'a> for Numeric {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Numeric, BoxError> {
-        let word = |i: usize| -> Result<i16, BoxError> {
-            let b = raw.get(i..i + 2).ok_or("numeric too short")?;
-            Ok(i16::from_be_bytes([b[0], b[1]]))
-        };
-        let (n, weight, sign, dscale) =
-            (word(0)? as usize, word(2)? as i32, word(4)? as u16, word(6)? as usize);
-        let digits: Vec<i16> = (0..n).map(|k| word(8 + 2 * k)).collect::<Result<_, _>>()?;
-        if raw.len() != 8 + 2 * n {
-            return Err(format!("numeric of {} bytes with {n} digits", raw.len()).into());
-        }
-        let group = |i: i32| if i >= 0 && (i as usize) < n { digits[i as usize] } else { 0 };
-        let mut s = String::new();
-        match sign {
-            0x0000 => {}
-            0x4000 => s.push('-'),
-            0xC000 => return Ok(Numeric("NaN".into())),
-            other => return Err(format!("numeric sign {other:#x}").into()),
-        }
-        if weight < 0 {
-            s.push('0');
-        } else {
-            s.push_str(&group(0).to_string());
-            for i in 1..=weight {
-                s.push_str(&format!("{:04}", group(i)));
-            }
-        }
-        if dscale > 0 {
-            let mut frac = String::new();
-            let mut i = weight + 1;
-            while frac.len() < dscale {
-                frac.push_str(&format!("{:04}", group(i)));
-                i += 1;
-            }
-            frac.truncate(dscale);
-            s.push('.');
-            s.push_str(&frac);
-        }
-        Ok(Numeric(s))
-    }
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::NUMERIC
-    }
+/// A numeric from its decimal text. rust_decimal's own tokio-postgres
+/// support sends and reads it in PostgreSQL's binary format, independently
+/// of the server's encoder.
+fn num(text: &str) -> Decimal {
+    text.parse().unwrap()
 }
 
 async fn connect(server: &Server) -> Client {
@@ -183,8 +69,9 @@ fn a_moment() -> SystemTime {
     UNIX_EPOCH + Duration::from_micros(1_704_164_645_123_456)
 }
 
-const UUID: Uuid =
-    Uuid([0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11]);
+const UUID: Uuid = Uuid::from_bytes([
+    0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8, 0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11,
+]);
 
 #[tokio::test]
 async fn tokio_postgres_crud_in_binary() {
@@ -233,7 +120,7 @@ async fn tokio_postgres_scenario(server: &Server) {
                 &"héllo ✓ 'quoted'",
                 &true,
                 &3.25f64,
-                &Numeric("-12345.678".into()),
+                &num("-12345.678"),
                 &a_moment(),
                 &blob,
                 &UUID,
@@ -248,7 +135,7 @@ async fn tokio_postgres_scenario(server: &Server) {
         &None::<String>,
         &None::<bool>,
         &None::<f64>,
-        &None::<Numeric>,
+        &None::<Decimal>,
         &None::<SystemTime>,
         &None::<Vec<u8>>,
         &None::<Uuid>,
@@ -264,10 +151,10 @@ async fn tokio_postgres_scenario(server: &Server) {
                     &"",
                     &false,
                     &-0.5f64,
-                    &Numeric("0.005".into()),
+                    &num("0.005"),
                     &UNIX_EPOCH,
                     &Vec::<u8>::new(),
-                    &Uuid([0; 16])
+                    &Uuid::from_bytes([0; 16])
                 ]
             )
             .await
@@ -289,7 +176,7 @@ async fn tokio_postgres_scenario(server: &Server) {
     assert_eq!(row.get::<_, String>(2), "héllo ✓ 'quoted'");
     assert!(row.get::<_, bool>(3));
     assert_eq!(row.get::<_, f64>(4), 3.25);
-    assert_eq!(row.get::<_, Numeric>(5), Numeric("-12345.678".into()));
+    assert_eq!(row.get::<_, Decimal>(5), num("-12345.678"));
     assert_eq!(row.get::<_, SystemTime>(6), a_moment());
     assert_eq!(row.get::<_, Vec<u8>>(7), blob);
     assert_eq!(row.get::<_, Uuid>(8), UUID);
@@ -300,7 +187,7 @@ async fn tokio_postgres_scenario(server: &Server) {
     assert_eq!(row.get::<_, Option<String>>("name"), None);
     assert_eq!(row.get::<_, Option<bool>>("active"), None);
     assert_eq!(row.get::<_, Option<f64>>("price"), None);
-    assert_eq!(row.get::<_, Option<Numeric>>("amount"), None);
+    assert_eq!(row.get::<_, Option<Decimal>>("amount"), None);
     assert_eq!(row.get::<_, Option<SystemTime>>("at"), None);
     assert_eq!(row.get::<_, Option<Vec<u8>>>("blob"), None);
     assert_eq!(row.get::<_, Option<Uuid>>("tag"), None);
@@ -310,10 +197,10 @@ async fn tokio_postgres_scenario(server: &Server) {
     assert_eq!(row.get::<_, String>(2), "");
     assert!(!row.get::<_, bool>(3));
     assert_eq!(row.get::<_, f64>(4), -0.5);
-    assert_eq!(row.get::<_, Numeric>(5), Numeric("0.005".into()));
+    assert_eq!(row.get::<_, Decimal>(5), num("0.005"));
     assert_eq!(row.get::<_, SystemTime>(6), UNIX_EPOCH);
     assert_eq!(row.get::<_, Vec<u8>>(7), Vec::<u8>::new());
-    assert_eq!(row.get::<_, Uuid>(8), Uuid([0; 16]));
+    assert_eq!(row.get::<_, Uuid>(8), Uuid::from_bytes([0; 16]));
 
     // The binary values the driver sent are the values the server stored:
     // its text rendering agrees.
