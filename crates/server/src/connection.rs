@@ -51,6 +51,21 @@ use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
 pub(crate) struct Codec {
     inner: PgWireMessageServerCodec<()>,
     max: usize,
+    /// The last message decoded carried text that is not UTF-8 (pgwire
+    /// decodes it lossily); the connection refuses it with 22021.
+    invalid_utf8: bool,
+}
+
+/// Whether the strings of a Query or Parse frame (type, length, body) are
+/// UTF-8: a Query's text, a Parse's name and text.
+fn strings_are_utf8(frame: &[u8]) -> bool {
+    let body = &frame[5..];
+    let strings = match frame[0] {
+        b'Q' => 1,
+        b'P' => 2,
+        _ => return true,
+    };
+    body.split(|&b| b == 0).take(strings).all(|s| std::str::from_utf8(s).is_ok())
 }
 
 /// A protocol violation found while decoding (FATAL 08P01).
@@ -85,6 +100,7 @@ impl Decoder for Codec {
             return Ok(None);
         }
         let mut frame = src.split_to(total);
+        self.invalid_utf8 = !strings_are_utf8(&frame);
         let inner = &mut self.inner;
         let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.decode(&mut frame)));
         match decoded {
@@ -172,7 +188,7 @@ impl Connection {
     pub(crate) fn new(shared: Arc<Shared>, socket: StartupSocket, session: Session) -> Connection {
         let parts = socket.into_parts();
         let max = shared.config.max_message_bytes;
-        let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max });
+        let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max, invalid_utf8: false });
         new.read_buf = parts.read_buf;
         new.write_buf = parts.write_buf;
         Connection {
@@ -216,9 +232,11 @@ impl Connection {
 
     /// Waits for the next message, minding the idle-in-transaction limit
     /// and shutdown. `None`: the connection is over.
-    async fn next(&mut self) -> std::io::Result<Option<PgWireFrontendMessage>> {
+    async fn next(&mut self, copying: bool) -> std::io::Result<Option<PgWireFrontendMessage>> {
+        // A client streaming COPY data is not idle.
         let idle_limit = match self.session.status() {
             TxnStatus::Idle => None,
+            _ if copying => None,
             _ => self.shared.config.idle_in_transaction_timeout,
         };
         let mut shutdown = self.shared.shutdown.clone();
@@ -265,9 +283,17 @@ impl Connection {
 
     /// Serves the client until it leaves.
     pub(crate) async fn run(mut self) -> std::io::Result<()> {
-        while let Some(m) = self.next().await? {
+        while let Some(m) = self.next(false).await? {
             use PgWireFrontendMessage as F;
             if self.skip_to_sync && !matches!(m, F::Sync(_) | F::Query(_)) {
+                continue;
+            }
+            if std::mem::take(&mut self.socket.codec_mut().invalid_utf8) {
+                self.error(failure("22021", "invalid byte sequence for encoding \"UTF8\"")).await?;
+                match m {
+                    F::Query(_) => self.ready().await?,
+                    _ => self.skip_to_sync = true,
+                }
                 continue;
             }
             let step = match m {
@@ -393,7 +419,7 @@ impl Connection {
                 self.socket.flush().await?;
                 let mut failed: Option<centum_sql::Error> = None;
                 loop {
-                    let Some(m) = self.next().await? else {
+                    let Some(m) = self.next(true).await? else {
                         let e = centum_sql::Error::other("08006", "connection lost during COPY");
                         copy.abort(&mut self.session, e);
                         return Err(std::io::ErrorKind::ConnectionAborted.into());

@@ -299,6 +299,17 @@ async fn start(
     let release = || {
         shared.connections.fetch_sub(1, SeqCst);
     };
+    // The session and its start-up settings come first, so a bad setting
+    // is refused before authentication, not after ReadyForQuery.
+    let mut session = shared.db.session();
+    if let PgWireFrontendMessage::Startup(startup) = &first {
+        let params: HashMap<String, String> = startup.parameters.clone().into_iter().collect();
+        if let Err(e) = apply_settings(shared, &mut session, &params) {
+            let _ = socket.send(fatal(e.sqlstate(), e.to_string())).await;
+            release();
+            return Ok(None);
+        }
+    }
     let provider = Arc::new(Parameters);
     let outcome = match shared.config.auth {
         AuthMethod::Trust => trust(shared, &mut socket, first, &provider).await,
@@ -314,30 +325,35 @@ async fn start(
         release();
         return Ok(None);
     }
-    let meta = socket.metadata().clone();
+    let meta = socket.metadata();
     let user = meta.get("user").cloned().unwrap_or_default();
     let database = meta.get("database").cloned().unwrap_or_else(|| user.clone());
-    let mut session = shared.db.session();
     session.set_identity(&user, &database);
-    if let Some(t) = shared.config.statement_timeout {
-        let _ = session.set_var("statement_timeout", &[format!("{}ms", t.as_millis())]);
-    }
-    if let Some(app) = meta.get("application_name") {
-        let _ = session.set_var("application_name", std::slice::from_ref(app));
-    }
-    // Settings in the start-up packet: `options=-c name=value` (PGOPTIONS)
-    // and any other parameter a client sends (e.g. DateStyle, search_path).
-    for (name, value) in startup_settings(&meta) {
-        if let Err(e) = session.set_var(&name, &[value]) {
-            let _ = socket.send(fatal(e.sqlstate(), e.to_string())).await;
-            release();
-            return Ok(None);
-        }
-    }
     let (pid, secret) = socket.pid_and_secret_key();
     shared.lock_cancels().insert(pid, (secret, session.cancel_handle()));
     tracing::debug!(%user, %database, pid, peer = %socket.socket_addr(), "session started");
     Ok(Some((socket, session, pid)))
+}
+
+/// Applies the server's session defaults and the start-up packet's
+/// settings to a new session.
+fn apply_settings(
+    shared: &Shared,
+    session: &mut centum_sql::Session,
+    params: &HashMap<String, String>,
+) -> centum_sql::Result<()> {
+    if let Some(t) = shared.config.statement_timeout {
+        session.set_var("statement_timeout", &[format!("{}ms", t.as_millis())])?;
+    }
+    if let Some(app) = params.get("application_name") {
+        session.set_var("application_name", std::slice::from_ref(app))?;
+    }
+    // `options=-c name=value` (PGOPTIONS) and any other parameter a client
+    // sends (DateStyle, search_path, extra_float_digits, ...).
+    for (name, value) in startup_settings(params) {
+        session.set_var(&name, &[value])?;
+    }
+    Ok(())
 }
 
 /// Session settings a start-up packet carries: the `-c name=value` (or

@@ -650,18 +650,30 @@ fn invalid_utf8_in_query_and_bind() {
         let mut healthy = Healthy::open(&server);
         let mut raw = Raw::ready(&server);
 
-        // In a simple Query: an error or a replacement, then ReadyForQuery.
+        // In a simple Query: ERROR 22021 (not a lossy replacement), then
+        // ReadyForQuery, and the session goes on.
         raw.send(&query(b"SELECT 'caf\xc3\x28 \xff\xfe'")).unwrap();
         let msgs = raw.until(b'Z');
-        if let Some(e) = first_error(&msgs) {
-            assert_eq!(e.get(&b'S').map(String::as_str), Some("ERROR"), "{e:?}");
-        }
+        let e = first_error(&msgs).unwrap_or_else(|| panic!("invalid UTF-8 accepted: {msgs:?}"));
+        assert_eq!(e.get(&b'S').map(String::as_str), Some("ERROR"), "{e:?}");
+        assert_eq!(e.get(&b'C').map(String::as_str), Some("22021"), "{e:?}");
         raw.select_one();
         raw.send(&query(b"CREATE TABLE u (id int4 PRIMARY KEY, t text)")).unwrap();
         raw.until(b'Z');
+        // A surrogate encoded in UTF-8 form is not UTF-8 either.
         raw.send(&query(b"INSERT INTO u VALUES (1, '\xed\xa0\x80')")).unwrap();
-        raw.until(b'Z');
+        let msgs = raw.until(b'Z');
+        assert!(first_error(&msgs).is_some(), "{msgs:?}");
         raw.select_one();
+        // In a Parse: refused the same way, and the extended protocol
+        // recovers at Sync.
+        let mut body = cstr(b"");
+        body.extend(cstr(b"SELECT '\xff'"));
+        body.extend(0i16.to_be_bytes());
+        raw.send(&[frame(b'P', &body), sync()].concat()).unwrap();
+        let msgs = raw.until(b'Z');
+        let e = first_error(&msgs).unwrap_or_else(|| panic!("invalid UTF-8 accepted: {msgs:?}"));
+        assert_eq!(e.get(&b'C').map(String::as_str), Some("22021"), "{e:?}");
 
         // In a text-format Bind parameter: 22021, the session goes on.
         raw.send(&[parse("", "INSERT INTO u VALUES ($1, $2)", &[]), sync()].concat()).unwrap();

@@ -63,6 +63,29 @@ fn errors_leave_the_session_usable_and_report_the_sqlstate() {
 }
 
 #[test]
+fn a_bad_startup_setting_is_refused_before_the_session_starts() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let out = Command::new(&bin)
+        .arg(server.url("centum"))
+        .args(["-X", "-At", "-c", "SHOW statement_timeout"])
+        .env("PGOPTIONS", "-c statement_timeout=bogus")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("FATAL") && stderr.contains("statement_timeout"), "{stderr}");
+    assert!(!stderr.contains("closed the connection unexpectedly"), "{stderr}");
+    let out = run_ok(
+        Command::new(&bin)
+            .arg(server.url("centum"))
+            .args(["-X", "-At", "-c", "SHOW statement_timeout"])
+            .env("PGOPTIONS", "-c statement_timeout=7s"),
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "7s");
+}
+
+#[test]
 fn tls_connections_are_encrypted_when_a_certificate_is_given() {
     let Some(bin) = require("psql") else { return };
     let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
