@@ -47,6 +47,8 @@ pub(crate) type StartupSocket = Framed<MaybeTls, PgWireMessageServerCodec<()>>;
 
 /// How long a client may take to start up and authenticate.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Connections that may be starting up beyond `max_connections`.
+const STARTING_MARGIN: usize = 64;
 /// How long shutdown waits for connections to finish their statements.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -191,6 +193,14 @@ impl Server {
     /// thread whose client wrote. The thread drives the socket with a
     /// single-threaded tokio runtime.
     fn spawn(&self, tcp: tokio::net::TcpStream, peer: std::net::SocketAddr, live: &Arc<AtomicUsize>) {
+        // Threads are bounded too: sessions (at most max_connections) plus
+        // a margin of connections still starting up. Past that a new
+        // connection is closed at once, so a flood of sockets that never
+        // send a start-up packet cannot make the server spawn without end.
+        if live.load(SeqCst) >= self.shared.config.max_connections + STARTING_MARGIN {
+            tracing::warn!(%peer, "too many connections starting up; closing this one");
+            return;
+        }
         let std_tcp = match tcp.into_std() {
             Ok(t) => t,
             Err(e) => return tracing::warn!(%peer, error = %e, "cannot take over the socket"),

@@ -862,6 +862,44 @@ fn max_connections() {
     });
 }
 
+/// Sockets that connect and never send a start-up packet hold a thread
+/// each only up to a bound (max_connections plus a margin of 64): past it
+/// the server closes new connections at once instead of spawning more.
+/// The sessions already open keep working, and once the idle sockets go a
+/// new client gets in.
+#[test]
+fn idle_sockets_cannot_exhaust_the_server() {
+    within(TEST_LIMIT, || {
+        let mut server = Server::start(&["--max-connections", "2"]);
+        let mut healthy = Healthy::open(&server);
+        let idle: Vec<Raw> = (0..70).map(|_| Raw::connect(&server)).collect();
+        // Let the server accept them all.
+        std::thread::sleep(Duration::from_millis(500));
+        let mut extra = Raw::connect(&server);
+        let _ = extra.send(&startup_packet("centum"));
+        let answer = extra.until_closed();
+        assert!(answer.iter().all(|m| m.0 != b'R'), "a connection past the bound was served: {answer:?}");
+        // The open session is unharmed (a new one would be refused now).
+        assert!(server.alive(), "server died: {}", server.log_text());
+        healthy.check_data();
+        drop(idle);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match config(&server, "centum").connect(NoTls) {
+                Ok(mut c) => {
+                    c.simple_query("SELECT 1").unwrap();
+                    break;
+                }
+                Err(e) => {
+                    assert!(Instant::now() < deadline, "no connection after the idle sockets left: {e:?}");
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+        healthy.check(&mut server);
+    });
+}
+
 // --- cancel and timeouts ---------------------------------------------
 
 #[test]
