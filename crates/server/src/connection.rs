@@ -336,7 +336,7 @@ impl Connection {
     // --- the simple query protocol -----------------------------------
 
     async fn simple(&mut self, sql: &str) -> std::io::Result<()> {
-        if sql.trim().trim_matches(';').trim().is_empty() {
+        if blank(sql) {
             self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
             return self.ready().await;
         }
@@ -469,13 +469,13 @@ impl Connection {
             return Ok(Err(failure("42P05", format!("prepared statement \"{name}\" already exists"))));
         }
         let declared: Vec<Option<DataType>> = p.type_oids.iter().map(|&o| wire::oid_type(o)).collect();
-        let empty = p.query.trim().trim_matches(';').trim().is_empty();
+        let empty = blank(&p.query);
         let sql = if empty { "SELECT 1 WHERE false" } else { p.query.as_str() };
         let prepared = match self.session.prepare(sql, &declared) {
             Ok(x) => x,
             Err(e) => return Ok(Err(e.into())),
         };
-        let copy = is_copy(&p.query).then(|| p.query.clone());
+        let copy = centum_sql::copy::is_copy(&p.query).then(|| p.query.clone());
         let st = Statement { prepared, copy, empty, declared: p.type_oids };
         self.statements.insert(name, Arc::new(Mutex::new(st)));
         self.send(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
@@ -631,10 +631,9 @@ impl Connection {
     }
 }
 
-/// Whether `sql` starts with COPY.
-fn is_copy(sql: &str) -> bool {
-    let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
-    first.eq_ignore_ascii_case("copy")
+/// A query string with no statement in it (EmptyQueryResponse).
+fn blank(sql: &str) -> bool {
+    sql.trim().trim_matches(';').trim().is_empty()
 }
 
 /// The tag a finished portal reports when executed again (`SELECT 0`).

@@ -392,11 +392,16 @@ fn target(table: &ast::ObjectName, columns: &[ast::Ident]) -> (String, String) {
     (table.to_string(), cols)
 }
 
+/// Whether `sql` starts with the word COPY (a cheap test before parsing).
+pub fn is_copy(sql: &str) -> bool {
+    let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    first.eq_ignore_ascii_case("copy")
+}
+
 impl Session {
     /// Starts `sql` if it is one COPY statement (`Ok(None)` otherwise).
     pub fn copy(&mut self, sql: &str) -> Result<Option<CopyStart>> {
-        let first = sql.trim_start().split(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
-        if !first.eq_ignore_ascii_case("copy") {
+        if !is_copy(sql) {
             return Ok(None);
         }
         if self.status() == TxnStatus::Failed {
