@@ -134,6 +134,10 @@ struct Globals {
     schemas: Vec<String>,
     sequences: BTreeMap<String, SeqState>,
     roles: Vec<Role>,
+    /// Composite types: name and CREATE TYPE text.
+    types: Vec<(String, String)>,
+    /// Functions and procedures: name and CREATE text.
+    routines: Vec<(String, String)>,
 }
 
 /// A role: who may log in, and how its password is checked.
@@ -156,6 +160,8 @@ pub struct Catalog {
     tables: RwLock<HashMap<String, Arc<TableInfo>>>,
     globals: Mutex<Globals>,
     version: AtomicU64,
+    /// Compiled functions and procedures, by name.
+    pub(crate) compiled: crate::procedures::Cache,
 }
 
 impl Catalog {
@@ -168,6 +174,7 @@ impl Catalog {
             tables: RwLock::new(HashMap::new()),
             globals: Mutex::new(globals),
             version: AtomicU64::new(1),
+            compiled: Default::default(),
         })
     }
 
@@ -441,6 +448,76 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// The CREATE TYPE text of composite type `name`.
+    pub fn type_source(&self, name: &str) -> Option<String> {
+        self.lock_globals().types.iter().find(|t| t.0 == name).map(|t| t.1.clone())
+    }
+
+    /// Creates composite type `name` from its CREATE TYPE text (42710 if it
+    /// exists).
+    pub fn create_type(&self, name: &str, source: String) -> Result<()> {
+        let mut g = self.lock_globals();
+        if g.types.iter().any(|t| t.0 == name) || self.db.table(name).is_ok() {
+            return Err(Error::Duplicate { code: "42710", message: format!("type \"{name}\" already exists") });
+        }
+        g.types.push((name.to_string(), source));
+        self.save_globals(&mut g, |g| {
+            g.types.pop();
+        })
+    }
+
+    /// Drops composite type `name`; `Ok(false)` if there is none.
+    pub fn drop_type(&self, name: &str) -> Result<bool> {
+        let mut g = self.lock_globals();
+        let Some(pos) = g.types.iter().position(|t| t.0 == name) else { return Ok(false) };
+        let removed = g.types.remove(pos);
+        self.save_globals(&mut g, |g| g.types.insert(pos, removed)).map(|()| true)
+    }
+
+    /// The CREATE text of function or procedure `name`.
+    pub fn routine_source(&self, name: &str) -> Option<String> {
+        self.lock_globals().routines.iter().find(|r| r.0 == name).map(|r| r.1.clone())
+    }
+
+    /// Names of every function and procedure.
+    pub fn routine_names(&self) -> Vec<String> {
+        self.lock_globals().routines.iter().map(|r| r.0.clone()).collect()
+    }
+
+    /// Stores routine `name`'s CREATE text, replacing an existing one only
+    /// if `replace` (42723 otherwise). Returns the text it replaced.
+    pub fn put_routine(&self, name: &str, source: String, replace: bool) -> Result<Option<String>> {
+        let mut g = self.lock_globals();
+        match g.routines.iter().position(|r| r.0 == name) {
+            Some(_) if !replace => Err(Error::Duplicate {
+                code: "42723",
+                message: format!("function \"{name}\" already exists with same argument types"),
+            }),
+            Some(pos) => {
+                let old = std::mem::replace(&mut g.routines[pos].1, source);
+                let keep = old.clone();
+                self.save_globals(&mut g, |g| g.routines[pos].1 = keep).map(|()| Some(old))
+            }
+            None => {
+                g.routines.push((name.to_string(), source));
+                self.save_globals(&mut g, |g| {
+                    g.routines.pop();
+                })
+                .map(|()| None)
+            }
+        }
+    }
+
+    /// Drops routine `name`; `Ok(false)` if there is none.
+    pub fn drop_routine(&self, name: &str) -> Result<bool> {
+        let mut g = self.lock_globals();
+        let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
+        let removed = g.routines.remove(pos);
+        self.save_globals(&mut g, |g| g.routines.insert(pos, removed)).map(|()| true)
+    }
+}
+
 /// The value after `v`, or an error at the end of a non-cycling sequence.
 fn step(v: i64, d: &SequenceDef, name: &str) -> Result<i64> {
     match v.checked_add(d.increment) {
@@ -475,7 +552,10 @@ pub fn display_name(name: &str) -> String {
 // globals    := "CSG2" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
-//               ("CSG1": the same without roles)
+//               u32 ntypes (str name str create-type-text)*
+//               u32 nroutines (str name str create-text)*
+//               ("CSG2": without types and routines; "CSG1": without
+//               roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
 struct Writer(Vec<u8>);
@@ -659,7 +739,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG2".to_vec());
+    let mut w = Writer(b"CSG3".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -693,6 +773,13 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             None => w.0.push(0),
         }
     }
+    for list in [&g.types, &g.routines] {
+        w.u32(list.len());
+        for (name, text) in list {
+            w.str(name);
+            w.str(text);
+        }
+    }
     w.0
 }
 
@@ -702,11 +789,13 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         return Ok(g);
     }
     let mut r = Reader { buf: bytes, at: 0 };
-    let with_roles = match r.take(4)? {
-        b"CSG1" => false,
-        b"CSG2" => true,
+    let version = match r.take(4)? {
+        b"CSG1" => 1,
+        b"CSG2" => 2,
+        b"CSG3" => 3,
         _ => return Err(corrupt()),
     };
+    let with_roles = version >= 2;
     for _ in 0..r.u32()? {
         g.schemas.push(r.str()?);
     }
@@ -728,6 +817,14 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
             let flags = r.u8()?;
             let verifier = if r.u8()? == 1 { Some(r.str()?) } else { None };
             g.roles.push(Role { name, superuser: flags & 1 != 0, login: flags & 2 != 0, verifier });
+        }
+    }
+    if version >= 3 {
+        for _ in 0..r.u32()? {
+            g.types.push((r.str()?, r.str()?));
+        }
+        for _ in 0..r.u32()? {
+            g.routines.push((r.str()?, r.str()?));
         }
     }
     if r.at != bytes.len() {

@@ -97,6 +97,27 @@ pub enum Error {
     /// An invalid argument or setting value (22023).
     #[error("{0}")]
     InvalidParameter(String),
+    /// RAISE EXCEPTION in a routine, with its SQLSTATE and USING options.
+    #[error("{message}")]
+    Raised {
+        /// The SQLSTATE (P0001 unless the RAISE names one).
+        code: &'static str,
+        /// The message.
+        message: String,
+        /// USING DETAIL.
+        detail: Option<String>,
+        /// USING HINT.
+        hint: Option<String>,
+    },
+    /// An error raised inside a routine, with where it happened: one line
+    /// per routine, innermost first (PostgreSQL's CONTEXT field).
+    #[error("{inner}")]
+    Context {
+        /// The error.
+        inner: Box<Error>,
+        /// The context lines.
+        context: String,
+    },
     /// Any other error with a SQLSTATE of its own.
     #[error("{message}")]
     Other {
@@ -131,7 +152,51 @@ impl Error {
             Error::Canceled(_) => "57014",
             Error::Unsupported(_) => "0A000",
             Error::InvalidParameter(_) => "22023",
+            Error::Raised { code, .. } => code,
+            Error::Context { inner, .. } => inner.sqlstate(),
             Error::Other { code, .. } => code,
+        }
+    }
+
+    /// Where the error happened inside routines (CONTEXT), if it did.
+    pub fn context(&self) -> Option<&str> {
+        match self {
+            Error::Context { context, .. } => Some(context),
+            _ => None,
+        }
+    }
+
+    /// The DETAIL a RAISE gave.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            Error::Raised { detail, .. } => detail.as_deref(),
+            Error::Context { inner, .. } => inner.detail(),
+            _ => None,
+        }
+    }
+
+    /// The HINT a RAISE (or the error itself) gave.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            Error::Raised { hint, .. } => hint.as_deref(),
+            Error::Context { inner, .. } => inner.hint(),
+            _ => None,
+        }
+    }
+
+    /// The same error with one more context line (an outer routine).
+    pub fn with_context(self, line: String) -> Error {
+        match self {
+            Error::Context { inner, context } => Error::Context { inner, context: format!("{context}\n{line}") },
+            e => Error::Context { inner: Box::new(e), context: line },
+        }
+    }
+
+    /// The error without its context lines.
+    pub fn without_context(self) -> Error {
+        match self {
+            Error::Context { inner, .. } => *inner,
+            e => e,
         }
     }
 

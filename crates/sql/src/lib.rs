@@ -18,6 +18,8 @@
 //!   statements that keep their plans until the schema changes.
 //! * [`catalog`]: what SQL knows beyond the engine, stored durably with the
 //!   engine's catalog.
+//! * `procedures`: PL/pgSQL functions and procedures, compiled when
+//!   created into pre-planned operations.
 //! * `system`: the virtual `pg_catalog` and `information_schema` tables
 //!   and catalog functions clients such as psql query, made from the live
 //!   catalog when a statement runs.
@@ -43,6 +45,7 @@ pub mod error;
 pub(crate) mod execution;
 pub mod parser;
 pub(crate) mod planner;
+pub(crate) mod procedures;
 pub mod session;
 pub(crate) mod system;
 

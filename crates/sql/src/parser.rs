@@ -10,6 +10,11 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>> {
     Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| Error::Syntax(syntax_message(&e.to_string())))
 }
 
+/// A 42601 error from a sqlparser message.
+pub(crate) fn syntax_error(m: &str) -> Error {
+    Error::Syntax(syntax_message(m))
+}
+
 /// Rewrites sqlparser's message into PostgreSQL's `syntax error at or near
 /// "token"`, keeping the parser's expectation as a hint.
 fn syntax_message(m: &str) -> String {

@@ -16,7 +16,7 @@
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::execution::{ddl, dml, query, ExecCtx};
+use crate::execution::{ddl, ExecCtx};
 use crate::planner::plan::Plan;
 use crate::planner::{Binder, OutputColumn, Planned, Statement};
 use centum_engine::{Isolation, Transaction};
@@ -227,7 +227,7 @@ impl Session {
         if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
             return Ok(vec![tag("VACUUM")]);
         }
-        let create_user = create_user_as_role(sql);
+        let create_user = create_user_as_role(sql).or_else(|| crate::procedures::rewrite_create_procedure(sql));
         let sql = create_user.as_deref().unwrap_or(sql);
         let stmts = match crate::parser::parse(sql) {
             Ok(s) => s,
@@ -272,7 +272,8 @@ impl Session {
     /// Prepares `sql` (one statement); `declared` gives parameter types the
     /// client named (the rest are inferred).
     pub fn prepare(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
-        let mut stmts = crate::parser::parse(sql)?;
+        let rewritten = crate::procedures::rewrite_create_procedure(sql);
+        let mut stmts = crate::parser::parse(rewritten.as_deref().unwrap_or(sql))?;
         if stmts.len() != 1 {
             return Err(Error::Syntax("cannot insert multiple commands into a prepared statement".into()));
         }
@@ -329,48 +330,7 @@ impl Session {
     }
 
     fn plan(&self, s: &ast::Statement, declared: Vec<Option<DataType>>) -> Result<Planned> {
-        let mut b = Binder::new(&self.catalog, &self.search_path, declared.clone());
-        let (statement, columns) = match s {
-            ast::Statement::Query(q) => {
-                let (plan, cols) = b.query(q)?;
-                (Statement::Query(plan), cols)
-            }
-            ast::Statement::Insert(i) => {
-                let (ins, cols) = b.insert(i)?;
-                (Statement::Insert(Box::new(ins)), cols)
-            }
-            ast::Statement::Update(u) => {
-                let (up, cols) = b.update(u)?;
-                (Statement::Update(Box::new(up)), cols)
-            }
-            ast::Statement::Delete(d) => {
-                let (del, cols) = b.delete(d)?;
-                (Statement::Delete(Box::new(del)), cols)
-            }
-            ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
-            ast::Statement::Explain { statement, analyze: false, .. } => {
-                let inner = self.plan(statement, declared)?;
-                let lines = explain(&inner);
-                let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
-                return Ok(Planned {
-                    statement: Statement::Explain(lines),
-                    columns: Arc::from(cols),
-                    params: inner.params,
-                });
-            }
-            ast::Statement::ShowVariable { variable } => {
-                let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
-                (
-                    Statement::Utility(Box::new(s.clone())),
-                    vec![OutputColumn { name, ty: Some(DataType::Text) }],
-                )
-            }
-            ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
-                return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
-            }
-            other => (Statement::Utility(Box::new(other.clone())), vec![]),
-        };
-        Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types() })
+        plan_statement(&self.catalog, &self.search_path, s, declared)
     }
 
     /// Runs one parsed statement.
@@ -413,12 +373,22 @@ impl Session {
                     | S::CreateSchema { .. }
                     | S::CreateRole(_)
                     | S::AlterRole { .. }
+                    | S::CreateFunction(_)
+                    | S::DropFunction(_)
+                    | S::DropProcedure { .. }
+                    | S::CreateType { .. }
             )
         {
             return Err(read_only_error(&first_words(&s.to_string())));
         }
         match s {
-            S::Query(_) | S::Insert(_) | S::Update(_) | S::Delete(_) | S::Explain { .. } | S::Merge(_) => {
+            S::Query(_)
+            | S::Insert(_)
+            | S::Update(_)
+            | S::Delete(_)
+            | S::Explain { .. }
+            | S::Merge(_)
+            | S::Call(_) => {
                 let planned = self.plan(s, vec![])?;
                 if !planned.params.is_empty() {
                     return Err(Error::other("42P02", "there is no parameter $1"));
@@ -426,6 +396,20 @@ impl Session {
                 self.run_planned(&planned, &[])
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
+            S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(&self.catalog, cf)?)),
+            S::DropFunction(df) => {
+                let (t, notices) = crate::procedures::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
+                Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
+            S::DropProcedure { if_exists, proc_desc, .. } => {
+                let (t, notices) = crate::procedures::drop(&self.catalog, proc_desc, *if_exists, true)?;
+                Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
+            S::CreateType { .. } => Ok(tag(&crate::procedures::create_type(&self.catalog, s)?)),
+            S::Drop { object_type: ast::ObjectType::Type, if_exists, names, .. } => {
+                let (t, notices) = crate::procedures::drop_types(&self.catalog, names, *if_exists)?;
+                Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
             S::Drop { object_type: ast::ObjectType::Role, if_exists, names, .. } => {
                 let (t, notices) = crate::auth::drop_roles(&self.catalog, names, *if_exists, &self.user)?;
@@ -732,27 +716,38 @@ impl Session {
             }
             return r;
         }
-        let mut txn = self.catalog.db().begin(self.isolation)?;
-        if self.delayed_durability {
-            txn.set_delayed_durability(true);
-        }
-        match run_in(
-            &self.catalog,
-            &txn,
-            planned,
-            &params,
-            &self.currval,
-            None,
-            Stop { deadline, cancel },
-            (&self.user, &self.database),
-        ) {
-            Ok(r) => {
-                txn.commit()?;
-                Ok(r)
+        // A statement that calls a routine created with
+        // centum.retry_on_conflict runs again on 40001/40P01, in a new
+        // transaction, up to that many times.
+        let retries = retry_budget(planned);
+        let mut attempt = 0;
+        loop {
+            let mut txn = self.catalog.db().begin(self.isolation)?;
+            if self.delayed_durability {
+                txn.set_delayed_durability(true);
             }
-            Err(e) => {
-                txn.abort();
-                Err(e)
+            let r = match run_in(
+                &self.catalog,
+                &txn,
+                planned,
+                &params,
+                &self.currval,
+                None,
+                Stop { deadline, cancel },
+                (&self.user, &self.database),
+            ) {
+                Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
+                Err(e) => {
+                    txn.abort();
+                    Err(e)
+                }
+            };
+            match r {
+                Err(e) if e.is_retryable() && attempt < retries => {
+                    attempt += 1;
+                    std::thread::yield_now();
+                }
+                r => return r,
             }
         }
     }
@@ -808,52 +803,38 @@ fn run_in(
     let mut cx =
         ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
     cx.cancel = Some(stop.cancel);
-    let (rows, tag) = match &planned.statement {
-        Statement::Query(plan) => {
-            if let Some(rows) = query::point(plan, &cx, &[])? {
-                let n = rows.len();
-                return Ok(QueryResult {
-                    columns: planned.columns.clone(),
-                    rows,
-                    tag: format!("SELECT {n}"),
-                    notices: vec![],
-                });
-            }
-            let mut rows = Vec::new();
-            for r in query::open(plan, &cx, vec![])? {
-                rows.push(r?);
-                if rows.len() % 4096 == 0 {
-                    cx.check_deadline()?;
-                }
-            }
-            let n = rows.len();
-            (rows, format!("SELECT {n}"))
-        }
-        Statement::Insert(i) => {
-            let o = dml::insert(i, &cx)?;
-            (o.rows, format!("INSERT 0 {}", o.count))
-        }
-        Statement::Update(u) => {
-            let o = dml::update(u, &cx)?;
-            (o.rows, format!("UPDATE {}", o.count))
-        }
-        Statement::Delete(d) => {
-            let o = dml::delete(d, &cx)?;
-            (o.rows, format!("DELETE {}", o.count))
-        }
-        Statement::Merge(m) => {
-            let o = dml::merge(m, &cx)?;
-            (o.rows, format!("MERGE {}", o.count))
-        }
-        Statement::Explain(_) => (vec![], "EXPLAIN".into()),
-        Statement::Utility(s) => {
-            return Err(Error::other(
-                "XX000",
-                format!("utility statement {} run as a plan", first_words(&s.to_string())),
-            ))
-        }
+    let (rows, count) = crate::execution::run_statement(&planned.statement, &cx)?;
+    let tag = match &planned.statement {
+        Statement::Query(_) => format!("SELECT {count}"),
+        Statement::Insert(_) => format!("INSERT 0 {count}"),
+        Statement::Update(_) => format!("UPDATE {count}"),
+        Statement::Delete(_) => format!("DELETE {count}"),
+        Statement::Merge(_) => format!("MERGE {count}"),
+        Statement::Call(_) => "CALL".into(),
+        Statement::Explain(_) => "EXPLAIN".into(),
+        Statement::Utility(_) => String::new(),
     };
-    Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices: vec![] })
+    let notices = std::mem::take(&mut *cx.notices.borrow_mut());
+    Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices })
+}
+
+/// How many times a lone statement may run again after a serialization
+/// failure or deadlock: the largest `centum.retry_on_conflict` of the
+/// routines it calls.
+fn retry_budget(planned: &Planned) -> u32 {
+    let mut n = 0;
+    match &planned.statement {
+        Statement::Call(c) => n = c.routine.retry,
+        Statement::Query(plan) => plan.each_expr(&mut |e: &crate::planner::Expr| {
+            e.walk(&mut |x| {
+                if let crate::planner::Expr::Routine(r, _) = x {
+                    n = n.max(r.retry);
+                }
+            })
+        }),
+        _ => {}
+    }
+    n
 }
 
 fn explain(p: &Planned) -> Vec<String> {
@@ -881,6 +862,7 @@ fn explain(p: &Planned) -> Vec<String> {
             v.extend(indent(Plan::Access(d.access.clone()).explain()));
             v
         }
+        Statement::Call(c) => vec![format!("Call {}", c.routine.signature)],
         Statement::Merge(m) => {
             let mut v = vec![format!("Merge on {}", m.target.table.name())];
             v.extend(indent(m.source.explain()));
@@ -945,4 +927,60 @@ fn create_user_as_role(sql: &str) -> Option<String> {
 
 fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+/// Binds and plans one statement against `catalog` (statements the planner
+/// does not plan become [`Statement::Utility`]).
+pub(crate) fn plan_statement(
+catalog: &Catalog,
+search_path: &[String],
+s: &ast::Statement,
+declared: Vec<Option<DataType>>,
+) -> Result<Planned> {
+let mut b = Binder::new(catalog, search_path, declared.clone());
+    let (statement, columns) = match s {
+        ast::Statement::Query(q) => {
+            let (plan, cols) = b.query(q)?;
+            (Statement::Query(plan), cols)
+        }
+        ast::Statement::Insert(i) => {
+            let (ins, cols) = b.insert(i)?;
+            (Statement::Insert(Box::new(ins)), cols)
+        }
+        ast::Statement::Update(u) => {
+            let (up, cols) = b.update(u)?;
+            (Statement::Update(Box::new(up)), cols)
+        }
+        ast::Statement::Delete(d) => {
+            let (del, cols) = b.delete(d)?;
+            (Statement::Delete(Box::new(del)), cols)
+        }
+        ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
+        ast::Statement::Call(f) => {
+            let (call, cols) = b.call_statement(f)?;
+            (Statement::Call(Box::new(call)), cols)
+        }
+        ast::Statement::Explain { statement, analyze: false, .. } => {
+            let inner = plan_statement(catalog, search_path, statement, declared)?;
+            let lines = explain(&inner);
+            let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
+            return Ok(Planned {
+                statement: Statement::Explain(lines),
+                columns: Arc::from(cols),
+                params: inner.params,
+            });
+        }
+        ast::Statement::ShowVariable { variable } => {
+            let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
+            (
+                Statement::Utility(Box::new(s.clone())),
+                vec![OutputColumn { name, ty: Some(DataType::Text) }],
+            )
+        }
+        ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
+            return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
+        }
+        other => (Statement::Utility(Box::new(other.clone())), vec![]),
+    };
+    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types() })
 }

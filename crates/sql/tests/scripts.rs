@@ -52,7 +52,14 @@ fn transcript(session: &mut Session, script: &str) -> String {
                     writeln!(out, "({n} row{})", if n == 1 { "" } else { "s" }).unwrap();
                 }
             }
-            Err(e) => writeln!(out, "ERROR {}: {}", e.sqlstate(), e).unwrap(),
+            Err(e) => {
+                writeln!(out, "ERROR {}: {}", e.sqlstate(), e).unwrap();
+                for (label, text) in [("DETAIL", e.detail()), ("HINT", e.hint()), ("CONTEXT", e.context())] {
+                    if let Some(t) = text {
+                        writeln!(out, "{label}: {}", t.replace('\n', "\n  ")).unwrap();
+                    }
+                }
+            }
         }
     }
     out
@@ -114,6 +121,7 @@ scripts!(
     sequences,
     functions,
     catalog,
+    procedures,
     merge,
     alter,
 );

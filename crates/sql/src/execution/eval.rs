@@ -143,6 +143,10 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
             crate::system::functions::eval(*f, &vals, &|| cx.system_snapshot(), &cx.identity)?
         }
+        Expr::Routine(r, args) => {
+            let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
+            crate::procedures::call(r, args, cx)?.value
+        }
         Expr::Sequence(op, name, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
             sequence(*op, name, &args, cx)?

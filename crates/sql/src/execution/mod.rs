@@ -14,6 +14,8 @@ pub mod functions;
 pub(crate) mod query;
 
 use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::planner::Statement;
 use centum_engine::Transaction;
 use centum_types::{TimestampTz, Value};
 use std::cell::{OnceCell, RefCell};
@@ -48,6 +50,9 @@ pub struct ExecCtx<'a> {
     pub(crate) system: OnceCell<std::rc::Rc<crate::system::snapshot::Snapshot>>,
     /// Who runs the statement (`current_user`, the catalog's role).
     pub(crate) identity: crate::system::Identity<'a>,
+    /// NOTICEs raised while the statement runs (RAISE NOTICE in a
+    /// routine), shared with the contexts of statements nested in it.
+    pub(crate) notices: std::rc::Rc<RefCell<Vec<String>>>,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -72,7 +77,34 @@ impl<'a> ExecCtx<'a> {
             subqueries: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: crate::system::Identity::DEFAULT,
+            notices: Default::default(),
         }
+    }
+
+    /// A context for a statement run inside a routine called by this
+    /// statement: the same transaction, times, limits and identity, with
+    /// the routine's slots as parameters.
+    pub(crate) fn nested<'b>(&'b self, params: &'b [Value]) -> ExecCtx<'b> {
+        let times = self.fn_ctx();
+        ExecCtx {
+            txn: self.txn,
+            catalog: self.catalog,
+            params,
+            currval: self.currval,
+            statement_time: OnceCell::from(times.statement_time),
+            transaction_time: Some(times.transaction_time),
+            deadline: self.deadline,
+            cancel: self.cancel,
+            subqueries: RefCell::new(HashMap::new()),
+            system: OnceCell::new(),
+            identity: self.identity,
+            notices: self.notices.clone(),
+        }
+    }
+
+    /// Queues a NOTICE for the client.
+    pub(crate) fn notice(&self, text: String) {
+        self.notices.borrow_mut().push(text);
     }
 
     /// The same context for a session that logged in as `user` to
@@ -103,4 +135,61 @@ impl<'a> ExecCtx<'a> {
             _ => Ok(()),
         }
     }
+}
+
+/// Runs a planned statement in `cx`: its rows (for a query or RETURNING)
+/// and the number of rows it returned or changed.
+pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<Vec<Value>>, u64)> {
+    Ok(match statement {
+        Statement::Query(plan) => {
+            if let Some(rows) = query::point(plan, cx, &[])? {
+                let n = rows.len() as u64;
+                return Ok((rows, n));
+            }
+            let mut rows = Vec::new();
+            for r in query::open(plan, cx, vec![])? {
+                rows.push(r?);
+                if rows.len() % 4096 == 0 {
+                    cx.check_deadline()?;
+                }
+            }
+            let n = rows.len() as u64;
+            (rows, n)
+        }
+        Statement::Insert(i) => {
+            let o = dml::insert(i, cx)?;
+            (o.rows, o.count)
+        }
+        Statement::Update(u) => {
+            let o = dml::update(u, cx)?;
+            (o.rows, o.count)
+        }
+        Statement::Delete(d) => {
+            let o = dml::delete(d, cx)?;
+            (o.rows, o.count)
+        }
+        Statement::Merge(m) => {
+            let o = dml::merge(m, cx)?;
+            (o.rows, o.count)
+        }
+        Statement::Call(c) => {
+            let mut args = Vec::with_capacity(c.args.len());
+            for a in &c.args {
+                args.push(eval::eval(a, &[], &[], cx)?);
+            }
+            let out = crate::procedures::call(&c.routine, args, cx)?;
+            if out.outs.is_empty() {
+                (vec![], 0)
+            } else {
+                (vec![out.outs], 1)
+            }
+        }
+        Statement::Explain(_) => (vec![], 0),
+        Statement::Utility(s) => {
+            return Err(crate::error::Error::other(
+                "XX000",
+                format!("utility statement {} run as a plan", s.to_string().split_whitespace().next().unwrap_or("")),
+            ))
+        }
+    })
 }

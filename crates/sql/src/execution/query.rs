@@ -194,6 +194,12 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             let r: Vec<Vec<Value>> = open(right, cx, outer)?.collect::<Result<_>>()?;
             Box::new(set_op(*op, *all, l, r).into_iter().map(Ok))
         }
+        Plan::Routine { routine, args } => {
+            let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
+            let out = crate::procedures::call(routine, vals, cx)?;
+            let rows = if routine.set_columns().is_some() { out.rows } else { vec![vec![out.value]] };
+            Box::new(rows.into_iter().map(Ok))
+        }
         Plan::Series { args } => {
             let vals = args
                 .iter()

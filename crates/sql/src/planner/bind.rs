@@ -351,6 +351,10 @@ impl<'a> Binder<'a> {
                 }
             }
             A::Function(f) => self.function(f, ctx)?,
+            A::Array(arr) => {
+                let items = arr.elem.iter().map(|e| Ok(self.expr(e, ctx)?.0)).collect::<Result<Vec<_>>>()?;
+                (Expr::Catalog(crate::system::CatalogFn::ArrayOf, items), Some(DataType::Text))
+            }
             A::Exists { subquery, negated } => {
                 let (plan, _) = self.subquery(subquery, ctx)?;
                 let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Exists);
@@ -719,10 +723,22 @@ impl<'a> Binder<'a> {
                 Ok((Expr::NullIf(Box::new(a.0), Box::new(b.0)), ty))
             }
             "nextval" | "currval" | "setval" => self.sequence_call(&name, args),
+            "row" => Ok((
+                Expr::Catalog(crate::system::CatalogFn::Row, args.into_iter().map(|a| a.0).collect()),
+                Some(DataType::Text),
+            )),
             _ if crate::system::functions::resolve(&name, args.len()).is_some() => {
                 Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
             }
-            _ => self.call(&name, args),
+            _ => {
+                let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
+                if functions::resolve(&name, &types).is_none() {
+                    if let Some(r) = crate::procedures::lookup(self.catalog, &name)? {
+                        return self.routine_call(r, args);
+                    }
+                }
+                self.call(&name, args)
+            }
         }
     }
 

@@ -144,6 +144,8 @@ pub enum Expr {
     Sequence(SeqOp, String, Vec<Expr>),
     /// A subquery; its plan sees `outer ++ row` as its outer row.
     Subquery(Box<Plan>, SubqueryKind),
+    /// A call of a PL/pgSQL function returning one value.
+    Routine(std::sync::Arc<crate::procedures::Compiled>, Vec<Expr>),
 }
 
 /// Sequence functions.
@@ -183,7 +185,7 @@ impl Expr {
             Expr::Func(f, _) if matches!(f.name, "random" | "clock_timestamp" | "gen_random_uuid") => {
                 stable = false
             }
-            Expr::Sequence(..) => stable = false,
+            Expr::Sequence(..) | Expr::Routine(..) => stable = false,
             _ => {}
         });
         stable
@@ -224,7 +226,8 @@ impl Expr {
             Expr::Coalesce(list)
             | Expr::Func(_, list)
             | Expr::Catalog(_, list)
-            | Expr::Sequence(_, _, list) => list.iter().for_each(|e| e.walk(f)),
+            | Expr::Sequence(_, _, list)
+            | Expr::Routine(_, list) => list.iter().for_each(|e| e.walk(f)),
             Expr::Subquery(_, kind) => match kind {
                 SubqueryKind::Any(e, _) | SubqueryKind::All(e, _) => e.walk(f),
                 SubqueryKind::Scalar | SubqueryKind::Exists | SubqueryKind::Array => {}
@@ -258,6 +261,7 @@ impl Expr {
             Expr::Catalog(func, list) => {
                 Expr::Catalog(func, list.into_iter().map(|e| map_dyn(e, f)).collect())
             }
+            Expr::Routine(r, list) => Expr::Routine(r, list.into_iter().map(|e| map_dyn(e, f)).collect()),
             Expr::Sequence(op, name, list) => {
                 Expr::Sequence(op, name, list.into_iter().map(|e| map_dyn(e, f)).collect())
             }
@@ -373,6 +377,11 @@ impl std::fmt::Display for Expr {
             }
             Expr::Catalog(func, args) => {
                 write!(f, "{}(", func.name())?;
+                comma(f, args)?;
+                f.write_str(")")
+            }
+            Expr::Routine(r, args) => {
+                write!(f, "{}(", r.name)?;
                 comma(f, args)?;
                 f.write_str(")")
             }

@@ -18,6 +18,7 @@ pub(crate) mod bind;
 pub mod dml;
 pub mod expr;
 pub mod plan;
+mod routine;
 mod select;
 mod system;
 
@@ -42,11 +43,22 @@ pub enum Statement {
     Delete(Box<Delete>),
     /// MERGE.
     Merge(Box<dml::Merge>),
+    /// CALL of a procedure.
+    Call(Box<Call>),
     /// EXPLAIN of a statement: the lines to print.
     Explain(Vec<String>),
     /// Anything else (transaction control, SET, SHOW, DDL): not planned,
     /// run as the simple protocol runs it.
     Utility(Box<sqlparser::ast::Statement>),
+}
+
+/// A planned CALL: the procedure and its argument expressions.
+#[derive(Clone, Debug)]
+pub struct Call {
+    /// The procedure.
+    pub(crate) routine: std::sync::Arc<crate::procedures::Compiled>,
+    /// One per IN or INOUT parameter.
+    pub args: Vec<Expr>,
 }
 
 /// A planned statement with its interface.

@@ -259,6 +259,14 @@ pub enum Plan {
         /// Start, stop, step.
         args: Vec<Expr>,
     },
+    /// The rows of a set-returning PL/pgSQL function (or the one row of a
+    /// scalar one) called in FROM.
+    Routine {
+        /// The function.
+        routine: std::sync::Arc<crate::procedures::Compiled>,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
 }
 
 impl Plan {
@@ -345,6 +353,7 @@ impl Plan {
                 right.explain_into(out, depth + 1);
             }
             Plan::Series { .. } => out.push(format!("{pad}Function Scan on generate_series")),
+            Plan::Routine { routine, .. } => out.push(format!("{pad}Function Scan on {}", routine.name)),
             Plan::System(t) => out.push(format!("{pad}System Scan on {}.{}", t.name().0, t.name().1)),
         }
     }
@@ -376,7 +385,7 @@ impl Plan {
     }
 
     /// Calls `f` on every expression of this plan and its inputs.
-    fn each_expr(&self, f: &mut impl FnMut(&Expr)) {
+    pub(crate) fn each_expr(&self, f: &mut impl FnMut(&Expr)) {
         let bound = |b: &std::ops::Bound<Expr>, f: &mut dyn FnMut(&Expr)| {
             if let std::ops::Bound::Included(e) | std::ops::Bound::Excluded(e) = b {
                 f(e);
@@ -444,7 +453,7 @@ impl Plan {
                 left.each_expr(f);
                 right.each_expr(f);
             }
-            Plan::Series { args } => args.iter().for_each(&mut *f),
+            Plan::Series { args } | Plan::Routine { args, .. } => args.iter().for_each(&mut *f),
             Plan::System(_) => {}
         }
     }

@@ -654,7 +654,21 @@ impl<'a> Binder<'a> {
             });
         }
         if name != "generate_series" {
-            return Err(Error::UndefinedFunction(name));
+            let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
+                return Err(Error::UndefinedFunction(name));
+            };
+            let empty = Scope::default();
+            let mut typed = Vec::new();
+            for a in args {
+                match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => typed.push(self.expr(e, &Ctx::plain(&empty))?),
+                    _ => return Err(Error::unsupported("named function arguments")),
+                }
+            }
+            let (plan, mut cols) = self.routine_scan(r, typed)?;
+            rename_columns(&mut cols, alias);
+            let alias_name = alias.map(|a| ident(&a.name)).unwrap_or(name);
+            return Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false });
         }
         let args: Vec<&ast::Expr> = args
             .iter()

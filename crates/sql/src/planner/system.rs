@@ -60,7 +60,19 @@ impl Binder<'_> {
 
     /// Whether a cast to `dt` is one [`Binder::catalog_cast`] binds.
     pub(crate) fn catalog_cast_target(&self, dt: &ast::DataType) -> bool {
-        reg_type(dt).is_some()
+        self.reg_type(dt).is_some()
+    }
+
+    /// [`reg_type`], with composite types (whose values are record text)
+    /// read as text.
+    fn reg_type(&self, dt: &ast::DataType) -> Option<RegType> {
+        reg_type(dt).or_else(|| match dt {
+            ast::DataType::Custom(name, _) => {
+                let n = super::bind::object_parts(name).ok()?.last()?.clone();
+                self.catalog.type_source(&n).map(|_| RegType::Text)
+            }
+            _ => None,
+        })
     }
 
     /// A cast to one of the catalog's types, if `dt` is one.
@@ -70,7 +82,7 @@ impl Binder<'_> {
         dt: &ast::DataType,
         ctx: &Ctx,
     ) -> Result<Option<Typed>> {
-        let Some(reg) = reg_type(dt) else { return Ok(None) };
+        let Some(reg) = self.reg_type(dt) else { return Ok(None) };
         let x = self.expr(e, ctx)?;
         let int = Some(DataType::Integer);
         if reg == RegType::Text {

@@ -58,6 +58,10 @@ pub enum CatalogFn {
     ArrayLower,
     /// `array_length(array, dim)`.
     ArrayLength,
+    /// `ROW(a, b, ...)`: a record literal.
+    Row,
+    /// `ARRAY[a, b, ...]`: an array literal.
+    ArrayOf,
     /// `array[i]`.
     Subscript,
     /// `x = ANY(array)`, x as text.
@@ -164,7 +168,12 @@ impl CatalogFn {
     pub fn strict(self) -> bool {
         !matches!(
             self,
-            CatalogFn::ArrayToString | CatalogFn::ArrayPosition | CatalogFn::AnyEq | CatalogFn::FormatType
+            CatalogFn::ArrayToString
+                | CatalogFn::ArrayPosition
+                | CatalogFn::AnyEq
+                | CatalogFn::FormatType
+                | CatalogFn::Row
+                | CatalogFn::ArrayOf
         )
     }
 
@@ -188,6 +197,8 @@ impl CatalogFn {
             CatalogFn::ArrayUpper => "array_upper",
             CatalogFn::ArrayLower => "array_lower",
             CatalogFn::ArrayLength => "array_length",
+            CatalogFn::Row => "row",
+            CatalogFn::ArrayOf => "array",
             CatalogFn::Subscript => "array_subscript",
             CatalogFn::AnyEq => "any_eq",
             CatalogFn::SizePretty => "pg_size_pretty",
@@ -313,6 +324,14 @@ pub(crate) fn eval(
         }
         CatalogFn::CurrentSetting => current_setting(args)?,
         CatalogFn::ArrayToString => array_to_string(args)?,
+        CatalogFn::Row => {
+            let fields: Vec<Option<String>> = args.iter().map(crate::procedures::text::element_text).collect();
+            Value::Text(crate::procedures::text::render_record(&fields))
+        }
+        CatalogFn::ArrayOf => {
+            let items: Vec<Option<String>> = args.iter().map(crate::procedures::text::element_text).collect();
+            Value::Text(arrays::render_opt(&items.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
+        }
         CatalogFn::ArrayPosition => {
             let (Value::Text(a), e) = (arg(0), arg(1)) else { return Ok(Value::Null) };
             let e = (!e.is_null()).then(|| text(e));

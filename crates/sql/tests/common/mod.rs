@@ -106,13 +106,18 @@ pub fn script_names() -> Vec<String> {
 pub fn statements(script: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
+    // Inside a dollar-quoted routine body, `;` ends body statements only.
+    let mut in_body = false;
     for line in script.lines() {
         if line.trim_start().starts_with("--") && cur.trim().is_empty() {
             continue;
         }
         cur.push_str(line);
         cur.push('\n');
-        if line.trim_end().ends_with(';') {
+        if line.matches("$$").count() % 2 == 1 {
+            in_body = !in_body;
+        }
+        if !in_body && line.trim_end().ends_with(';') {
             out.push(cur.trim().trim_end_matches(';').trim().to_string());
             cur.clear();
         }

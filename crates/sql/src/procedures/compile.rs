@@ -1,0 +1,1040 @@
+//! Compiling a routine body: names to slots, SQL to plans.
+//!
+//! Every variable gets a slot in one value array, and that array is the
+//! parameter array of every statement in the body: a variable in slot `k`
+//! is written `$k+1` in the SQL text handed to the planner, with the slot's
+//! type declared, so planning happens here once. A composite variable is a
+//! slot per field (`line.qty` is one slot); an array variable lives outside
+//! the slots, with two slots for its length, and `arr[i]` (or
+//! `arr[i].field`) becomes a fetch into a scratch slot done just before the
+//! statement that reads it.
+//!
+//! Name resolution follows PL/pgSQL with `#variable_conflict use_variable`:
+//! where a column and a variable share a name in an expression, the variable
+//! wins; qualify the column (`t.col`) to reach it. Names right after `.`,
+//! before `(`, after `AS`/`FROM`/`JOIN`/`INTO`/`UPDATE`/`::`, in an INSERT's
+//! column list and on the left of `=` in a SET list are never variables.
+
+use super::parse::{self, Block, Kind, Level, Span, Stmt, Tok};
+use super::{Compiled, Composite, Elem, Mode, PlType, Returns};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::planner::{Binder, Expr, Planned, Statement};
+use centum_types::DataType;
+use sqlparser::ast;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::tokenizer::Token;
+use std::sync::Arc;
+
+/// A compiled body.
+pub(crate) struct Program {
+    pub body: Vec<Op>,
+    /// The type of each slot.
+    pub slots: Vec<DataType>,
+    /// Number of array variables.
+    pub arrays: usize,
+    /// The slot of FOUND.
+    pub found: usize,
+    /// How each parameter is bound, in declaration order.
+    pub binds: Vec<Bind>,
+    /// OUT and INOUT slots, in order.
+    pub outs: Vec<usize>,
+    /// RETURNS TABLE column slots (what `RETURN NEXT;` emits).
+    pub table: Vec<usize>,
+}
+
+/// Where a parameter's value goes.
+pub(crate) enum Bind {
+    Scalar(usize),
+    Array(ArrayVar),
+    Composite { fields: Vec<usize>, comp: Arc<Composite> },
+}
+
+/// An array variable: its index among the arrays and its length slots.
+#[derive(Clone, Debug)]
+pub(crate) struct ArrayVar {
+    pub arr: usize,
+    /// `array_length(a, 1)` / `array_upper(a, 1)`: NULL when empty or NULL.
+    pub len: usize,
+    /// `cardinality(a)`: 0 when empty, NULL when NULL.
+    pub card: usize,
+    pub elem: Elem,
+}
+
+/// A compiled expression: fetches of array elements, then the bound
+/// expression over the slots.
+pub(crate) struct CExpr {
+    pub pre: Vec<Fetch>,
+    pub expr: Expr,
+}
+
+/// A compiled SQL statement.
+pub(crate) struct CStmt {
+    pub pre: Vec<Fetch>,
+    pub planned: Planned,
+}
+
+/// `arr[index]` (or `arr[index].field`) into a scratch slot.
+pub(crate) struct Fetch {
+    pub slot: usize,
+    pub arr: usize,
+    pub index: CExpr,
+    pub field: Option<usize>,
+}
+
+/// One operation, with the line and kind of statement it came from.
+pub(crate) struct Op {
+    pub line: usize,
+    pub what: &'static str,
+    pub kind: OpKind,
+}
+
+/// Operations.
+pub(crate) enum OpKind {
+    /// Set a slot from an expression (NULL when `None`), coerced to its type.
+    Assign { slot: usize, value: Option<CExpr>, not_null: Option<String> },
+    /// Set slots to NULL.
+    Clear(Vec<usize>),
+    If { branches: Vec<(CExpr, Vec<Op>)>, otherwise: Vec<Op> },
+    /// LOOP and WHILE.
+    Loop { label: Option<String>, cond: Option<CExpr>, body: Vec<Op> },
+    ForRange { label: Option<String>, var: usize, lo: CExpr, hi: CExpr, step: Option<CExpr>, reverse: bool, body: Vec<Op> },
+    ForQuery { label: Option<String>, query: CStmt, targets: Vec<usize>, body: Vec<Op> },
+    ForEach { label: Option<String>, arr: usize, targets: Vec<usize>, body: Vec<Op> },
+    Exit { label: Option<String>, when: Option<CExpr>, cont: bool },
+    Block { label: Option<String>, body: Vec<Op> },
+    Sql { stmt: CStmt, into: Option<(Vec<usize>, bool)> },
+    Return(Option<CExpr>),
+    ReturnQuery(CStmt),
+    ReturnNext(Option<CExpr>),
+    Raise { level: Level, code: &'static str, message: Vec<MessagePart>, options: Vec<(RaiseOption, CExpr)> },
+    RowCount(usize),
+    Null,
+}
+
+/// A piece of a RAISE message.
+pub(crate) enum MessagePart {
+    Text(String),
+    Arg(CExpr),
+}
+
+/// RAISE ... USING options.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RaiseOption {
+    Message,
+    Detail,
+    Hint,
+    Errcode,
+}
+
+#[derive(Clone, Debug)]
+enum Var {
+    Scalar { slot: usize, constant: bool },
+    /// Fields by name; `open`: a `record` whose fields the first query
+    /// that fills it decides.
+    Record { fields: Vec<(String, usize)>, open: bool },
+    Array(ArrayVar),
+}
+
+struct Compiler<'a> {
+    catalog: &'a Catalog,
+    routine: &'a Compiled,
+    src: &'a str,
+    toks: &'a [Tok],
+    search_path: Vec<String>,
+    slots: Vec<DataType>,
+    arrays: usize,
+    scopes: Vec<Vec<(String, Var)>>,
+    /// Labels of the enclosing loops and blocks (`None`: unlabelled loop).
+    labels: Vec<(Option<String>, bool)>,
+}
+
+/// Compiles `body` for the routine `routine`.
+pub(crate) fn compile(catalog: &Catalog, routine: &Compiled, body: &str) -> Result<Program> {
+    let toks = parse::lex(body)?;
+    let block = parse::parse(&toks).map_err(|e| {
+        let line = toks.last().map_or(1, |t| t.line);
+        e.with_context(format!("compilation of PL/pgSQL function \"{}\" near line {line}", routine.name))
+    })?;
+    let mut c = Compiler {
+        catalog,
+        routine,
+        src: body,
+        toks: &toks,
+        search_path: vec!["public".into()],
+        slots: Vec::new(),
+        arrays: 0,
+        scopes: vec![Vec::new()],
+        labels: Vec::new(),
+    };
+    // Parameters first, so `$n` is slot n-1 for scalar parameters.
+    let mut binds = Vec::new();
+    let mut outs = Vec::new();
+    for (i, p) in routine.params.iter().enumerate() {
+        let var = c.declare_type(&p.ty);
+        let bind = match &var {
+            Var::Scalar { slot, .. } => {
+                if p.mode != Mode::In {
+                    outs.push(*slot);
+                }
+                Bind::Scalar(*slot)
+            }
+            Var::Array(a) => Bind::Array(a.clone()),
+            Var::Record { fields, .. } => {
+                let PlType::Composite(comp) = &p.ty else { unreachable!("composite parameter") };
+                Bind::Composite { fields: fields.iter().map(|f| f.1).collect(), comp: comp.clone() }
+            }
+        };
+        binds.push(bind);
+        if let Some(n) = &p.name {
+            c.scopes[0].push((n.clone(), var.clone()));
+        }
+        c.scopes[0].push((format!("${}", i + 1), var));
+    }
+    let mut table = Vec::new();
+    if let Returns::Table(cols) = &routine.returns {
+        for (name, ty) in cols {
+            let slot = c.slot(ty.clone());
+            table.push(slot);
+            c.scopes[0].push((name.clone(), Var::Scalar { slot, constant: false }));
+        }
+    }
+    let found = c.slot(DataType::Boolean);
+    c.scopes[0].push(("found".into(), Var::Scalar { slot: found, constant: false }));
+    let mut ops = vec![Op { line: 0, what: "initialization", kind: OpKind::Clear(table.clone()) }];
+    ops.push(c.block(&block, 1)?);
+    Ok(Program { body: ops, slots: c.slots, arrays: c.arrays, found, binds, outs, table })
+}
+
+fn word_name(t: &Token) -> Option<String> {
+    match t {
+        Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
+        Token::Word(w) => Some(w.value.to_lowercase()),
+        Token::Placeholder(p) => Some(p.clone()),
+        _ => None,
+    }
+}
+
+impl Compiler<'_> {
+    fn slot(&mut self, ty: DataType) -> usize {
+        self.slots.push(ty);
+        self.slots.len() - 1
+    }
+
+    fn declare_type(&mut self, ty: &PlType) -> Var {
+        match ty {
+            PlType::Scalar(t) => Var::Scalar { slot: self.slot(t.clone()), constant: false },
+            PlType::Composite(c) => {
+                Var::Record { fields: c.fields.iter().map(|(n, t)| (n.clone(), self.slot(t.clone()))).collect(), open: false }
+            }
+            PlType::Record => Var::Record { fields: vec![], open: true },
+            PlType::Array(elem) => {
+                let arr = self.arrays;
+                self.arrays += 1;
+                let len = self.slot(DataType::Integer);
+                let card = self.slot(DataType::Integer);
+                Var::Array(ArrayVar { arr, len, card, elem: elem.clone() })
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Var> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn lookup_mut(&mut self, name: &str) -> Option<&mut Var> {
+        self.scopes.iter_mut().rev().flat_map(|s| s.iter_mut().rev()).find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn text(&self, span: &Span) -> &str {
+        &self.src[self.toks[span.start].start..self.toks[span.end - 1].end]
+    }
+
+    fn line_of(&self, span: &Span) -> usize {
+        self.toks.get(span.start).map_or(0, |t| t.line)
+    }
+
+    fn block(&mut self, b: &Block, line: usize) -> Result<Op> {
+        self.scopes.push(Vec::new());
+        self.labels.push((b.label.clone(), false));
+        let mut body = Vec::new();
+        for d in &b.decls {
+            let ctx = |e: Error| e.with_context(self_context(self.routine, d.line, "declaration"));
+            let ty = self.decl_type(&d.ty).map_err(ctx)?;
+            let default = match &d.default {
+                Some(span) => Some(self.expr(span).map_err(ctx)?),
+                None => None,
+            };
+            let var = self.declare_type(&ty);
+            match (&var, default) {
+                (Var::Scalar { slot, .. }, value) => {
+                    if d.not_null && value.is_none() {
+                        return Err(Error::Syntax(format!(
+                            "variable \"{}\" must have a default value, since it's declared NOT NULL",
+                            d.name
+                        ))
+                        .with_context(self_context(self.routine, d.line, "declaration")));
+                    }
+                    body.push(Op {
+                        line: d.line,
+                        what: "assignment",
+                        kind: OpKind::Assign { slot: *slot, value, not_null: d.not_null.then(|| d.name.clone()) },
+                    });
+                }
+                (Var::Record { fields, .. }, None) => body.push(Op {
+                    line: d.line,
+                    what: "declaration",
+                    kind: OpKind::Clear(fields.iter().map(|f| f.1).collect()),
+                }),
+                (Var::Array(_), None) => {}
+                (_, Some(_)) => {
+                    return Err(Error::unsupported("a default for an array or composite variable")
+                        .with_context(self_context(self.routine, d.line, "declaration")))
+                }
+            }
+            let var = match var {
+                Var::Scalar { slot, .. } => Var::Scalar { slot, constant: d.constant },
+                v => v,
+            };
+            self.scopes.last_mut().expect("scope").push((d.name.clone(), var));
+        }
+        body.extend(self.stmts(&b.body)?);
+        self.labels.pop();
+        self.scopes.pop();
+        Ok(Op { line, what: "statement block", kind: OpKind::Block { label: b.label.clone(), body } })
+    }
+
+    fn decl_type(&mut self, span: &Span) -> Result<PlType> {
+        let toks: Vec<&Token> = self.toks[span.clone()].iter().map(|t| &t.t).collect();
+        let pct = |t: &Token, kw: &str| parse::is_word(t, kw);
+        match toks.as_slice() {
+            [t, Token::Mod, k] if pct(k, "rowtype") => {
+                let name = word_name(t).unwrap_or_default();
+                let info = self.catalog.table(&name)?;
+                let fields = info.table.columns().iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
+                Ok(PlType::Composite(Arc::new(Composite { name, fields })))
+            }
+            [t, Token::Period, c, Token::Mod, k] if pct(k, "type") => {
+                let (t, c) = (word_name(t).unwrap_or_default(), word_name(c).unwrap_or_default());
+                let info = self.catalog.table(&t)?;
+                let col = info.table.columns().iter().find(|x| x.name == c).ok_or_else(|| {
+                    Error::UndefinedColumn(format!("\"{c}\" of relation \"{t}\""))
+                })?;
+                Ok(PlType::Scalar(col.ty.clone()))
+            }
+            [v, Token::Mod, k] if pct(k, "type") => {
+                let name = word_name(v).unwrap_or_default();
+                match self.lookup(&name) {
+                    Some(Var::Scalar { slot, .. }) => Ok(PlType::Scalar(self.slots[*slot].clone())),
+                    _ => Err(Error::UndefinedObject(format!("variable \"{name}\" does not exist"))),
+                }
+            }
+            _ => {
+                let text = self.text(span).to_string();
+                let dt = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+                    .try_with_sql(&text)
+                    .and_then(|mut p| p.parse_data_type())
+                    .map_err(|_| Error::UndefinedObject(format!("type \"{text}\" does not exist")))?;
+                super::pl_type(self.catalog, &dt)
+            }
+        }
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) -> Result<Vec<Op>> {
+        stmts.iter().map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<Op> {
+        let what = s.kind.describe();
+        let kind = match &s.kind {
+            Kind::Block(b) => return self.block(b, s.line),
+            Kind::If { branches, otherwise } => {
+                let mut out = Vec::new();
+                for (cond, body) in branches {
+                    let c = self.expr(cond).map_err(|e| self.at(e, cond, "IF"))?;
+                    out.push((c, self.stmts(body)?));
+                }
+                OpKind::If { branches: out, otherwise: self.stmts(otherwise)? }
+            }
+            Kind::Loop { label, body } => OpKind::Loop { label: label.clone(), cond: None, body: self.loop_body(label, body)? },
+            Kind::While { label, cond, body } => {
+                let c = self.expr(cond).map_err(|e| self.at(e, cond, what))?;
+                OpKind::Loop { label: label.clone(), cond: Some(c), body: self.loop_body(label, body)? }
+            }
+            Kind::ForRange { label, var, reverse, lo, hi, step, body } => {
+                let err = |c: &Self, e: Error| e.with_context(self_context(c.routine, s.line, what));
+                let lo = self.expr(lo).map_err(|e| err(self, e))?;
+                let hi = self.expr(hi).map_err(|e| err(self, e))?;
+                let step = match step {
+                    Some(st) => Some(self.expr(st).map_err(|e| err(self, e))?),
+                    None => None,
+                };
+                self.scopes.push(Vec::new());
+                let slot = self.slot(DataType::Integer);
+                self.scopes.last_mut().expect("scope").push((var.clone(), Var::Scalar { slot, constant: false }));
+                let body = self.loop_body(label, body);
+                self.scopes.pop();
+                OpKind::ForRange { label: label.clone(), var: slot, lo, hi, step, reverse: *reverse, body: body? }
+            }
+            Kind::ForQuery { label, targets, query, body } => {
+                let q = self.sql(query, None).map_err(|e| self.at(e, query, what))?;
+                if !matches!(q.planned.statement, Statement::Query(_)) {
+                    return Err(Error::Syntax("FOR over a query needs a SELECT".into()).with_context(self_context(self.routine, s.line, what)));
+                }
+                self.scopes.push(Vec::new());
+                // A single undeclared name is a record local to the loop.
+                if targets.len() == 1 {
+                    if let Some(n) = word_name(&self.toks[targets.start].t) {
+                        if self.lookup(&n).is_none() {
+                            self.scopes.last_mut().expect("scope").push((n, Var::Record { fields: vec![], open: true }));
+                        }
+                    }
+                }
+                let t = self.targets(targets, &q.planned).map_err(|e| self.at(e, targets, what));
+                let body = t.and_then(|t| Ok((t, self.loop_body(label, body)?)));
+                self.scopes.pop();
+                let (targets, body) = body?;
+                OpKind::ForQuery { label: label.clone(), query: q, targets, body }
+            }
+            Kind::ForEach { label, target, array, body } => {
+                let (arr, targets) = self.foreach(target, array).map_err(|e| self.at(e, target, what))?;
+                OpKind::ForEach { label: label.clone(), arr, targets, body: self.loop_body(label, body)? }
+            }
+            Kind::Exit { label, when, cont } => {
+                let ok = match label {
+                    None => self.labels.iter().any(|l| l.1),
+                    Some(l) => self.labels.iter().any(|(n, is_loop)| n.as_deref() == Some(l) && (*is_loop || !cont)),
+                };
+                if !ok {
+                    let m = match label {
+                        Some(l) => format!("there is no label \"{l}\" attached to any block or loop enclosing this statement"),
+                        None => format!("{} cannot be used outside a loop", if *cont { "CONTINUE" } else { "EXIT" }),
+                    };
+                    return Err(Error::Syntax(m).with_context(self_context(self.routine, s.line, what)));
+                }
+                let when = match when {
+                    Some(w) => Some(self.expr(w).map_err(|e| self.at(e, w, what))?),
+                    None => None,
+                };
+                OpKind::Exit { label: label.clone(), when, cont: *cont }
+            }
+            Kind::Assign { target, value } => {
+                let slot = self.assign_target(target).map_err(|e| self.at(e, target, what))?;
+                let v = self.expr(value).map_err(|e| self.at(e, value, what))?;
+                OpKind::Assign { slot, value: Some(v), not_null: None }
+            }
+            Kind::Sql { text, perform } => self.sql_stmt(text, *perform).map_err(|e| self.at(e, text, what))?,
+            Kind::Return(value) => {
+                let err = |m: &str| Error::mismatch(m.to_string()).with_context(self_context(self.routine, s.line, what));
+                let has_outs = self.routine.params.iter().any(|p| p.mode != Mode::In);
+                match (&self.routine.returns, value) {
+                    (Returns::Scalar(_), Some(v)) if !has_outs => {
+                        OpKind::Return(Some(self.expr(v).map_err(|e| self.at(e, v, what))?))
+                    }
+                    (Returns::Scalar(_), Some(_)) => {
+                        return Err(err("RETURN cannot have a parameter in function with OUT parameters"))
+                    }
+                    (Returns::Scalar(_), None) if has_outs => OpKind::Return(None),
+                    (Returns::Scalar(_), None) => return Err(err("missing expression at or near \";\"")),
+                    (Returns::Void, Some(_)) if self.routine.procedure => {
+                        return Err(err("RETURN cannot have a parameter in a procedure"))
+                    }
+                    (Returns::Void, Some(_)) => return Err(err("RETURN cannot have a parameter in function returning void")),
+                    (Returns::SetOf(_) | Returns::Table(_), Some(_)) => {
+                        return Err(err("RETURN cannot have a parameter in function returning set (use RETURN NEXT)"))
+                    }
+                    (_, None) => OpKind::Return(None),
+                }
+            }
+            Kind::ReturnQuery(q) => {
+                let Some(cols) = self.routine.set_columns() else {
+                    return Err(Error::Syntax("cannot use RETURN QUERY in a non-SETOF function".into())
+                        .with_context(self_context(self.routine, s.line, what)));
+                };
+                let stmt = self.sql(q, None).map_err(|e| self.at(e, q, what))?;
+                if stmt.planned.columns.len() != cols.len() {
+                    return Err(Error::mismatch("structure of query does not match function result type")
+                        .with_context(self_context(self.routine, s.line, what)));
+                }
+                OpKind::ReturnQuery(stmt)
+            }
+            Kind::ReturnNext(v) => match (&self.routine.returns, v) {
+                (Returns::SetOf(_), Some(v)) => OpKind::ReturnNext(Some(self.expr(v).map_err(|e| self.at(e, v, what))?)),
+                (Returns::Table(_), None) => OpKind::ReturnNext(None),
+                _ => {
+                    return Err(Error::Syntax("RETURN NEXT needs an expression in a SETOF function and none in a TABLE function".into())
+                        .with_context(self_context(self.routine, s.line, what)))
+                }
+            },
+            Kind::Raise { level, condition, format, args, options } => {
+                self.raise(*level, condition, format, args, options).map_err(|e| e.with_context(self_context(self.routine, s.line, what)))?
+            }
+            Kind::Diagnostics(items) => {
+                let mut ops = Vec::new();
+                for (target, item) in items {
+                    if item != "row_count" {
+                        return Err(Error::unsupported(format!("GET DIAGNOSTICS item {}", item.to_uppercase()))
+                            .with_context(self_context(self.routine, s.line, what)));
+                    }
+                    let slot = self.assign_target(target).map_err(|e| self.at(e, target, what))?;
+                    ops.push(Op { line: s.line, what, kind: OpKind::RowCount(slot) });
+                }
+                OpKind::Block { label: None, body: ops }
+            }
+            Kind::Null => OpKind::Null,
+        };
+        Ok(Op { line: s.line, what, kind })
+    }
+
+    fn at(&self, e: Error, span: &Span, what: &str) -> Error {
+        if e.context().is_some() {
+            return e;
+        }
+        e.with_context(self_context(self.routine, self.line_of(span), what))
+    }
+
+    fn loop_body(&mut self, label: &Option<String>, body: &[Stmt]) -> Result<Vec<Op>> {
+        self.labels.push((label.clone(), true));
+        let r = self.stmts(body);
+        self.labels.pop();
+        r
+    }
+
+    /// The slot a `name`, `name.field` or `$n` assignment writes.
+    fn assign_target(&mut self, span: &Span) -> Result<usize> {
+        let toks: Vec<&Token> = self.toks[span.clone()].iter().map(|t| &t.t).collect();
+        let (name, field) = match toks.as_slice() {
+            [n] => (word_name(n), None),
+            [n, Token::Period, f] => (word_name(n), word_name(f)),
+            _ => return Err(Error::unsupported(format!("assignment to \"{}\"", self.text(span)))),
+        };
+        let name = name.unwrap_or_default();
+        match (self.lookup(&name), field) {
+            (Some(Var::Scalar { slot, constant: false }), None) => Ok(*slot),
+            (Some(Var::Scalar { constant: true, .. }), None) => {
+                Err(Error::Syntax(format!("variable \"{name}\" is declared CONSTANT")))
+            }
+            (Some(Var::Record { fields, .. }), Some(f)) => fields
+                .iter()
+                .find(|x| x.0 == f)
+                .map(|x| x.1)
+                .ok_or_else(|| Error::UndefinedColumn(format!("\"{f}\" of record \"{name}\""))),
+            (Some(Var::Array(_)), _) => Err(Error::unsupported("assignment to an array variable")),
+            (Some(_), _) => Err(Error::unsupported(format!("assignment to \"{}\"", self.text(span)))),
+            (None, _) => Err(Error::Syntax(format!("\"{name}\" is not a known variable"))),
+        }
+    }
+
+    /// INTO / FOR targets for the columns of `planned`.
+    fn targets(&mut self, span: &Span, planned: &Planned) -> Result<Vec<usize>> {
+        let toks: Vec<Token> = self.toks[span.clone()].iter().map(|t| t.t.clone()).collect();
+        let parts: Vec<&[Token]> = toks.split(|t| *t == Token::Comma).collect();
+        if let [[one]] = parts.as_slice() {
+            let name = word_name(one).unwrap_or_default();
+            if let Some(Var::Record { open: true, .. }) = self.lookup(&name) {
+                let fields: Vec<(String, usize)> = planned
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), self.slot(c.ty.clone().unwrap_or(DataType::Text))))
+                    .collect();
+                let slots = fields.iter().map(|f| f.1).collect();
+                if let Some(v) = self.lookup_mut(&name) {
+                    *v = Var::Record { fields, open: false };
+                }
+                return Ok(slots);
+            }
+            if let Some(Var::Record { fields, .. }) = self.lookup(&name) {
+                return Ok(fields.iter().map(|f| f.1).collect());
+            }
+        }
+        let mut out = Vec::new();
+        let mut at = span.start;
+        for p in parts {
+            let s = at..at + p.len();
+            at += p.len() + 1;
+            if p.is_empty() {
+                return Err(Error::Syntax("syntax error in INTO list".into()));
+            }
+            out.push(self.assign_target(&s)?);
+        }
+        Ok(out)
+    }
+
+    fn foreach(&mut self, target: &Span, array: &Span) -> Result<(usize, Vec<usize>)> {
+        let name = match &self.toks[array.clone()] {
+            [t] => word_name(&t.t).unwrap_or_default(),
+            _ => return Err(Error::unsupported("FOREACH over an expression (name an array variable)")),
+        };
+        let Some(Var::Array(a)) = self.lookup(&name).cloned() else {
+            return Err(Error::mismatch(format!("FOREACH expression must yield an array, not \"{name}\"")));
+        };
+        let targets = match &a.elem {
+            Elem::Scalar(_) => vec![self.assign_target(target)?],
+            Elem::Composite(c) => {
+                let tname = match &self.toks[target.clone()] {
+                    [t] => word_name(&t.t).unwrap_or_default(),
+                    _ => String::new(),
+                };
+                match self.lookup(&tname).cloned() {
+                    Some(Var::Record { fields, open: false }) if fields.len() == c.fields.len() => fields.iter().map(|f| f.1).collect(),
+                    Some(Var::Record { open: true, .. }) => {
+                        let fields: Vec<(String, usize)> =
+                            c.fields.iter().map(|(n, t)| (n.clone(), self.slot(t.clone()))).collect();
+                        let slots = fields.iter().map(|f| f.1).collect();
+                        if let Some(v) = self.lookup_mut(&tname) {
+                            *v = Var::Record { fields, open: false };
+                        }
+                        slots
+                    }
+                    _ => {
+                        return Err(Error::mismatch(format!(
+                            "FOREACH over {}[] needs a variable of type {} or record",
+                            c.name, c.name
+                        )))
+                    }
+                }
+            }
+        };
+        Ok((a.arr, targets))
+    }
+
+    fn raise(
+        &mut self,
+        level: Level,
+        condition: &Option<String>,
+        format: &Option<String>,
+        args: &[Span],
+        options: &[(String, Span)],
+    ) -> Result<OpKind> {
+        let mut code = "P0001";
+        let mut message = Vec::new();
+        if let Some(c) = condition {
+            code = condition_code(c).ok_or_else(|| Error::UndefinedObject(format!("unrecognized exception condition \"{c}\"")))?;
+            if format.is_none() {
+                message.push(MessagePart::Text(c.clone()));
+            }
+        }
+        if let Some(f) = format {
+            let mut args = args.iter();
+            let mut text = String::new();
+            let mut chars = f.chars().peekable();
+            while let Some(ch) = chars.next() {
+                if ch == '%' {
+                    if chars.peek() == Some(&'%') {
+                        chars.next();
+                        text.push('%');
+                        continue;
+                    }
+                    let Some(a) = args.next() else {
+                        return Err(Error::Syntax("too few parameters specified for RAISE".into()));
+                    };
+                    message.push(MessagePart::Text(std::mem::take(&mut text)));
+                    message.push(MessagePart::Arg(self.expr(a)?));
+                } else {
+                    text.push(ch);
+                }
+            }
+            if args.next().is_some() {
+                return Err(Error::Syntax("too many parameters specified for RAISE".into()));
+            }
+            message.push(MessagePart::Text(text));
+        }
+        let mut opts = Vec::new();
+        for (name, span) in options {
+            let o = match name.as_str() {
+                "message" => RaiseOption::Message,
+                "detail" => RaiseOption::Detail,
+                "hint" => RaiseOption::Hint,
+                "errcode" => RaiseOption::Errcode,
+                other => return Err(Error::unsupported(format!("RAISE option {}", other.to_uppercase()))),
+            };
+            if o == RaiseOption::Errcode {
+                if let [t] = &self.toks[span.clone()] {
+                    if let Token::SingleQuotedString(s) = &t.t {
+                        code = condition_code(s).ok_or_else(|| Error::Syntax(format!("invalid SQLSTATE code \"{s}\"")))?;
+                        continue;
+                    }
+                }
+            }
+            if o == RaiseOption::Message && format.is_some() {
+                return Err(Error::Syntax("RAISE option already specified: MESSAGE".into()));
+            }
+            opts.push((o, self.expr(span)?));
+        }
+        Ok(OpKind::Raise { level, code, message, options: opts })
+    }
+
+    fn sql_stmt(&mut self, span: &Span, perform: bool) -> Result<OpKind> {
+        if perform {
+            let (text, pre) = self.rewrite(span.clone(), None)?;
+            let stmt = self.sql_text(&format!("SELECT {text}"), pre)?;
+            return Ok(OpKind::Sql { stmt, into: None });
+        }
+        let into = self.find_into(span);
+        let stmt = self.sql(span, into.as_ref().map(|i| i.0.clone()))?;
+        if let Statement::Utility(_) = stmt.planned.statement {
+            return Err(Error::unsupported(format!("\"{}\" in a PL/pgSQL function", first_words(self.text(span)))));
+        }
+        match into {
+            None => {
+                if matches!(stmt.planned.statement, Statement::Query(_)) {
+                    return Err(Error::other(
+                        "42601",
+                        "query has no destination for result data (use PERFORM to discard the result)",
+                    ));
+                }
+                Ok(OpKind::Sql { stmt, into: None })
+            }
+            Some((_, targets, strict)) => {
+                if stmt.planned.columns.is_empty() {
+                    return Err(Error::Syntax("INTO used with a command that cannot return data".into()));
+                }
+                let slots = self.targets(&targets, &stmt.planned)?;
+                Ok(OpKind::Sql { stmt, into: Some((slots, strict)) })
+            }
+        }
+    }
+
+    /// `INTO [STRICT] targets` inside a statement: (the tokens to cut, the
+    /// targets, strict).
+    fn find_into(&self, span: &Span) -> Option<(Span, Span, bool)> {
+        let toks = &self.toks[span.clone()];
+        let first = toks.first()?;
+        let dml = ["insert", "update", "delete", "merge"].iter().any(|k| parse::is_word(&first.t, k));
+        let mut depth = 0;
+        let mut after_returning = !dml;
+        for (i, t) in toks.iter().enumerate() {
+            match &t.t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                _ if depth == 0 && parse::is_word(&t.t, "returning") => after_returning = true,
+                _ if depth == 0
+                    && after_returning
+                    && parse::is_word(&t.t, "into")
+                    && !(i > 0 && parse::is_word(&toks[i - 1].t, "insert")) =>
+                {
+                    let mut j = i + 1;
+                    let strict = toks.get(j).is_some_and(|t| parse::is_word(&t.t, "strict"));
+                    if strict {
+                        j += 1;
+                    }
+                    let tstart = j;
+                    loop {
+                        if !matches!(toks.get(j).map(|t| &t.t), Some(Token::Word(_) | Token::Placeholder(_))) {
+                            return None;
+                        }
+                        j += 1;
+                        if toks.get(j).map(|t| &t.t) == Some(&Token::Period) {
+                            j += 2;
+                        }
+                        if toks.get(j).map(|t| &t.t) == Some(&Token::Comma) {
+                            j += 1;
+                            continue;
+                        }
+                        break;
+                    }
+                    let base = span.start;
+                    return Some((base + i..base + j, base + tstart..base + j, strict));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    fn sql(&mut self, span: &Span, skip: Option<Span>) -> Result<CStmt> {
+        let (text, pre) = self.rewrite(span.clone(), skip)?;
+        self.sql_text(&text, pre)
+    }
+
+    fn sql_text(&mut self, text: &str, pre: Vec<Fetch>) -> Result<CStmt> {
+        let mut stmts = crate::parser::parse(text)?;
+        if stmts.len() != 1 {
+            return Err(Error::Syntax("one SQL statement expected".into()));
+        }
+        let s = stmts.remove(0);
+        let allowed = matches!(
+            s,
+            ast::Statement::Query(_)
+                | ast::Statement::Insert(_)
+                | ast::Statement::Update(_)
+                | ast::Statement::Delete(_)
+                | ast::Statement::Merge(_)
+                | ast::Statement::Call(_)
+        );
+        if !allowed {
+            return Err(Error::unsupported(format!("\"{}\" in a PL/pgSQL function", first_words(text))));
+        }
+        let declared = self.slots.iter().cloned().map(Some).collect();
+        let planned = crate::session::plan_statement(self.catalog, &self.search_path, &s, declared)?;
+        Ok(CStmt { pre, planned })
+    }
+
+    fn expr(&mut self, span: &Span) -> Result<CExpr> {
+        let (text, pre) = self.rewrite(span.clone(), None)?;
+        let e = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(&text)
+            .and_then(|mut p| {
+                let e = p.parse_expr()?;
+                p.expect_token(&Token::EOF)?;
+                Ok(e)
+            })
+            .map_err(|e| crate::parser::syntax_error(&e.to_string()))?;
+        let mut b = Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
+        let scope = crate::planner::bind::Scope::default();
+        let (expr, _) = b.expr(&e, &crate::planner::bind_ctx(&scope))?;
+        Ok(CExpr { pre, expr })
+    }
+
+    /// The text of `span` with variables replaced by `$n` (and `skip`
+    /// left out), plus the array fetches it needs.
+    fn rewrite(&mut self, span: Span, skip: Option<Span>) -> Result<(String, Vec<Fetch>)> {
+        let toks = self.toks;
+        let mut out = String::new();
+        let mut pre = Vec::new();
+        let mut copied = toks[span.start].start;
+        let mut i = span.start;
+        // INSERT column lists and SET lists name columns.
+        let mut insert_state = 0u8;
+        let mut collist_depth: Option<i32> = None;
+        let mut depth = 0i32;
+        let mut in_set = false;
+        let kw = |k: usize, w: &str| k < span.end && parse::is_word(&toks[k].t, w);
+        while i < span.end {
+            if let Some(s) = &skip {
+                if i == s.start {
+                    out.push_str(&self.src[copied..toks[i].start]);
+                    copied = toks[s.end - 1].end;
+                    i = s.end;
+                    continue;
+                }
+            }
+            let t = &toks[i].t;
+            match t {
+                Token::LParen => {
+                    depth += 1;
+                    if matches!(insert_state, 3 | 6) && collist_depth.is_none() {
+                        collist_depth = Some(depth);
+                    }
+                    insert_state = 0;
+                }
+                Token::RParen => {
+                    if collist_depth == Some(depth) {
+                        collist_depth = None;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            // INSERT INTO name[.name] [AS alias] ( columns )
+            insert_state = match (insert_state, t) {
+                _ if kw(i, "insert") => 1,
+                (1, _) if kw(i, "into") => 2,
+                (2 | 4, Token::Word(_)) => 3,
+                (3, Token::Period) => 4,
+                (3, _) if kw(i, "as") => 5,
+                (5, Token::Word(_)) => 6,
+                _ => 0,
+            };
+            if kw(i, "set") {
+                in_set = true;
+            } else if ["where", "from", "returning"].iter().any(|w| kw(i, w)) {
+                in_set = false;
+            }
+            let prev = (i > span.start).then(|| &toks[i - 1].t);
+            let next = toks.get(i + 1).filter(|_| i + 1 < span.end).map(|t| &t.t);
+            let name = word_name(t);
+            let column_position = collist_depth.is_some()
+                || matches!(prev, Some(Token::Period | Token::DoubleColon))
+                || prev.is_some_and(|p| ["as", "from", "join", "into", "update", "table"].iter().any(|w| parse::is_word(p, w)))
+                || (in_set && next == Some(&Token::Eq) && prev.is_some_and(|p| *p == Token::Comma || parse::is_word(p, "set")));
+            let var = match (&name, column_position) {
+                (Some(n), false) => self.lookup(n).cloned(),
+                _ => None,
+            };
+            // array_length(arr, 1), array_upper(arr, 1), array_lower(arr, 1), cardinality(arr)
+            if let (Some(n), Some(Token::LParen)) = (&name, next) {
+                if let Some((replacement, len)) = self.array_function(n, i, span.end) {
+                    out.push_str(&self.src[copied..toks[i].start]);
+                    out.push_str(&replacement);
+                    copied = toks[i + len - 1].end;
+                    i += len;
+                    continue;
+                }
+            }
+            let Some(var) = var else {
+                i += 1;
+                continue;
+            };
+            // `(arr[i]).field`, PostgreSQL's spelling, starts one token early.
+            let mut back = 0;
+            let (replacement, used) = match var {
+                Var::Scalar { slot, .. } if !matches!(next, Some(Token::Period | Token::LParen)) => (format!("${}", slot + 1), 1),
+                Var::Record { fields, .. } if next == Some(&Token::Period) => {
+                    let f = toks.get(i + 2).and_then(|t| word_name(&t.t)).unwrap_or_default();
+                    let slot = fields.iter().find(|x| x.0 == f).map(|x| x.1).ok_or_else(|| {
+                        Error::UndefinedColumn(format!("record \"{}\" has no field \"{f}\"", name.clone().unwrap_or_default()))
+                    })?;
+                    (format!("${}", slot + 1), 3)
+                }
+                Var::Array(a) if next == Some(&Token::LBracket) => {
+                    let mut j = i + 1;
+                    let mut d = 0;
+                    while j < span.end {
+                        match toks[j].t {
+                            Token::LBracket => d += 1,
+                            Token::RBracket => {
+                                d -= 1;
+                                if d == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        j += 1;
+                    }
+                    if j >= span.end || j == i + 2 {
+                        return Err(Error::Syntax(format!("bad subscript of \"{}\"", name.unwrap_or_default())));
+                    }
+                    let index = self.expr(&(i + 2..j))?;
+                    let mut used = j + 1 - i;
+                    let tok = |k: usize| toks.get(k).filter(|_| k < span.end).map(|t| &t.t);
+                    let mut j = j;
+                    if matches!(&a.elem, Elem::Composite(_))
+                        && prev == Some(&Token::LParen)
+                        && tok(j + 1) == Some(&Token::RParen)
+                        && tok(j + 2) == Some(&Token::Period)
+                    {
+                        back = 1;
+                        used += 1;
+                        j += 1;
+                        depth -= 1;
+                    }
+                    let (field, ty) = match &a.elem {
+                        Elem::Scalar(t) => (None, t.clone()),
+                        Elem::Composite(c) => {
+                            let f = (toks.get(j + 1).map(|t| &t.t) == Some(&Token::Period))
+                                .then(|| toks.get(j + 2).and_then(|t| word_name(&t.t)))
+                                .flatten()
+                                .ok_or_else(|| {
+                                    Error::unsupported(format!(
+                                        "a whole element of a composite array (write {}[i].field)",
+                                        name.clone().unwrap_or_default()
+                                    ))
+                                })?;
+                            let pos = c.fields.iter().position(|x| x.0 == f).ok_or_else(|| {
+                                Error::UndefinedColumn(format!("\"{f}\" of type {}", c.name))
+                            })?;
+                            used += 2;
+                            (Some(pos), c.fields[pos].1.clone())
+                        }
+                    };
+                    let slot = self.slot(ty);
+                    pre.push(Fetch { slot, arr: a.arr, index, field });
+                    (format!("${}", slot + 1), used)
+                }
+                Var::Array(_) => {
+                    return Err(Error::unsupported(format!(
+                        "array variable \"{}\" here: arrays are read with FOREACH, subscripts, array_length, array_upper and cardinality",
+                        name.unwrap_or_default()
+                    )))
+                }
+                Var::Record { .. } => {
+                    return Err(Error::unsupported(format!(
+                        "a whole record \"{}\" in an expression (name its fields)",
+                        name.unwrap_or_default()
+                    )))
+                }
+                Var::Scalar { .. } => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.push_str(&self.src[copied..toks[i - back].start]);
+            out.push_str(&replacement);
+            copied = toks[i + used - 1].end;
+            i += used;
+        }
+        if copied < toks[span.end - 1].end {
+            out.push_str(&self.src[copied..toks[span.end - 1].end]);
+        }
+        Ok((out, pre))
+    }
+
+    /// `f(arr [, 1])` over an array variable at token `i`: the text to put
+    /// in its place and how many tokens it covers.
+    fn array_function(&self, f: &str, i: usize, end: usize) -> Option<(String, usize)> {
+        let toks = self.toks;
+        if !matches!(f, "array_length" | "array_upper" | "array_lower" | "cardinality") {
+            return None;
+        }
+        let arg = toks.get(i + 2).filter(|_| i + 2 < end).and_then(|t| word_name(&t.t))?;
+        let Some(Var::Array(a)) = self.lookup(&arg) else { return None };
+        let tail: Vec<&Token> = toks[i + 3..end.min(i + 6)].iter().map(|t| &t.t).collect();
+        let dim1 = matches!(tail.as_slice(), [Token::Comma, Token::Number(n, _), Token::RParen, ..] if n == "1");
+        match f {
+            "cardinality" if tail.first() == Some(&&Token::RParen) => Some((format!("${}", a.card + 1), 4)),
+            "array_length" | "array_upper" if dim1 => Some((format!("${}", a.len + 1), 6)),
+            "array_lower" if dim1 => Some((format!("(CASE WHEN ${} IS NULL THEN NULL ELSE 1 END)", a.len + 1), 6)),
+            _ => None,
+        }
+    }
+}
+
+/// The context line of an error at `line` of `routine`.
+pub(crate) fn self_context(routine: &Compiled, line: usize, what: &str) -> String {
+    format!("PL/pgSQL function {} line {line} at {what}", routine.signature)
+}
+
+fn first_words(s: &str) -> String {
+    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_uppercase()
+}
+
+/// The SQLSTATE of a condition name or a five-character code.
+pub(crate) fn condition_code(c: &str) -> Option<&'static str> {
+    let named = match c.to_lowercase().as_str() {
+        "raise_exception" => "P0001",
+        "no_data_found" => "P0002",
+        "too_many_rows" => "P0003",
+        "assert_failure" => "P0004",
+        "unique_violation" => "23505",
+        "foreign_key_violation" => "23503",
+        "check_violation" => "23514",
+        "not_null_violation" => "23502",
+        "division_by_zero" => "22012",
+        "numeric_value_out_of_range" => "22003",
+        "invalid_parameter_value" => "22023",
+        "invalid_text_representation" => "22P02",
+        "data_exception" => "22000",
+        "serialization_failure" => "40001",
+        "deadlock_detected" => "40P01",
+        "insufficient_privilege" => "42501",
+        "undefined_table" => "42P01",
+        "feature_not_supported" => "0A000",
+        _ => "",
+    };
+    if !named.is_empty() {
+        return Some(named);
+    }
+    if c.len() == 5 && c.chars().all(|ch| ch.is_ascii_digit() || ch.is_ascii_uppercase()) && c != "00000" {
+        return Some(intern(c));
+    }
+    None
+}
+
+/// A SQLSTATE with a static lifetime; each distinct code is leaked once.
+fn intern(code: &str) -> &'static str {
+    static CODES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut codes = CODES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = codes.iter().find(|c| **c == code) {
+        return c;
+    }
+    let c: &'static str = Box::leak(code.to_string().into_boxed_str());
+    codes.push(c);
+    c
+}
+
+/// Whether an SQLSTATE given to RAISE at run time is well formed.
+pub(crate) fn runtime_code(text: &str) -> Result<&'static str> {
+    condition_code(text).ok_or_else(|| Error::Syntax(format!("invalid SQLSTATE code \"{text}\"")))
+}

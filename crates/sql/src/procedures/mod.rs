@@ -1,0 +1,560 @@
+//! Functions and procedures written in PL/pgSQL, compiled when created.
+//!
+//! A routine is stored as its CREATE text (in the catalog's globals, so it
+//! survives restarts) and compiled into a [`Compiled`]: every variable is
+//! a numbered slot, every expression and SQL statement in the body is bound
+//! and planned against the current catalog once, with the variables it reads
+//! as `$n` parameters. A call then only binds its arguments into the slots
+//! and walks a tree of pre-planned operations; nothing is parsed, resolved or
+//! planned per call:
+//!
+//! ```text
+//!   CREATE FUNCTION ─▶ parse (skeleton) ─▶ compile: names ▶ slots,
+//!                                            SQL ▶ Planned with $n = slot
+//!   SELECT f(..) / CALL p(..) ─▶ bind args into slots ─▶ run ops (run.rs)
+//!                                            └─ each SQL op runs its plan
+//!                                               with the slots as params
+//! ```
+//!
+//! * `parse`: the body's tokens to a statement tree.
+//! * `compile`: the tree to operations, names resolved, statements planned.
+//! * `run`: executes the operations inside the caller's transaction.
+//! * `text`: the text forms of arrays and composite values, which is how
+//!   array and composite arguments reach a routine.
+//!
+//! Compiled routines are cached per name with the catalog version they were
+//! made at. Any DDL bumps the version, so the next look-up compiles again
+//! from the stored text; a body that no longer compiles (a dropped table or
+//! column) fails its calls with that error and a context line naming the
+//! routine and line, never with a stale plan. Plans that call a routine hold
+//! its compiled form and are themselves re-planned on a version change.
+//!
+//! Routine names live in one namespace per database, without overloading.
+
+mod compile;
+mod parse;
+mod run;
+pub(crate) mod text;
+
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::planner::bind::{data_type, ident, object_parts};
+use centum_types::DataType;
+use sqlparser::ast;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub(crate) use run::call;
+
+/// The set-parameter that marks a routine created with CREATE PROCEDURE
+/// (the text is stored in CREATE FUNCTION form).
+const PROCEDURE_MARK: &str = "centum.routine_kind";
+/// The set-parameter that makes the server retry a routine's call on a
+/// serialization failure or deadlock.
+const RETRY_SETTING: &str = "centum.retry_on_conflict";
+
+/// A composite type made with CREATE TYPE ... AS (...).
+#[derive(Debug, PartialEq)]
+pub(crate) struct Composite {
+    pub name: String,
+    pub fields: Vec<(String, DataType)>,
+}
+
+/// The element of an array.
+#[derive(Clone, Debug)]
+pub(crate) enum Elem {
+    Scalar(DataType),
+    Composite(Arc<Composite>),
+}
+
+impl Elem {
+    fn name(&self) -> String {
+        match self {
+            Elem::Scalar(t) => t.sql_name(),
+            Elem::Composite(c) => c.name.clone(),
+        }
+    }
+}
+
+/// The type of a parameter or variable.
+#[derive(Clone, Debug)]
+pub(crate) enum PlType {
+    Scalar(DataType),
+    Array(Elem),
+    Composite(Arc<Composite>),
+    /// `record`: its fields are set by the first query that fills it.
+    Record,
+}
+
+impl PlType {
+    fn name(&self) -> String {
+        match self {
+            PlType::Scalar(t) => t.sql_name(),
+            PlType::Array(e) => format!("{}[]", e.name()),
+            PlType::Composite(c) => c.name.clone(),
+            PlType::Record => "record".into(),
+        }
+    }
+}
+
+/// Parameter modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    In,
+    Out,
+    InOut,
+}
+
+/// One parameter.
+#[derive(Clone, Debug)]
+pub(crate) struct Param {
+    pub name: Option<String>,
+    pub mode: Mode,
+    pub ty: PlType,
+    pub default: Option<ast::Expr>,
+}
+
+/// What a function returns.
+#[derive(Clone, Debug)]
+pub(crate) enum Returns {
+    /// Procedures, and `RETURNS void`.
+    Void,
+    Scalar(DataType),
+    /// `RETURNS SETOF type`.
+    SetOf(DataType),
+    /// `RETURNS TABLE (...)`: its columns are also variables.
+    Table(Vec<(String, DataType)>),
+}
+
+/// A routine compiled at one catalog version.
+pub struct Compiled {
+    pub name: String,
+    pub procedure: bool,
+    pub params: Vec<Param>,
+    pub returns: Returns,
+    /// Calls retried on 40001/40P01 when the routine is the whole
+    /// statement of its own transaction.
+    pub retry: u32,
+    /// The catalog version it was compiled at.
+    pub version: u64,
+    /// `name(type,type)`, for error context lines.
+    pub signature: String,
+    /// The operations, set once compiled (a recursive routine finds itself
+    /// in the cache while its body is being compiled).
+    program: OnceLock<compile::Program>,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.signature)
+    }
+}
+
+impl Compiled {
+    /// Parameters a caller passes (IN and INOUT).
+    pub fn inputs(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| p.mode != Mode::Out)
+    }
+
+    /// Parameters returned by CALL (OUT and INOUT).
+    pub fn outputs(&self) -> impl Iterator<Item = &Param> {
+        self.params.iter().filter(|p| p.mode != Mode::In)
+    }
+
+    /// The result columns of a set-returning function.
+    pub fn set_columns(&self) -> Option<Vec<(String, DataType)>> {
+        match &self.returns {
+            Returns::SetOf(t) => Some(vec![(self.name.clone(), t.clone())]),
+            Returns::Table(cols) => Some(cols.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Compiled routines by name.
+#[derive(Default)]
+pub(crate) struct Cache(Mutex<HashMap<String, Arc<Compiled>>>);
+
+impl Cache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Compiled>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The routine `name` compiled at the catalog's current version, if there
+/// is one by that name.
+pub(crate) fn lookup(catalog: &Catalog, name: &str) -> Result<Option<Arc<Compiled>>> {
+    let version = catalog.version();
+    if let Some(c) = catalog.compiled.lock().get(name) {
+        if c.version == version {
+            return Ok(Some(c.clone()));
+        }
+    }
+    let Some(source) = catalog.routine_source(name) else { return Ok(None) };
+    compile_source(catalog, name, &source, version).map(Some)
+}
+
+/// Compiles `source`, registering the routine before its body is compiled
+/// so that it may call itself.
+fn compile_source(catalog: &Catalog, name: &str, source: &str, version: u64) -> Result<Arc<Compiled>> {
+    let def = parse_create(source)?;
+    let header = resolve_header(catalog, &def)?;
+    let c = Arc::new(Compiled { version, program: OnceLock::new(), ..header });
+    catalog.compiled.lock().insert(name.to_string(), c.clone());
+    match compile::compile(catalog, &c, &def.body) {
+        Ok(p) => {
+            let _ = c.program.set(p);
+            Ok(c)
+        }
+        Err(e) => {
+            catalog.compiled.lock().remove(name);
+            Err(e)
+        }
+    }
+}
+
+/// A CREATE FUNCTION statement, not yet resolved against the catalog.
+struct Definition {
+    name: String,
+    or_replace: bool,
+    procedure: bool,
+    params: Vec<ast::OperateFunctionArg>,
+    returns: Option<ast::FunctionReturnType>,
+    retry: u32,
+    body: String,
+}
+
+fn parse_create(source: &str) -> Result<Definition> {
+    let mut stmts = crate::parser::parse(source)?;
+    match stmts.pop() {
+        Some(ast::Statement::CreateFunction(cf)) if stmts.is_empty() => definition(&cf),
+        _ => Err(Error::other("XX001", "stored routine definition is damaged")),
+    }
+}
+
+fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
+    let parts = object_parts(&cf.name)?;
+    let name = match parts.as_slice() {
+        [n] | [_, n] => n.clone(),
+        _ => return Err(Error::Syntax(format!("improper function name: {}", cf.name))),
+    };
+    match &cf.language {
+        Some(l) if ident(l) == "plpgsql" => {}
+        Some(l) => return Err(Error::unsupported(format!("LANGUAGE {l}"))),
+        None => return Err(Error::Syntax("no language specified".into())),
+    }
+    let body = match &cf.function_body {
+        Some(ast::CreateFunctionBody::AsBeforeOptions { body, .. }) | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => {
+            match body {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::DollarQuotedString(d) => d.value.clone(),
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    _ => return Err(Error::Syntax("the body of a function is a string".into())),
+                },
+                _ => return Err(Error::Syntax("the body of a function is a string".into())),
+            }
+        }
+        _ => return Err(Error::Syntax("no function body specified".into())),
+    };
+    let mut procedure = false;
+    let mut retry = 0;
+    for sp in &cf.set_params {
+        let key = object_parts(&sp.name)?.join(".");
+        let value = match &sp.value {
+            ast::FunctionSetValue::Values(v) if v.len() == 1 => v[0].to_string().trim_matches('\'').to_string(),
+            _ => return Err(Error::unsupported(format!("SET {key} in CREATE FUNCTION"))),
+        };
+        match key.as_str() {
+            PROCEDURE_MARK => procedure = value == "procedure",
+            RETRY_SETTING => {
+                retry = value.parse::<u32>().ok().filter(|n| *n <= 1000).ok_or_else(|| {
+                    Error::InvalidParameter(format!("invalid value for {RETRY_SETTING}: \"{value}\" (0 to 1000)"))
+                })?
+            }
+            _ => return Err(Error::unsupported(format!("SET {key} in CREATE FUNCTION"))),
+        }
+    }
+    if procedure && cf.return_type.is_some() {
+        return Err(Error::Syntax("procedures cannot have a RETURNS clause".into()));
+    }
+    Ok(Definition {
+        name,
+        or_replace: cf.or_replace,
+        procedure,
+        params: cf.args.clone().unwrap_or_default(),
+        returns: cf.return_type.clone(),
+        retry,
+        body,
+    })
+}
+
+/// The type a routine or variable declaration names.
+pub(crate) fn pl_type(catalog: &Catalog, t: &ast::DataType) -> Result<PlType> {
+    match t {
+        ast::DataType::Array(def) => {
+            let inner = match def {
+                ast::ArrayElemTypeDef::SquareBracket(t, _) | ast::ArrayElemTypeDef::AngleBracket(t) => t,
+                _ => return Err(Error::unsupported(format!("type {t}"))),
+            };
+            match pl_type(catalog, inner)? {
+                PlType::Scalar(s) => Ok(PlType::Array(Elem::Scalar(s))),
+                PlType::Composite(c) => Ok(PlType::Array(Elem::Composite(c))),
+                _ => Err(Error::unsupported(format!("type {t}"))),
+            }
+        }
+        ast::DataType::Custom(name, _) => {
+            let parts = object_parts(name)?;
+            let n = parts.last().cloned().unwrap_or_default();
+            if n == "record" {
+                return Ok(PlType::Record);
+            }
+            match composite(catalog, &n)? {
+                Some(c) => Ok(PlType::Composite(c)),
+                None => data_type(t).map(PlType::Scalar),
+            }
+        }
+        _ => data_type(t).map(PlType::Scalar),
+    }
+}
+
+/// Composite type `name`, if there is one.
+pub(crate) fn composite(catalog: &Catalog, name: &str) -> Result<Option<Arc<Composite>>> {
+    let Some(source) = catalog.type_source(name) else { return Ok(None) };
+    let mut stmts = crate::parser::parse(&source)?;
+    let Some(ast::Statement::CreateType { representation: Some(ast::UserDefinedTypeRepresentation::Composite { attributes }), .. }) =
+        stmts.pop()
+    else {
+        return Err(Error::other("XX001", "stored type definition is damaged"));
+    };
+    let fields = attributes.iter().map(|a| Ok((ident(&a.name), data_type(&a.data_type)?))).collect::<Result<_>>()?;
+    Ok(Some(Arc::new(Composite { name: name.to_string(), fields })))
+}
+
+fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
+    let mut params = Vec::new();
+    for a in &def.params {
+        let mode = match a.mode {
+            None | Some(ast::ArgMode::In) => Mode::In,
+            Some(ast::ArgMode::Out) => Mode::Out,
+            Some(ast::ArgMode::InOut) => Mode::InOut,
+            Some(ast::ArgMode::Variadic) => return Err(Error::unsupported("VARIADIC parameters")),
+        };
+        let ty = pl_type(catalog, &a.data_type)?;
+        if matches!(ty, PlType::Record) {
+            return Err(Error::unsupported("record parameters"));
+        }
+        if mode != Mode::In && !matches!(ty, PlType::Scalar(_)) {
+            return Err(Error::unsupported("OUT parameters of array or composite type"));
+        }
+        params.push(Param { name: a.name.as_ref().map(ident), mode, ty, default: a.default_expr.clone() });
+    }
+    let scalar = |t: &ast::DataType| -> Result<DataType> {
+        match pl_type(catalog, t)? {
+            PlType::Scalar(s) => Ok(s),
+            other => Err(Error::unsupported(format!("functions returning {}", other.name()))),
+        }
+    };
+    let outs: Vec<&Param> = params.iter().filter(|p| p.mode != Mode::In).collect();
+    let returns = match &def.returns {
+        None if def.procedure => Returns::Void,
+        None if outs.len() == 1 => match &outs[0].ty {
+            PlType::Scalar(t) => Returns::Scalar(t.clone()),
+            _ => unreachable!("OUT parameters are scalar"),
+        },
+        None if outs.is_empty() => return Err(Error::other("42P13", "function result type must be specified")),
+        None => return Err(Error::unsupported("functions with several OUT parameters (use RETURNS TABLE)")),
+        Some(ast::FunctionReturnType::SetOf(t)) => Returns::SetOf(scalar(t)?),
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => Returns::Table(
+            cols.iter().map(|c| Ok((ident(&c.name), scalar(&c.data_type)?))).collect::<Result<_>>()?,
+        ),
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Custom(n, _)))
+            if object_parts(n)?.last().is_some_and(|l| l == "void") =>
+        {
+            Returns::Void
+        }
+        Some(ast::FunctionReturnType::DataType(t)) => Returns::Scalar(scalar(t)?),
+    };
+    if !def.procedure && !outs.is_empty() && !matches!((&def.returns, outs.len()), (None, 1)) {
+        return Err(Error::unsupported("OUT parameters together with RETURNS"));
+    }
+    let signature = format!(
+        "{}({})",
+        def.name,
+        params.iter().filter(|p| p.mode != Mode::Out).map(|p| p.ty.name()).collect::<Vec<_>>().join(",")
+    );
+    Ok(Compiled {
+        name: def.name.clone(),
+        procedure: def.procedure,
+        params,
+        returns,
+        retry: def.retry,
+        version: 0,
+        signature,
+        program: OnceLock::new(),
+    })
+}
+
+/// CREATE [OR REPLACE] FUNCTION / PROCEDURE: compiled now, against the
+/// current catalog, so a body naming a missing table or column is refused
+/// here rather than at its first call.
+pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction) -> Result<String> {
+    let def = definition(cf)?;
+    let kind = if def.procedure { "PROCEDURE" } else { "FUNCTION" };
+    if let Some(old) = catalog.routine_source(&def.name) {
+        let old_def = parse_create(&old)?;
+        if def.or_replace && old_def.procedure != def.procedure {
+            return Err(Error::other(
+                "42809",
+                format!("cannot change routine kind: \"{}\" is a {}", def.name, if old_def.procedure { "procedure" } else { "function" }),
+            ));
+        }
+    }
+    let source = cf.to_string();
+    let old = catalog.put_routine(&def.name, source.clone(), def.or_replace)?;
+    if let Err(e) = compile_source(catalog, &def.name, &source, catalog.version()) {
+        // Put back what was there, so a failed CREATE OR REPLACE changes
+        // nothing.
+        let _ = match old {
+            Some(old) => catalog.put_routine(&def.name, old, true).map(|_| ()),
+            None => catalog.drop_routine(&def.name).map(|_| ()),
+        };
+        return Err(e.with_context(format!("compilation of PL/pgSQL function \"{}\"", def.name)));
+    }
+    Ok(format!("CREATE {kind}"))
+}
+
+/// DROP FUNCTION / DROP PROCEDURE.
+pub(crate) fn drop(catalog: &Catalog, descs: &[ast::FunctionDesc], if_exists: bool, procedure: bool) -> Result<(String, Vec<String>)> {
+    let kind = if procedure { "procedure" } else { "function" };
+    let mut notices = Vec::new();
+    for d in descs {
+        let parts = object_parts(&d.name)?;
+        let name = parts.last().cloned().unwrap_or_default();
+        match catalog.routine_source(&name) {
+            Some(src) => {
+                if parse_create(&src)?.procedure != procedure {
+                    return Err(Error::other("42809", format!("{name} is not a {kind}")));
+                }
+                catalog.drop_routine(&name)?;
+                catalog.compiled.lock().remove(&name);
+            }
+            None if if_exists => notices.push(format!("{kind} {name}() does not exist, skipping")),
+            None => return Err(Error::UndefinedFunction(format!("{name}"))),
+        }
+    }
+    Ok((format!("DROP {}", kind.to_uppercase()), notices))
+}
+
+/// CREATE TYPE name AS (field type, ...).
+pub(crate) fn create_type(catalog: &Catalog, stmt: &ast::Statement) -> Result<String> {
+    let ast::Statement::CreateType { name, representation } = stmt else { unreachable!("CREATE TYPE") };
+    let Some(ast::UserDefinedTypeRepresentation::Composite { attributes }) = representation else {
+        return Err(Error::unsupported("CREATE TYPE other than a composite type"));
+    };
+    let parts = object_parts(name)?;
+    let n = parts.last().cloned().unwrap_or_default();
+    if attributes.is_empty() {
+        return Err(Error::unsupported("a composite type without fields"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for a in attributes {
+        data_type(&a.data_type)?;
+        if !seen.insert(ident(&a.name)) {
+            return Err(Error::Duplicate { code: "42701", message: format!("column \"{}\" specified more than once", ident(&a.name)) });
+        }
+    }
+    catalog.create_type(&n, stmt.to_string())?;
+    Ok("CREATE TYPE".into())
+}
+
+/// DROP TYPE; refused while a routine's parameters use the type.
+pub(crate) fn drop_types(catalog: &Catalog, names: &[ast::ObjectName], if_exists: bool) -> Result<(String, Vec<String>)> {
+    let mut notices = Vec::new();
+    for name in names {
+        let n = object_parts(name)?.last().cloned().unwrap_or_default();
+        if catalog.type_source(&n).is_none() {
+            if if_exists {
+                notices.push(format!("type \"{n}\" does not exist, skipping"));
+                continue;
+            }
+            return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")));
+        }
+        for r in catalog.routine_names() {
+            let Some(src) = catalog.routine_source(&r) else { continue };
+            let def = parse_create(&src)?;
+            let uses = def.params.iter().any(|p| {
+                let t = p.data_type.to_string().to_lowercase();
+                t == n || t == format!("{n}[]")
+            });
+            if uses {
+                return Err(Error::other(
+                    "2BP01",
+                    format!("cannot drop type {n} because other objects depend on it: function {r} uses it"),
+                ));
+            }
+        }
+        catalog.drop_type(&n)?;
+    }
+    Ok(("DROP TYPE".into(), notices))
+}
+
+/// Rewrites `CREATE [OR REPLACE] PROCEDURE name(args) ...` into the
+/// CREATE FUNCTION form the SQL parser reads, marked as a procedure.
+/// `None` when `sql` has no such statement.
+pub(crate) fn rewrite_create_procedure(sql: &str) -> Option<String> {
+    if !sql.as_bytes().windows(9).any(|w| w.eq_ignore_ascii_case(b"procedure")) {
+        return None;
+    }
+    let toks = parse::lex(sql).ok()?;
+    let mut out = String::with_capacity(sql.len() + 48);
+    let mut copied = 0;
+    let mut i = 0;
+    let mut statement_start = true;
+    let mut changed = false;
+    while i < toks.len() {
+        let w = |k: usize, kw: &str| toks.get(k).is_some_and(|t| parse::is_word(&t.t, kw));
+        if statement_start && w(i, "create") {
+            let mut k = i + 1;
+            if w(k, "or") && w(k + 1, "replace") {
+                k += 2;
+            }
+            if w(k, "procedure") {
+                // Find the parameter list's closing parenthesis.
+                let mut j = k + 1;
+                while j < toks.len() && toks[j].t != sqlparser::tokenizer::Token::LParen {
+                    j += 1;
+                }
+                let mut depth = 0;
+                while j < toks.len() {
+                    match toks[j].t {
+                        sqlparser::tokenizer::Token::LParen => depth += 1,
+                        sqlparser::tokenizer::Token::RParen => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j < toks.len() {
+                    out.push_str(&sql[copied..toks[k].start]);
+                    out.push_str("FUNCTION");
+                    out.push_str(&sql[toks[k].end..toks[j].end]);
+                    out.push_str(&format!(" SET {PROCEDURE_MARK} = 'procedure'"));
+                    copied = toks[j].end;
+                    changed = true;
+                    i = j;
+                }
+            }
+        }
+        statement_start = toks[i].t == sqlparser::tokenizer::Token::SemiColon;
+        i += 1;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&sql[copied..]);
+    Some(out)
+}
