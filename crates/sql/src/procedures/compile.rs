@@ -147,6 +147,8 @@ struct Compiler<'a> {
     scopes: Vec<Vec<(String, Var)>>,
     /// Labels of the enclosing loops and blocks (`None`: unlabelled loop).
     labels: Vec<(Option<String>, bool)>,
+    /// Slots of variables declared NOT NULL, with their names.
+    not_null: std::collections::HashMap<usize, String>,
 }
 
 /// Compiles `body` for the routine `routine`.
@@ -166,6 +168,7 @@ pub(crate) fn compile(catalog: &Catalog, routine: &Compiled, body: &str) -> Resu
         arrays: 0,
         scopes: vec![Vec::new()],
         labels: Vec::new(),
+        not_null: Default::default(),
     };
     // Parameters first, so `$n` is slot n-1 for scalar parameters.
     let mut binds = Vec::new();
@@ -274,6 +277,9 @@ impl Compiler<'_> {
                             d.name
                         ))
                         .with_context(self_context(self.routine, d.line, "declaration")));
+                    }
+                    if d.not_null {
+                        self.not_null.insert(*slot, d.name.clone());
                     }
                     body.push(Op {
                         line: d.line,
@@ -421,7 +427,7 @@ impl Compiler<'_> {
             Kind::Assign { target, value } => {
                 let slot = self.assign_target(target).map_err(|e| self.at(e, target, what))?;
                 let v = self.expr(value).map_err(|e| self.at(e, value, what))?;
-                OpKind::Assign { slot, value: Some(v), not_null: None }
+                OpKind::Assign { slot, value: Some(v), not_null: self.not_null.get(&slot).cloned() }
             }
             Kind::Sql { text, perform } => self.sql_stmt(text, *perform).map_err(|e| self.at(e, text, what))?,
             Kind::Return(value) => {
