@@ -185,6 +185,9 @@ impl Cache {
 /// is one by that name.
 pub(crate) fn lookup(catalog: &Catalog, name: &str) -> Result<Option<Arc<Compiled>>> {
     let version = catalog.version();
+    if let Some(c) = COMPILING.with(|c| c.borrow().iter().find(|r| r.name == name && r.version == version).cloned()) {
+        return Ok(Some(c));
+    }
     if let Some(c) = catalog.compiled.lock().get(name) {
         if c.version == version {
             return Ok(Some(c.clone()));
@@ -194,23 +197,24 @@ pub(crate) fn lookup(catalog: &Catalog, name: &str) -> Result<Option<Arc<Compile
     compile_source(catalog, name, &source, version).map(Some)
 }
 
-/// Compiles `source`, registering the routine before its body is compiled
-/// so that it may call itself.
+thread_local! {
+    /// Routines this thread is compiling: a body that calls its own routine
+    /// finds it here (other threads see a routine only once compiled).
+    static COMPILING: std::cell::RefCell<Vec<Arc<Compiled>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Compiles `source` and caches the result. The routine is visible to its
+/// own body while that is compiled, so it may call itself.
 fn compile_source(catalog: &Catalog, name: &str, source: &str, version: u64) -> Result<Arc<Compiled>> {
     let def = parse_create(source)?;
     let header = resolve_header(catalog, &def)?;
     let c = Arc::new(Compiled { version, program: OnceLock::new(), ..header });
+    COMPILING.with(|list| list.borrow_mut().push(c.clone()));
+    let compiled = compile::compile(catalog, &c, &def.body);
+    COMPILING.with(|list| list.borrow_mut().retain(|x| !Arc::ptr_eq(x, &c)));
+    let _ = c.program.set(compiled?);
     catalog.compiled.lock().insert(name.to_string(), c.clone());
-    match compile::compile(catalog, &c, &def.body) {
-        Ok(p) => {
-            let _ = c.program.set(p);
-            Ok(c)
-        }
-        Err(e) => {
-            catalog.compiled.lock().remove(name);
-            Err(e)
-        }
-    }
+    Ok(c)
 }
 
 /// A CREATE FUNCTION statement, not yet resolved against the catalog.
