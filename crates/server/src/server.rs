@@ -369,6 +369,30 @@ fn apply_settings(
 /// Session settings a start-up packet carries: the `-c name=value` (or
 /// `--name=value`) items of `options`, and every parameter that is not
 /// about the connection itself.
+/// The words of a start-up `options` string: split at whitespace, where a
+/// backslash makes the next character part of the word (`-c
+/// default_transaction_isolation=repeatable\ read`), as PostgreSQL reads it.
+fn option_words(opts: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut chars = opts.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cur.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
 fn startup_settings(meta: &HashMap<String, String>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (k, v) in meta {
@@ -378,7 +402,8 @@ fn startup_settings(meta: &HashMap<String, String>) -> Vec<(String, String)> {
         }
     }
     if let Some(opts) = meta.get("options") {
-        let mut words = opts.split_whitespace();
+        let words = option_words(opts);
+        let mut words = words.iter().map(String::as_str);
         while let Some(w) = words.next() {
             let item = match w {
                 "-c" => words.next(),
@@ -513,5 +538,18 @@ impl ServerParameterProvider for Parameters {
         p.insert("application_name".into(), meta.get("application_name").cloned().unwrap_or_default());
         p.insert("session_authorization".into(), user);
         Some(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::option_words;
+
+    #[test]
+    fn option_words_keep_escaped_spaces() {
+        assert_eq!(
+            option_words(r"-c default_transaction_isolation=repeatable\ read  -c x=\\y"),
+            vec!["-c", "default_transaction_isolation=repeatable read", "-c", r"x=\y"]
+        );
     }
 }

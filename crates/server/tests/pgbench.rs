@@ -11,21 +11,14 @@
 
 mod common;
 
-use common::{psql, require, run_ok, Server};
+use common::{assert_all_ran, psql, require, Server};
 use std::path::Path;
-use std::process::Command;
 
 /// Transactions per client in each run.
 const TXNS: &str = "60";
 
 fn pgbench(bin: &Path, server: &Server, args: &[&str]) -> String {
-    let out = run_ok(
-        Command::new(bin)
-            .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", "centum"])
-            .args(args)
-            .arg("postgres"),
-    );
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    common::pgbench(bin, server, &[], args)
 }
 
 /// One TPC-B run; checks pgbench's own report.
@@ -33,13 +26,7 @@ fn tpcb(bin: &Path, server: &Server, mode: &str, clients: u32) {
     let c = clients.to_string();
     let j = clients.min(2).to_string();
     let out = pgbench(bin, server, &["-n", "-M", mode, "-c", &c, "-j", &j, "-t", TXNS]);
-    let want = format!("number of transactions actually processed: {}/{}", clients * 60, clients * 60);
-    assert!(out.contains(&want), "-M {mode} -c {clients}: not every transaction ran:\n{out}");
-    assert!(
-        out.contains("number of failed transactions: 0 (0.000%)"),
-        "-M {mode} -c {clients}: failures:\n{out}"
-    );
-    assert!(!out.contains("aborted"), "-M {mode} -c {clients}: a client aborted:\n{out}");
+    assert_all_ran(&out, clients * 60, &format!("-M {mode} -c {clients}"));
 }
 
 /// Sum of balances of each table, and of history's deltas.

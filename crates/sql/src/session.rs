@@ -745,7 +745,16 @@ impl Session {
             match r {
                 Err(e) if e.is_retryable() && attempt < retries => {
                     attempt += 1;
-                    std::thread::yield_now();
+                    // The conflicting writer is likely still committing
+                    // (its log record on its way to disk): back off for
+                    // longer each time, with jitter so that callers that
+                    // collided do not collide again in step.
+                    let ceiling = RETRY_BACKOFF_MIN.saturating_mul(1 << attempt.min(16)).min(RETRY_BACKOFF_MAX);
+                    let pause = ceiling / 2 + ceiling.mul_f64(jitter() / 2.0);
+                    if deadline.is_some_and(|d| Instant::now() + pause >= d) {
+                        return Err(e);
+                    }
+                    std::thread::sleep(pause);
                 }
                 r => return r,
             }
@@ -816,6 +825,18 @@ fn run_in(
     };
     let notices = std::mem::take(&mut *cx.notices.borrow_mut());
     Ok(QueryResult { columns: planned.columns.clone(), rows, tag, notices })
+}
+
+/// The first back-off before a retried call, and the longest.
+const RETRY_BACKOFF_MIN: Duration = Duration::from_micros(50);
+const RETRY_BACKOFF_MAX: Duration = Duration::from_millis(10);
+
+/// A number in [0, 1) that differs between calls and threads.
+fn jitter() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// How many times a lone statement may run again after a serialization

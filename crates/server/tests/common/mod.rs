@@ -182,3 +182,25 @@ pub fn psql(psql: &Path, server: &Server, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// `pgbench` against `server` as role `centum` with `args` and extra
+/// environment; stdout and stderr together.
+pub fn pgbench(bin: &Path, server: &Server, env: &[(&str, &str)], args: &[&str]) -> String {
+    let out = run_ok(
+        Command::new(bin)
+            .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", "centum"])
+            .args(args)
+            .arg("postgres")
+            .envs(env.iter().copied()),
+    );
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// Checks pgbench's report: all `expected` transactions ran, none failed,
+/// no client aborted.
+pub fn assert_all_ran(out: &str, expected: u32, what: &str) {
+    let want = format!("number of transactions actually processed: {expected}/{expected}");
+    assert!(out.contains(&want), "{what}: not every transaction ran:\n{out}");
+    assert!(out.contains("number of failed transactions: 0 (0.000%)"), "{what}: failures:\n{out}");
+    assert!(!out.contains("aborted"), "{what}: a client aborted:\n{out}");
+}
