@@ -155,16 +155,26 @@ struct Pending {
 struct Failure {
     code: String,
     message: String,
+    /// DETAIL, HINT and CONTEXT (where inside routines it happened).
+    detail: Option<String>,
+    hint: Option<String>,
+    context: Option<String>,
 }
 
 impl From<centum_sql::Error> for Failure {
     fn from(e: centum_sql::Error) -> Failure {
-        Failure { code: e.sqlstate().to_string(), message: e.to_string() }
+        Failure {
+            code: e.sqlstate().to_string(),
+            message: e.to_string(),
+            detail: e.detail().map(String::from),
+            hint: e.hint().map(String::from),
+            context: e.context().map(String::from),
+        }
     }
 }
 
 fn failure(code: &str, message: impl Into<String>) -> Failure {
-    Failure { code: code.into(), message: message.into() }
+    Failure { code: code.into(), message: message.into(), detail: None, hint: None, context: None }
 }
 
 type Step = Result<(), Failure>;
@@ -214,7 +224,10 @@ impl Connection {
     }
 
     async fn error(&mut self, f: Failure) -> std::io::Result<()> {
-        let info = ErrorInfo::new("ERROR".into(), f.code, f.message);
+        let mut info = ErrorInfo::new("ERROR".into(), f.code, f.message);
+        info.detail = f.detail;
+        info.hint = f.hint;
+        info.where_context = f.context;
         self.send(PgWireBackendMessage::ErrorResponse(info.into())).await
     }
 

@@ -63,6 +63,27 @@ fn errors_leave_the_session_usable_and_report_the_sqlstate() {
 }
 
 #[test]
+fn errors_in_routines_carry_detail_hint_and_context() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let out = Command::new(&bin)
+        .arg(server.url("centum"))
+        .args(["-X", "-v", "VERBOSITY=default"])
+        .args([
+            "-c",
+            "CREATE FUNCTION f(x int) RETURNS int LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'bad %', x \
+             USING DETAIL = 'the detail', HINT = 'the hint', ERRCODE = '22023';\nEND $$",
+        ])
+        .args(["-c", "SELECT f(7)"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for want in ["ERROR:  bad 7", "DETAIL:  the detail", "HINT:  the hint", "CONTEXT:  PL/pgSQL function f(integer) line 3 at RAISE"] {
+        assert!(stderr.contains(want), "{want} missing from:\n{stderr}");
+    }
+}
+
+#[test]
 fn a_bad_startup_setting_is_refused_before_the_session_starts() {
     let Some(bin) = require("psql") else { return };
     let server = Server::start(&[]);
