@@ -122,6 +122,7 @@ scripts!(
     functions,
     catalog,
     procedures,
+    procedure_limits,
     merge,
     alter,
 );

@@ -77,8 +77,8 @@ impl Binder<'_> {
             Returns::Scalar(t) => Some(t.clone()),
             Returns::Void => Some(DataType::Text),
             Returns::SetOf(_) | Returns::Table(_) => {
-                return Err(Error::unsupported(format!(
-                    "set-returning function {} in an expression (call it in FROM)",
+                return Err(Error::Unsupported(format!(
+                    "set-returning function {} must be called in FROM",
                     r.name
                 )))
             }

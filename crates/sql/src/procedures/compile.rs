@@ -879,7 +879,7 @@ impl Compiler<'_> {
                 Var::Record { fields, .. } if next == Some(&Token::Period) => {
                     let f = toks.get(i + 2).and_then(|t| word_name(&t.t)).unwrap_or_default();
                     let slot = fields.iter().find(|x| x.0 == f).map(|x| x.1).ok_or_else(|| {
-                        Error::UndefinedColumn(format!("record \"{}\" has no field \"{f}\"", name.clone().unwrap_or_default()))
+                        Error::other("42703", format!("record \"{}\" has no field \"{f}\"", name.clone().unwrap_or_default()))
                     })?;
                     (format!("${}", slot + 1), 3)
                 }
@@ -923,8 +923,8 @@ impl Compiler<'_> {
                                 .then(|| toks.get(j + 2).and_then(|t| word_name(&t.t)))
                                 .flatten()
                                 .ok_or_else(|| {
-                                    Error::unsupported(format!(
-                                        "a whole element of a composite array (write {}[i].field)",
+                                    Error::Unsupported(format!(
+                                        "a whole element of composite array \"{0}\" cannot be used here; name a field: ({0}[i]).field",
                                         name.clone().unwrap_or_default()
                                     ))
                                 })?;
@@ -940,14 +940,14 @@ impl Compiler<'_> {
                     (format!("${}", slot + 1), used)
                 }
                 Var::Array(_) => {
-                    return Err(Error::unsupported(format!(
-                        "array variable \"{}\" here: arrays are read with FOREACH, subscripts, array_length, array_upper and cardinality",
+                    return Err(Error::Unsupported(format!(
+                        "array variable \"{}\" cannot be used here: read arrays with FOREACH, subscripts, array_length, array_upper, array_lower or cardinality",
                         name.unwrap_or_default()
                     )))
                 }
                 Var::Record { .. } => {
-                    return Err(Error::unsupported(format!(
-                        "a whole record \"{}\" in an expression (name its fields)",
+                    return Err(Error::Unsupported(format!(
+                        "record \"{0}\" cannot be used as a whole here; name its fields ({0}.field)",
                         name.unwrap_or_default()
                     )))
                 }

@@ -317,7 +317,7 @@ impl Parser<'_> {
         self.expect_kw("begin")?;
         let body = self.stmts(&["end", "exception"])?;
         if self.kw("exception") {
-            return Err(Error::unsupported("EXCEPTION blocks in PL/pgSQL"));
+            return Err(Error::Unsupported("EXCEPTION blocks are not supported in PL/pgSQL".into()));
         }
         self.expect_kw("end")?;
         if let (Some(l), Some(Token::Word(_))) = (&label, self.peek()) {
@@ -453,11 +453,11 @@ impl Parser<'_> {
             self.at += 2;
             Kind::Null
         } else if self.kw("case") {
-            return Err(Error::unsupported("the CASE statement in PL/pgSQL (use IF)"));
+            return Err(Error::Unsupported("the CASE statement is not supported in PL/pgSQL (use IF)".into()));
         } else if self.kw("execute") {
-            return Err(Error::unsupported("EXECUTE of dynamic SQL in PL/pgSQL"));
+            return Err(Error::Unsupported("EXECUTE of dynamic SQL is not supported in PL/pgSQL".into()));
         } else if ["commit", "rollback", "savepoint"].iter().any(|k| self.kw(k)) {
-            return Err(Error::unsupported("transaction control in PL/pgSQL"));
+            return Err(Error::Unsupported("transaction control is not supported in PL/pgSQL".into()));
         } else if self.is_assignment() {
             let target = self.until(|p, i| matches!(p.toks[i].t, Token::Assignment | Token::Eq))?;
             self.at += 1;

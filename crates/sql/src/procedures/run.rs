@@ -46,7 +46,11 @@ struct Frame {
 }
 
 /// Nested calls allowed before a call fails with 54001.
-const MAX_DEPTH: u32 = 64;
+const MAX_DEPTH: u32 = 1000;
+/// Stack a call must find left on its thread, or it fails with 54001
+/// instead of overflowing (a call nests evaluation, planning-free
+/// execution and the operations of its body).
+const STACK_RESERVE: usize = 256 * 1024;
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
@@ -57,7 +61,7 @@ struct DepthGuard;
 impl DepthGuard {
     fn enter() -> Result<DepthGuard> {
         DEPTH.with(|d| {
-            if d.get() >= MAX_DEPTH {
+            if d.get() >= MAX_DEPTH || stacker::remaining_stack().is_some_and(|left| left < STACK_RESERVE) {
                 return Err(Error::other("54001", "stack depth limit exceeded (routines nested too deeply)"));
             }
             d.set(d.get() + 1);
