@@ -78,7 +78,12 @@ fn errors_in_routines_carry_detail_hint_and_context() {
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for want in ["ERROR:  bad 7", "DETAIL:  the detail", "HINT:  the hint", "CONTEXT:  PL/pgSQL function f(integer) line 3 at RAISE"] {
+    for want in [
+        "ERROR:  bad 7",
+        "DETAIL:  the detail",
+        "HINT:  the hint",
+        "CONTEXT:  PL/pgSQL function f(integer) line 3 at RAISE",
+    ] {
         assert!(stderr.contains(want), "{want} missing from:\n{stderr}");
     }
 }

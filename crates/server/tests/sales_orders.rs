@@ -30,11 +30,21 @@ fn the_sales_order_demo_runs_and_keeps_its_integrity() {
     let script = script.to_str().unwrap();
     let mut orders = 0;
     for mode in ["simple", "extended", "prepared"] {
-        let out = pgbench(&bench, &server, &[], &["-n", "-M", mode, "-c", "4", "-j", "2", "-t", "25", "-f", script]);
+        let out = pgbench(
+            &bench,
+            &server,
+            &[],
+            &["-n", "-M", mode, "-c", "4", "-j", "2", "-t", "25", "-f", script],
+        );
         assert_all_ran(&out, 100, &format!("insert-order -M {mode}"));
         orders += 100;
     }
-    let out = pgbench(&bench, &server, &[], &["-n", "-M", "prepared", "-c", "32", "-j", "2", "-t", "40", "-f", script]);
+    let out = pgbench(
+        &bench,
+        &server,
+        &[],
+        &["-n", "-M", "prepared", "-c", "32", "-j", "2", "-t", "40", "-f", script],
+    );
     assert_all_ran(&out, 32 * 40, "insert-order -c 32");
     orders += 32 * 40;
     assert_eq!(scalar(&psql_bin, &server, "SELECT count(*) FROM sales_order_header"), orders);
@@ -50,7 +60,12 @@ fn the_sales_order_demo_runs_and_keeps_its_integrity() {
     )
     .unwrap();
     let env = [("PGOPTIONS", "-c default_transaction_isolation=repeatable\\ read")];
-    let out = pgbench(&bench, &server, &env, &["-n", "-M", "prepared", "-c", "32", "-j", "2", "-t", "30", "-f", ship.to_str().unwrap()]);
+    let out = pgbench(
+        &bench,
+        &server,
+        &env,
+        &["-n", "-M", "prepared", "-c", "32", "-j", "2", "-t", "30", "-f", ship.to_str().unwrap()],
+    );
     std::fs::remove_file(&ship).ok();
     assert_all_ran(&out, 32 * 30, "update_sales_order_ship_info -c 32");
     let shipped = scalar(&psql_bin, &server, "SELECT count(*) FROM sales_order_header WHERE status = 5");

@@ -459,7 +459,10 @@ impl Catalog {
     pub fn create_type(&self, name: &str, source: String) -> Result<()> {
         let mut g = self.lock_globals();
         if g.types.iter().any(|t| t.0 == name) || self.db.table(name).is_ok() {
-            return Err(Error::Duplicate { code: "42710", message: format!("type \"{name}\" already exists") });
+            return Err(Error::Duplicate {
+                code: "42710",
+                message: format!("type \"{name}\" already exists"),
+            });
         }
         g.types.push((name.to_string(), source));
         self.save_globals(&mut g, |g| {

@@ -187,7 +187,9 @@ impl Error {
     /// The same error with one more context line (an outer routine).
     pub fn with_context(self, line: String) -> Error {
         match self {
-            Error::Context { inner, context } => Error::Context { inner, context: format!("{context}\n{line}") },
+            Error::Context { inner, context } => {
+                Error::Context { inner, context: format!("{context}\n{line}") }
+            }
             e => Error::Context { inner: Box::new(e), context: line },
         }
     }

@@ -227,7 +227,8 @@ impl Session {
         if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
             return Ok(vec![tag("VACUUM")]);
         }
-        let create_user = create_user_as_role(sql).or_else(|| crate::procedures::rewrite_create_procedure(sql));
+        let create_user =
+            create_user_as_role(sql).or_else(|| crate::procedures::rewrite_create_procedure(sql));
         let sql = create_user.as_deref().unwrap_or(sql);
         let stmts = match crate::parser::parse(sql) {
             Ok(s) => s,
@@ -398,7 +399,8 @@ impl Session {
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
             S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(&self.catalog, cf)?)),
             S::DropFunction(df) => {
-                let (t, notices) = crate::procedures::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
+                let (t, notices) =
+                    crate::procedures::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::DropProcedure { if_exists, proc_desc, .. } => {
@@ -749,7 +751,8 @@ impl Session {
                     // (its log record on its way to disk): back off for
                     // longer each time, with jitter so that callers that
                     // collided do not collide again in step.
-                    let ceiling = RETRY_BACKOFF_MIN.saturating_mul(1 << attempt.min(16)).min(RETRY_BACKOFF_MAX);
+                    let ceiling =
+                        RETRY_BACKOFF_MIN.saturating_mul(1 << attempt.min(16)).min(RETRY_BACKOFF_MAX);
                     let pause = ceiling / 2 + ceiling.mul_f64(jitter() / 2.0);
                     if deadline.is_some_and(|d| Instant::now() + pause >= d) {
                         return Err(e);
@@ -953,12 +956,12 @@ fn first_words(s: &str) -> String {
 /// Binds and plans one statement against `catalog` (statements the planner
 /// does not plan become [`Statement::Utility`]).
 pub(crate) fn plan_statement(
-catalog: &Catalog,
-search_path: &[String],
-s: &ast::Statement,
-declared: Vec<Option<DataType>>,
+    catalog: &Catalog,
+    search_path: &[String],
+    s: &ast::Statement,
+    declared: Vec<Option<DataType>>,
 ) -> Result<Planned> {
-let mut b = Binder::new(catalog, search_path, declared.clone());
+    let mut b = Binder::new(catalog, search_path, declared.clone());
     let (statement, columns) = match s {
         ast::Statement::Query(q) => {
             let (plan, cols) = b.query(q)?;
@@ -993,10 +996,7 @@ let mut b = Binder::new(catalog, search_path, declared.clone());
         }
         ast::Statement::ShowVariable { variable } => {
             let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
-            (
-                Statement::Utility(Box::new(s.clone())),
-                vec![OutputColumn { name, ty: Some(DataType::Text) }],
-            )
+            (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
         }
         ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
             return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))

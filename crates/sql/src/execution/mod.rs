@@ -188,7 +188,10 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
         Statement::Utility(s) => {
             return Err(crate::error::Error::other(
                 "XX000",
-                format!("utility statement {} run as a plan", s.to_string().split_whitespace().next().unwrap_or("")),
+                format!(
+                    "utility statement {} run as a plan",
+                    s.to_string().split_whitespace().next().unwrap_or("")
+                ),
             ))
         }
     })

@@ -88,7 +88,11 @@ impl Binder<'_> {
     }
 
     /// `FROM f(args)`: the function's rows and columns.
-    pub(crate) fn routine_scan(&mut self, r: Arc<Compiled>, args: Vec<Typed>) -> Result<(Plan, Vec<OutputColumn>)> {
+    pub(crate) fn routine_scan(
+        &mut self,
+        r: Arc<Compiled>,
+        args: Vec<Typed>,
+    ) -> Result<(Plan, Vec<OutputColumn>)> {
         if r.procedure {
             return Err(Error::other("42809", format!("{} is a procedure", r.signature)));
         }
@@ -109,7 +113,10 @@ impl Binder<'_> {
             return Err(Error::other("42883", format!("procedure {name} does not exist")));
         };
         if !r.procedure {
-            return Err(Error::other("42809", format!("{} is not a procedure; to call a function, use SELECT", r.signature)));
+            return Err(Error::other(
+                "42809",
+                format!("{} is not a procedure; to call a function, use SELECT", r.signature),
+            ));
         }
         let empty = Scope::default();
         let mut args = Vec::new();

@@ -661,7 +661,9 @@ impl<'a> Binder<'a> {
             let mut typed = Vec::new();
             for a in args {
                 match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => typed.push(self.expr(e, &Ctx::plain(&empty))?),
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                        typed.push(self.expr(e, &Ctx::plain(&empty))?)
+                    }
                     _ => return Err(Error::unsupported("named function arguments")),
                 }
             }

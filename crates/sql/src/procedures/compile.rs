@@ -92,22 +92,66 @@ pub(crate) struct Op {
 /// Operations.
 pub(crate) enum OpKind {
     /// Set a slot from an expression (NULL when `None`), coerced to its type.
-    Assign { slot: usize, value: Option<CExpr>, not_null: Option<String> },
+    Assign {
+        slot: usize,
+        value: Option<CExpr>,
+        not_null: Option<String>,
+    },
     /// Set slots to NULL.
     Clear(Vec<usize>),
-    If { branches: Vec<(CExpr, Vec<Op>)>, otherwise: Vec<Op> },
+    If {
+        branches: Vec<(CExpr, Vec<Op>)>,
+        otherwise: Vec<Op>,
+    },
     /// LOOP and WHILE.
-    Loop { label: Option<String>, cond: Option<CExpr>, body: Vec<Op> },
-    ForRange { label: Option<String>, var: usize, lo: CExpr, hi: CExpr, step: Option<CExpr>, reverse: bool, body: Vec<Op> },
-    ForQuery { label: Option<String>, query: CStmt, targets: Vec<usize>, body: Vec<Op> },
-    ForEach { label: Option<String>, arr: usize, targets: Vec<usize>, body: Vec<Op> },
-    Exit { label: Option<String>, when: Option<CExpr>, cont: bool },
-    Block { label: Option<String>, body: Vec<Op> },
-    Sql { stmt: CStmt, into: Option<(Vec<usize>, bool)> },
+    Loop {
+        label: Option<String>,
+        cond: Option<CExpr>,
+        body: Vec<Op>,
+    },
+    ForRange {
+        label: Option<String>,
+        var: usize,
+        lo: CExpr,
+        hi: CExpr,
+        step: Option<CExpr>,
+        reverse: bool,
+        body: Vec<Op>,
+    },
+    ForQuery {
+        label: Option<String>,
+        query: CStmt,
+        targets: Vec<usize>,
+        body: Vec<Op>,
+    },
+    ForEach {
+        label: Option<String>,
+        arr: usize,
+        targets: Vec<usize>,
+        body: Vec<Op>,
+    },
+    Exit {
+        label: Option<String>,
+        when: Option<CExpr>,
+        cont: bool,
+    },
+    Block {
+        label: Option<String>,
+        body: Vec<Op>,
+    },
+    Sql {
+        stmt: CStmt,
+        into: Option<(Vec<usize>, bool)>,
+    },
     Return(Option<CExpr>),
     ReturnQuery(CStmt),
     ReturnNext(Option<CExpr>),
-    Raise { level: Level, code: &'static str, message: Vec<MessagePart>, options: Vec<(RaiseOption, CExpr)> },
+    Raise {
+        level: Level,
+        code: &'static str,
+        message: Vec<MessagePart>,
+        options: Vec<(RaiseOption, CExpr)>,
+    },
     RowCount(usize),
     Null,
 }
@@ -129,10 +173,16 @@ pub(crate) enum RaiseOption {
 
 #[derive(Clone, Debug)]
 enum Var {
-    Scalar { slot: usize, constant: bool },
+    Scalar {
+        slot: usize,
+        constant: bool,
+    },
     /// Fields by name; `open`: a `record` whose fields the first query
     /// that fills it decides.
-    Record { fields: Vec<(String, usize)>, open: bool },
+    Record {
+        fields: Vec<(String, usize)>,
+        open: bool,
+    },
     Array(ArrayVar),
 }
 
@@ -227,9 +277,10 @@ impl Compiler<'_> {
     fn declare_type(&mut self, ty: &PlType) -> Var {
         match ty {
             PlType::Scalar(t) => Var::Scalar { slot: self.slot(t.clone()), constant: false },
-            PlType::Composite(c) => {
-                Var::Record { fields: c.fields.iter().map(|(n, t)| (n.clone(), self.slot(t.clone()))).collect(), open: false }
-            }
+            PlType::Composite(c) => Var::Record {
+                fields: c.fields.iter().map(|(n, t)| (n.clone(), self.slot(t.clone()))).collect(),
+                open: false,
+            },
             PlType::Record => Var::Record { fields: vec![], open: true },
             PlType::Array(elem) => {
                 let arr = self.arrays;
@@ -276,7 +327,11 @@ impl Compiler<'_> {
                             "variable \"{}\" must have a default value, since it's declared NOT NULL",
                             d.name
                         ))
-                        .with_context(self_context(self.routine, d.line, "declaration")));
+                        .with_context(self_context(
+                            self.routine,
+                            d.line,
+                            "declaration",
+                        )));
                     }
                     if d.not_null {
                         self.not_null.insert(*slot, d.name.clone());
@@ -284,7 +339,11 @@ impl Compiler<'_> {
                     body.push(Op {
                         line: d.line,
                         what: "assignment",
-                        kind: OpKind::Assign { slot: *slot, value, not_null: d.not_null.then(|| d.name.clone()) },
+                        kind: OpKind::Assign {
+                            slot: *slot,
+                            value,
+                            not_null: d.not_null.then(|| d.name.clone()),
+                        },
                     });
                 }
                 (Var::Record { fields, .. }, None) => body.push(Op {
@@ -323,9 +382,12 @@ impl Compiler<'_> {
             [t, Token::Period, c, Token::Mod, k] if pct(k, "type") => {
                 let (t, c) = (word_name(t).unwrap_or_default(), word_name(c).unwrap_or_default());
                 let info = self.catalog.table(&t)?;
-                let col = info.table.columns().iter().find(|x| x.name == c).ok_or_else(|| {
-                    Error::UndefinedColumn(format!("\"{c}\" of relation \"{t}\""))
-                })?;
+                let col = info
+                    .table
+                    .columns()
+                    .iter()
+                    .find(|x| x.name == c)
+                    .ok_or_else(|| Error::UndefinedColumn(format!("\"{c}\" of relation \"{t}\"")))?;
                 Ok(PlType::Scalar(col.ty.clone()))
             }
             [v, Token::Mod, k] if pct(k, "type") => {
@@ -362,7 +424,9 @@ impl Compiler<'_> {
                 }
                 OpKind::If { branches: out, otherwise: self.stmts(otherwise)? }
             }
-            Kind::Loop { label, body } => OpKind::Loop { label: label.clone(), cond: None, body: self.loop_body(label, body)? },
+            Kind::Loop { label, body } => {
+                OpKind::Loop { label: label.clone(), cond: None, body: self.loop_body(label, body)? }
+            }
             Kind::While { label, cond, body } => {
                 let c = self.expr(cond).map_err(|e| self.at(e, cond, what))?;
                 OpKind::Loop { label: label.clone(), cond: Some(c), body: self.loop_body(label, body)? }
@@ -377,22 +441,37 @@ impl Compiler<'_> {
                 };
                 self.scopes.push(Vec::new());
                 let slot = self.slot(DataType::Integer);
-                self.scopes.last_mut().expect("scope").push((var.clone(), Var::Scalar { slot, constant: false }));
+                self.scopes
+                    .last_mut()
+                    .expect("scope")
+                    .push((var.clone(), Var::Scalar { slot, constant: false }));
                 let body = self.loop_body(label, body);
                 self.scopes.pop();
-                OpKind::ForRange { label: label.clone(), var: slot, lo, hi, step, reverse: *reverse, body: body? }
+                OpKind::ForRange {
+                    label: label.clone(),
+                    var: slot,
+                    lo,
+                    hi,
+                    step,
+                    reverse: *reverse,
+                    body: body?,
+                }
             }
             Kind::ForQuery { label, targets, query, body } => {
                 let q = self.sql(query, None).map_err(|e| self.at(e, query, what))?;
                 if !matches!(q.planned.statement, Statement::Query(_)) {
-                    return Err(Error::Syntax("FOR over a query needs a SELECT".into()).with_context(self_context(self.routine, s.line, what)));
+                    return Err(Error::Syntax("FOR over a query needs a SELECT".into())
+                        .with_context(self_context(self.routine, s.line, what)));
                 }
                 self.scopes.push(Vec::new());
                 // A single undeclared name is a record local to the loop.
                 if targets.len() == 1 {
                     if let Some(n) = word_name(&self.toks[targets.start].t) {
                         if self.lookup(&n).is_none() {
-                            self.scopes.last_mut().expect("scope").push((n, Var::Record { fields: vec![], open: true }));
+                            self.scopes
+                                .last_mut()
+                                .expect("scope")
+                                .push((n, Var::Record { fields: vec![], open: true }));
                         }
                     }
                 }
@@ -409,7 +488,9 @@ impl Compiler<'_> {
             Kind::Exit { label, when, cont } => {
                 let ok = match label {
                     None => self.labels.iter().any(|l| l.1),
-                    Some(l) => self.labels.iter().any(|(n, is_loop)| n.as_deref() == Some(l) && (*is_loop || !cont)),
+                    Some(l) => {
+                        self.labels.iter().any(|(n, is_loop)| n.as_deref() == Some(l) && (*is_loop || !cont))
+                    }
                 };
                 if !ok {
                     let m = match label {
@@ -429,9 +510,13 @@ impl Compiler<'_> {
                 let v = self.expr(value).map_err(|e| self.at(e, value, what))?;
                 OpKind::Assign { slot, value: Some(v), not_null: self.not_null.get(&slot).cloned() }
             }
-            Kind::Sql { text, perform } => self.sql_stmt(text, *perform).map_err(|e| self.at(e, text, what))?,
+            Kind::Sql { text, perform } => {
+                self.sql_stmt(text, *perform).map_err(|e| self.at(e, text, what))?
+            }
             Kind::Return(value) => {
-                let err = |m: &str| Error::mismatch(m.to_string()).with_context(self_context(self.routine, s.line, what));
+                let err = |m: &str| {
+                    Error::mismatch(m.to_string()).with_context(self_context(self.routine, s.line, what))
+                };
                 let has_outs = self.routine.params.iter().any(|p| p.mode != Mode::In);
                 match (&self.routine.returns, value) {
                     (Returns::Scalar(_), Some(v)) if !has_outs => {
@@ -445,9 +530,13 @@ impl Compiler<'_> {
                     (Returns::Void, Some(_)) if self.routine.procedure => {
                         return Err(err("RETURN cannot have a parameter in a procedure"))
                     }
-                    (Returns::Void, Some(_)) => return Err(err("RETURN cannot have a parameter in function returning void")),
+                    (Returns::Void, Some(_)) => {
+                        return Err(err("RETURN cannot have a parameter in function returning void"))
+                    }
                     (Returns::SetOf(_) | Returns::Table(_), Some(_)) => {
-                        return Err(err("RETURN cannot have a parameter in function returning set (use RETURN NEXT)"))
+                        return Err(err(
+                            "RETURN cannot have a parameter in function returning set (use RETURN NEXT)",
+                        ))
                     }
                     (_, None) => OpKind::Return(None),
                 }
@@ -464,23 +553,31 @@ impl Compiler<'_> {
                 }
                 OpKind::ReturnQuery(stmt)
             }
-            Kind::ReturnNext(v) => match (&self.routine.returns, v) {
-                (Returns::SetOf(_), Some(v)) => OpKind::ReturnNext(Some(self.expr(v).map_err(|e| self.at(e, v, what))?)),
-                (Returns::Table(_), None) => OpKind::ReturnNext(None),
-                _ => {
-                    return Err(Error::Syntax("RETURN NEXT needs an expression in a SETOF function and none in a TABLE function".into())
-                        .with_context(self_context(self.routine, s.line, what)))
+            Kind::ReturnNext(v) => {
+                match (&self.routine.returns, v) {
+                    (Returns::SetOf(_), Some(v)) => {
+                        OpKind::ReturnNext(Some(self.expr(v).map_err(|e| self.at(e, v, what))?))
+                    }
+                    (Returns::Table(_), None) => OpKind::ReturnNext(None),
+                    _ => return Err(Error::Syntax(
+                        "RETURN NEXT needs an expression in a SETOF function and none in a TABLE function"
+                            .into(),
+                    )
+                    .with_context(self_context(self.routine, s.line, what))),
                 }
-            },
-            Kind::Raise { level, condition, format, args, options } => {
-                self.raise(*level, condition, format, args, options).map_err(|e| e.with_context(self_context(self.routine, s.line, what)))?
             }
+            Kind::Raise { level, condition, format, args, options } => self
+                .raise(*level, condition, format, args, options)
+                .map_err(|e| e.with_context(self_context(self.routine, s.line, what)))?,
             Kind::Diagnostics(items) => {
                 let mut ops = Vec::new();
                 for (target, item) in items {
                     if item != "row_count" {
-                        return Err(Error::unsupported(format!("GET DIAGNOSTICS item {}", item.to_uppercase()))
-                            .with_context(self_context(self.routine, s.line, what)));
+                        return Err(Error::unsupported(format!(
+                            "GET DIAGNOSTICS item {}",
+                            item.to_uppercase()
+                        ))
+                        .with_context(self_context(self.routine, s.line, what)));
                     }
                     let slot = self.assign_target(target).map_err(|e| self.at(e, target, what))?;
                     ops.push(Op { line: s.line, what, kind: OpKind::RowCount(slot) });
@@ -582,7 +679,9 @@ impl Compiler<'_> {
                     _ => String::new(),
                 };
                 match self.lookup(&tname).cloned() {
-                    Some(Var::Record { fields, open: false }) if fields.len() == c.fields.len() => fields.iter().map(|f| f.1).collect(),
+                    Some(Var::Record { fields, open: false }) if fields.len() == c.fields.len() => {
+                        fields.iter().map(|f| f.1).collect()
+                    }
                     Some(Var::Record { open: true, .. }) => {
                         let fields: Vec<(String, usize)> =
                             c.fields.iter().map(|(n, t)| (n.clone(), self.slot(t.clone()))).collect();
@@ -615,7 +714,8 @@ impl Compiler<'_> {
         let mut code = "P0001";
         let mut message = Vec::new();
         if let Some(c) = condition {
-            code = condition_code(c).ok_or_else(|| Error::UndefinedObject(format!("unrecognized exception condition \"{c}\"")))?;
+            code = condition_code(c)
+                .ok_or_else(|| Error::UndefinedObject(format!("unrecognized exception condition \"{c}\"")))?;
             if format.is_none() {
                 message.push(MessagePart::Text(c.clone()));
             }
@@ -657,7 +757,8 @@ impl Compiler<'_> {
             if o == RaiseOption::Errcode {
                 if let [t] = &self.toks[span.clone()] {
                     if let Token::SingleQuotedString(s) = &t.t {
-                        code = condition_code(s).ok_or_else(|| Error::Syntax(format!("invalid SQLSTATE code \"{s}\"")))?;
+                        code = condition_code(s)
+                            .ok_or_else(|| Error::Syntax(format!("invalid SQLSTATE code \"{s}\"")))?;
                         continue;
                     }
                 }
@@ -679,7 +780,10 @@ impl Compiler<'_> {
         let into = self.find_into(span);
         let stmt = self.sql(span, into.as_ref().map(|i| i.0.clone()))?;
         if let Statement::Utility(_) = stmt.planned.statement {
-            return Err(Error::unsupported(format!("\"{}\" in a PL/pgSQL function", first_words(self.text(span)))));
+            return Err(Error::unsupported(format!(
+                "\"{}\" in a PL/pgSQL function",
+                first_words(self.text(span))
+            )));
         }
         match into {
             None => {
@@ -726,7 +830,8 @@ impl Compiler<'_> {
                     }
                     let tstart = j;
                     loop {
-                        if !matches!(toks.get(j).map(|t| &t.t), Some(Token::Word(_) | Token::Placeholder(_))) {
+                        if !matches!(toks.get(j).map(|t| &t.t), Some(Token::Word(_) | Token::Placeholder(_)))
+                        {
                             return None;
                         }
                         j += 1;
@@ -786,7 +891,8 @@ impl Compiler<'_> {
                 Ok(e)
             })
             .map_err(|e| crate::parser::syntax_error(&e.to_string()))?;
-        let mut b = Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
+        let mut b =
+            Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
         let scope = crate::planner::bind::Scope::default();
         let (expr, _) = b.expr(&e, &crate::planner::bind_ctx(&scope))?;
         Ok(CExpr { pre, expr })
@@ -852,8 +958,12 @@ impl Compiler<'_> {
             let name = word_name(t);
             let column_position = collist_depth.is_some()
                 || matches!(prev, Some(Token::Period | Token::DoubleColon))
-                || prev.is_some_and(|p| ["as", "from", "join", "into", "update", "table"].iter().any(|w| parse::is_word(p, w)))
-                || (in_set && next == Some(&Token::Eq) && prev.is_some_and(|p| *p == Token::Comma || parse::is_word(p, "set")));
+                || prev.is_some_and(|p| {
+                    ["as", "from", "join", "into", "update", "table"].iter().any(|w| parse::is_word(p, w))
+                })
+                || (in_set
+                    && next == Some(&Token::Eq)
+                    && prev.is_some_and(|p| *p == Token::Comma || parse::is_word(p, "set")));
             let var = match (&name, column_position) {
                 (Some(n), false) => self.lookup(n).cloned(),
                 _ => None,
@@ -905,7 +1015,6 @@ impl Compiler<'_> {
                     let index = self.expr(&(i + 2..j))?;
                     let mut used = j + 1 - i;
                     let tok = |k: usize| toks.get(k).filter(|_| k < span.end).map(|t| &t.t);
-                    let mut j = j;
                     if matches!(&a.elem, Elem::Composite(_))
                         && prev == Some(&Token::LParen)
                         && tok(j + 1) == Some(&Token::RParen)
@@ -977,11 +1086,14 @@ impl Compiler<'_> {
         let arg = toks.get(i + 2).filter(|_| i + 2 < end).and_then(|t| word_name(&t.t))?;
         let Some(Var::Array(a)) = self.lookup(&arg) else { return None };
         let tail: Vec<&Token> = toks[i + 3..end.min(i + 6)].iter().map(|t| &t.t).collect();
-        let dim1 = matches!(tail.as_slice(), [Token::Comma, Token::Number(n, _), Token::RParen, ..] if n == "1");
+        let dim1 =
+            matches!(tail.as_slice(), [Token::Comma, Token::Number(n, _), Token::RParen, ..] if n == "1");
         match f {
             "cardinality" if tail.first() == Some(&&Token::RParen) => Some((format!("${}", a.card + 1), 4)),
             "array_length" | "array_upper" if dim1 => Some((format!("${}", a.len + 1), 6)),
-            "array_lower" if dim1 => Some((format!("(CASE WHEN ${} IS NULL THEN NULL ELSE 1 END)", a.len + 1), 6)),
+            "array_lower" if dim1 => {
+                Some((format!("(CASE WHEN ${} IS NULL THEN NULL ELSE 1 END)", a.len + 1), 6))
+            }
             _ => None,
         }
     }

@@ -185,7 +185,9 @@ impl Cache {
 /// is one by that name.
 pub(crate) fn lookup(catalog: &Catalog, name: &str) -> Result<Option<Arc<Compiled>>> {
     let version = catalog.version();
-    if let Some(c) = COMPILING.with(|c| c.borrow().iter().find(|r| r.name == name && r.version == version).cloned()) {
+    if let Some(c) =
+        COMPILING.with(|c| c.borrow().iter().find(|r| r.name == name && r.version == version).cloned())
+    {
         return Ok(Some(c));
     }
     if let Some(c) = catalog.compiled.lock().get(name) {
@@ -248,16 +250,15 @@ fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
         None => return Err(Error::Syntax("no language specified".into())),
     }
     let body = match &cf.function_body {
-        Some(ast::CreateFunctionBody::AsBeforeOptions { body, .. }) | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => {
-            match body {
-                ast::Expr::Value(v) => match &v.value {
-                    ast::Value::DollarQuotedString(d) => d.value.clone(),
-                    ast::Value::SingleQuotedString(s) => s.clone(),
-                    _ => return Err(Error::Syntax("the body of a function is a string".into())),
-                },
+        Some(ast::CreateFunctionBody::AsBeforeOptions { body, .. })
+        | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => match body {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::DollarQuotedString(d) => d.value.clone(),
+                ast::Value::SingleQuotedString(s) => s.clone(),
                 _ => return Err(Error::Syntax("the body of a function is a string".into())),
-            }
-        }
+            },
+            _ => return Err(Error::Syntax("the body of a function is a string".into())),
+        },
         _ => return Err(Error::Syntax("no function body specified".into())),
     };
     let mut procedure = false;
@@ -265,14 +266,18 @@ fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
     for sp in &cf.set_params {
         let key = object_parts(&sp.name)?.join(".");
         let value = match &sp.value {
-            ast::FunctionSetValue::Values(v) if v.len() == 1 => v[0].to_string().trim_matches('\'').to_string(),
+            ast::FunctionSetValue::Values(v) if v.len() == 1 => {
+                v[0].to_string().trim_matches('\'').to_string()
+            }
             _ => return Err(Error::unsupported(format!("SET {key} in CREATE FUNCTION"))),
         };
         match key.as_str() {
             PROCEDURE_MARK => procedure = value == "procedure",
             RETRY_SETTING => {
                 retry = value.parse::<u32>().ok().filter(|n| *n <= 1000).ok_or_else(|| {
-                    Error::InvalidParameter(format!("invalid value for {RETRY_SETTING}: \"{value}\" (0 to 1000)"))
+                    Error::InvalidParameter(format!(
+                        "invalid value for {RETRY_SETTING}: \"{value}\" (0 to 1000)"
+                    ))
                 })?
             }
             _ => return Err(Error::unsupported(format!("SET {key} in CREATE FUNCTION"))),
@@ -325,12 +330,15 @@ pub(crate) fn pl_type(catalog: &Catalog, t: &ast::DataType) -> Result<PlType> {
 pub(crate) fn composite(catalog: &Catalog, name: &str) -> Result<Option<Arc<Composite>>> {
     let Some(source) = catalog.type_source(name) else { return Ok(None) };
     let mut stmts = crate::parser::parse(&source)?;
-    let Some(ast::Statement::CreateType { representation: Some(ast::UserDefinedTypeRepresentation::Composite { attributes }), .. }) =
-        stmts.pop()
+    let Some(ast::Statement::CreateType {
+        representation: Some(ast::UserDefinedTypeRepresentation::Composite { attributes }),
+        ..
+    }) = stmts.pop()
     else {
         return Err(Error::other("XX001", "stored type definition is damaged"));
     };
-    let fields = attributes.iter().map(|a| Ok((ident(&a.name), data_type(&a.data_type)?))).collect::<Result<_>>()?;
+    let fields =
+        attributes.iter().map(|a| Ok((ident(&a.name), data_type(&a.data_type)?))).collect::<Result<_>>()?;
     Ok(Some(Arc::new(Composite { name: name.to_string(), fields })))
 }
 
@@ -365,7 +373,9 @@ fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
             PlType::Scalar(t) => Returns::Scalar(t.clone()),
             _ => unreachable!("OUT parameters are scalar"),
         },
-        None if outs.is_empty() => return Err(Error::other("42P13", "function result type must be specified")),
+        None if outs.is_empty() => {
+            return Err(Error::other("42P13", "function result type must be specified"))
+        }
         None => return Err(Error::unsupported("functions with several OUT parameters (use RETURNS TABLE)")),
         Some(ast::FunctionReturnType::SetOf(t)) => Returns::SetOf(scalar(t)?),
         Some(ast::FunctionReturnType::DataType(ast::DataType::Table(Some(cols)))) => Returns::Table(
@@ -409,7 +419,11 @@ pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction) -> Result<Stri
         if def.or_replace && old_def.procedure != def.procedure {
             return Err(Error::other(
                 "42809",
-                format!("cannot change routine kind: \"{}\" is a {}", def.name, if old_def.procedure { "procedure" } else { "function" }),
+                format!(
+                    "cannot change routine kind: \"{}\" is a {}",
+                    def.name,
+                    if old_def.procedure { "procedure" } else { "function" }
+                ),
             ));
         }
     }
@@ -428,7 +442,12 @@ pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction) -> Result<Stri
 }
 
 /// DROP FUNCTION / DROP PROCEDURE.
-pub(crate) fn drop(catalog: &Catalog, descs: &[ast::FunctionDesc], if_exists: bool, procedure: bool) -> Result<(String, Vec<String>)> {
+pub(crate) fn drop(
+    catalog: &Catalog,
+    descs: &[ast::FunctionDesc],
+    if_exists: bool,
+    procedure: bool,
+) -> Result<(String, Vec<String>)> {
     let kind = if procedure { "procedure" } else { "function" };
     let mut notices = Vec::new();
     for d in descs {
@@ -443,7 +462,7 @@ pub(crate) fn drop(catalog: &Catalog, descs: &[ast::FunctionDesc], if_exists: bo
                 catalog.compiled.lock().remove(&name);
             }
             None if if_exists => notices.push(format!("{kind} {name}() does not exist, skipping")),
-            None => return Err(Error::UndefinedFunction(format!("{name}"))),
+            None => return Err(Error::UndefinedFunction(name.to_string())),
         }
     }
     Ok((format!("DROP {}", kind.to_uppercase()), notices))
@@ -464,7 +483,10 @@ pub(crate) fn create_type(catalog: &Catalog, stmt: &ast::Statement) -> Result<St
     for a in attributes {
         data_type(&a.data_type)?;
         if !seen.insert(ident(&a.name)) {
-            return Err(Error::Duplicate { code: "42701", message: format!("column \"{}\" specified more than once", ident(&a.name)) });
+            return Err(Error::Duplicate {
+                code: "42701",
+                message: format!("column \"{}\" specified more than once", ident(&a.name)),
+            });
         }
     }
     catalog.create_type(&n, stmt.to_string())?;
@@ -472,7 +494,11 @@ pub(crate) fn create_type(catalog: &Catalog, stmt: &ast::Statement) -> Result<St
 }
 
 /// DROP TYPE; refused while a routine's parameters use the type.
-pub(crate) fn drop_types(catalog: &Catalog, names: &[ast::ObjectName], if_exists: bool) -> Result<(String, Vec<String>)> {
+pub(crate) fn drop_types(
+    catalog: &Catalog,
+    names: &[ast::ObjectName],
+    if_exists: bool,
+) -> Result<(String, Vec<String>)> {
     let mut notices = Vec::new();
     for name in names {
         let n = object_parts(name)?.last().cloned().unwrap_or_default();

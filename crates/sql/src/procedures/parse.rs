@@ -31,7 +31,7 @@ pub(crate) struct Tok {
 pub(crate) fn lex(src: &str) -> Result<Vec<Tok>> {
     let toks = Tokenizer::new(&PostgreSqlDialect {}, src)
         .tokenize_with_location()
-        .map_err(|e| Error::Syntax(format!("{}", e.message)))?;
+        .map_err(|e| Error::Syntax(e.message.to_string()))?;
     let mut line_starts = vec![0usize];
     for (i, b) in src.bytes().enumerate() {
         if b == b'\n' {
@@ -57,7 +57,12 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Tok>> {
                 out.push(Tok { t: Token::Number(n[1..].to_string(), false), start: start + 1, end, line });
             }
             Token::Number(n, _) if n.len() > 1 && n.ends_with('.') => {
-                out.push(Tok { t: Token::Number(n[..n.len() - 1].to_string(), false), start, end: end - 1, line });
+                out.push(Tok {
+                    t: Token::Number(n[..n.len() - 1].to_string(), false),
+                    start,
+                    end: end - 1,
+                    line,
+                });
                 out.push(Tok { t: Token::Period, start: end - 1, end, line });
             }
             _ => out.push(Tok { t: t.token, start, end, line }),
@@ -109,23 +114,67 @@ pub(crate) enum Level {
 #[derive(Debug)]
 pub(crate) enum Kind {
     Block(Block),
-    Assign { target: Span, value: Span },
-    If { branches: Vec<(Span, Vec<Stmt>)>, otherwise: Vec<Stmt> },
-    Loop { label: Option<String>, body: Vec<Stmt> },
-    While { label: Option<String>, cond: Span, body: Vec<Stmt> },
-    ForRange { label: Option<String>, var: String, reverse: bool, lo: Span, hi: Span, step: Option<Span>, body: Vec<Stmt> },
-    ForQuery { label: Option<String>, targets: Span, query: Span, body: Vec<Stmt> },
-    ForEach { label: Option<String>, target: Span, array: Span, body: Vec<Stmt> },
+    Assign {
+        target: Span,
+        value: Span,
+    },
+    If {
+        branches: Vec<(Span, Vec<Stmt>)>,
+        otherwise: Vec<Stmt>,
+    },
+    Loop {
+        label: Option<String>,
+        body: Vec<Stmt>,
+    },
+    While {
+        label: Option<String>,
+        cond: Span,
+        body: Vec<Stmt>,
+    },
+    ForRange {
+        label: Option<String>,
+        var: String,
+        reverse: bool,
+        lo: Span,
+        hi: Span,
+        step: Option<Span>,
+        body: Vec<Stmt>,
+    },
+    ForQuery {
+        label: Option<String>,
+        targets: Span,
+        query: Span,
+        body: Vec<Stmt>,
+    },
+    ForEach {
+        label: Option<String>,
+        target: Span,
+        array: Span,
+        body: Vec<Stmt>,
+    },
     /// EXIT (`cont` false) or CONTINUE.
-    Exit { label: Option<String>, when: Option<Span>, cont: bool },
+    Exit {
+        label: Option<String>,
+        when: Option<Span>,
+        cont: bool,
+    },
     Return(Option<Span>),
     ReturnQuery(Span),
     ReturnNext(Option<Span>),
-    Raise { level: Level, condition: Option<String>, format: Option<String>, args: Vec<Span>, options: Vec<(String, Span)> },
+    Raise {
+        level: Level,
+        condition: Option<String>,
+        format: Option<String>,
+        args: Vec<Span>,
+        options: Vec<(String, Span)>,
+    },
     /// GET DIAGNOSTICS target = item, ...
     Diagnostics(Vec<(Span, String)>),
     /// An SQL statement (`perform`: PERFORM, its result discarded).
-    Sql { text: Span, perform: bool },
+    Sql {
+        text: Span,
+        perform: bool,
+    },
     Null,
 }
 
@@ -277,7 +326,7 @@ impl Parser<'_> {
     }
 
     /// Tokens up to the next `;` at depth 0, which is consumed.
-    fn to_semicolon(&mut self) -> Result<Span> {
+    fn through_semicolon(&mut self) -> Result<Span> {
         let s = self.until(|p, i| p.toks[i].t == Token::SemiColon)?;
         self.at += 1;
         Ok(s)
@@ -346,7 +395,7 @@ impl Parser<'_> {
             false
         };
         let default = if self.eat(&Token::Assignment) || self.eat(&Token::Eq) || self.eat_kw("default") {
-            Some(self.to_semicolon()?)
+            Some(self.through_semicolon()?)
         } else {
             self.expect(&Token::SemiColon)?;
             None
@@ -404,7 +453,7 @@ impl Parser<'_> {
                 Some(Token::Word(_)) if !self.kw("when") => Some(self.name()?),
                 _ => None,
             };
-            let when = if self.eat_kw("when") { Some(self.to_semicolon()?) } else { None };
+            let when = if self.eat_kw("when") { Some(self.through_semicolon()?) } else { None };
             if when.is_none() {
                 self.expect(&Token::SemiColon)?;
             }
@@ -414,17 +463,17 @@ impl Parser<'_> {
                 if self.kw("execute") {
                     return Err(Error::unsupported("RETURN QUERY EXECUTE"));
                 }
-                Kind::ReturnQuery(self.to_semicolon()?)
+                Kind::ReturnQuery(self.through_semicolon()?)
             } else if self.eat_kw("next") {
                 if self.eat(&Token::SemiColon) {
                     Kind::ReturnNext(None)
                 } else {
-                    Kind::ReturnNext(Some(self.to_semicolon()?))
+                    Kind::ReturnNext(Some(self.through_semicolon()?))
                 }
             } else if self.eat(&Token::SemiColon) {
                 Kind::Return(None)
             } else {
-                Kind::Return(Some(self.to_semicolon()?))
+                Kind::Return(Some(self.through_semicolon()?))
             }
         } else if self.eat_kw("raise") {
             self.raise()?
@@ -448,12 +497,14 @@ impl Parser<'_> {
             }
             Kind::Diagnostics(items)
         } else if self.eat_kw("perform") {
-            Kind::Sql { text: self.to_semicolon()?, perform: true }
+            Kind::Sql { text: self.through_semicolon()?, perform: true }
         } else if self.kw("null") && self.peek_at(1) == Some(&Token::SemiColon) {
             self.at += 2;
             Kind::Null
         } else if self.kw("case") {
-            return Err(Error::Unsupported("the CASE statement is not supported in PL/pgSQL (use IF)".into()));
+            return Err(Error::Unsupported(
+                "the CASE statement is not supported in PL/pgSQL (use IF)".into(),
+            ));
         } else if self.kw("execute") {
             return Err(Error::Unsupported("EXECUTE of dynamic SQL is not supported in PL/pgSQL".into()));
         } else if ["commit", "rollback", "savepoint"].iter().any(|k| self.kw(k)) {
@@ -461,9 +512,9 @@ impl Parser<'_> {
         } else if self.is_assignment() {
             let target = self.until(|p, i| matches!(p.toks[i].t, Token::Assignment | Token::Eq))?;
             self.at += 1;
-            Kind::Assign { target, value: self.to_semicolon()? }
+            Kind::Assign { target, value: self.through_semicolon()? }
         } else {
-            Kind::Sql { text: self.to_semicolon()?, perform: false }
+            Kind::Sql { text: self.through_semicolon()?, perform: false }
         };
         Ok(Stmt { line, kind })
     }
@@ -539,7 +590,9 @@ impl Parser<'_> {
             _ => return Err(self.syntax()),
         };
         let reverse = self.eat_kw("reverse");
-        let lo = self.until(|p, i| p.toks[i].t == Token::Period && p.toks.get(i + 1).is_some_and(|n| n.t == Token::Period))?;
+        let lo = self.until(|p, i| {
+            p.toks[i].t == Token::Period && p.toks.get(i + 1).is_some_and(|n| n.t == Token::Period)
+        })?;
         self.at += 2;
         let hi = self.until_kw(&["by", "loop"])?;
         let step = if self.eat_kw("by") { Some(self.until_kw(&["loop"])?) } else { None };
@@ -588,7 +641,8 @@ impl Parser<'_> {
                 self.at += 1;
                 while self.eat(&Token::Comma) {
                     args.push(self.until(|p, i| {
-                        matches!(p.toks[i].t, Token::Comma | Token::SemiColon) || is_word(&p.toks[i].t, "using")
+                        matches!(p.toks[i].t, Token::Comma | Token::SemiColon)
+                            || is_word(&p.toks[i].t, "using")
                     })?);
                 }
             }
@@ -603,7 +657,9 @@ impl Parser<'_> {
                 }
             }
             Some(Token::Word(_)) if !self.kw("using") => condition = Some(self.name()?),
-            Some(Token::SemiColon) => return Err(Error::unsupported("RAISE without parameters outside an exception handler")),
+            Some(Token::SemiColon) => {
+                return Err(Error::unsupported("RAISE without parameters outside an exception handler"))
+            }
             _ => {}
         }
         let mut options = Vec::new();

@@ -82,8 +82,13 @@ pub(crate) fn call(c: &Arc<Compiled>, args: Vec<Value>, cx: &ExecCtx) -> Result<
         return Err(Error::other("55000", format!("function {} is still being compiled", c.signature)));
     };
     let _depth = DepthGuard::enter()?;
-    let mut f =
-        Frame { vals: vec![Value::Null; p.slots.len()], arrays: vec![None; p.arrays], row_count: 0, result: None, rows: vec![] };
+    let mut f = Frame {
+        vals: vec![Value::Null; p.slots.len()],
+        arrays: vec![None; p.arrays],
+        row_count: 0,
+        result: None,
+        rows: vec![],
+    };
     bind(c, p, args, &mut f)?;
     f.vals[p.found] = Value::Boolean(false);
     let r = Runner { c, p, cx };
@@ -130,7 +135,11 @@ fn bind(c: &Compiled, p: &Program, args: Vec<Value>, f: &mut Frame) -> Result<()
                 let values = match arg {
                     Value::Null => vec![Value::Null; fields.len()],
                     Value::Text(s) => text::record_values(&s, comp)?,
-                    other => return Err(Error::mismatch(format!("a composite argument is written as record text, not {other}"))),
+                    other => {
+                        return Err(Error::mismatch(format!(
+                            "a composite argument is written as record text, not {other}"
+                        )))
+                    }
                 };
                 for (slot, v) in fields.iter().zip(values) {
                     f.vals[*slot] = v;
@@ -241,13 +250,16 @@ impl Runner<'_, '_> {
                     None => 1,
                 };
                 if step <= 0 {
-                    return Err(ctx(Error::InvalidParameter("BY value of FOR loop must be greater than zero".into())));
+                    return Err(ctx(Error::InvalidParameter(
+                        "BY value of FOR loop must be greater than zero".into(),
+                    )));
                 }
                 let mut i = lo;
                 let mut found = false;
                 while if *reverse { i >= hi } else { i <= hi } {
                     found = true;
-                    let v = i32::try_from(i).map_err(|_| ctx(Error::other("22003", "integer out of range")))?;
+                    let v =
+                        i32::try_from(i).map_err(|_| ctx(Error::other("22003", "integer out of range")))?;
                     f.vals[*var] = Value::Integer(v);
                     if let Some(flow) = self.iteration(label, body, f, op)? {
                         f.vals[self.p.found] = Value::Boolean(true);
@@ -347,7 +359,9 @@ impl Runner<'_, '_> {
                     Some(e) => {
                         let v = self.eval(e, f).map_err(ctx)?;
                         match &self.c.returns {
-                            Returns::SetOf(t) if !v.fits(t) => vec![v.coerce_to(t).map_err(|e| ctx(e.into()))?],
+                            Returns::SetOf(t) if !v.fits(t) => {
+                                vec![v.coerce_to(t).map_err(|e| ctx(e.into()))?]
+                            }
                             _ => vec![v],
                         }
                     }

@@ -25,7 +25,8 @@ pub(crate) fn render_record(fields: &[Option<String>]) -> String {
             out.push(',');
         }
         if let Some(s) = f {
-            let quote = s.is_empty() || s.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
+            let quote = s.is_empty()
+                || s.chars().any(|c| matches!(c, '(' | ')' | ',' | '"' | '\\') || c.is_whitespace());
             if quote {
                 out.push('"');
                 for c in s.chars() {
@@ -69,7 +70,9 @@ pub(crate) fn parse_record(s: &str) -> Result<Vec<Option<String>>> {
                                 item.push('"');
                             }
                             Some('"') => break,
-                            Some('\\') => item.push(chars.next().ok_or_else(|| malformed(s, "unfinished escape"))?),
+                            Some('\\') => {
+                                item.push(chars.next().ok_or_else(|| malformed(s, "unfinished escape"))?)
+                            }
                             Some(c) => item.push(c),
                             None => return Err(malformed(s, "unterminated quoted string")),
                         }
@@ -143,7 +146,8 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let fields = vec![Some("1".to_string()), None, Some("a b".into()), Some("".into()), Some("q\"(".into())];
+        let fields =
+            vec![Some("1".to_string()), None, Some("a b".into()), Some("".into()), Some("q\"(".into())];
         let text = render_record(&fields);
         assert_eq!(text, r#"(1,,"a b","","q""(")"#);
         assert_eq!(parse_record(&text).unwrap(), fields);
@@ -153,7 +157,10 @@ mod tests {
 
     #[test]
     fn arrays_of_composites_parse_into_typed_fields() {
-        let c = Composite { name: "line".into(), fields: vec![("p".into(), DataType::Integer), ("n".into(), DataType::Text)] };
+        let c = Composite {
+            name: "line".into(),
+            fields: vec![("p".into(), DataType::Integer), ("n".into(), DataType::Text)],
+        };
         let elem = Elem::Composite(std::sync::Arc::new(c));
         let v = array_values(r#"{"(1,x)","(2,\"y z\")",NULL}"#, &elem).unwrap();
         assert_eq!(v[0], vec![Value::Integer(1), Value::Text("x".into())]);

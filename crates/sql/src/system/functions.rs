@@ -325,7 +325,8 @@ pub(crate) fn eval(
         CatalogFn::CurrentSetting => current_setting(args)?,
         CatalogFn::ArrayToString => array_to_string(args)?,
         CatalogFn::Row => {
-            let fields: Vec<Option<String>> = args.iter().map(crate::procedures::text::element_text).collect();
+            let fields: Vec<Option<String>> =
+                args.iter().map(crate::procedures::text::element_text).collect();
             Value::Text(crate::procedures::text::render_record(&fields))
         }
         CatalogFn::ArrayOf => {
