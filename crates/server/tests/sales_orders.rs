@@ -88,3 +88,30 @@ fn the_sales_order_demo_runs_and_keeps_its_integrity() {
     psql(&psql_bin, &server, &["-c", "CALL reset_sales_orders()"]);
     assert_eq!(scalar(&psql_bin, &server, "SELECT count(*) FROM sales_order_detail"), 0);
 }
+
+/// `postgres.sql` is `centum.sql` without the `WITH (bucket_count = n)`
+/// options, apart from the comments at its head: the two systems run the
+/// same schema, routines and data.
+#[test]
+fn the_postgres_script_is_the_centum_script_without_bucket_counts() {
+    let strip = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| l.starts_with("--") || l.is_empty())
+            .map(|l| match l.find(" WITH (bucket_count = ") {
+                Some(at) => {
+                    let end = l[at..].find(')').map_or(l.len(), |e| at + e + 1);
+                    format!("{}{}", &l[..at], &l[end..])
+                }
+                None => l.to_string(),
+            })
+            .collect()
+    };
+    let centum = std::fs::read_to_string(example("centum.sql")).unwrap();
+    let postgres = std::fs::read_to_string(example("postgres.sql")).unwrap();
+    let (c, p) = (strip(&centum), strip(&postgres));
+    assert!(c.len() > 100);
+    for (i, (a, b)) in c.iter().zip(&p).enumerate() {
+        assert_eq!(a, b, "line {} after the head differs", i + 1);
+    }
+    assert_eq!(c.len(), p.len());
+}
