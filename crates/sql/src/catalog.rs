@@ -270,18 +270,21 @@ impl Catalog {
         self.globals.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes the globals durably; on failure runs `undo` on them.
+    /// Writes the globals durably after a change of definitions, which
+    /// makes plans stale; on failure runs `undo` on them.
     fn save_globals(&self, g: &mut Globals, undo: impl FnOnce(&mut Globals)) -> Result<()> {
-        match self.db.set_catalog_extra(encode_globals(g)) {
-            Ok(()) => {
-                self.version.fetch_add(1, SeqCst);
-                Ok(())
-            }
-            Err(e) => {
-                undo(g);
-                Err(e.into())
-            }
-        }
+        self.write_globals(g, undo)?;
+        self.version.fetch_add(1, SeqCst);
+        Ok(())
+    }
+
+    /// Writes the globals durably without touching any definition (a
+    /// sequence's reservation mark): plans stay valid.
+    fn write_globals(&self, g: &mut Globals, undo: impl FnOnce(&mut Globals)) -> Result<()> {
+        self.db.set_catalog_extra(encode_globals(g)).map_err(|e| {
+            undo(g);
+            e.into()
+        })
     }
 
     /// Creates a sequence.
@@ -356,7 +359,7 @@ impl Catalog {
             let old = st.def.reserved;
             st.def.reserved = Some(r);
             let key = name.to_string();
-            self.save_globals(&mut g, |g| {
+            self.write_globals(&mut g, |g| {
                 if let Some(st) = g.sequences.get_mut(&key) {
                     st.def.reserved = old;
                     st.last = prev_last;
@@ -390,7 +393,7 @@ impl Catalog {
             st.def.start = value;
         }
         let key = name.to_string();
-        self.save_globals(&mut g, |g| {
+        self.write_globals(&mut g, |g| {
             if let Some(st) = g.sequences.get_mut(&key) {
                 (st.last, st.def.reserved) = old;
             }

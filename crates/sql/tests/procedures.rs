@@ -144,6 +144,19 @@ fn concurrent_retrying_transfers_conserve_the_total() {
     assert_eq!(scalar(&mut s, "SELECT count(*) FROM account WHERE balance < 0"), 0);
 }
 
+#[test]
+fn runaway_recursion_fails_cleanly_and_the_session_goes_on() {
+    let db = db();
+    let mut s = db.session();
+    exec(&mut s, "CREATE FUNCTION forever(n int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN forever(n + 1); END $$");
+    // The depth at which the stack reserve runs out depends on the build;
+    // the error does not.
+    let e = fails(&mut s, "SELECT forever(1)");
+    assert_eq!(e.sqlstate(), "54001", "{e}");
+    assert!(e.context().unwrap().starts_with("PL/pgSQL function forever(integer) line 1 at RETURN"));
+    assert_eq!(scalar(&mut s, "SELECT 1"), 1);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 

@@ -94,13 +94,6 @@ CREATE PROCEDURE with_returns() RETURNS int LANGUAGE plpgsql AS $$ BEGIN END; $$
 CREATE FUNCTION unknown_setting() RETURNS int LANGUAGE plpgsql SET work_mem = '1MB' AS $$ BEGIN RETURN 1; END; $$;
 CREATE FUNCTION bad_retry() RETURNS int LANGUAGE plpgsql SET centum.retry_on_conflict = 'many' AS $$ BEGIN RETURN 1; END; $$;
 CREATE FUNCTION no_body() RETURNS int LANGUAGE plpgsql;
--- Deep recursion stops cleanly.
-CREATE FUNCTION forever(n int) RETURNS int LANGUAGE plpgsql AS $$
-BEGIN
-  RETURN forever(n + 1);
-END;
-$$;
-SELECT forever(1) IS NULL;
 -- Arguments: wrong count, wrong types, malformed array and record text.
 CREATE FUNCTION takes(xs int[], p pair) RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
