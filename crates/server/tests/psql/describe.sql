@@ -31,3 +31,31 @@ BEGIN;
 INSERT INTO orders (customer_id, placed, total) VALUES (1, '2026-01-02 03:04:05', 12.5) RETURNING id, total;
 COMMIT;
 SELECT count(*) AS orders FROM orders;
+CREATE TYPE line AS (product int, qty int);
+CREATE FUNCTION order_total(p_customer int, p_lines line[], p_discount numeric DEFAULT 0) RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+  l line;
+  t numeric := 0;
+BEGIN
+  FOREACH l IN ARRAY p_lines LOOP
+    t := t + l.qty;
+  END LOOP;
+  RETURN t * (1 - p_discount);
+END;
+$$;
+CREATE FUNCTION big_orders(p_min numeric) RETURNS TABLE (id int, total numeric) LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY SELECT o.id, o.total FROM orders o WHERE o.total >= p_min ORDER BY o.id;
+END;
+$$;
+CREATE PROCEDURE forget(INOUT n bigint) LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM orders WHERE total < n;
+  GET DIAGNOSTICS n = ROW_COUNT;
+END;
+$$;
+\df
+\df order*
+SELECT order_total(1, '{"(7,2)","(8,3)"}', 0.5);
+SELECT * FROM big_orders(10);
+CALL forget(0);

@@ -408,6 +408,77 @@ fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
     })
 }
 
+/// What the virtual catalog shows of a routine (`pg_proc`, `\\df`).
+pub(crate) struct RoutineInfo {
+    pub name: String,
+    pub procedure: bool,
+    /// Returns a set (SETOF or TABLE).
+    pub retset: bool,
+    /// `pg_get_function_result`: `integer`, `SETOF integer`,
+    /// `TABLE(a integer)`, `void`; `None` for a procedure.
+    pub result: Option<String>,
+    /// The result's type OID (`void` 2278, `record` 2249).
+    pub result_oid: i32,
+    /// `pg_get_function_arguments`: `a integer, OUT b text DEFAULT 1`.
+    pub arguments: String,
+    /// Type OIDs of the IN and INOUT parameters (0 for array and
+    /// composite ones, which have no OID).
+    pub arg_oids: Vec<i32>,
+    /// The stored CREATE text (`pg_get_functiondef`).
+    pub source: String,
+}
+
+/// Describes routine `name` from its stored text; `None` if there is no
+/// such routine or its text no longer resolves (a dropped type).
+pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
+    let source = catalog.routine_source(name)?;
+    let def = parse_create(&source).ok()?;
+    let c = resolve_header(catalog, &def).ok()?;
+    let oid = |t: &PlType| match t {
+        PlType::Scalar(t) => t.pg_oid() as i32,
+        _ => 0,
+    };
+    let arguments = c
+        .params
+        .iter()
+        .map(|p| {
+            let mode = match p.mode {
+                Mode::In => "",
+                Mode::Out => "OUT ",
+                Mode::InOut => "INOUT ",
+            };
+            let name = p.name.as_ref().map(|n| format!("{n} ")).unwrap_or_default();
+            let default = p.default.as_ref().map(|d| format!(" DEFAULT {d}")).unwrap_or_default();
+            format!("{mode}{name}{}{default}", p.ty.name())
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (result, result_oid, retset) = match &c.returns {
+        _ if c.procedure => (None, 2278, false),
+        Returns::Void => (Some("void".to_string()), 2278, false),
+        Returns::Scalar(t) => (Some(t.sql_name()), t.pg_oid() as i32, false),
+        Returns::SetOf(t) => (Some(format!("SETOF {}", t.sql_name())), t.pg_oid() as i32, true),
+        Returns::Table(cols) => (
+            Some(format!(
+                "TABLE({})",
+                cols.iter().map(|(n, t)| format!("{n} {}", t.sql_name())).collect::<Vec<_>>().join(", ")
+            )),
+            2249,
+            true,
+        ),
+    };
+    Some(RoutineInfo {
+        name: c.name.clone(),
+        procedure: c.procedure,
+        retset,
+        result,
+        result_oid,
+        arguments,
+        arg_oids: c.inputs().map(|p| oid(&p.ty)).collect(),
+        source,
+    })
+}
+
 /// CREATE [OR REPLACE] FUNCTION / PROCEDURE: compiled now, against the
 /// current catalog, so a body naming a missing table or column is refused
 /// here rather than at its first call.

@@ -42,6 +42,15 @@ pub enum CatalogFn {
     /// `pg_get_statisticsobjdef_columns`, `pg_get_triggerdef`: there are
     /// no such objects.
     NoObject,
+    /// `pg_function_is_visible(oid)`: true for every routine (one
+    /// namespace).
+    FunctionIsVisible,
+    /// `pg_get_function_result(oid)`.
+    FunctionResult,
+    /// `pg_get_function_arguments(oid)`.
+    FunctionArguments,
+    /// `pg_get_functiondef(oid)`: the CREATE text.
+    FunctionDef,
     /// `pg_relation_is_publishable(oid)`.
     RelationIsPublishable,
     /// `current_schemas(bool)` (+ search path).
@@ -135,8 +144,13 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_indexes_size" => (CatalogFn::Size(1), vec![I4], 1, I8, false),
         "pg_total_relation_size" => (CatalogFn::Size(2), vec![I4], 1, I8, false),
         "pg_database_size" => (CatalogFn::Size(3), vec![T], 1, I8, false),
-        "pg_function_is_visible"
-        | "pg_opclass_is_visible"
+        "pg_function_is_visible" => (CatalogFn::FunctionIsVisible, vec![I4], 1, B, false),
+        "pg_get_function_result" => (CatalogFn::FunctionResult, vec![I4], 1, T, false),
+        "pg_get_function_arguments" | "pg_get_function_identity_arguments" => {
+            (CatalogFn::FunctionArguments, vec![I4], 1, T, false)
+        }
+        "pg_get_functiondef" => (CatalogFn::FunctionDef, vec![I4], 1, T, false),
+        "pg_opclass_is_visible"
         | "pg_operator_is_visible"
         | "pg_collation_is_visible"
         | "pg_conversion_is_visible"
@@ -209,7 +223,11 @@ impl CatalogFn {
             CatalogFn::RegnamespaceOut => "regnamespaceout",
             CatalogFn::Regex(..) => "textregexeq",
             CatalogFn::Size(_) => "pg_relation_size",
-            CatalogFn::NotVisible => "pg_function_is_visible",
+            CatalogFn::NotVisible => "pg_object_is_visible",
+            CatalogFn::FunctionIsVisible => "pg_function_is_visible",
+            CatalogFn::FunctionResult => "pg_get_function_result",
+            CatalogFn::FunctionArguments => "pg_get_function_arguments",
+            CatalogFn::FunctionDef => "pg_get_functiondef",
             CatalogFn::QuoteIdent => "quote_ident",
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
@@ -230,6 +248,10 @@ impl CatalogFn {
                 | CatalogFn::RegclassOut
                 | CatalogFn::RegclassIn
                 | CatalogFn::RegnamespaceOut
+                | CatalogFn::FunctionIsVisible
+                | CatalogFn::FunctionResult
+                | CatalogFn::FunctionArguments
+                | CatalogFn::FunctionDef
         )
     }
 }
@@ -304,6 +326,16 @@ pub(crate) fn eval(
         }
         CatalogFn::Size(what) => size(s()?, what, arg(0), id).map_or(Value::Null, Value::BigInt),
         CatalogFn::NotVisible => Value::Boolean(false),
+        CatalogFn::FunctionIsVisible => Value::Boolean(s()?.routine(oid_arg(arg(0))).is_some()),
+        CatalogFn::FunctionResult => {
+            s()?.routine(oid_arg(arg(0))).and_then(|r| r.result.clone()).map_or(Value::Null, Value::Text)
+        }
+        CatalogFn::FunctionArguments => {
+            s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(r.arguments.clone()))
+        }
+        CatalogFn::FunctionDef => {
+            s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(format!("{};\n", r.source)))
+        }
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),

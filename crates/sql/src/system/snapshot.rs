@@ -12,6 +12,7 @@
 //!  sequence                 2^30 + FNV-1a(name) % 2^28
 //!  schema                   2^30 + 2^28 + FNV-1a(name) % 2^27
 //!  role                     2^30 + 2^28 + 2^27 + FNV-1a(name) % 2^26
+//!  function or procedure    2^30 + 2^28 + 2^27 + 2^26 + FNV-1a(name) % 2^25
 //!  pg_catalog 11, public 2200, information_schema 13000, built-in types
 //!  PostgreSQL's own (DataType::pg_oid), the database 5; with no role in
 //!  the catalog, the session's user is reported as role 10 (PostgreSQL's
@@ -50,6 +51,7 @@ const BLOCK: i64 = 4096;
 const SEQ_BASE: i64 = 1 << 30;
 const SCHEMA_BASE: i64 = (1 << 30) + (1 << 28);
 const ROLE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27);
+const ROUTINE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27) + (1 << 26);
 
 /// What a relation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,6 +150,8 @@ pub(crate) struct Snapshot {
     /// The OID reported as every object's owner: the first superuser
     /// role, else the first role, else [`ROLE`]. Centum has no ownership.
     pub owner: i32,
+    /// Functions and procedures with their OIDs, in OID order.
+    pub routines: Vec<(i32, crate::procedures::RoutineInfo)>,
 }
 
 /// FNV-1a of a name.
@@ -243,7 +247,17 @@ impl Snapshot {
         let roles: Vec<(i32, Role)> =
             all_roles.iter().map(|r| ((ROLE_BASE + role_slots[&r.name] as i64) as i32, r.clone())).collect();
         let owner = roles.iter().find(|(_, r)| r.superuser).or(roles.first()).map_or(ROLE, |(o, _)| *o);
-        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner })
+        let mut routine_names = catalog.routine_names();
+        routine_names.sort();
+        let routine_slots = slots(routine_names.iter().map(|s| s.as_str()), 1 << 25)?;
+        let mut routines: Vec<(i32, crate::procedures::RoutineInfo)> = routine_slots
+            .into_iter()
+            .filter_map(|(n, slot)| {
+                Some(((ROUTINE_BASE + slot as i64) as i32, crate::procedures::describe(catalog, &n)?))
+            })
+            .collect();
+        routines.sort_by_key(|r| r.0);
+        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner, routines })
     }
 
     fn table(engine_name: String, info: Arc<TableInfo>) -> Result<TableRel> {
@@ -296,6 +310,11 @@ impl Snapshot {
             return vec![(ROLE, user.to_string(), true, true)];
         }
         self.roles.iter().map(|(o, r)| (*o, r.name.clone(), r.superuser, r.login)).collect()
+    }
+
+    /// The routine with OID `oid`.
+    pub fn routine(&self, oid: i32) -> Option<&crate::procedures::RoutineInfo> {
+        self.routines.iter().find(|r| r.0 == oid).map(|r| &r.1)
     }
 
     /// The name of role `oid`.

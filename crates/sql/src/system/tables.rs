@@ -43,6 +43,9 @@ impl Ty {
 
 use Ty::{B, F, I2, I4, I8, O, T};
 
+/// The OID `pg_proc.prolang` reports for PL/pgSQL.
+const PLPGSQL: i32 = 13_573;
+
 macro_rules! system_tables {
     ($($variant:ident $schema:literal $name:literal [$($col:literal $ty:expr),* $(,)?])*) => {
         /// A virtual catalog table.
@@ -275,6 +278,24 @@ impl SystemTable {
     pub(crate) fn rows(self, s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
         let rows = match self {
             SystemTable::Namespace => namespaces(s),
+            SystemTable::Proc => s
+                .routines
+                .iter()
+                .map(|(o, r)| {
+                    vec![
+                        oid(*o),
+                        txt(&r.name),
+                        oid(super::snapshot::PUBLIC),
+                        oid(s.owner),
+                        oid(PLPGSQL),
+                        txt(if r.procedure { "p" } else { "f" }),
+                        b(r.retset),
+                        Value::SmallInt(r.arg_oids.len() as i16),
+                        oid(r.result_oid),
+                        txt(&r.arg_oids.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(" ")),
+                    ]
+                })
+                .collect(),
             SystemTable::Class => classes(s),
             SystemTable::Attribute => attributes(s),
             SystemTable::Type => pg_types(s),
@@ -427,7 +448,7 @@ impl SystemTable {
             SystemTable::KeyColumnUsage => info_key_columns(s, id),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
-            // user-defined functions, range or enum types, triggers, rules
+            // range or enum types, triggers, rules
             // or role memberships.
             SystemTable::AuthMembers
             | SystemTable::Description
@@ -438,7 +459,6 @@ impl SystemTable {
             | SystemTable::Publication
             | SystemTable::PublicationRel
             | SystemTable::PublicationNamespace
-            | SystemTable::Proc
             | SystemTable::Range
             | SystemTable::Enum
             | SystemTable::Trigger
