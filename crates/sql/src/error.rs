@@ -218,6 +218,14 @@ impl Error {
         Error::TypeMismatch { code: "42804", message: message.into() }
     }
 
+    /// 25006: `what` cannot run in a READ ONLY transaction.
+    pub fn read_only(what: &str) -> Error {
+        Error::TransactionState {
+            code: "25006",
+            message: format!("cannot execute {what} in a read-only transaction"),
+        }
+    }
+
     /// An error with an explicit SQLSTATE.
     pub fn other(code: &'static str, message: impl Into<String>) -> Error {
         Error::Other { code, message: message.into() }

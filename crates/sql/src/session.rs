@@ -380,7 +380,7 @@ impl Session {
                     | S::CreateType { .. }
             )
         {
-            return Err(read_only_error(&first_words(&s.to_string())));
+            return Err(Error::read_only(&first_words(&s.to_string())));
         }
         match s {
             S::Query(_)
@@ -694,7 +694,7 @@ impl Session {
             };
             if let Some(w) = what {
                 self.state = TxnStatus::Failed;
-                return Err(read_only_error(w));
+                return Err(Error::read_only(w));
             }
         }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
@@ -710,7 +710,7 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                Stop { deadline, cancel },
+                Stop { deadline, cancel, read_only: self.read_only },
                 (&self.user, &self.database),
             );
             if r.is_err() {
@@ -735,7 +735,7 @@ impl Session {
                 &params,
                 &self.currval,
                 None,
-                Stop { deadline, cancel },
+                Stop { deadline, cancel, read_only: self.read_only },
                 (&self.user, &self.database),
             ) {
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
@@ -799,6 +799,8 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
 struct Stop<'a> {
     deadline: Option<Instant>,
     cancel: &'a AtomicBool,
+    /// The block is READ ONLY: statements a routine runs may not write.
+    read_only: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -815,6 +817,7 @@ fn run_in(
     let mut cx =
         ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
     cx.cancel = Some(stop.cancel);
+    cx.read_only = stop.read_only;
     let (rows, count) = crate::execution::run_statement(&planned.statement, &cx)?;
     let tag = match &planned.statement {
         Statement::Query(_) => format!("SELECT {count}"),
@@ -926,13 +929,6 @@ fn show_duration(ms: u128) -> String {
         }
     }
     format!("{ms}ms")
-}
-
-fn read_only_error(what: &str) -> Error {
-    Error::TransactionState {
-        code: "25006",
-        message: format!("cannot execute {what} in a read-only transaction"),
-    }
 }
 
 /// `CREATE USER name ...` is `CREATE ROLE name ... LOGIN` (sqlparser reads

@@ -200,3 +200,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn routines_run_prepared_and_respect_read_only_blocks() {
+    let db = db();
+    let mut s = db.session();
+    exec(&mut s, "CREATE TABLE t (id int PRIMARY KEY)");
+    exec(&mut s, "CREATE PROCEDURE put(p int) LANGUAGE plpgsql AS $$ BEGIN INSERT INTO t VALUES (p); END $$");
+    exec(&mut s, "CREATE FUNCTION n() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT count(*) FROM t); END $$");
+    // CALL with a parameter, prepared once and run twice.
+    let mut call = s.prepare("CALL put($1)", &[]).unwrap();
+    assert_eq!(call.params(), &[centum_types::DataType::Integer]);
+    for i in [1, 2] {
+        s.execute_prepared(&mut call, &[centum_types::Value::Integer(i)]).unwrap();
+    }
+    assert_eq!(scalar(&mut s, "SELECT n()"), 2);
+    // A read-only block may call routines that read, not ones that write.
+    exec(&mut s, "BEGIN READ ONLY");
+    assert_eq!(scalar(&mut s, "SELECT n()"), 2);
+    let e = fails(&mut s, "CALL put(3)");
+    assert_eq!(e.sqlstate(), "25006", "{e}");
+    assert_eq!(e.to_string(), "cannot execute INSERT in a read-only transaction");
+    exec(&mut s, "ROLLBACK");
+    assert_eq!(scalar(&mut s, "SELECT n()"), 2);
+}

@@ -53,6 +53,8 @@ pub struct ExecCtx<'a> {
     /// NOTICEs raised while the statement runs (RAISE NOTICE in a
     /// routine), shared with the contexts of statements nested in it.
     pub(crate) notices: std::rc::Rc<RefCell<Vec<String>>>,
+    /// The transaction is READ ONLY: a write a routine attempts fails.
+    pub(crate) read_only: bool,
 }
 
 impl<'a> ExecCtx<'a> {
@@ -78,6 +80,7 @@ impl<'a> ExecCtx<'a> {
             system: OnceCell::new(),
             identity: crate::system::Identity::DEFAULT,
             notices: Default::default(),
+            read_only: false,
         }
     }
 
@@ -99,6 +102,7 @@ impl<'a> ExecCtx<'a> {
             system: OnceCell::new(),
             identity: self.identity,
             notices: self.notices.clone(),
+            read_only: self.read_only,
         }
     }
 
@@ -140,6 +144,18 @@ impl<'a> ExecCtx<'a> {
 /// Runs a planned statement in `cx`: its rows (for a query or RETURNING)
 /// and the number of rows it returned or changed.
 pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<Vec<Value>>, u64)> {
+    if cx.read_only {
+        let write = match statement {
+            Statement::Insert(_) => Some("INSERT"),
+            Statement::Update(_) => Some("UPDATE"),
+            Statement::Delete(_) => Some("DELETE"),
+            Statement::Merge(_) => Some("MERGE"),
+            _ => None,
+        };
+        if let Some(w) = write {
+            return Err(crate::error::Error::read_only(w));
+        }
+    }
     Ok(match statement {
         Statement::Query(plan) => {
             if let Some(rows) = query::point(plan, cx, &[])? {
