@@ -7,13 +7,7 @@
 mod common;
 
 use centum_sql::{Database, Session};
-use common::{exec, fails, ints, scalar};
-use std::path::Path;
-
-fn open(dir: &Path) -> Database {
-    let engine = centum_engine::Database::open(centum_engine::Options::durable(dir)).unwrap();
-    Database::open(engine).unwrap()
-}
+use common::{exec, fails, ints, open_durable, scalar};
 
 /// Rows as strings (`NULL` for null), for easy comparison.
 fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
@@ -225,7 +219,7 @@ fn everything_survives_two_restarts() {
     let dir = tempfile::tempdir().unwrap();
     let mut seen = Seen::default();
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         for sql in SCHEMA {
             exec(&mut s, sql);
@@ -237,7 +231,7 @@ fn everything_survives_two_restarts() {
         // Dropping the session and the database closes it.
     }
     for round in 2..=3 {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         check_after_restart(&mut s, round - 1, &mut seen);
         let before = seen.hi;
@@ -269,7 +263,7 @@ fn everything_survives_two_restarts() {
         assert_eq!(scalar(&mut s, "SELECT count(*) FROM cache"), 1);
     }
     // A last open to check that round 3 made it too.
-    let db = open(dir.path());
+    let db = open_durable(dir.path());
     let mut s = db.session();
     check_after_restart(&mut s, 3, &mut seen);
 }
@@ -280,7 +274,7 @@ fn everything_survives_two_restarts() {
 fn setval_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         exec(&mut s, "CREATE SEQUENCE a");
         exec(&mut s, "CREATE SEQUENCE b");
@@ -296,7 +290,7 @@ fn setval_survives_a_restart() {
         assert_eq!(scalar(&mut s, "SELECT nextval('c')"), 11);
     }
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         let a = scalar(&mut s, "SELECT nextval('a')");
         assert!(a > 7001, "a: {a}");
@@ -306,7 +300,7 @@ fn setval_survives_a_restart() {
         assert!(c > 11, "c: {c}");
     }
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         assert!(scalar(&mut s, "SELECT nextval('a')") > 7002);
     }
@@ -318,7 +312,7 @@ fn setval_survives_a_restart() {
 fn ddl_after_a_restart_is_durable() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         exec(&mut s, "CREATE TABLE keep (id int PRIMARY KEY, v int DEFAULT 3)");
         exec(&mut s, "CREATE TABLE gone (id int PRIMARY KEY)");
@@ -326,7 +320,7 @@ fn ddl_after_a_restart_is_durable() {
         exec(&mut s, "INSERT INTO keep (id) VALUES (1)");
     }
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         exec(&mut s, "DROP TABLE gone");
         exec(&mut s, "DROP SEQUENCE gone_seq");
@@ -335,7 +329,7 @@ fn ddl_after_a_restart_is_durable() {
         exec(&mut s, "INSERT INTO keep (id) VALUES (2)");
     }
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         assert_eq!(fails(&mut s, "SELECT * FROM gone").sqlstate(), "42P01");
         assert_eq!(fails(&mut s, "SELECT nextval('gone_seq')").sqlstate(), "42P01");
@@ -358,7 +352,7 @@ fn ddl_after_a_restart_is_durable() {
 fn identity_always_refuses_explicit_values() {
     let dir = tempfile::tempdir().unwrap();
     for _ in 0..2 {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         exec(&mut s, "CREATE TABLE IF NOT EXISTS ident (id bigint GENERATED ALWAYS AS IDENTITY, v int)");
         exec(

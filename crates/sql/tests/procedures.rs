@@ -6,21 +6,15 @@
 
 mod common;
 
-use centum_sql::{Database, Session};
-use common::{db, exec, fails, scalar};
+use centum_sql::Session;
+use common::{db, exec, fails, open_durable, scalar};
 use proptest::prelude::*;
-use std::path::Path;
-
-fn open(dir: &Path) -> Database {
-    let engine = centum_engine::Database::open(centum_engine::Options::durable(dir)).unwrap();
-    Database::open(engine).unwrap()
-}
 
 #[test]
 fn routines_and_their_types_survive_restarts() {
     let dir = tempfile::tempdir().unwrap();
     {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         exec(&mut s, "CREATE TYPE pair AS (a int, b text)");
         exec(&mut s, "CREATE TABLE t (id int PRIMARY KEY, b text)");
@@ -40,7 +34,7 @@ fn routines_and_their_types_survive_restarts() {
         assert_eq!(scalar(&mut s, r#"SELECT load('{"(1,x)","(2,y)"}')"#), 2);
     }
     for round in 0..2 {
-        let db = open(dir.path());
+        let db = open_durable(dir.path());
         let mut s = db.session();
         assert_eq!(scalar(&mut s, &format!("SELECT load(ARRAY[ROW({}, 'z')]::pair[])", 10 + round)), 1);
         // Rows 1 and 2 from the first run (then only row 1), and this one.

@@ -1,7 +1,8 @@
 //! What the integration tests share, one copy compiled into each test
 //! binary (`mod common;`):
 //!
-//! - an in-memory database to work on ([`db`]);
+//! - an in-memory database to work on ([`db`]), or a durable one in a
+//!   directory ([`open_durable`]);
 //! - running statements that must succeed ([`exec`], [`run`]) or must fail
 //!   ([`fails`], [`run_err`]), panicking with the statement and the error
 //!   otherwise;
@@ -20,6 +21,12 @@ use std::path::PathBuf;
 /// A fresh in-memory database.
 pub fn db() -> Database {
     Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap()
+}
+
+/// The durable database in `dir` (created if empty).
+pub fn open_durable(dir: &std::path::Path) -> Database {
+    let engine = centum_engine::Database::open(centum_engine::Options::durable(dir)).unwrap();
+    Database::open(engine).unwrap()
 }
 
 /// Runs `sql`, which must succeed; its results.
