@@ -6,7 +6,7 @@
 
 mod common;
 
-use centum_sql::{Database, Session};
+use centum_sql::Session;
 use common::{exec, fails, ints, open_durable, scalar};
 
 /// Rows as strings (`NULL` for null), for easy comparison.
