@@ -363,6 +363,7 @@ fn apply_settings(
     for (name, value) in startup_settings(params) {
         session.set_var(&name, &[value])?;
     }
+    session.keep_settings_as_defaults();
     Ok(())
 }
 

@@ -89,6 +89,26 @@ fn errors_in_routines_carry_detail_hint_and_context() {
 }
 
 #[test]
+fn reset_returns_to_the_start_up_settings() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let out = Command::new(&bin)
+        .arg(server.url("centum"))
+        .args(["-X", "-At", "-q"])
+        .args(["-c", "SET statement_timeout = 5"])
+        .args(["-c", "RESET statement_timeout"])
+        .args(["-c", "SHOW statement_timeout"])
+        .args(["-c", "SET default_transaction_isolation = 'serializable'"])
+        .args(["-c", "DISCARD ALL"])
+        .args(["-c", "SHOW default_transaction_isolation"])
+        .env("PGOPTIONS", "-c statement_timeout=1234 -c default_transaction_isolation=repeatable\\ read")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout, "1234ms\nrepeatable read\n", "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn a_bad_startup_setting_is_refused_before_the_session_starts() {
     let Some(bin) = require("psql") else { return };
     let server = Server::start(&[]);

@@ -61,6 +61,13 @@ impl Database {
             user: "centum".into(),
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
+            defaults: Defaults {
+                isolation: Isolation::ReadCommitted,
+                search_path: vec!["public".into()],
+                statement_timeout: None,
+                delayed_durability: false,
+                settings: HashMap::new(),
+            },
         }
     }
 
@@ -147,6 +154,19 @@ pub struct Session {
     database: String,
     /// Raised by a cancel request; checked where statement_timeout is.
     cancel: Arc<AtomicBool>,
+    /// What RESET restores.
+    defaults: Defaults,
+}
+
+/// The settings RESET goes back to: the session's own after start-up
+/// (built-in defaults, then the server's and the client's start-up
+/// settings).
+struct Defaults {
+    isolation: Isolation,
+    search_path: Vec<String>,
+    statement_timeout: Option<Duration>,
+    delayed_durability: bool,
+    settings: HashMap<String, String>,
 }
 
 fn isolation_name(i: Isolation) -> &'static str {
@@ -217,6 +237,50 @@ impl Session {
     /// The database name the client asked for.
     pub fn database(&self) -> &str {
         &self.database
+    }
+
+    /// Makes the current settings the ones RESET restores (the server calls
+    /// this once it has applied the start-up settings).
+    pub fn keep_settings_as_defaults(&mut self) {
+        self.defaults = Defaults {
+            isolation: self.isolation,
+            search_path: self.search_path.clone(),
+            statement_timeout: self.statement_timeout,
+            delayed_durability: self.delayed_durability,
+            settings: self.settings.clone(),
+        };
+    }
+
+    /// RESET `name` (every setting when `None`).
+    fn reset(&mut self, name: Option<&str>) {
+        let all = name.is_none();
+        let is = |n: &[&str]| all || name.is_some_and(|x| n.contains(&x));
+        if is(&["search_path"]) {
+            self.search_path = self.defaults.search_path.clone();
+        }
+        if is(&["transaction_isolation", "default_transaction_isolation"]) {
+            self.isolation = self.defaults.isolation;
+        }
+        if is(&["statement_timeout"]) {
+            self.statement_timeout = self.defaults.statement_timeout;
+        }
+        if is(&["synchronous_commit"]) {
+            self.delayed_durability = self.defaults.delayed_durability;
+            if let Some(t) = &mut self.txn {
+                t.set_delayed_durability(self.delayed_durability);
+            }
+        }
+        match name {
+            None => self.settings = self.defaults.settings.clone(),
+            Some(n) => match self.defaults.settings.get(n) {
+                Some(v) => {
+                    self.settings.insert(n.to_string(), v.clone());
+                }
+                None => {
+                    self.settings.remove(n);
+                }
+            },
+        }
     }
 
     /// Runs every statement in `sql` (the simple query protocol): stops at
@@ -433,6 +497,33 @@ impl Session {
                 ddl_result(ddl::create_schema(&b, schema_name, *if_not_exists))
             }
             S::Analyze(_) => Ok(tag("ANALYZE")),
+            S::Reset(r) => {
+                match &r.reset {
+                    ast::Reset::ALL => self.reset(None),
+                    ast::Reset::ConfigurationParameter(n) => {
+                        let n = crate::planner::bind::object_parts(n)?.join("_");
+                        self.reset(Some(&n))
+                    }
+                    ast::Reset::SessionAuthorization => {}
+                }
+                Ok(tag("RESET"))
+            }
+            S::Discard { object_type } => {
+                if matches!(object_type, ast::DiscardObject::ALL) {
+                    if self.state != TxnStatus::Idle {
+                        return Err(Error::TransactionState {
+                            code: "25001",
+                            message: "DISCARD ALL cannot run inside a transaction block".into(),
+                        });
+                    }
+                    self.reset(None);
+                    self.named.clear();
+                }
+                if matches!(object_type, ast::DiscardObject::ALL | ast::DiscardObject::SEQUENCES) {
+                    self.currval.borrow_mut().clear();
+                }
+                Ok(tag(&format!("DISCARD {object_type}")))
+            }
             S::Set(set) => self.set(set),
             S::ShowVariable { variable } => {
                 let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
@@ -663,6 +754,7 @@ impl Session {
             "max_identifier_length" => "63".into(),
             other => match self.settings.get(other) {
                 Some(v) => v.clone(),
+                None if other == "application_name" => String::new(),
                 None => {
                     return Err(Error::UndefinedObject(format!(
                         "unrecognized configuration parameter \"{other}\""
