@@ -194,14 +194,6 @@ impl Error {
         }
     }
 
-    /// The error without its context lines.
-    pub fn without_context(self) -> Error {
-        match self {
-            Error::Context { inner, .. } => *inner,
-            e => e,
-        }
-    }
-
     /// Whether running the whole transaction again may succeed (40001,
     /// 40P01).
     pub fn is_retryable(&self) -> bool {

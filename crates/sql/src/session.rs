@@ -43,31 +43,34 @@ impl Database {
 
     /// A new session.
     pub fn session(&self) -> Session {
+        // Built-in defaults, which RESET returns to until the server makes
+        // the start-up settings the defaults.
+        let defaults = Defaults {
+            isolation: Isolation::ReadCommitted,
+            search_path: vec!["public".into()],
+            statement_timeout: None,
+            delayed_durability: false,
+            settings: HashMap::new(),
+        };
         Session {
             catalog: self.catalog.clone(),
             txn: None,
             state: TxnStatus::Idle,
             block_used: false,
             read_only: false,
-            isolation: Isolation::ReadCommitted,
+            isolation: defaults.isolation,
             next_isolation: None,
-            search_path: vec!["public".into()],
-            statement_timeout: None,
-            delayed_durability: false,
-            settings: HashMap::new(),
+            search_path: defaults.search_path.clone(),
+            statement_timeout: defaults.statement_timeout,
+            delayed_durability: defaults.delayed_durability,
+            settings: defaults.settings.clone(),
             currval: RefCell::new(HashMap::new()),
             txn_time: TimestampTz::now(),
             named: HashMap::new(),
             user: "centum".into(),
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
-            defaults: Defaults {
-                isolation: Isolation::ReadCommitted,
-                search_path: vec!["public".into()],
-                statement_timeout: None,
-                delayed_durability: false,
-                settings: HashMap::new(),
-            },
+            defaults,
         }
     }
 
@@ -776,19 +779,6 @@ impl Session {
                 notices: vec![],
             });
         }
-        if self.read_only {
-            let what = match &planned.statement {
-                Statement::Insert(_) => Some("INSERT"),
-                Statement::Update(_) => Some("UPDATE"),
-                Statement::Delete(_) => Some("DELETE"),
-                Statement::Merge(_) => Some("MERGE"),
-                _ => None,
-            };
-            if let Some(w) = what {
-                self.state = TxnStatus::Failed;
-                return Err(Error::read_only(w));
-            }
-        }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
         self.cancel.store(false, Relaxed);
         let cancel = &*self.cancel;
@@ -813,7 +803,7 @@ impl Session {
         // A statement that calls a routine created with
         // centum.retry_on_conflict runs again on 40001/40P01, in a new
         // transaction, up to that many times.
-        let retries = retry_budget(planned);
+        let retries = planned.retry;
         let mut attempt = 0;
         loop {
             let mut txn = self.catalog.db().begin(self.isolation)?;
@@ -940,9 +930,9 @@ fn jitter() -> f64 {
 /// How many times a lone statement may run again after a serialization
 /// failure or deadlock: the largest `centum.retry_on_conflict` of the
 /// routines it calls.
-fn retry_budget(planned: &Planned) -> u32 {
+fn retry_budget(statement: &Statement) -> u32 {
     let mut n = 0;
-    match &planned.statement {
+    match statement {
         Statement::Call(c) => n = c.routine.retry,
         Statement::Query(plan) => plan.each_expr(&mut |e: &crate::planner::Expr| {
             e.walk(&mut |x| {
@@ -1037,7 +1027,7 @@ fn create_user_as_role(sql: &str) -> Option<String> {
     Some(format!("CREATE ROLE {rest} LOGIN"))
 }
 
-fn first_words(s: &str) -> String {
+pub(crate) fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
@@ -1080,6 +1070,7 @@ pub(crate) fn plan_statement(
                 statement: Statement::Explain(lines),
                 columns: Arc::from(cols),
                 params: inner.params,
+                retry: 0,
             });
         }
         ast::Statement::ShowVariable { variable } => {
@@ -1091,5 +1082,6 @@ pub(crate) fn plan_statement(
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };
-    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types() })
+    let retry = retry_budget(&statement);
+    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry })
 }

@@ -197,7 +197,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
         Plan::Routine { routine, args } => {
             let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
             let out = crate::procedures::call(routine, vals, cx)?;
-            let rows = if routine.set_columns().is_some() { out.rows } else { vec![vec![out.value]] };
+            let rows = if routine.returns_set() { out.rows } else { vec![vec![out.value]] };
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Series { args } => {

@@ -70,6 +70,9 @@ pub struct Planned {
     pub columns: std::sync::Arc<[OutputColumn]>,
     /// Parameter types, inferred from context (`text` where nothing said).
     pub params: Vec<DataType>,
+    /// How often a lone run of the statement is retried on 40001/40P01:
+    /// the largest `centum.retry_on_conflict` of the routines it calls.
+    pub retry: u32,
 }
 
 /// A plain binding context over `scope`.

@@ -782,7 +782,7 @@ impl Compiler<'_> {
         if let Statement::Utility(_) = stmt.planned.statement {
             return Err(Error::unsupported(format!(
                 "\"{}\" in a PL/pgSQL function",
-                first_words(self.text(span))
+                crate::session::first_words(self.text(span)).to_uppercase()
             )));
         }
         match into {
@@ -874,7 +874,10 @@ impl Compiler<'_> {
                 | ast::Statement::Call(_)
         );
         if !allowed {
-            return Err(Error::unsupported(format!("\"{}\" in a PL/pgSQL function", first_words(text))));
+            return Err(Error::unsupported(format!(
+                "\"{}\" in a PL/pgSQL function",
+                crate::session::first_words(text).to_uppercase()
+            )));
         }
         let declared = self.slots.iter().cloned().map(Some).collect();
         let planned = crate::session::plan_statement(self.catalog, &self.search_path, &s, declared)?;
@@ -1102,10 +1105,6 @@ impl Compiler<'_> {
 /// The context line of an error at `line` of `routine`.
 pub(crate) fn self_context(routine: &Compiled, line: usize, what: &str) -> String {
     format!("PL/pgSQL function {} line {line} at {what}", routine.signature)
-}
-
-fn first_words(s: &str) -> String {
-    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ").to_uppercase()
 }
 
 /// The SQLSTATE of a condition name or a five-character code.

@@ -161,6 +161,11 @@ impl Compiled {
         self.params.iter().filter(|p| p.mode != Mode::In)
     }
 
+    /// Whether it returns a set (SETOF or TABLE).
+    pub fn returns_set(&self) -> bool {
+        matches!(self.returns, Returns::SetOf(_) | Returns::Table(_))
+    }
+
     /// The result columns of a set-returning function.
     pub fn set_columns(&self) -> Option<Vec<(String, DataType)>> {
         match &self.returns {
