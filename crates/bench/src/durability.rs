@@ -12,7 +12,7 @@
 //!   during the load, then a restart (recovery) timed.
 
 use crate::engine::Rng;
-use centum_engine::storage::{disk, CheckpointOptions, CheckpointStats, LogStats, Options as StorageOptions};
+use centum_engine::storage::{disk, CheckpointOptions, CheckpointStats, LoadStats, LogStats, Options as StorageOptions};
 use centum_engine::{Database, Error, IndexDef, Isolation, Options, Table, TableDef};
 use centum_types::{DataType, Timestamp, Uuid, Value};
 use std::path::{Path, PathBuf};
@@ -163,18 +163,19 @@ fn uuid(rng: &mut Rng) -> Value {
 }
 
 /// What one W4 load did.
-struct Load {
-    rows: u64,
-    single_secs: f64,
-    double_secs: f64,
-    delete_secs: f64,
-    checkpoint_secs: f64,
-    files_bytes: u64,
-    log: LogStats,
-    ckpt: CheckpointStats,
+pub struct Load {
+    pub rows: u64,
+    pub single_secs: f64,
+    pub double_secs: f64,
+    pub delete_secs: f64,
+    pub checkpoint_secs: f64,
+    pub files_bytes: u64,
+    pub log: LogStats,
+    pub ckpt: CheckpointStats,
 }
 
-fn w4_options(dir: &Path) -> Options {
+/// The W4 database's options: durable, with 256 MiB data files.
+pub fn w4_options(dir: &Path) -> Options {
     Options {
         storage: StorageOptions {
             checkpoint: CheckpointOptions { data_file_size: 256 << 20, ..CheckpointOptions::default() },
@@ -184,8 +185,12 @@ fn w4_options(dir: &Path) -> Options {
     }
 }
 
-fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
-    let target = 10_000u64 << args.doublings;
+/// Runs the W4 load on a new database in `dir`: 10,000 single-row
+/// commits, `doublings` INSERT ... SELECT rounds committed `batch_size` rows at
+/// a time, five ranges of 1,000 ids deleted, then a CHECKPOINT; with
+/// checkpointing paused during the load if `paused`.
+pub fn w4_load(dir: &Path, doublings: u32, batch_size: usize, paused: bool) -> Result<Load, Error> {
+    let target = 10_000u64 << doublings;
     let db = Database::open(w4_options(dir))?;
     let t = w4_table(&db, target)?;
     if paused {
@@ -203,11 +208,11 @@ fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
     let single_secs = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let mut rows = 10_000u64;
-    for _ in 0..args.doublings {
+    for _ in 0..doublings {
         // INSERT INTO w4 (id, data, dt) SELECT id + rows, newid(), dt FROM w4:
         // the SELECT reads one snapshot, the inserts commit in batches.
         let reader = db.begin(Isolation::Snapshot)?;
-        let mut batch = Vec::with_capacity(args.batch);
+        let mut batch = Vec::with_capacity(batch_size);
         let mut flush = |batch: &mut Vec<(i32, Value)>| {
             db.run(Isolation::Snapshot, 1, |txn| {
                 for (id, dt) in batch.iter() {
@@ -220,7 +225,7 @@ fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
         };
         for r in reader.scan(&t)? {
             batch.push((r.int(0).unwrap_or(0) as i32 + rows as i32, r.get(2)));
-            if batch.len() == args.batch {
+            if batch.len() == batch_size {
                 flush(&mut batch)?;
             }
         }
@@ -259,6 +264,15 @@ fn w4_load(args: &Args, dir: &Path, paused: bool) -> Result<Load, Error> {
     Ok(Load { rows, single_secs, double_secs, delete_secs, checkpoint_secs, files_bytes, log, ckpt })
 }
 
+/// Opens the W4 database in `dir` again (recovery of everything) and
+/// closes it; returns the seconds it took to open and what recovery did.
+pub fn w4_recover(dir: &Path) -> Result<(f64, LoadStats), Error> {
+    let started = Instant::now();
+    let db = Database::open(w4_options(dir))?;
+    let secs = started.elapsed().as_secs_f64();
+    Ok((secs, db.recovery_stats().cloned().unwrap_or_default()))
+}
+
 fn w4(args: &Args) -> Result<(), Error> {
     let target = 10_000u64 << args.doublings;
     println!(
@@ -271,7 +285,7 @@ fn w4(args: &Args) -> Result<(), Error> {
     let mut loads = Vec::new();
     for paused in [false, true] {
         let dir = fresh_dir(&args.dir, "w4")?;
-        let load = w4_load(args, &dir, paused)?;
+        let load = w4_load(&dir, args.doublings, args.batch, paused)?;
         let label = if paused { "checkpointing paused during the load" } else { "checkpointing running" };
         println!("{label}:");
         println!(
@@ -304,11 +318,7 @@ fn w4(args: &Args) -> Result<(), Error> {
             "  checkpoint writer: busy {busy:.2} s, {rate:.0} MiB/s while busy = {:.0}% of the disk's sequential rate",
             100.0 * rate / seq
         );
-        // Restart: recovery of everything.
-        let started = Instant::now();
-        let db = Database::open(w4_options(&dir))?;
-        let secs = started.elapsed().as_secs_f64();
-        let stats = db.recovery_stats().cloned().unwrap_or_default();
+        let (secs, stats) = w4_recover(&dir)?;
         let n = stats.checkpoint_rows + stats.tail_rows;
         assert_eq!(n, load.rows, "recovery brought back another row count");
         println!(
@@ -318,7 +328,6 @@ fn w4(args: &Args) -> Result<(), Error> {
             stats.threads,
             stats.elapsed.as_secs_f64()
         );
-        drop(db);
         std::fs::remove_dir_all(&dir).map_err(io)?;
         loads.push(load);
     }

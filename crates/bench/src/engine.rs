@@ -61,6 +61,11 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
+
+    /// A number in lo..=hi.
+    pub(crate) fn between(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
 }
 
 fn lookup(args: &Args) -> Result<(), Error> {

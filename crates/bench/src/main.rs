@@ -20,6 +20,11 @@
 //! UPDATEs through the SQL layer, in-process, next to the same operations
 //! through the embedded API.
 //!
+//! `centum-bench suite` runs the seeds' workloads (W1-W6 in
+//! `workloads.md`) against PostgreSQL and SQLite in the same run, checks
+//! every workload's results, and writes CSV, JSON, PNG plots and
+//! `BENCHMARKS.md`; `--quick` is the small-scale smoke run CI makes.
+//!
 //! `centum-bench disk` measures only the disk under a directory: its fsync
 //! rate (4 KiB appends, each followed by `fdatasync`) and its sequential
 //! write rate (1 MiB writes, then one `fdatasync`).
@@ -28,6 +33,7 @@ mod disk;
 mod durability;
 mod engine;
 mod sql;
+mod suite;
 mod tree;
 
 /// Row versions are small, numerous and allocated from every core at once;
@@ -58,6 +64,9 @@ enum Command {
     Disk(disk::Args),
     /// Prepared point SELECT and UPDATE through the SQL layer, in-process.
     Sql(sql::Args),
+    /// The seeds' workloads W1-W6 against PostgreSQL and SQLite, with
+    /// plots and BENCHMARKS.md.
+    Suite(suite::Args),
 }
 
 fn main() {
@@ -71,6 +80,7 @@ fn main() {
         Command::Durability(args) => durability::run(args),
         Command::Disk(args) => disk::run(args),
         Command::Sql(args) => sql::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string())),
+        Command::Suite(args) => suite::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string())),
     };
     if let Err(e) = result {
         eprintln!("centum-bench: {e}");

@@ -321,7 +321,19 @@ impl Session {
         }
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
-            match self.run(s) {
+            // CREATE INDEX waits for every transaction open when it starts
+            // (their writes must reach the new index), so it cannot run
+            // inside one: the implicit transaction commits before it and
+            // begins again after it. DDL is not transactional anyway.
+            let outside = implicit && matches!(s, ast::Statement::CreateIndex(_));
+            if outside {
+                self.commit()?;
+            }
+            let r = self.run(s);
+            if outside {
+                self.begin(None, false)?;
+            }
+            match r {
                 Ok(r) => out.push(r),
                 Err(e) => {
                     if implicit {
@@ -479,6 +491,10 @@ impl Session {
                 let (t, notices) = crate::procedures::drop_types(&self.catalog, names, *if_exists)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
+            S::CreateIndex(_) if self.state != TxnStatus::Idle => Err(Error::TransactionState {
+                code: "25001",
+                message: "CREATE INDEX cannot run inside a transaction block".into(),
+            }),
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
             S::Drop { object_type: ast::ObjectType::Role, if_exists, names, .. } => {
                 let (t, notices) = crate::auth::drop_roles(&self.catalog, names, *if_exists, &self.user)?;

@@ -1,0 +1,359 @@
+//! The servers a run measures: a throw-away PostgreSQL cluster and a
+//! Centum server, each on a free loopback port over a directory of its
+//! own, stopped when dropped. Both are reached through an [`Endpoint`],
+//! which the load driver and pgbench use alike.
+
+use super::Res;
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a server may take to start or to recover.
+const START_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Where a client reaches a server.
+#[derive(Clone, Debug)]
+pub struct Endpoint {
+    /// The system's name in reports: `PostgreSQL` or `Centum`.
+    pub system: &'static str,
+    pub port: u16,
+    pub user: &'static str,
+}
+
+impl Endpoint {
+    /// A new connection.
+    pub fn connect(&self) -> Res<postgres::Client> {
+        Ok(postgres::Config::new()
+            .host("127.0.0.1")
+            .port(self.port)
+            .user(self.user)
+            .dbname("postgres")
+            .connect_timeout(Duration::from_secs(30))
+            .connect(postgres::NoTls)?)
+    }
+
+    /// Waits, bounded, until the server answers a query.
+    fn wait_ready(&self, child: Option<&mut Child>, log: &Path) -> Res<()> {
+        let deadline = Instant::now() + START_TIMEOUT;
+        let mut child = child;
+        loop {
+            let answered = self.connect().map(|mut c| c.simple_query("SELECT 1").is_ok());
+            match answered {
+                Ok(true) => return Ok(()),
+                _ if Instant::now() > deadline => {
+                    return Err(format!("{} did not answer on port {}:\n{}", self.system, self.port, tail(log)).into())
+                }
+                _ => {}
+            }
+            if let Some(c) = child.as_deref_mut() {
+                if let Some(status) = c.try_wait()? {
+                    return Err(format!("{} exited with {status}:\n{}", self.system, tail(log)).into());
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The last lines of a log file, for an error message.
+fn tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// A free loopback port: bound, then released for the server to take.
+pub fn free_port() -> Res<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn output_text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// `id ARGS` as a number.
+fn id(args: &[&str]) -> Option<u32> {
+    let out = Command::new("id").args(args).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().parse().ok())?
+}
+
+/// The directory with PostgreSQL's server programs: `dir` if given, else
+/// the newest `/usr/lib/postgresql/<major>/bin` (Debian's layout), else
+/// `PATH`.
+pub fn postgres_bin(dir: Option<&Path>) -> Res<PathBuf> {
+    let has_tools = |d: &Path| d.join("initdb").is_file() && d.join("pg_ctl").is_file();
+    if let Some(dir) = dir {
+        return if has_tools(dir) {
+            Ok(dir.to_path_buf())
+        } else {
+            Err(format!("{} holds no initdb and pg_ctl", dir.display()).into())
+        };
+    }
+    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, bin)| has_tools(bin))
+        .collect();
+    found.sort();
+    found
+        .pop()
+        .map(|(_, bin)| bin)
+        .or_else(|| std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).find(|d| has_tools(d)))
+        .ok_or_else(|| "PostgreSQL's server programs were not found (apt-get install postgresql, or --pg-bin)".into())
+}
+
+/// A PostgreSQL cluster in a directory of its own, with the settings
+/// `workloads.md` names: shared_buffers 2GB, max_connections 300, and
+/// durable commits (fsync and synchronous_commit on, the defaults).
+pub struct Postgres {
+    bin: PathBuf,
+    /// The account the programs run as when we are root (PostgreSQL
+    /// refuses to run as root).
+    user: Option<&'static str>,
+    dir: PathBuf,
+    pub endpoint: Endpoint,
+    running: bool,
+}
+
+impl Postgres {
+    /// initdb under `dir` (made empty first), configure, start.
+    pub fn start(bin: &Path, dir: &Path) -> Res<Postgres> {
+        let user = if id(&["-u"]) == Some(0) {
+            if id(&["-u", "postgres"]).is_none() {
+                let out = Command::new("useradd")
+                    .args(["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"])
+                    .output()?;
+                if !out.status.success() {
+                    return Err(format!("useradd postgres: {}", output_text(&out)).into());
+                }
+            }
+            Some("postgres")
+        } else {
+            None
+        };
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::create_dir_all(dir)?;
+        if let Some(user) = user {
+            let uid = id(&["-u", user]).ok_or("no uid for postgres")?;
+            let gid = id(&["-g", user]).ok_or("no gid for postgres")?;
+            std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
+        }
+        let endpoint = Endpoint { system: "PostgreSQL", port: free_port()?, user: "postgres" };
+        let mut pg = Postgres { bin: bin.to_path_buf(), user, dir: dir.to_path_buf(), endpoint, running: false };
+        let data = pg.data();
+        pg.tool("initdb", &["-D", &data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "-N"])?;
+        let conf = format!(
+            "\n# centum-bench (workloads.md): durable commits, as PostgreSQL's defaults\n\
+             listen_addresses = '127.0.0.1'\n\
+             port = {}\n\
+             unix_socket_directories = '{}'\n\
+             shared_buffers = 2GB\n\
+             max_connections = 300\n\
+             fsync = on\n\
+             synchronous_commit = on\n\
+             log_checkpoints = on\n\
+             timezone = 'UTC'\n\
+             lc_messages = 'C'\n",
+            pg.endpoint.port,
+            dir.display()
+        );
+        std::fs::OpenOptions::new().append(true).open(dir.join("data/postgresql.conf"))?.write_all(conf.as_bytes())?;
+        pg.start_again()?;
+        Ok(pg)
+    }
+
+    fn data(&self) -> String {
+        self.dir.join("data").display().to_string()
+    }
+
+    /// The server's log file.
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// Runs one of PostgreSQL's programs as the server's account.
+    fn tool(&self, name: &str, args: &[&str]) -> Res<()> {
+        let program = self.bin.join(name);
+        let mut cmd = match self.user {
+            Some(user) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", user, "--"]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        };
+        let out = cmd.args(args).current_dir(&self.dir).output()?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!("{name} {}: {}\n{}", args.join(" "), output_text(&out), tail(&self.log())).into())
+        }
+    }
+
+    /// Starts the (stopped) cluster and waits until it answers; returns how
+    /// long that took, which after a crash is its recovery time.
+    pub fn start_again(&mut self) -> Res<Duration> {
+        let started = Instant::now();
+        let (data, log) = (self.data(), self.log().display().to_string());
+        self.tool("pg_ctl", &["start", "-D", &data, "-l", &log, "-w", "-t", "600", "-s"])?;
+        self.running = true;
+        self.endpoint.wait_ready(None, &self.log())?;
+        Ok(started.elapsed())
+    }
+
+    /// Stops the server the way a crash would (`-m immediate`: no
+    /// shutdown checkpoint; the next start replays the WAL).
+    pub fn crash(&mut self) -> Res<()> {
+        let data = self.data();
+        self.tool("pg_ctl", &["stop", "-D", &data, "-m", "immediate", "-w", "-t", "60", "-s"])?;
+        self.running = false;
+        Ok(())
+    }
+
+    /// The path of one of PostgreSQL's client programs (pgbench).
+    pub fn program(&self, name: &str) -> PathBuf {
+        let p = self.bin.join(name);
+        if p.is_file() {
+            p
+        } else {
+            PathBuf::from(name)
+        }
+    }
+
+    /// `postgres --version`'s number, for the programs in `bin`.
+    pub fn version_of(bin: &Path) -> String {
+        Command::new(bin.join("postgres"))
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().last().unwrap_or("").to_string())
+            .unwrap_or_default()
+    }
+
+    /// The cluster's directory, to measure what it holds on disk.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if self.running {
+            let data = self.data();
+            let _ = self.tool("pg_ctl", &["stop", "-D", &data, "-m", "immediate", "-w", "-t", "60", "-s"]);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `centum` server binary: `given`, else the one built beside this
+/// program (`cargo build --release` builds both into `target/release`).
+pub fn centum_bin(given: Option<&Path>) -> Res<PathBuf> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let exe = std::env::current_exe()?;
+    // Beside us, or one level up when we run from target/*/deps (tests).
+    for dir in exe.ancestors().skip(1).take(2) {
+        let p = dir.join("centum");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    Err("the centum server binary was not found beside centum-bench: build it with \
+         `cargo build --release -p centum-server`, or pass --centum"
+        .into())
+}
+
+/// A `centum serve` process over a data directory of its own.
+pub struct Centum {
+    bin: PathBuf,
+    dir: PathBuf,
+    args: Vec<String>,
+    child: Option<Child>,
+    pub endpoint: Endpoint,
+}
+
+impl Centum {
+    /// Starts a server on a new, empty data directory `dir` with `args`
+    /// added to `centum serve`.
+    pub fn start(bin: &Path, dir: &Path, args: &[&str]) -> Res<Centum> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)?;
+        }
+        std::fs::create_dir_all(dir)?;
+        let endpoint = Endpoint { system: "Centum", port: 0, user: "centum" };
+        let args = args.iter().map(|s| s.to_string()).collect();
+        let mut c = Centum { bin: bin.to_path_buf(), dir: dir.to_path_buf(), args, child: None, endpoint };
+        c.start_again()?;
+        Ok(c)
+    }
+
+    /// Starts the (stopped) server on its data directory and waits until it
+    /// answers; returns how long that took (its recovery time).
+    pub fn start_again(&mut self) -> Res<Duration> {
+        let started = Instant::now();
+        self.endpoint.port = free_port()?;
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log())?;
+        let child = Command::new(&self.bin)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(self.dir.join("data"))
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{}", self.endpoint.port))
+            .args(["--max-connections", "300", "--log", "warn"])
+            .args(&self.args)
+            .env_remove("CENTUM_CONFIG")
+            .stdout(Stdio::from(log.try_clone()?))
+            .stderr(Stdio::from(log))
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.bin.display()))?;
+        let log = self.log();
+        let child = self.child.insert(child);
+        self.endpoint.wait_ready(Some(child), &log)?;
+        Ok(started.elapsed())
+    }
+
+    /// Kills the server (SIGKILL: nothing is flushed or checkpointed).
+    pub fn crash(&mut self) -> Res<()> {
+        if let Some(mut c) = self.child.take() {
+            c.kill()?;
+            c.wait()?;
+        }
+        Ok(())
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// The data directory, to measure what it holds on disk.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+}
+
+impl Drop for Centum {
+    fn drop(&mut self) {
+        let _ = self.crash();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Bytes in the files under `dir`.
+pub fn du(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => du(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}

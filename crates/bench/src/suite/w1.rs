@@ -1,0 +1,157 @@
+//! W1, sales orders: the seed's ostress run of the sales-order demo
+//! (`examples/sales-orders`), through each server. Every client inserts
+//! orders one `insert_sales_order` call (one transaction) at a time, 20
+//! per iteration; then every order is shipped with
+//! `update_sales_order_ship_info`. The demo's integrity check must say
+//! `ok` after each phase, and the row counts must match what the clients
+//! committed.
+
+use super::driver::{self, Load};
+use super::report::Figure;
+use super::servers::{du, Endpoint};
+use super::{Ctx, Res};
+use crate::engine::Rng;
+
+pub const DESCRIPTION: &str = "The sales-order demo (`examples/sales-orders`): `centum.sql` on Centum, `postgres.sql` \
+(the same without bucket counts) on PostgreSQL. N connections x R iterations, each iteration 20 orders, each order \
+one call of `insert_sales_order` with the lines of one of the 106 sample orders (one transaction; a prepared \
+statement), after a warm-up; the order tables are emptied before each client count. Then every order is shipped \
+(`update_sales_order_ship_info`: the header and every line), 8 clients. Durable commits on both servers.";
+
+const CENTUM_SQL: &str = include_str!("../../../../examples/sales-orders/centum.sql");
+const POSTGRES_SQL: &str = include_str!("../../../../examples/sales-orders/postgres.sql");
+const CHECK_SQL: &str = include_str!("../../../../examples/sales-orders/check.sql");
+
+/// Orders per iteration, as in the seed's ostress script.
+const ORDERS_PER_ITERATION: u64 = 20;
+
+const INSERT: &str = "SELECT insert_sales_order($1, $2, $3, $4, \
+    (SELECT lines FROM demo_sales_order_seed WHERE order_no = $5)::sales_order_detail_type[])";
+
+/// The demo's integrity check: `ok`, or the first rule broken.
+fn integrity(ep: &Endpoint) -> Res<String> {
+    Ok(ep.connect()?.query_one(CHECK_SQL, &[])?.get(0))
+}
+
+fn count(c: &mut postgres::Client, sql: &str) -> Res<i64> {
+    Ok(c.query_one(sql, &[])?.get(0))
+}
+
+pub fn run(ctx: &mut Ctx) -> Res<()> {
+    let pg = ctx.postgres()?;
+    let centum = ctx.centum(&[])?;
+    let systems = [(&centum.endpoint, CENTUM_SQL), (&pg.endpoint, POSTGRES_SQL)];
+    for (ep, sql) in systems {
+        let bar = driver::phase(&format!("W1 {}: loading the demo", ep.system));
+        ep.connect()?.batch_execute(sql)?;
+        bar.finish_and_clear();
+    }
+    let scale = (ctx.scale.w1_iterations, ctx.scale.w1_warmup);
+    for &clients in &ctx.scale.w1_clients.clone() {
+        let load = Load { clients, iterations: scale.0, warmup: scale.1 };
+        for (ep, _) in systems {
+            let mut c = ep.connect()?;
+            c.batch_execute("CALL reset_sales_orders()")?;
+            if ep.system == "PostgreSQL" {
+                c.batch_execute("VACUUM ANALYZE; CHECKPOINT")?;
+            }
+            let label = format!("W1 {}: {clients} clients", ep.system);
+            let o = driver::run(
+                &label,
+                load,
+                |client| {
+                    let mut c = ep.connect()?;
+                    let st = c.prepare(INSERT)?;
+                    Ok((c, st, Rng(0x9E37_79B9_7F4A_7C15 ^ (client as u64 + 1) * 0x2545_F491)))
+                },
+                |(c, st, rng), rec, _| {
+                    for _ in 0..ORDERS_PER_ITERATION {
+                        let p = [
+                            rng.between(1, 8000) as i32,
+                            rng.between(1, 10000) as i32,
+                            rng.between(1, 10000) as i32,
+                            rng.between(1, 5) as i32,
+                            rng.between(1, 106) as i32,
+                        ];
+                        rec.transaction(|| c.query_one(&*st, &[&p[0], &p[1], &p[2], &p[3], &p[4]]).map(|_| true))?;
+                    }
+                    Ok(())
+                },
+            )?;
+            let orders = clients as u64 * (scale.0 + scale.1) * ORDERS_PER_ITERATION;
+            let headers = count(&mut c, "SELECT count(*) FROM sales_order_header")?;
+            ctx.report.check("W1", ep.system, format!("{clients} clients: one header per order committed"), headers as u64 == orders, format!("{headers} headers, {orders} orders"));
+            let ok = integrity(ep)?;
+            ctx.report.check("W1", ep.system, format!("{clients} clients: check.sql says ok"), ok == "ok", ok);
+            let case = format!("insert_sales_order, {clients} clients (durable)");
+            ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
+            ctx.point("w1-throughput", "W1: sales orders/s by clients (durable)", ep.system, clients, o.per_second());
+            if Some(&clients) == ctx.scale.w1_clients.last() {
+                ctx.latency("w1-latency", &format!("W1: latency of one order, {clients} clients"), ep.system, &o);
+            }
+        }
+    }
+    for (ep, _) in systems {
+        ship(ctx, ep)?;
+    }
+    for (ep, dir) in [(&centum.endpoint, centum.data_dir()), (&pg.endpoint, pg.dir().to_path_buf())] {
+        let mut c = ep.connect()?;
+        let sizes: Vec<String> = ["sales_order_header", "sales_order_detail"]
+            .iter()
+            .map(|t| {
+                let bytes = count(&mut c, &format!("SELECT pg_total_relation_size('{t}'::regclass)"))?;
+                Ok(format!("{t} {:.1} MiB", bytes as f64 / (1 << 20) as f64))
+            })
+            .collect::<Res<_>>()?;
+        let held = if ep.system == "Centum" { "in memory, rows and indexes" } else { "on disk, table and indexes" };
+        ctx.report.note(
+            "W1",
+            format!(
+                "{} after the last run: {} ({held}); data directory {:.1} MiB (log and checkpoint files for Centum; WAL, tables and indexes for PostgreSQL).",
+                ep.system,
+                sizes.join(", "),
+                du(&dir) as f64 / (1 << 20) as f64
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Ships every order with 8 clients, each its own share of the orders.
+fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
+    let mut c = ep.connect()?;
+    let ids: Vec<i64> =
+        c.query("SELECT sales_order_id FROM sales_order_header ORDER BY 1", &[])?.iter().map(|r| r.get(0)).collect();
+    let clients = 8.min(ids.len()).max(1);
+    let per = ids.len() / clients;
+    let load = Load { clients, iterations: per as u64, warmup: 0 };
+    let ids = &ids;
+    let o = driver::run(
+        &format!("W1 {}: shipping", ep.system),
+        load,
+        |client| {
+            let mut c = ep.connect()?;
+            let st = c.prepare("SELECT update_sales_order_ship_info($1, now()::timestamp, $2)")?;
+            Ok((c, st, client))
+        },
+        |(c, st, client), rec, i| {
+            let id = ids[*client * per + i as usize];
+            let tracking = format!("TRK-{id}");
+            rec.transaction(|| c.query_one(&*st, &[&id, &tracking]).map(|_| true))
+        },
+    )?;
+    let shipped = (clients * per) as i64;
+    let left = count(&mut c, "SELECT count(*) FROM sales_order_header WHERE ship_date IS NULL")?;
+    ctx.report.check("W1", ep.system, "every order shipped is marked shipped", left == ids.len() as i64 - shipped, format!("{left} unshipped of {}", ids.len()));
+    let untracked = count(
+        &mut c,
+        "SELECT count(*) FROM sales_order_detail d JOIN sales_order_header h ON h.sales_order_id = d.sales_order_id \
+         WHERE h.ship_date IS NOT NULL AND d.carrier_tracking_number IS DISTINCT FROM 'TRK-' || h.sales_order_id::text",
+    )?;
+    ctx.report.check("W1", ep.system, "every line of a shipped order carries its tracking number", untracked == 0, format!("{untracked} lines without"));
+    let ok = integrity(ep)?;
+    ctx.report.check("W1", ep.system, "check.sql says ok after shipping", ok == "ok", ok);
+    let case = format!("update_sales_order_ship_info, {clients} clients (durable)");
+    ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
+    Ok(())
+}

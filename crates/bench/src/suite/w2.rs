@@ -1,0 +1,88 @@
+//! W2, TPC-B, driven by PostgreSQL's own pgbench client against both
+//! servers: W2b is pgbench's default script (five statements in one
+//! transaction) in each query mode; W2a sends the same five statements
+//! as single-statement transactions, the seed's way. Afterwards the
+//! balances must agree (accounts, tellers, branches and history each sum
+//! to the same total) and history must hold one row per transaction.
+
+use super::report::Figure;
+use super::{pgbench, Ctx, Res};
+
+pub const DESCRIPTION: &str = "pgbench's schema at the run's scale factor, loaded by `pgbench -i`. W2b: pgbench's \
+default TPC-B script (UPDATE accounts, SELECT the balance, UPDATE tellers, UPDATE branches, INSERT history, in one \
+transaction) run by the real `pgbench` client against both servers in each query mode. W2a: the same five statements \
+as five single-statement transactions (the seed's test 2), reported as statements per second. Durable commits on both \
+servers; failed transactions must be zero.";
+
+/// W2a's script: pgbench's TPC-B statements without BEGIN and END, so
+/// each is its own transaction.
+const SINGLE_STATEMENTS: &str = "\\set aid random(1, 100000 * :scale)
+\\set bid random(1, 1 * :scale)
+\\set tid random(1, 10 * :scale)
+\\set delta random(-5000, 5000)
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+";
+
+pub fn run(ctx: &mut Ctx) -> Res<()> {
+    let pg = ctx.postgres()?;
+    let centum = ctx.centum(&[])?;
+    let endpoints = [&centum.endpoint, &pg.endpoint];
+    let bin = pg.program("pgbench");
+    let scale = ctx.scale.w2_scale;
+    for ep in endpoints {
+        pgbench::init(&bin, ep, scale)?;
+    }
+    let scratch = ctx.scratch("scratch")?;
+    let script = scratch.join("single-statements.pgbench");
+    std::fs::write(&script, SINGLE_STATEMENTS)?;
+    let secs = ctx.scale.w2_seconds;
+    let mut transactions = [0u64; 2];
+    for mode in ["simple", "extended", "prepared"] {
+        for &clients in &ctx.scale.w2b_clients.clone() {
+            for (i, ep) in endpoints.iter().enumerate() {
+                let label = format!("W2b {}: -M {mode}, {clients} clients", ep.system);
+                let o = pgbench::run(&bin, ep, clients, secs, &["-M", mode, "-s", &scale.to_string()], &scratch, &label)?;
+                transactions[i] += o.committed;
+                let case = format!("W2b TPC-B, -M {mode}, {clients} clients (durable)");
+                ctx.report.figure(Figure::new("W2", case, ep.system, "tps", o.per_second()).with_load(&o));
+                ctx.report.check("W2", ep.system, format!("no failed transactions: -M {mode}, {clients} clients"), o.rolled_back == 0, format!("{} failed", o.rolled_back));
+                ctx.point("w2b-throughput", "W2b: TPC-B transactions/s by clients (durable, real pgbench)", &format!("{} -M {mode}", ep.system), clients, o.per_second());
+                if mode == "prepared" && Some(&clients) == ctx.scale.w2b_clients.last() {
+                    let title = format!("W2b: latency of a TPC-B transaction, -M prepared, {clients} clients");
+                    ctx.latency("w2b-latency", &title, ep.system, &o);
+                }
+            }
+        }
+    }
+    for &clients in &ctx.scale.w2a_clients.clone() {
+        for (i, ep) in endpoints.iter().enumerate() {
+            let label = format!("W2a {}: single statements, {clients} clients", ep.system);
+            let args = ["-M", "prepared", "-s", &scale.to_string(), "-f", script.to_str().ok_or("path")?];
+            let o = pgbench::run(&bin, ep, clients, secs, &args, &scratch, &label)?;
+            transactions[i] += o.committed;
+            let case = format!("W2a single-statement transactions, {clients} clients (durable)");
+            ctx.report.figure(Figure::new("W2", case, ep.system, "statements/s", 5.0 * o.per_second()).with_load(&o));
+            ctx.report.check("W2", ep.system, format!("no failed statements: W2a, {clients} clients"), o.rolled_back == 0, format!("{} failed", o.rolled_back));
+            ctx.point("w2a-throughput", "W2a: single-statement transactions/s by clients (durable, real pgbench)", ep.system, clients, 5.0 * o.per_second());
+        }
+    }
+    for (i, ep) in endpoints.iter().enumerate() {
+        let mut c = ep.connect()?;
+        let row = c.query_one(
+            "SELECT (SELECT sum(abalance) FROM pgbench_accounts)::bigint, (SELECT sum(tbalance) FROM pgbench_tellers)::bigint, \
+             (SELECT sum(bbalance) FROM pgbench_branches)::bigint, (SELECT sum(delta) FROM pgbench_history)::bigint, \
+             (SELECT count(*) FROM pgbench_history), (SELECT count(*) FROM pgbench_accounts)",
+            &[],
+        )?;
+        let sums: Vec<i64> = (0..4).map(|k| row.get::<_, Option<i64>>(k).unwrap_or(0)).collect();
+        let (history, accounts): (i64, i64) = (row.get(4), row.get(5));
+        ctx.report.check("W2", ep.system, "accounts, tellers, branches and history sum to the same balance", sums.iter().all(|s| *s == sums[0]), format!("{sums:?}"));
+        ctx.report.check("W2", ep.system, "one history row per transaction pgbench counted", history as u64 == transactions[i], format!("{history} rows, {} transactions", transactions[i]));
+        ctx.report.check("W2", ep.system, "100,000 accounts per scale unit", accounts == 100_000 * scale as i64, format!("{accounts}"));
+    }
+    Ok(())
+}
