@@ -12,7 +12,9 @@
 //!   during the load, then a restart (recovery) timed.
 
 use crate::engine::Rng;
-use centum_engine::storage::{disk, CheckpointOptions, CheckpointStats, LoadStats, LogStats, Options as StorageOptions};
+use centum_engine::storage::{
+    disk, CheckpointOptions, CheckpointStats, LoadStats, LogStats, Options as StorageOptions,
+};
 use centum_engine::{Database, Error, IndexDef, Isolation, Options, Table, TableDef};
 use centum_types::{DataType, Timestamp, Uuid, Value};
 use std::path::{Path, PathBuf};

@@ -38,7 +38,10 @@ fn create_index_in_a_multi_statement_query() {
         assert_eq!(ints(&mut s, "SELECT k FROM t WHERE v >= 20 ORDER BY v"), vec![2, 3]);
         assert_eq!(ints(&mut s, "SELECT k FROM t WHERE v = 10"), vec![1]);
         // A failure after the index still rolls back what follows it.
-        let e = fails(&mut s, "CREATE INDEX t_k ON t (k); INSERT INTO t VALUES (4, 40); INSERT INTO t VALUES (4, 41)");
+        let e = fails(
+            &mut s,
+            "CREATE INDEX t_k ON t (k); INSERT INTO t VALUES (4, 40); INSERT INTO t VALUES (4, 41)",
+        );
         assert_eq!(e.sqlstate(), "23505");
         assert_eq!(scalar(&mut s, "SELECT count(*) FROM t"), 3);
     });

@@ -167,8 +167,14 @@ pub fn run<W: Send>(
         (results, started.elapsed().as_secs_f64())
     });
     bar.finish_and_clear();
-    let mut out =
-        Outcome { seconds, hist: Recorder::new().hist, committed: 0, retries: 0, rolled_back: 0, warmup_committed: 0 };
+    let mut out = Outcome {
+        seconds,
+        hist: Recorder::new().hist,
+        committed: 0,
+        retries: 0,
+        rolled_back: 0,
+        warmup_committed: 0,
+    };
     for r in results {
         let (r, warm) = r.map_err(|e| format!("{label}: {e}"))?;
         out.warmup_committed += warm;

@@ -114,20 +114,20 @@ impl Scale {
             Scale {
                 quick,
                 w1_clients: vec![1, 8, 32],
-                w1_iterations: 60,
+                w1_iterations: 150,
                 w1_warmup: 5,
                 w2_scale: 10,
                 w2_seconds: 10,
                 w2a_clients: vec![2, 4, 8, 16, 32],
                 w2b_clients: vec![1, 8, 32],
-                w3_loops: 20_000,
-                w4_doublings: 9,
+                w3_loops: 50_000,
+                w4_doublings: 10,
                 w5_rounds: 250,
                 w6_warehouses: 4,
                 w6_items: 100_000,
                 w6_customers: 3_000,
                 w6_clients: vec![1, 2, 4, 8, 16],
-                w6_iterations: 1_000,
+                w6_iterations: 2_000,
             }
         }
     }
@@ -285,12 +285,12 @@ pub fn run(args: Args) -> Res<()> {
                 "all",
                 "the workload ran to the end",
                 false,
-                e.to_string(),
+                chain(&*e),
             );
         }
         ctx.report.seconds.insert(w.to_string(), started.elapsed().as_secs_f64());
     }
-    let _ = std::fs::remove_dir_all(&dir.join("scratch"));
+    let _ = std::fs::remove_dir_all(dir.join("scratch"));
     let report = ctx.report;
     report.write_raw(&args.out)?;
     let plots = plot::draw_all(&report.series, &args.out)?;
@@ -305,6 +305,28 @@ pub fn run(args: Args) -> Res<()> {
         return Err(format!("{failed} checks failed").into());
     }
     Ok(())
+}
+
+/// "1 client", "8 clients".
+pub fn clients(n: usize) -> String {
+    if n == 1 {
+        "1 client".into()
+    } else {
+        format!("{n} clients")
+    }
+}
+
+/// An error with every error under it: a database error's own message
+/// is in its source.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
 }
 
 /// The command line, as a user would type it again.

@@ -35,7 +35,15 @@ pub fn init(pgbench: &Path, ep: &Endpoint, scale: u32) -> Res<()> {
 /// Runs `pgbench -n -T seconds -c clients -j threads` plus `args` against
 /// `ep`, with a progress bar; its transaction log goes to `scratch` and is
 /// removed once read.
-pub fn run(pgbench: &Path, ep: &Endpoint, clients: usize, seconds: u64, args: &[&str], scratch: &Path, label: &str) -> Res<Outcome> {
+pub fn run(
+    pgbench: &Path,
+    ep: &Endpoint,
+    clients: usize,
+    seconds: u64,
+    args: &[&str],
+    scratch: &Path,
+    label: &str,
+) -> Res<Outcome> {
     std::fs::create_dir_all(scratch)?;
     let prefix = scratch.join("pgbench_log");
     let threads = clients.min(std::thread::available_parallelism().map_or(2, |n| n.get())).to_string();
@@ -62,7 +70,8 @@ pub fn run(pgbench: &Path, ep: &Endpoint, clients: usize, seconds: u64, args: &[
         let line = text.lines().find(|l| l.starts_with(key))?;
         line[key.len()..].split_whitespace().next()?.parse().ok()
     };
-    let processed = value("number of transactions actually processed:").ok_or_else(|| format!("no count in:\n{text}"))?;
+    let processed =
+        value("number of transactions actually processed:").ok_or_else(|| format!("no count in:\n{text}"))?;
     let tps = value("tps =").ok_or_else(|| format!("no tps in:\n{text}"))?;
     let failed = value("number of failed transactions:").unwrap_or(0.0) as u64;
     let hist = read_logs(scratch, "pgbench_log")?;

@@ -35,7 +35,13 @@ pub struct Figure {
 
 impl Figure {
     /// A figure with no latency or retry detail.
-    pub fn new(workload: &'static str, case: impl Into<String>, system: &'static str, metric: &'static str, value: f64) -> Figure {
+    pub fn new(
+        workload: &'static str,
+        case: impl Into<String>,
+        system: &'static str,
+        metric: &'static str,
+        value: f64,
+    ) -> Figure {
         Figure {
             workload,
             case: case.into(),
@@ -52,7 +58,13 @@ impl Figure {
     }
 
     /// A time, where less is better.
-    pub fn time(workload: &'static str, case: impl Into<String>, system: &'static str, metric: &'static str, value: f64) -> Figure {
+    pub fn time(
+        workload: &'static str,
+        case: impl Into<String>,
+        system: &'static str,
+        metric: &'static str,
+        value: f64,
+    ) -> Figure {
         Figure { higher_is_better: false, ..Figure::new(workload, case, system, metric, value) }
     }
 
@@ -129,7 +141,14 @@ pub struct Report {
 
 impl Report {
     /// Records a check; a failed one is also printed at once.
-    pub fn check(&mut self, workload: &'static str, system: &'static str, what: impl Into<String>, ok: bool, found: impl Into<String>) {
+    pub fn check(
+        &mut self,
+        workload: &'static str,
+        system: &'static str,
+        what: impl Into<String>,
+        ok: bool,
+        found: impl Into<String>,
+    ) {
         let c = Check { workload, system, what: what.into(), ok, found: found.into() };
         if !c.ok {
             eprintln!("CHECK FAILED: {workload} {system}: {} (found {})", c.what, c.found);
@@ -182,7 +201,11 @@ impl Report {
              times, the comparator's time over Centum's), above 1 where Centum is ahead.\n",
             self.command, self.date, self.mode
         );
-        let _ = writeln!(s, "- Machine: {} cores ({}), {:.0} GiB memory, Linux {}.", m.cores, m.cpu, m.memory_gib, m.kernel);
+        let _ = writeln!(
+            s,
+            "- Machine: {} cores ({}), {:.0} GiB memory, Linux {}.",
+            m.cores, m.cpu, m.memory_gib, m.kernel
+        );
         let _ = writeln!(
             s,
             "- Disk under `{}`, measured in the same run: **{:.0} fsyncs/s** (4 KiB appends, each followed by \
@@ -228,7 +251,15 @@ impl Report {
         let _ = writeln!(s, "## Checks\n");
         let _ = writeln!(s, "| workload | system | check | found | |\n| --- | --- | --- | --- | --- |");
         for c in &self.checks {
-            let _ = writeln!(s, "| {} | {} | {} | {} | {} |", c.workload, c.system, c.what, c.found, if c.ok { "ok" } else { "**FAILED**" });
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                c.workload,
+                c.system,
+                c.what,
+                c.found,
+                if c.ok { "ok" } else { "**FAILED**" }
+            );
         }
         s
     }
@@ -270,7 +301,8 @@ fn table(figures: &[&Figure]) -> String {
     }
     s.push('\n');
     for (case, metric) in cases {
-        let find = |sys: &str| figures.iter().find(|f| f.case == case && f.metric == metric && f.system == sys);
+        let find =
+            |sys: &str| figures.iter().find(|f| f.case == case && f.metric == metric && f.system == sys);
         let _ = write!(s, "| {case} | {metric} |");
         for sys in &systems {
             let _ = write!(s, " {} |", find(sys).map(|f| number(f.value)).unwrap_or_default());

@@ -43,7 +43,13 @@ impl Endpoint {
             match answered {
                 Ok(true) => return Ok(()),
                 _ if Instant::now() > deadline => {
-                    return Err(format!("{} did not answer on port {}:\n{}", self.system, self.port, tail(log)).into())
+                    return Err(format!(
+                        "{} did not answer on port {}:\n{}",
+                        self.system,
+                        self.port,
+                        tail(log)
+                    )
+                    .into())
                 }
                 _ => {}
             }
@@ -102,8 +108,12 @@ pub fn postgres_bin(dir: Option<&Path>) -> Res<PathBuf> {
     found
         .pop()
         .map(|(_, bin)| bin)
-        .or_else(|| std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).find(|d| has_tools(d)))
-        .ok_or_else(|| "PostgreSQL's server programs were not found (apt-get install postgresql, or --pg-bin)".into())
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).find(|d| has_tools(d))
+        })
+        .ok_or_else(|| {
+            "PostgreSQL's server programs were not found (apt-get install postgresql, or --pg-bin)".into()
+        })
 }
 
 /// A PostgreSQL cluster in a directory of its own, with the settings
@@ -145,7 +155,8 @@ impl Postgres {
             std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
         }
         let endpoint = Endpoint { system: "PostgreSQL", port: free_port()?, user: "postgres" };
-        let mut pg = Postgres { bin: bin.to_path_buf(), user, dir: dir.to_path_buf(), endpoint, running: false };
+        let mut pg =
+            Postgres { bin: bin.to_path_buf(), user, dir: dir.to_path_buf(), endpoint, running: false };
         let data = pg.data();
         pg.tool("initdb", &["-D", &data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "-N"])?;
         let conf = format!(
@@ -163,7 +174,10 @@ impl Postgres {
             pg.endpoint.port,
             dir.display()
         );
-        std::fs::OpenOptions::new().append(true).open(dir.join("data/postgresql.conf"))?.write_all(conf.as_bytes())?;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("data/postgresql.conf"))?
+            .write_all(conf.as_bytes())?;
         pg.start_again()?;
         Ok(pg)
     }
@@ -231,7 +245,7 @@ impl Postgres {
         Command::new(bin.join("postgres"))
             .arg("--version")
             .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().last().unwrap_or("").to_string())
+            .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().nth(2).unwrap_or("").to_string())
             .unwrap_or_default()
     }
 

@@ -48,21 +48,23 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     }
     let scale = (ctx.scale.w1_iterations, ctx.scale.w1_warmup);
     for &clients in &ctx.scale.w1_clients.clone() {
+        let who = super::clients(clients);
         let load = Load { clients, iterations: scale.0, warmup: scale.1 };
         for (ep, _) in systems {
             let mut c = ep.connect()?;
             c.batch_execute("CALL reset_sales_orders()")?;
             if ep.system == "PostgreSQL" {
-                c.batch_execute("VACUUM ANALYZE; CHECKPOINT")?;
+                c.batch_execute("VACUUM ANALYZE")?;
+                c.batch_execute("CHECKPOINT")?;
             }
-            let label = format!("W1 {}: {clients} clients", ep.system);
+            let label = format!("W1 {}: {who}", ep.system);
             let o = driver::run(
                 &label,
                 load,
                 |client| {
                     let mut c = ep.connect()?;
                     let st = c.prepare(INSERT)?;
-                    Ok((c, st, Rng(0x9E37_79B9_7F4A_7C15 ^ (client as u64 + 1) * 0x2545_F491)))
+                    Ok((c, st, Rng(0x9E37_79B9_7F4A_7C15 ^ ((client as u64 + 1) * 0x2545_F491))))
                 },
                 |(c, st, rng), rec, _| {
                     for _ in 0..ORDERS_PER_ITERATION {
@@ -73,21 +75,35 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                             rng.between(1, 5) as i32,
                             rng.between(1, 106) as i32,
                         ];
-                        rec.transaction(|| c.query_one(&*st, &[&p[0], &p[1], &p[2], &p[3], &p[4]]).map(|_| true))?;
+                        rec.transaction(|| {
+                            c.query_one(&*st, &[&p[0], &p[1], &p[2], &p[3], &p[4]]).map(|_| true)
+                        })?;
                     }
                     Ok(())
                 },
             )?;
             let orders = clients as u64 * (scale.0 + scale.1) * ORDERS_PER_ITERATION;
             let headers = count(&mut c, "SELECT count(*) FROM sales_order_header")?;
-            ctx.report.check("W1", ep.system, format!("{clients} clients: one header per order committed"), headers as u64 == orders, format!("{headers} headers, {orders} orders"));
+            ctx.report.check(
+                "W1",
+                ep.system,
+                format!("{who}: one header per order committed"),
+                headers as u64 == orders,
+                format!("{headers} headers, {orders} orders"),
+            );
             let ok = integrity(ep)?;
-            ctx.report.check("W1", ep.system, format!("{clients} clients: check.sql says ok"), ok == "ok", ok);
-            let case = format!("insert_sales_order, {clients} clients (durable)");
+            ctx.report.check("W1", ep.system, format!("{who}: check.sql says ok"), ok == "ok", ok);
+            let case = format!("insert_sales_order, {who} (durable)");
             ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
-            ctx.point("w1-throughput", "W1: sales orders/s by clients (durable)", ep.system, clients, o.per_second());
+            ctx.point(
+                "w1-throughput",
+                "W1: sales orders/s by clients (durable)",
+                ep.system,
+                clients,
+                o.per_second(),
+            );
             if Some(&clients) == ctx.scale.w1_clients.last() {
-                ctx.latency("w1-latency", &format!("W1: latency of one order, {clients} clients"), ep.system, &o);
+                ctx.latency("w1-latency", &format!("W1: latency of one order, {who}"), ep.system, &o);
             }
         }
     }
@@ -103,7 +119,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 Ok(format!("{t} {:.1} MiB", bytes as f64 / (1 << 20) as f64))
             })
             .collect::<Res<_>>()?;
-        let held = if ep.system == "Centum" { "in memory, rows and indexes" } else { "on disk, table and indexes" };
+        let held =
+            if ep.system == "Centum" { "in memory, rows and indexes" } else { "on disk, table and indexes" };
         ctx.report.note(
             "W1",
             format!(
@@ -120,9 +137,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
 /// Ships every order with 8 clients, each its own share of the orders.
 fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
     let mut c = ep.connect()?;
-    let ids: Vec<i64> =
-        c.query("SELECT sales_order_id FROM sales_order_header ORDER BY 1", &[])?.iter().map(|r| r.get(0)).collect();
+    let ids: Vec<i64> = c
+        .query("SELECT sales_order_id FROM sales_order_header ORDER BY 1", &[])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
     let clients = 8.min(ids.len()).max(1);
+    let who = super::clients(clients);
     let per = ids.len() / clients;
     let load = Load { clients, iterations: per as u64, warmup: 0 };
     let ids = &ids;
@@ -142,16 +163,28 @@ fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
     )?;
     let shipped = (clients * per) as i64;
     let left = count(&mut c, "SELECT count(*) FROM sales_order_header WHERE ship_date IS NULL")?;
-    ctx.report.check("W1", ep.system, "every order shipped is marked shipped", left == ids.len() as i64 - shipped, format!("{left} unshipped of {}", ids.len()));
+    ctx.report.check(
+        "W1",
+        ep.system,
+        "every order shipped is marked shipped",
+        left == ids.len() as i64 - shipped,
+        format!("{left} unshipped of {}", ids.len()),
+    );
     let untracked = count(
         &mut c,
         "SELECT count(*) FROM sales_order_detail d JOIN sales_order_header h ON h.sales_order_id = d.sales_order_id \
          WHERE h.ship_date IS NOT NULL AND d.carrier_tracking_number IS DISTINCT FROM 'TRK-' || h.sales_order_id::text",
     )?;
-    ctx.report.check("W1", ep.system, "every line of a shipped order carries its tracking number", untracked == 0, format!("{untracked} lines without"));
+    ctx.report.check(
+        "W1",
+        ep.system,
+        "every line of a shipped order carries its tracking number",
+        untracked == 0,
+        format!("{untracked} lines without"),
+    );
     let ok = integrity(ep)?;
     ctx.report.check("W1", ep.system, "check.sql says ok after shipping", ok == "ok", ok);
-    let case = format!("update_sales_order_ship_info, {clients} clients (durable)");
+    let case = format!("update_sales_order_ship_info, {who} (durable)");
     ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
     Ok(())
 }

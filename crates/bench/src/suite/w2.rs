@@ -43,31 +43,67 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let mut transactions = [0u64; 2];
     for mode in ["simple", "extended", "prepared"] {
         for &clients in &ctx.scale.w2b_clients.clone() {
+            let who = super::clients(clients);
             for (i, ep) in endpoints.iter().enumerate() {
-                let label = format!("W2b {}: -M {mode}, {clients} clients", ep.system);
-                let o = pgbench::run(&bin, ep, clients, secs, &["-M", mode, "-s", &scale.to_string()], &scratch, &label)?;
+                let label = format!("W2b {}: -M {mode}, {who}", ep.system);
+                let o = pgbench::run(
+                    &bin,
+                    ep,
+                    clients,
+                    secs,
+                    &["-M", mode, "-s", &scale.to_string()],
+                    &scratch,
+                    &label,
+                )?;
                 transactions[i] += o.committed;
-                let case = format!("W2b TPC-B, -M {mode}, {clients} clients (durable)");
+                let case = format!("W2b TPC-B, -M {mode}, {who} (durable)");
                 ctx.report.figure(Figure::new("W2", case, ep.system, "tps", o.per_second()).with_load(&o));
-                ctx.report.check("W2", ep.system, format!("no failed transactions: -M {mode}, {clients} clients"), o.rolled_back == 0, format!("{} failed", o.rolled_back));
-                ctx.point("w2b-throughput", "W2b: TPC-B transactions/s by clients (durable, real pgbench)", &format!("{} -M {mode}", ep.system), clients, o.per_second());
+                ctx.report.check(
+                    "W2",
+                    ep.system,
+                    format!("no failed transactions: -M {mode}, {who}"),
+                    o.rolled_back == 0,
+                    format!("{} failed", o.rolled_back),
+                );
+                ctx.point(
+                    "w2b-throughput",
+                    "W2b: TPC-B transactions/s by clients (durable, real pgbench)",
+                    &format!("{} -M {mode}", ep.system),
+                    clients,
+                    o.per_second(),
+                );
                 if mode == "prepared" && Some(&clients) == ctx.scale.w2b_clients.last() {
-                    let title = format!("W2b: latency of a TPC-B transaction, -M prepared, {clients} clients");
+                    let title = format!("W2b: latency of a TPC-B transaction, -M prepared, {who}");
                     ctx.latency("w2b-latency", &title, ep.system, &o);
                 }
             }
         }
     }
     for &clients in &ctx.scale.w2a_clients.clone() {
+        let who = super::clients(clients);
         for (i, ep) in endpoints.iter().enumerate() {
-            let label = format!("W2a {}: single statements, {clients} clients", ep.system);
+            let label = format!("W2a {}: single statements, {who}", ep.system);
             let args = ["-M", "prepared", "-s", &scale.to_string(), "-f", script.to_str().ok_or("path")?];
             let o = pgbench::run(&bin, ep, clients, secs, &args, &scratch, &label)?;
             transactions[i] += o.committed;
-            let case = format!("W2a single-statement transactions, {clients} clients (durable)");
-            ctx.report.figure(Figure::new("W2", case, ep.system, "statements/s", 5.0 * o.per_second()).with_load(&o));
-            ctx.report.check("W2", ep.system, format!("no failed statements: W2a, {clients} clients"), o.rolled_back == 0, format!("{} failed", o.rolled_back));
-            ctx.point("w2a-throughput", "W2a: single-statement transactions/s by clients (durable, real pgbench)", ep.system, clients, 5.0 * o.per_second());
+            let case = format!("W2a single-statement transactions, {who} (durable)");
+            ctx.report.figure(
+                Figure::new("W2", case, ep.system, "statements/s", 5.0 * o.per_second()).with_load(&o),
+            );
+            ctx.report.check(
+                "W2",
+                ep.system,
+                format!("no failed statements: W2a, {who}"),
+                o.rolled_back == 0,
+                format!("{} failed", o.rolled_back),
+            );
+            ctx.point(
+                "w2a-throughput",
+                "W2a: single-statement transactions/s by clients (durable, real pgbench)",
+                ep.system,
+                clients,
+                5.0 * o.per_second(),
+            );
         }
     }
     for (i, ep) in endpoints.iter().enumerate() {
@@ -80,9 +116,27 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         )?;
         let sums: Vec<i64> = (0..4).map(|k| row.get::<_, Option<i64>>(k).unwrap_or(0)).collect();
         let (history, accounts): (i64, i64) = (row.get(4), row.get(5));
-        ctx.report.check("W2", ep.system, "accounts, tellers, branches and history sum to the same balance", sums.iter().all(|s| *s == sums[0]), format!("{sums:?}"));
-        ctx.report.check("W2", ep.system, "one history row per transaction pgbench counted", history as u64 == transactions[i], format!("{history} rows, {} transactions", transactions[i]));
-        ctx.report.check("W2", ep.system, "100,000 accounts per scale unit", accounts == 100_000 * scale as i64, format!("{accounts}"));
+        ctx.report.check(
+            "W2",
+            ep.system,
+            "accounts, tellers, branches and history sum to the same balance",
+            sums.iter().all(|s| *s == sums[0]),
+            format!("{sums:?}"),
+        );
+        ctx.report.check(
+            "W2",
+            ep.system,
+            "one history row per transaction pgbench counted",
+            history as u64 == transactions[i],
+            format!("{history} rows, {} transactions", transactions[i]),
+        );
+        ctx.report.check(
+            "W2",
+            ep.system,
+            "100,000 accounts per scale unit",
+            accounts == 100_000 * scale as i64,
+            format!("{accounts}"),
+        );
     }
     Ok(())
 }

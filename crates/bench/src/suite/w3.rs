@@ -126,7 +126,11 @@ impl Target for Sqlite {
         Ok(self.0.prepare_cached("COMMIT")?.execute([]).map(drop)?)
     }
     fn insert(&mut self, id: i64, k: i64, v: &str) -> Res<()> {
-        Ok(self.0.prepare_cached("INSERT INTO w3 VALUES (?1, ?2, ?3)")?.execute(rusqlite::params![id, k, v]).map(drop)?)
+        Ok(self
+            .0
+            .prepare_cached("INSERT INTO w3 VALUES (?1, ?2, ?3)")?
+            .execute(rusqlite::params![id, k, v])
+            .map(drop)?)
     }
     fn update(&mut self, id: i64, v: &str) -> Res<usize> {
         Ok(self.0.prepare_cached("UPDATE w3 SET v = ?2 WHERE id = ?1")?.execute(rusqlite::params![id, v])?)
@@ -164,7 +168,7 @@ fn scatter(i: u64, n: u64) -> i64 {
 /// 0 to n - 1 is taken.
 fn permute(id: u64, n: u64) -> i64 {
     const PRIME: u64 = 1_000_003;
-    debug_assert!(n % PRIME != 0);
+    debug_assert!(!n.is_multiple_of(PRIME));
     ((id % n) * PRIME % n) as i64
 }
 
@@ -220,13 +224,31 @@ fn measure(ctx: &mut Ctx, system: &'static str, class: &str, t: &mut dyn Target)
         rates.push(loops as f64 / ms);
         if *op == "insert" {
             let n = t.count()?;
-            ctx.report.check("W3", system, format!("{class}: every insert loop added 2 rows"), n == rows as i64, format!("{n} rows"));
+            ctx.report.check(
+                "W3",
+                system,
+                format!("{class}: every insert loop added 2 rows"),
+                n == rows as i64,
+                format!("{n} rows"),
+            );
         }
     }
     let n = t.count()?;
-    ctx.report.check("W3", system, format!("{class}: every delete loop removed 2 rows, the table is empty"), n == 0, format!("{n} rows left"));
+    ctx.report.check(
+        "W3",
+        system,
+        format!("{class}: every delete loop removed 2 rows, the table is empty"),
+        n == 0,
+        format!("{n} rows left"),
+    );
     for (o, op) in OPS.iter().enumerate().skip(1).take(3) {
-        ctx.report.check("W3", system, format!("{class}: every {op} found its rows"), problems[o] == 0, format!("{} misses", problems[o]));
+        ctx.report.check(
+            "W3",
+            system,
+            format!("{class}: every {op} found its rows"),
+            problems[o] == 0,
+            format!("{} misses", problems[o]),
+        );
     }
     Ok(rates)
 }
@@ -247,13 +269,21 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let mut results: Vec<(&'static str, &str, Vec<f64>)> = Vec::new();
     let class = "durable";
     results.push(("Centum", class, measure(ctx, "Centum", class, &mut Centum::new(&db, "w3")?)?));
-    results.push(("SQLite", class, measure(ctx, "SQLite", class, &mut Sqlite::open(Some(&dir.join("sqlite.db")))?)?));
+    results.push((
+        "SQLite",
+        class,
+        measure(ctx, "SQLite", class, &mut Sqlite::open(Some(&dir.join("sqlite.db")))?)?,
+    ));
     let class = "in memory";
     results.push(("Centum", class, measure(ctx, "Centum", class, &mut Centum::new(&db, "w3_mem")?)?));
     results.push(("SQLite", class, measure(ctx, "SQLite", class, &mut Sqlite::open(None)?)?));
     for (o, op) in OPS.iter().enumerate() {
         for (system, class, rates) in &results {
-            let label = if *class == "durable" { "durable: Centum table vs SQLite WAL+FULL" } else { "in memory: Centum SCHEMA_ONLY vs SQLite :memory:" };
+            let label = if *class == "durable" {
+                "durable: Centum table vs SQLite WAL+FULL"
+            } else {
+                "in memory: Centum SCHEMA_ONLY vs SQLite :memory:"
+            };
             ctx.report.figure(Figure::new("W3", format!("{op} ({label})"), system, "loops/ms", rates[o]));
         }
     }

@@ -93,7 +93,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         let (secs, stats) = w4_recover(&dir.join("data"))?;
         bar.finish_and_clear();
         let n = stats.checkpoint_rows + stats.tail_rows;
-        ctx.report.check("W4", "Centum", format!("{label}: the restart brings back every row"), n == expected && load.rows == expected, format!("{n} recovered, {} loaded, {expected} expected", load.rows));
+        ctx.report.check(
+            "W4",
+            "Centum",
+            format!("{label}: the restart brings back every row"),
+            n == expected && load.rows == expected,
+            format!("{n} recovered, {} loaded, {expected} expected", load.rows),
+        );
         let c = &load.ckpt;
         let mib = c.bytes_written as f64 / (1 << 20) as f64;
         let busy = c.busy.as_secs_f64().max(1e-9);
@@ -120,7 +126,15 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let copied = (target - 10_000) as f64;
     let on = copied / running.double_secs;
     let off = copied / loads[1].0.double_secs;
-    ctx.report.note("W4", format!("Centum's copy ran at {:.0}% of its speed with checkpointing paused ({} against {} rows/s).", 100.0 * on / off, super::report::number(on), super::report::number(off)));
+    ctx.report.note(
+        "W4",
+        format!(
+            "Centum's copy ran at {:.0}% of its speed with checkpointing paused ({} against {} rows/s).",
+            100.0 * on / off,
+            super::report::number(on),
+            super::report::number(off)
+        ),
+    );
 
     let mut pg = ctx.postgres()?;
     let [single, double, delete, checkpoint] = postgres_load(&mut pg.endpoint.connect()?, doublings)?;
@@ -130,7 +144,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let pg_restart = pg.start_again()?.as_secs_f64();
     bar.finish_and_clear();
     let rows: i64 = pg.endpoint.connect()?.query_one("SELECT count(*) FROM w4", &[])?.get(0);
-    ctx.report.check("W4", "PostgreSQL", "the restart brings back every row", rows as u64 == expected, format!("{rows} rows"));
+    ctx.report.check(
+        "W4",
+        "PostgreSQL",
+        "the restart brings back every row",
+        rows as u64 == expected,
+        format!("{rows} rows"),
+    );
     let pg_mib = buffers as f64 * 8192.0 / (1 << 20) as f64;
     ctx.report.note(
         "W4",
@@ -143,7 +163,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let c = &running.ckpt;
     let rate = |rows: f64, secs: f64| rows / secs.max(1e-9);
     let figures = [
-        ("10,000 single-row transactions", "rows/s", rate(10_000.0, running.single_secs), rate(10_000.0, single), true),
+        (
+            "10,000 single-row transactions",
+            "rows/s",
+            rate(10_000.0, running.single_secs),
+            rate(10_000.0, single),
+            true,
+        ),
         ("doublings (INSERT ... SELECT)", "rows/s", on, rate(copied, double), true),
         ("delete 5 x 1,000 ids", "s", running.delete_secs, delete, false),
         ("checkpoints during the load, all together", "s", c.checkpoint_time.as_secs_f64(), ckpt_secs, false),
@@ -153,7 +179,11 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     ];
     for (what, unit, centum, postgres, higher) in figures {
         for (system, value) in [("Centum", centum), ("PostgreSQL", postgres)] {
-            let f = if higher { Figure::new("W4", case(what), system, unit, value) } else { Figure::time("W4", case(what), system, unit, value) };
+            let f = if higher {
+                Figure::new("W4", case(what), system, unit, value)
+            } else {
+                Figure::time("W4", case(what), system, unit, value)
+            };
             ctx.report.figure(f);
         }
     }

@@ -88,7 +88,8 @@ impl Vault {
     }
 
     fn set_property(&mut self, id: i64, version: i32) -> Res<()> {
-        self.c.execute(&self.st[2], &[&id, &version, &3i32, &None::<i64>, &Some(format!("reviewed {id}"))])?;
+        self.c
+            .execute(&self.st[2], &[&id, &version, &3i32, &None::<i64>, &Some(format!("reviewed {id}"))])?;
         Ok(())
     }
 
@@ -127,7 +128,12 @@ fn rounds(ctx: &mut Ctx, ep: &Endpoint) -> Res<Vec<(u64, [f64; 5])>> {
         };
         timed(0, &mut || ids.iter().try_for_each(|&id| v.create(id)))?;
         let mut versions = Vec::new();
-        timed(1, &mut || ids.iter().try_for_each(|&id| Ok(versions.push(v.check_in(id)?))))?;
+        timed(1, &mut || {
+            ids.iter().try_for_each(|&id| {
+                versions.push(v.check_in(id)?);
+                Ok(())
+            })
+        })?;
         timed(2, &mut || ids.iter().zip(&versions).try_for_each(|(&id, &ver)| v.set_property(id, ver)))?;
         // Searches for the new objects' values; each must find exactly the
         // objects that have them (counted here, outside the timing).
@@ -170,8 +176,20 @@ fn rounds(ctx: &mut Ctx, ep: &Endpoint) -> Res<Vec<(u64, [f64; 5])>> {
         (r.get(0), r.get(1), r.get(2))
     };
     let n = objects as i64;
-    ctx.report.check("W5", ep.system, "objects, versions (2 each) and properties (3 each) all stored", counts == (n, 2 * n, 3 * n), format!("{counts:?} for {n} objects"));
-    ctx.report.check("W5", ep.system, "every search found exactly the matching objects", wrong == 0, format!("{wrong} wrong answers"));
+    ctx.report.check(
+        "W5",
+        ep.system,
+        "objects, versions (2 each) and properties (3 each) all stored",
+        counts == (n, 2 * n, 3 * n),
+        format!("{counts:?} for {n} objects"),
+    );
+    ctx.report.check(
+        "W5",
+        ep.system,
+        "every search found exactly the matching objects",
+        wrong == 0,
+        format!("{wrong} wrong answers"),
+    );
     if ep.system == "Centum" {
         let plan: Vec<String> = v
             .c
@@ -180,7 +198,13 @@ fn rounds(ctx: &mut Ctx, ep: &Endpoint) -> Res<Vec<(u64, [f64; 5])>> {
             .map(|r| r.get(0))
             .collect();
         let plan = plan.join(" / ");
-        ctx.report.check("W5", ep.system, "the range search is planned on the range index", plan.contains("vault_property_value"), plan);
+        ctx.report.check(
+            "W5",
+            ep.system,
+            "the range search is planned on the range index",
+            plan.contains("vault_property_value"),
+            plan,
+        );
     }
     Ok(out)
 }
@@ -198,8 +222,20 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         for (system, r) in &all {
             let total: f64 = r.iter().map(|(_, ms)| ms[k]).sum();
             let (objects, last) = r.last().map(|(n, ms)| (*n, ms[k])).unwrap_or_default();
-            ctx.report.figure(Figure::time("W5", format!("{op}, all {} rounds (durable)", r.len()), system, "ms", total));
-            ctx.report.figure(Figure::time("W5", format!("{op}, last round ({} ops, {objects} objects)", r.len()), system, "ms", last));
+            ctx.report.figure(Figure::time(
+                "W5",
+                format!("{op}, all {} rounds (durable)", r.len()),
+                system,
+                "ms",
+                total,
+            ));
+            ctx.report.figure(Figure::time(
+                "W5",
+                format!("{op}, last round ({} ops, {objects} objects)", r.len()),
+                system,
+                "ms",
+                last,
+            ));
             ctx.report.series.push(Series {
                 plot: plot.clone(),
                 title: format!("W5: {op}, ms per round (round m does m operations)"),
