@@ -57,15 +57,9 @@ impl Figure {
         }
     }
 
-    /// A time, where less is better.
-    pub fn time(
-        workload: &'static str,
-        case: impl Into<String>,
-        system: &'static str,
-        metric: &'static str,
-        value: f64,
-    ) -> Figure {
-        Figure { higher_is_better: false, ..Figure::new(workload, case, system, metric, value) }
+    /// The same figure where less is better (a time, a size).
+    pub fn lower_is_better(self) -> Figure {
+        Figure { higher_is_better: false, ..self }
     }
 
     /// Adds the latency percentiles and counts of a driver run.
@@ -372,8 +366,8 @@ mod tests {
     fn tables_put_centum_first_and_compute_ratios() {
         let a = Figure::new("W2", "8 clients", "PostgreSQL", "tps", 100.0);
         let b = Figure::new("W2", "8 clients", "Centum", "tps", 250.0);
-        let c = Figure::time("W4", "checkpoint", "Centum", "s", 2.0);
-        let d = Figure::time("W4", "checkpoint", "PostgreSQL", "s", 5.0);
+        let c = Figure::new("W4", "checkpoint", "Centum", "s", 2.0).lower_is_better();
+        let d = Figure::new("W4", "checkpoint", "PostgreSQL", "s", 5.0).lower_is_better();
         let t = table(&[&a, &b]);
         assert!(t.starts_with("| case | unit | Centum | PostgreSQL | vs PostgreSQL |"), "{t}");
         assert!(t.contains("| 8 clients | tps | 250 | 100 | **2.50x** |"), "{t}");

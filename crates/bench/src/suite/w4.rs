@@ -179,12 +179,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     ];
     for (what, unit, centum, postgres, higher) in figures {
         for (system, value) in [("Centum", centum), ("PostgreSQL", postgres)] {
-            let f = if higher {
-                Figure::new("W4", case(what), system, unit, value)
-            } else {
-                Figure::time("W4", case(what), system, unit, value)
-            };
-            ctx.report.figure(f);
+            let f = Figure::new("W4", case(what), system, unit, value);
+            ctx.report.figure(if higher { f } else { f.lower_is_better() });
         }
     }
     Ok(())

@@ -222,20 +222,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         for (system, r) in &all {
             let total: f64 = r.iter().map(|(_, ms)| ms[k]).sum();
             let (objects, last) = r.last().map(|(n, ms)| (*n, ms[k])).unwrap_or_default();
-            ctx.report.figure(Figure::time(
-                "W5",
-                format!("{op}, all {} rounds (durable)", r.len()),
-                system,
-                "ms",
-                total,
-            ));
-            ctx.report.figure(Figure::time(
-                "W5",
-                format!("{op}, last round ({} ops, {objects} objects)", r.len()),
-                system,
-                "ms",
-                last,
-            ));
+            let cases = [
+                (format!("{op}, all {} rounds (durable)", r.len()), total),
+                (format!("{op}, last round ({} ops, {objects} objects)", r.len()), last),
+            ];
+            for (case, ms) in cases {
+                ctx.report.figure(Figure::new("W5", case, system, "ms", ms).lower_is_better());
+            }
             ctx.report.series.push(Series {
                 plot: plot.clone(),
                 title: format!("W5: {op}, ms per round (round m does m operations)"),
