@@ -59,6 +59,17 @@ pub struct Args {
     /// (default: the newest /usr/lib/postgresql/*/bin).
     #[arg(long)]
     pg_bin: Option<PathBuf>,
+    /// W2: seconds each pgbench run lasts, instead of the mode's.
+    #[arg(long)]
+    w2_seconds: Option<u64>,
+    /// W4: doublings after the first 10,000 rows, instead of the mode's
+    /// (12 is the seed's 41 million rows).
+    #[arg(long)]
+    w4_doublings: Option<u32>,
+    /// W5: rounds (the vault ends with rounds x (rounds + 1) / 2 objects),
+    /// instead of the mode's.
+    #[arg(long)]
+    w5_rounds: Option<u64>,
 }
 
 /// The scale of each workload in one mode.
@@ -252,7 +263,10 @@ pub fn run(args: Args) -> Res<()> {
     // PostgreSQL runs as its own account when we are root: it must be able
     // to reach its directory under ours.
     std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
-    let scale = Scale::new(args.quick);
+    let mut scale = Scale::new(args.quick);
+    scale.w2_seconds = args.w2_seconds.unwrap_or(scale.w2_seconds);
+    scale.w4_doublings = args.w4_doublings.unwrap_or(scale.w4_doublings);
+    scale.w5_rounds = args.w5_rounds.unwrap_or(scale.w5_rounds);
     let mut report = Report {
         mode: if scale.quick { "quick" } else { "full" }.into(),
         command: command_line(),
