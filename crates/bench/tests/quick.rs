@@ -26,7 +26,9 @@ fn every_workload_completes_with_correct_results() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Under the system's temporary directory: PostgreSQL runs as its own
+    // account when the tests run as root, and must reach its directory.
+    let data = tempfile::tempdir().unwrap();
     let run = Command::new(env!("CARGO_BIN_EXE_centum-bench"))
         .args(["suite", "--quick", "--out"])
         .arg(out.path())
