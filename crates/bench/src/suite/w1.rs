@@ -112,22 +112,33 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     }
     for (ep, dir) in [(&centum.endpoint, centum.data_dir()), (&pg.endpoint, pg.dir().to_path_buf())] {
         let mut c = ep.connect()?;
-        let sizes: Vec<String> = ["sales_order_header", "sales_order_detail"]
-            .iter()
-            .map(|t| {
-                let bytes = count(&mut c, &format!("SELECT pg_total_relation_size('{t}'::regclass)"))?;
-                Ok(format!("{t} {:.1} MiB", bytes as f64 / (1 << 20) as f64))
-            })
-            .collect::<Res<_>>()?;
-        let held =
-            if ep.system == "Centum" { "in memory, rows and indexes" } else { "on disk, table and indexes" };
+        let mib = |bytes: i64| format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64);
+        let mut sizes = Vec::new();
+        for t in ["sales_order_header", "sales_order_detail"] {
+            let rows = count(&mut c, &format!("SELECT pg_relation_size('{t}'::regclass)"))?;
+            let indexes: Vec<String> = c
+                .query(
+                    "SELECT c.relname::text, pg_relation_size(c.oid)::bigint FROM pg_index i \
+                     JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::text::regclass ORDER BY 1",
+                    &[&t],
+                )?
+                .iter()
+                .map(|r| format!("{} {}", r.get::<_, String>(0), mib(r.get(1))))
+                .collect();
+            sizes.push(format!("{t}: rows {}, indexes {}", mib(rows), indexes.join(", ")));
+        }
+        let (held, files) = if ep.system == "Centum" {
+            ("in memory", "its log and checkpoint files")
+        } else {
+            ("on disk", "WAL, tables and indexes")
+        };
+        let dir_mib = mib(du(&dir) as i64);
         ctx.report.note(
             "W1",
             format!(
-                "{} after the last run: {} ({held}); data directory {:.1} MiB (log and checkpoint files for Centum; WAL, tables and indexes for PostgreSQL).",
+                "{} after the last run, {held}: {}. Data directory: {dir_mib} ({files}).",
                 ep.system,
-                sizes.join(", "),
-                du(&dir) as f64 / (1 << 20) as f64
+                sizes.join("; ")
             ),
         );
     }
