@@ -32,7 +32,7 @@ mod w6;
 
 use report::Report;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The suite's error: any failure, as text.
 pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -284,6 +284,12 @@ pub fn run(args: Args) -> Res<()> {
     let mut ctx = Ctx { scale, dir: dir.clone(), pg_bin, centum_bin, report };
     ctx.report.machine.postgres = servers::Postgres::version_of(&ctx.pg_bin);
     for w in chosen {
+        // The disk's fsync rate moves with what else the machine does; the
+        // rate just before each workload is the limit its durable figures
+        // met.
+        let probe = Duration::from_millis(if ctx.scale.quick { 200 } else { 1000 });
+        let fsyncs = centum_engine::storage::disk::fsync_rate(&dir, probe)?;
+        ctx.report.note(w, format!("The disk just before {w}: {} fsyncs/s.", report::number(fsyncs)));
         let started = Instant::now();
         let result = match w {
             "W1" => w1::run(&mut ctx),

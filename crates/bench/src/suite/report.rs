@@ -214,6 +214,12 @@ impl Report {
              SQLite {} through rusqlite (WAL with `synchronous=FULL` when durable, `:memory:` when not).",
             m.centum, m.postgres, m.sqlite
         );
+        let _ = writeln!(
+            s,
+            "- Each figure is one measurement. On a shared machine the disk's fsync rate, and with it every \
+             durable figure, moves between runs and within one (each workload's notes give the rate just \
+             before it), so read ratios near 1 as a tie."
+        );
         let passed = self.checks.iter().filter(|c| c.ok).count();
         let _ = writeln!(
             s,
