@@ -177,7 +177,7 @@ pub struct Load {
 }
 
 /// The W4 database's options: durable, with 256 MiB data files.
-pub fn w4_options(dir: &Path) -> Options {
+fn w4_options(dir: &Path) -> Options {
     Options {
         storage: StorageOptions {
             checkpoint: CheckpointOptions { data_file_size: 256 << 20, ..CheckpointOptions::default() },

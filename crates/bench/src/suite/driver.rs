@@ -64,7 +64,7 @@ impl Recorder {
                     }
                     return Ok(());
                 }
-                Err(e) if is_conflict(&e) && self.retries < u64::MAX => self.retries += 1,
+                Err(e) if is_conflict(&e) => self.retries += 1,
                 Err(e) => return Err(describe(e).into()),
             }
         }

@@ -162,9 +162,9 @@ impl Ctx {
         pg
     }
 
-    /// A fresh Centum server with `args` added to `centum serve`.
-    pub fn centum(&self, args: &[&str]) -> Res<servers::Centum> {
-        servers::Centum::start(&self.centum_bin, &self.dir.join("centum"), args)
+    /// A fresh Centum server.
+    pub fn centum(&self) -> Res<servers::Centum> {
+        servers::Centum::start(&self.centum_bin, &self.dir.join("centum"))
     }
 
     /// Adds one (clients, value) point to a throughput-by-clients plot.

@@ -35,9 +35,8 @@ impl Endpoint {
     }
 
     /// Waits, bounded, until the server answers a query.
-    fn wait_ready(&self, child: Option<&mut Child>, log: &Path) -> Res<()> {
+    fn wait_ready(&self, mut child: Option<&mut Child>, log: &Path) -> Res<()> {
         let deadline = Instant::now() + START_TIMEOUT;
-        let mut child = child;
         loop {
             let answered = self.connect().map(|mut c| c.simple_query("SELECT 1").is_ok());
             match answered {
@@ -61,6 +60,12 @@ impl Endpoint {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// The one value of a query that returns one bigint (a count, a sum, a
+/// size).
+pub fn scalar(c: &mut postgres::Client, sql: &str) -> Res<i64> {
+    Ok(c.query_one(sql, &[])?.get(0))
 }
 
 /// The last lines of a log file, for an error message.
@@ -284,66 +289,40 @@ pub fn centum_bin(given: Option<&Path>) -> Res<PathBuf> {
         .into())
 }
 
-/// A `centum serve` process over a data directory of its own.
+/// A `centum serve` process over a data directory of its own, with
+/// durable commits (its default).
 pub struct Centum {
-    bin: PathBuf,
     dir: PathBuf,
-    args: Vec<String>,
-    child: Option<Child>,
+    child: Child,
     pub endpoint: Endpoint,
 }
 
 impl Centum {
-    /// Starts a server on a new, empty data directory `dir` with `args`
-    /// added to `centum serve`.
-    pub fn start(bin: &Path, dir: &Path, args: &[&str]) -> Res<Centum> {
+    /// Starts a server on a new, empty data directory `dir` and waits until
+    /// it answers.
+    pub fn start(bin: &Path, dir: &Path) -> Res<Centum> {
         if dir.exists() {
             std::fs::remove_dir_all(dir)?;
         }
         std::fs::create_dir_all(dir)?;
-        let endpoint = Endpoint { system: "Centum", port: 0, user: "centum" };
-        let args = args.iter().map(|s| s.to_string()).collect();
-        let mut c = Centum { bin: bin.to_path_buf(), dir: dir.to_path_buf(), args, child: None, endpoint };
-        c.start_again()?;
-        Ok(c)
-    }
-
-    /// Starts the (stopped) server on its data directory and waits until it
-    /// answers; returns how long that took (its recovery time).
-    pub fn start_again(&mut self) -> Res<Duration> {
-        let started = Instant::now();
-        self.endpoint.port = free_port()?;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.log())?;
-        let child = Command::new(&self.bin)
+        let endpoint = Endpoint { system: "Centum", port: free_port()?, user: "centum" };
+        let log_path = dir.join("server.log");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
+        let child = Command::new(bin)
             .arg("serve")
             .arg("--data-dir")
-            .arg(self.dir.join("data"))
+            .arg(dir.join("data"))
             .arg("--listen")
-            .arg(format!("127.0.0.1:{}", self.endpoint.port))
+            .arg(format!("127.0.0.1:{}", endpoint.port))
             .args(["--max-connections", "300", "--log", "warn"])
-            .args(&self.args)
             .env_remove("CENTUM_CONFIG")
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.bin.display()))?;
-        let log = self.log();
-        let child = self.child.insert(child);
-        self.endpoint.wait_ready(Some(child), &log)?;
-        Ok(started.elapsed())
-    }
-
-    /// Kills the server (SIGKILL: nothing is flushed or checkpointed).
-    pub fn crash(&mut self) -> Res<()> {
-        if let Some(mut c) = self.child.take() {
-            c.kill()?;
-            c.wait()?;
-        }
-        Ok(())
-    }
-
-    fn log(&self) -> PathBuf {
-        self.dir.join("server.log")
+            .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+        let mut c = Centum { dir: dir.to_path_buf(), child, endpoint };
+        c.endpoint.wait_ready(Some(&mut c.child), &log_path)?;
+        Ok(c)
     }
 
     /// The data directory, to measure what it holds on disk.
@@ -353,8 +332,11 @@ impl Centum {
 }
 
 impl Drop for Centum {
+    /// Kills the server (nothing to flush: the run is over) and removes
+    /// its directory.
     fn drop(&mut self) {
-        let _ = self.crash();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

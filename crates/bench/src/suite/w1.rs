@@ -8,7 +8,7 @@
 
 use super::driver::{self, Load};
 use super::report::Figure;
-use super::servers::{du, Endpoint};
+use super::servers::{du, scalar, Endpoint};
 use super::{Ctx, Res};
 use crate::engine::Rng;
 
@@ -33,13 +33,9 @@ fn integrity(ep: &Endpoint) -> Res<String> {
     Ok(ep.connect()?.query_one(CHECK_SQL, &[])?.get(0))
 }
 
-fn count(c: &mut postgres::Client, sql: &str) -> Res<i64> {
-    Ok(c.query_one(sql, &[])?.get(0))
-}
-
 pub fn run(ctx: &mut Ctx) -> Res<()> {
     let pg = ctx.postgres()?;
-    let centum = ctx.centum(&[])?;
+    let centum = ctx.centum()?;
     let systems = [(&centum.endpoint, CENTUM_SQL), (&pg.endpoint, POSTGRES_SQL)];
     for (ep, sql) in systems {
         let bar = driver::phase(&format!("W1 {}: loading the demo", ep.system));
@@ -83,7 +79,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 },
             )?;
             let orders = clients as u64 * (scale.0 + scale.1) * ORDERS_PER_ITERATION;
-            let headers = count(&mut c, "SELECT count(*) FROM sales_order_header")?;
+            let headers = scalar(&mut c, "SELECT count(*) FROM sales_order_header")?;
             ctx.report.check(
                 "W1",
                 ep.system,
@@ -115,7 +111,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         let mib = |bytes: i64| format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64);
         let mut sizes = Vec::new();
         for t in ["sales_order_header", "sales_order_detail"] {
-            let rows = count(&mut c, &format!("SELECT pg_relation_size('{t}'::regclass)"))?;
+            let rows = scalar(&mut c, &format!("SELECT pg_relation_size('{t}'::regclass)"))?;
             let indexes: Vec<String> = c
                 .query(
                     "SELECT c.relname::text, pg_relation_size(c.oid)::bigint FROM pg_index i \
@@ -173,7 +169,7 @@ fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
         },
     )?;
     let shipped = (clients * per) as i64;
-    let left = count(&mut c, "SELECT count(*) FROM sales_order_header WHERE ship_date IS NULL")?;
+    let left = scalar(&mut c, "SELECT count(*) FROM sales_order_header WHERE ship_date IS NULL")?;
     ctx.report.check(
         "W1",
         ep.system,
@@ -181,7 +177,7 @@ fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
         left == ids.len() as i64 - shipped,
         format!("{left} unshipped of {}", ids.len()),
     );
-    let untracked = count(
+    let untracked = scalar(
         &mut c,
         "SELECT count(*) FROM sales_order_detail d JOIN sales_order_header h ON h.sales_order_id = d.sales_order_id \
          WHERE h.ship_date IS NOT NULL AND d.carrier_tracking_number IS DISTINCT FROM 'TRK-' || h.sales_order_id::text",

@@ -29,7 +29,7 @@ INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :a
 
 pub fn run(ctx: &mut Ctx) -> Res<()> {
     let pg = ctx.postgres()?;
-    let centum = ctx.centum(&[])?;
+    let centum = ctx.centum()?;
     let endpoints = [&centum.endpoint, &pg.endpoint];
     let bin = pg.program("pgbench");
     let scale = ctx.scale.w2_scale;

@@ -6,7 +6,7 @@
 //! own `checkpoint complete` log lines, then a crash restart timed.
 
 use super::report::Figure;
-use super::servers::Postgres;
+use super::servers::{scalar, Postgres};
 use super::{driver, Ctx, Res};
 use crate::durability::{w4_load, w4_recover};
 use std::time::Instant;
@@ -143,7 +143,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let bar = driver::phase("W4 PostgreSQL: crash restart");
     let pg_restart = pg.start_again()?.as_secs_f64();
     bar.finish_and_clear();
-    let rows: i64 = pg.endpoint.connect()?.query_one("SELECT count(*) FROM w4", &[])?.get(0);
+    let rows = scalar(&mut pg.endpoint.connect()?, "SELECT count(*) FROM w4")?;
     ctx.report.check(
         "W4",
         "PostgreSQL",

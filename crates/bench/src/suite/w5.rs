@@ -211,7 +211,7 @@ fn rounds(ctx: &mut Ctx, ep: &Endpoint) -> Res<Vec<(u64, [f64; 5])>> {
 
 pub fn run(ctx: &mut Ctx) -> Res<()> {
     let pg = ctx.postgres()?;
-    let centum = ctx.centum(&[])?;
+    let centum = ctx.centum()?;
     let mut all = Vec::new();
     for ep in [&centum.endpoint, &pg.endpoint] {
         let r = rounds(ctx, ep)?;

@@ -5,9 +5,9 @@
 //! district's order counter, its orders, new orders, order lines and stock
 //! must agree with each other and with what the clients committed.
 
-use super::driver::{self, describe, Load};
+use super::driver::{self, Load};
 use super::report::Figure;
-use super::servers::Endpoint;
+use super::servers::{scalar, Endpoint};
 use super::{Ctx, Res};
 use crate::engine::Rng;
 
@@ -168,7 +168,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let (warehouses, items, customers) =
         (ctx.scale.w6_warehouses, ctx.scale.w6_items, ctx.scale.w6_customers);
     let pg = ctx.postgres()?;
-    let centum = ctx.centum(&[])?;
+    let centum = ctx.centum()?;
     let endpoints = [&centum.endpoint, &pg.endpoint];
     for ep in endpoints {
         let bar = driver::phase(&format!("W6 {}: loading {warehouses} warehouses", ep.system));
@@ -252,11 +252,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
 /// included).
 fn consistency(ctx: &mut Ctx, ep: &Endpoint, committed: u64) -> Res<()> {
     let mut c = ep.connect()?;
-    let q = |c: &mut postgres::Client, sql: &str| -> Res<i64> {
-        Ok(c.query_one(sql, &[]).map_err(describe)?.get(0))
-    };
-    let bad_districts = q(
-        &mut c,
+    let bad_districts = scalar(&mut c,
         "SELECT count(*) FROM district d WHERE d.d_next_o_id - 1 <> \
            (SELECT count(*) FROM orders o WHERE o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id) \
          OR d.d_next_o_id - 1 <> coalesce((SELECT max(o_id) FROM orders o WHERE o.o_w_id = d.d_w_id AND o.o_d_id = d.d_id), 0)",
@@ -268,8 +264,8 @@ fn consistency(ctx: &mut Ctx, ep: &Endpoint, committed: u64) -> Res<()> {
         bad_districts == 0,
         format!("{bad_districts} districts differ"),
     );
-    let orders = q(&mut c, "SELECT count(*) FROM orders")?;
-    let new_orders = q(&mut c, "SELECT count(*) FROM new_order")?;
+    let orders = scalar(&mut c, "SELECT count(*) FROM orders")?;
+    let new_orders = scalar(&mut c, "SELECT count(*) FROM new_order")?;
     ctx.report.check(
         "W6",
         ep.system,
@@ -277,8 +273,8 @@ fn consistency(ctx: &mut Ctx, ep: &Endpoint, committed: u64) -> Res<()> {
         orders == new_orders,
         format!("{orders} orders, {new_orders} new_order rows"),
     );
-    let lines = q(&mut c, "SELECT count(*) FROM order_line")?;
-    let ol_cnt = q(&mut c, "SELECT coalesce(sum(o_ol_cnt), 0)::bigint FROM orders")?;
+    let lines = scalar(&mut c, "SELECT count(*) FROM order_line")?;
+    let ol_cnt = scalar(&mut c, "SELECT coalesce(sum(o_ol_cnt), 0)::bigint FROM orders")?;
     ctx.report.check(
         "W6",
         ep.system,
@@ -286,8 +282,8 @@ fn consistency(ctx: &mut Ctx, ep: &Endpoint, committed: u64) -> Res<()> {
         lines == ol_cnt,
         format!("{lines} lines, {ol_cnt} counted"),
     );
-    let stock = q(&mut c, "SELECT sum(s_ytd)::bigint FROM stock")?;
-    let qty = q(&mut c, "SELECT coalesce(sum(ol_quantity), 0)::bigint FROM order_line")?;
+    let stock = scalar(&mut c, "SELECT sum(s_ytd)::bigint FROM stock")?;
+    let qty = scalar(&mut c, "SELECT coalesce(sum(ol_quantity), 0)::bigint FROM order_line")?;
     ctx.report.check(
         "W6",
         ep.system,
