@@ -91,6 +91,14 @@ pub enum Error {
     /// A statement ran past `statement_timeout` or was cancelled (57014).
     #[error("canceling statement due to {0}")]
     Canceled(&'static str),
+    /// A statement nested deeper than the stack allows (54001): the
+    /// message says what was nested.
+    #[error("stack depth limit exceeded ({0})")]
+    StackDepth(&'static str),
+    /// A statement needed more memory than its budget or the server's
+    /// limit allows (53200); the message names the limit.
+    #[error("{0}")]
+    OutOfMemory(String),
     /// Valid SQL that Centum does not implement (0A000).
     #[error("{0}")]
     Unsupported(String),
@@ -150,6 +158,8 @@ impl Error {
             Error::InFailedTransaction => "25P02",
             Error::TransactionState { code, .. } => code,
             Error::Canceled(_) => "57014",
+            Error::StackDepth(_) => "54001",
+            Error::OutOfMemory(_) => "53200",
             Error::Unsupported(_) => "0A000",
             Error::InvalidParameter(_) => "22023",
             Error::Raised { code, .. } => code,

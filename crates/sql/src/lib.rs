@@ -47,6 +47,7 @@ pub mod parser;
 pub(crate) mod planner;
 pub(crate) mod procedures;
 pub mod session;
+pub(crate) mod stack;
 pub(crate) mod system;
 
 pub use error::{Error, Result};

@@ -1,18 +1,144 @@
 //! Parsing: PostgreSQL-dialect SQL text to statements, via `sqlparser`.
+//!
+//! Every statement is also measured here, before anything else walks it:
+//! how deeply it nests decides whether the rest of the pipeline can handle
+//! it on this thread's stack (see [`crate::stack`]). A statement too deep
+//! fails with 54001 and is freed on a stack segment big enough for it.
 
 use crate::error::{Error, Result};
-use sqlparser::ast::Statement;
+use crate::stack;
+use sqlparser::ast::{Expr, Query, SetExpr, Statement, Visit, Visitor};
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
+use std::ops::ControlFlow;
 
 /// Parses `sql` into statements; errors read as PostgreSQL's (42601).
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| Error::Syntax(syntax_message(&e.to_string())))
+    parse_with(sql, |p| p.parse_statements())
 }
 
-/// A 42601 error from a sqlparser message.
-pub(crate) fn syntax_error(m: &str) -> Error {
-    Error::Syntax(syntax_message(m))
+/// Parses `text` as one expression (a stored default or CHECK, a PL/pgSQL
+/// expression): nothing may follow it.
+pub fn parse_expression(text: &str) -> Result<Expr> {
+    parse_with(text, |p| {
+        let e = p.parse_expr()?;
+        p.expect_token(&sqlparser::tokenizer::Token::EOF)?;
+        Ok(e)
+    })
+}
+
+/// Something a parse can produce, measured for depth.
+trait Shaped: Sized {
+    fn visit_depth(&self, v: &mut Depth) -> ControlFlow<()>;
+}
+
+impl Shaped for Vec<Statement> {
+    fn visit_depth(&self, v: &mut Depth) -> ControlFlow<()> {
+        self.iter().try_for_each(|s| s.visit(v))
+    }
+}
+
+impl Shaped for Expr {
+    fn visit_depth(&self, v: &mut Depth) -> ControlFlow<()> {
+        self.visit(v)
+    }
+}
+
+/// Parses with sqlparser's recursion limit set from the stack left, then
+/// measures what came back.
+fn parse_with<T: Shaped>(
+    sql: &str,
+    f: impl FnOnce(&mut Parser) -> std::result::Result<T, ParserError>,
+) -> Result<T> {
+    let room = stack::remaining();
+    let limit = stack::parser_limit();
+    // The text bounds the depth of anything built from it (each level
+    // takes at least two characters, as in `1+1+...`), and freeing a
+    // parse, whole or abandoned half-way, recurses that deep: do it where
+    // there is room.
+    stack::with_room(sql.len() / 2, stack::DROP_FRAME, || {
+        let dialect = PostgreSqlDialect {};
+        let parsed =
+            Parser::new(&dialect).with_recursion_limit(limit).try_with_sql(sql).and_then(|mut p| f(&mut p));
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(ParserError::RecursionLimitExceeded) => {
+                return Err(Error::StackDepth("statement nested too deeply"))
+            }
+            Err(e) => return Err(Error::Syntax(syntax_message(&e.to_string()))),
+        };
+        let mut depth = Depth { now: 0, max: 0, queries: vec![] };
+        let fits = parsed.visit_depth(&mut depth).is_continue()
+            && depth.max.saturating_mul(stack::RAW_FRAME).saturating_add(2 * stack::RESERVE) <= room;
+        if !fits {
+            drop(parsed);
+            return Err(Error::StackDepth("expression nested too deeply"));
+        }
+        Ok(parsed)
+    })
+}
+
+/// The longest path through nested set operations of a query body,
+/// followed without recursion.
+fn set_operations(body: &SetExpr) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(body, 0)];
+    while let Some((e, d)) = todo.pop() {
+        match e {
+            SetExpr::SetOperation { left, right, .. } => {
+                todo.push((left, d + 1));
+                todo.push((right, d + 1));
+            }
+            _ => deepest = deepest.max(d),
+        }
+    }
+    deepest
+}
+
+/// Walks an AST for its deepest nesting of expressions and queries; stops
+/// (as too deep) when the walk itself runs short of stack.
+struct Depth {
+    now: usize,
+    max: usize,
+    /// What each query being walked added to `now`: one, plus the length
+    /// of its chain of set operations (`a UNION b UNION c ...` nests to the
+    /// left without any expression or query between the levels).
+    queries: Vec<usize>,
+}
+
+impl Depth {
+    fn enter(&mut self, levels: usize) -> ControlFlow<()> {
+        if stack::remaining() < stack::RESERVE {
+            return ControlFlow::Break(());
+        }
+        self.now += levels;
+        self.max = self.max.max(self.now);
+        ControlFlow::Continue(())
+    }
+}
+
+impl Visitor for Depth {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+        self.enter(1)
+    }
+
+    fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+        self.now -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        let levels = 1 + set_operations(&q.body);
+        self.queries.push(levels);
+        self.enter(levels)
+    }
+
+    fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+        self.now -= self.queries.pop().unwrap_or(1);
+        ControlFlow::Continue(())
+    }
 }
 
 /// Rewrites sqlparser's message into PostgreSQL's `syntax error at or near

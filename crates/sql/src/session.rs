@@ -49,6 +49,7 @@ impl Database {
             isolation: Isolation::ReadCommitted,
             search_path: vec!["public".into()],
             statement_timeout: None,
+            statement_mem: crate::execution::DEFAULT_STATEMENT_MEM,
             delayed_durability: false,
             settings: HashMap::new(),
         };
@@ -62,6 +63,7 @@ impl Database {
             next_isolation: None,
             search_path: defaults.search_path.clone(),
             statement_timeout: defaults.statement_timeout,
+            statement_mem: defaults.statement_mem,
             delayed_durability: defaults.delayed_durability,
             settings: defaults.settings.clone(),
             currval: RefCell::new(HashMap::new()),
@@ -146,6 +148,8 @@ pub struct Session {
     next_isolation: Option<Isolation>,
     search_path: Vec<String>,
     statement_timeout: Option<Duration>,
+    /// What one statement's buffers may hold (`statement_mem`).
+    statement_mem: usize,
     delayed_durability: bool,
     settings: HashMap<String, String>,
     currval: RefCell<HashMap<String, i64>>,
@@ -168,6 +172,7 @@ struct Defaults {
     isolation: Isolation,
     search_path: Vec<String>,
     statement_timeout: Option<Duration>,
+    statement_mem: usize,
     delayed_durability: bool,
     settings: HashMap<String, String>,
 }
@@ -249,6 +254,7 @@ impl Session {
             isolation: self.isolation,
             search_path: self.search_path.clone(),
             statement_timeout: self.statement_timeout,
+            statement_mem: self.statement_mem,
             delayed_durability: self.delayed_durability,
             settings: self.settings.clone(),
         };
@@ -266,6 +272,9 @@ impl Session {
         }
         if is(&["statement_timeout"]) {
             self.statement_timeout = self.defaults.statement_timeout;
+        }
+        if is(&["statement_mem"]) {
+            self.statement_mem = self.defaults.statement_mem;
         }
         if is(&["synchronous_commit"]) {
             self.delayed_durability = self.defaults.delayed_durability;
@@ -735,6 +744,7 @@ impl Session {
                 self.isolation = parse_isolation(&joined)?
             }
             "statement_timeout" => self.statement_timeout = parse_duration(&joined)?,
+            "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
             "synchronous_commit" => {
                 self.delayed_durability =
                     matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local");
@@ -764,6 +774,7 @@ impl Session {
                 None => "0".into(),
                 Some(d) => show_duration(d.as_millis()),
             },
+            "statement_mem" => show_bytes(self.statement_mem),
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "server_version" => "15.0".into(),
             "server_encoding" | "client_encoding" => "UTF8".into(),
@@ -808,7 +819,7 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                Stop { deadline, cancel, read_only: self.read_only },
+                Stop { deadline, cancel, read_only: self.read_only, mem: self.statement_mem },
                 (&self.user, &self.database),
             );
             if r.is_err() {
@@ -833,7 +844,7 @@ impl Session {
                 &params,
                 &self.currval,
                 None,
-                Stop { deadline, cancel, read_only: self.read_only },
+                Stop { deadline, cancel, read_only: self.read_only, mem: self.statement_mem },
                 (&self.user, &self.database),
             ) {
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
@@ -899,6 +910,8 @@ struct Stop<'a> {
     cancel: &'a AtomicBool,
     /// The block is READ ONLY: statements a routine runs may not write.
     read_only: bool,
+    /// The statement's memory budget, bytes.
+    mem: usize,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -916,6 +929,7 @@ fn run_in(
         ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
     cx.cancel = Some(stop.cancel);
     cx.read_only = stop.read_only;
+    cx.budget = std::rc::Rc::new(crate::execution::Budget::new(stop.mem));
     let (rows, count) = crate::execution::run_statement(&planned.statement, &cx)?;
     let tag = match &planned.statement {
         Statement::Query(_) => format!("SELECT {count}"),
@@ -1017,6 +1031,40 @@ fn parse_duration(s: &str) -> Result<Option<Duration>> {
         }
     };
     Ok((ms > 0).then(|| Duration::from_millis(ms)))
+}
+
+/// A memory size setting: a number of bytes, or with PostgreSQL's units
+/// (`kB`, `MB`, `GB`, `TB`); at least 64 kB.
+fn parse_bytes(name: &str, s: &str) -> Result<usize> {
+    let s = s.trim().trim_matches('\'');
+    let bad = || Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\""));
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: usize = num.parse().map_err(|_| bad())?;
+    let scale: usize = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1 << 10,
+        "mb" => 1 << 20,
+        "gb" => 1 << 30,
+        "tb" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = n.checked_mul(scale).ok_or_else(bad)?;
+    if bytes < 64 << 10 {
+        return Err(Error::InvalidParameter(format!(
+            "{s} is outside the valid range for parameter \"{name}\" (64kB ..)"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// A size in the largest unit that divides it, as PostgreSQL shows it.
+pub(crate) fn show_bytes(bytes: usize) -> String {
+    for (unit, size) in [("TB", 1usize << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)] {
+        if bytes.is_multiple_of(size) {
+            return format!("{}{unit}", bytes / size);
+        }
+    }
+    format!("{bytes}B")
 }
 
 /// A duration in the largest unit that divides it, as PostgreSQL shows it.

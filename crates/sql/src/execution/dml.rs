@@ -92,8 +92,14 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
     let table = &ins.rules.info.table;
     let ncols = table.columns().len();
     let mut out = DmlOutcome { count: 0, rows: vec![] };
-    let source: Vec<Vec<Value>> = open(&ins.source, cx, vec![])?.collect::<Result<_>>()?;
+    // A source that cannot see the table's rows streams into it; one that
+    // could (INSERT INTO t SELECT ... FROM t) is read whole first, so it
+    // never meets the rows this statement adds.
+    let source = open(&ins.source, cx, vec![])?;
+    let source: Box<dyn Iterator<Item = Result<Vec<Value>>>> =
+        if ins.source.may_read(table) { Box::new(gather(source, cx)?.into_iter().map(Ok)) } else { source };
     for src in source {
+        let src = src?;
         cx.check_deadline()?;
         let mut row = vec![Value::Null; ncols];
         let mut given = vec![false; ncols];
@@ -141,6 +147,38 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
     Ok(out)
 }
 
+/// Reads `rows` whole, charging the statement's budget and stopping at its
+/// deadline on the way.
+pub(crate) fn gather<T: Buffered>(rows: impl Iterator<Item = Result<T>>, cx: &ExecCtx) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for r in rows {
+        let r = r?;
+        cx.budget.hold(r.values())?;
+        out.push(r);
+        if out.len() % 1024 == 0 {
+            cx.check_deadline()?;
+        }
+    }
+    Ok(out)
+}
+
+/// A buffered row: its values, for the budget.
+pub(crate) trait Buffered {
+    fn values(&self) -> &[Value];
+}
+
+impl Buffered for Vec<Value> {
+    fn values(&self) -> &[Value] {
+        self
+    }
+}
+
+impl Buffered for (Row<'_>, Vec<Value>) {
+    fn values(&self) -> &[Value] {
+        &self.1
+    }
+}
+
 /// The existing row that `row` conflicts with under ON CONFLICT.
 fn conflict<'a>(
     table: &'a Arc<centum_engine::Table>,
@@ -171,7 +209,7 @@ fn conflict<'a>(
 pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
     let failure: RefCell<Option<Error>> = RefCell::new(None);
-    let targets: Vec<(Row, Vec<Value>)> = access_rows(&up.access, cx, &[])?.collect::<Result<_>>()?;
+    let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&up.access, cx, &[])?, cx)?;
     for (row, old) in targets {
         cx.check_deadline()?;
         let compute = |cur: &[Value]| -> Result<Option<Vec<Value>>> {
@@ -224,7 +262,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
 /// Runs a DELETE.
 pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
-    let targets: Vec<(Row, Vec<Value>)> = access_rows(&del.access, cx, &[])?.collect::<Result<_>>()?;
+    let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&del.access, cx, &[])?, cx)?;
     for (row, vals) in targets {
         cx.check_deadline()?;
         // Under READ COMMITTED a row changed meanwhile is deleted only if
@@ -388,7 +426,7 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
     let table = &m.rules.info.table;
     let ncols = table.columns().len();
     let mut out = DmlOutcome { count: 0, rows: vec![] };
-    let source: Vec<Vec<Value>> = open(&m.source, cx, vec![])?.collect::<Result<_>>()?;
+    let source = gather(open(&m.source, cx, vec![])?, cx)?;
     for src in source {
         cx.check_deadline()?;
         let targets: Vec<(Row, Vec<Value>)> = access_rows(&m.target, cx, &src)?.collect::<Result<_>>()?;

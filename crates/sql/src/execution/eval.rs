@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 
 /// Evaluates `e` over `row` (the current row) and `outer`.
 pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<Value> {
+    crate::stack::check("expression nested too deeply")?;
     Ok(match e {
         Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
         Expr::Outer(i) => outer.get(*i).cloned().unwrap_or(Value::Null),
@@ -200,7 +201,7 @@ fn cached(plan: &crate::planner::Plan, cx: &ExecCtx) -> Result<Option<std::rc::R
     let entry = if plan.reads_outer() {
         None
     } else {
-        let rows: Vec<Vec<Value>> = query::open(plan, cx, vec![])?.collect::<Result<_>>()?;
+        let rows = super::dml::gather(query::open(plan, cx, vec![])?, cx)?;
         let has_null = rows.iter().any(|r| r.first().is_none_or(Value::is_null));
         let firsts: std::collections::HashSet<Value> =
             rows.iter().filter_map(|r| r.first().cloned()).filter(|v| !v.is_null()).collect();

@@ -55,6 +55,65 @@ pub struct ExecCtx<'a> {
     pub(crate) notices: std::rc::Rc<RefCell<Vec<String>>>,
     /// The transaction is READ ONLY: a write a routine attempts fails.
     pub(crate) read_only: bool,
+    /// The memory the statement's buffers may hold, shared with the
+    /// statements of the routines it calls.
+    pub(crate) budget: std::rc::Rc<Budget>,
+}
+
+/// A statement's memory budget (`statement_mem`): every row an operator
+/// holds on to (a sort's input, a hash table, grouped rows, a
+/// materialised subquery, the rows a DML statement changes, the result)
+/// is charged to it, and the statement fails with 53200 past it. Charges
+/// are only ever added: what one operator frees is not given back to
+/// another, so the bound is on everything the statement buffered.
+#[derive(Debug)]
+pub struct Budget {
+    limit: usize,
+    used: std::cell::Cell<usize>,
+}
+
+/// The default `statement_mem`: 1 GiB.
+pub const DEFAULT_STATEMENT_MEM: usize = 1 << 30;
+
+impl Budget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Budget {
+        Budget { limit, used: std::cell::Cell::new(0) }
+    }
+
+    /// Charges `bytes`; fails with 53200 once the total passes the limit.
+    #[inline]
+    pub(crate) fn charge(&self, bytes: usize) -> Result<()> {
+        let used = self.used.get().saturating_add(bytes);
+        self.used.set(used);
+        if used > self.limit {
+            return Err(crate::error::Error::OutOfMemory(format!(
+                "out of memory: the statement holds more than statement_mem ({})",
+                crate::session::show_bytes(self.limit)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Charges what `row` takes.
+    #[inline]
+    pub(crate) fn hold(&self, row: &[Value]) -> Result<()> {
+        self.charge(row_bytes(row))
+    }
+}
+
+/// About the bytes a buffered row takes: its vector, its values, and what
+/// they point to.
+pub(crate) fn row_bytes(row: &[Value]) -> usize {
+    let heap: usize = row
+        .iter()
+        .map(|v| match v {
+            Value::Text(s) => s.capacity(),
+            Value::Bytea(b) => b.capacity(),
+            _ => 0,
+        })
+        .sum();
+    std::mem::size_of::<Vec<Value>>() + std::mem::size_of_val(row) + heap
 }
 
 impl<'a> ExecCtx<'a> {
@@ -81,6 +140,7 @@ impl<'a> ExecCtx<'a> {
             identity: crate::system::Identity::DEFAULT,
             notices: Default::default(),
             read_only: false,
+            budget: std::rc::Rc::new(Budget::new(DEFAULT_STATEMENT_MEM)),
         }
     }
 
@@ -103,6 +163,7 @@ impl<'a> ExecCtx<'a> {
             identity: self.identity,
             notices: self.notices.clone(),
             read_only: self.read_only,
+            budget: self.budget.clone(),
         }
     }
 
@@ -164,8 +225,10 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
             }
             let mut rows = Vec::new();
             for r in query::open(plan, cx, vec![])? {
-                rows.push(r?);
-                if rows.len() % 4096 == 0 {
+                let r = r?;
+                cx.budget.hold(&r)?;
+                rows.push(r);
+                if rows.len() % 1024 == 0 {
                     cx.check_deadline()?;
                 }
             }

@@ -17,6 +17,7 @@ pub(crate) type Rows<'a> = Box<dyn Iterator<Item = Result<Vec<Value>>> + 'a>;
 
 /// Opens `plan` with outer row `outer`.
 pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Result<Rows<'a>> {
+    crate::stack::check("plan nested too deeply")?;
     Ok(match plan {
         Plan::Values { rows } => {
             let mut out = Vec::with_capacity(rows.len());
@@ -66,6 +67,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
                         row.extend(r?);
                         if on.as_ref().map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
                             matched = true;
+                            cx.budget.hold(&row)?;
                             out.push(Ok(row));
                         }
                     }
@@ -112,6 +114,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
                 let at = match index.get(&key) {
                     Some(&i) => i,
                     None => {
+                        cx.budget.charge(2 * super::row_bytes(&key) + 64 * aggs.len())?;
                         groups.push((key.clone(), aggs.iter().map(Acc::new).collect()));
                         index.insert(key, groups.len() - 1);
                         groups.len() - 1
@@ -141,6 +144,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
                     cx.check_deadline()?;
                 }
                 let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
+                cx.budget.charge(super::row_bytes(&k) + super::row_bytes(&row))?;
                 rows.push((k, row));
             }
             rows.sort_by(|a, b| compare_keys(&a.0, &b.0, keys));
@@ -178,20 +182,24 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             let mut seen: HashSet<Vec<Value>> = HashSet::new();
             let width = *on;
             let input = open(input, cx, outer)?;
-            Box::new(input.filter(move |r| match r {
+            Box::new(input.filter_map(move |r| match r {
                 Ok(row) => {
                     let key = match width {
                         Some(w) => row[..w.min(row.len())].to_vec(),
                         None => row.clone(),
                     };
-                    seen.insert(key)
+                    let size = super::row_bytes(&key);
+                    if !seen.insert(key) {
+                        return None;
+                    }
+                    Some(cx.budget.charge(size).map(|_| row))
                 }
-                Err(_) => true,
+                Err(e) => Some(Err(e)),
             }))
         }
         Plan::SetOp { op, all, left, right } => {
-            let l: Vec<Vec<Value>> = open(left, cx, outer.clone())?.collect::<Result<_>>()?;
-            let r: Vec<Vec<Value>> = open(right, cx, outer)?.collect::<Result<_>>()?;
+            let l = super::dml::gather(open(left, cx, outer.clone())?, cx)?;
+            let r = super::dml::gather(open(right, cx, outer)?, cx)?;
             Box::new(set_op(*op, *all, l, r).into_iter().map(Ok))
         }
         Plan::Routine { routine, args } => {
@@ -335,6 +343,10 @@ fn hash_join<'a>(
     for r in open(right, cx, outer.clone())? {
         let row = r?;
         let key = right_keys.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
+        cx.budget.charge(super::row_bytes(&key) + super::row_bytes(&row))?;
+        if right_rows.len() % 1024 == 1023 {
+            cx.check_deadline()?;
+        }
         if !key.iter().any(Value::is_null) {
             build.entry(key).or_default().push(right_rows.len());
         }
@@ -354,6 +366,7 @@ fn hash_join<'a>(
                     if on.map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
                         any = true;
                         matched[i] = true;
+                        cx.budget.hold(&row)?;
                         out.push(Ok(row));
                     }
                 }

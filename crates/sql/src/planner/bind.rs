@@ -200,6 +200,7 @@ impl<'a> Binder<'a> {
 
     /// Binds an expression.
     pub(crate) fn expr(&mut self, e: &ast::Expr, ctx: &Ctx) -> Result<Typed> {
+        crate::stack::check("expression nested too deeply")?;
         if let Some(g) = ctx.grouping {
             if let Some(t) = self.grouped(e, ctx, g)? {
                 return Ok(t);
@@ -223,6 +224,9 @@ impl<'a> Binder<'a> {
                 (Expr::Literal(Value::parse(&text, &ty)?), Some(ty))
             }
             A::Nested(e) => self.expr(e, ctx)?,
+            A::BinaryOp { op: op @ (ast::BinaryOperator::And | ast::BinaryOperator::Or), .. } => {
+                self.chain(e, op, ctx)?
+            }
             A::BinaryOp { left, op, right } => {
                 let l = self.expr(left, ctx)?;
                 let r = self.expr(right, ctx)?;
@@ -547,6 +551,49 @@ impl<'a> Binder<'a> {
         let r = self.expr(b, ctx)?;
         let (l, r) = self.unify(l, r)?;
         Ok((l.0, r.0))
+    }
+
+    /// Binds a chain of ANDs or of ORs (`a OR b OR c ...`, however
+    /// parenthesised) without recursing along it, as a balanced tree: the
+    /// parser nests such a chain once per term, and a chain of ten
+    /// thousand terms is ordinary in generated SQL. Both operators are
+    /// associative in three-valued logic, so the grouping changes nothing
+    /// but the depth.
+    fn chain(&mut self, e: &ast::Expr, op: &ast::BinaryOperator, ctx: &Ctx) -> Result<Typed> {
+        let (which, bop) =
+            if matches!(op, ast::BinaryOperator::And) { ("AND", BinOp::And) } else { ("OR", BinOp::Or) };
+        let mut terms = Vec::new();
+        let mut todo = vec![e];
+        while let Some(x) = todo.pop() {
+            match x {
+                ast::Expr::BinaryOp { left, op: o, right } if o == op => {
+                    todo.push(right);
+                    todo.push(left);
+                }
+                ast::Expr::Nested(inner) if matches!(&**inner, ast::Expr::BinaryOp { op: o, .. } if o == op) => {
+                    todo.push(inner)
+                }
+                t => terms.push(t),
+            }
+        }
+        let mut level = Vec::with_capacity(terms.len());
+        for t in terms {
+            let t = self.expr(t, ctx)?;
+            level.push(self.expect_bool(t, which)?);
+        }
+        // Pairs neighbours level by level, so the terms keep their order.
+        while level.len() > 1 {
+            let mut next = Vec::with_capacity(level.len().div_ceil(2));
+            let mut it = level.into_iter();
+            while let Some(a) = it.next() {
+                next.push(match it.next() {
+                    Some(b) => Expr::Binary(bop, Box::new(a), Box::new(b)),
+                    None => a,
+                });
+            }
+            level = next;
+        }
+        Ok((level.pop().unwrap_or(Expr::bool(bop == BinOp::And)), Some(DataType::Boolean)))
     }
 
     fn expect_bool(&mut self, e: Typed, what: &str) -> Result<Expr> {

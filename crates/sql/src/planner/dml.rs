@@ -544,11 +544,7 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 
 /// Parses a stored expression (a default, a CHECK).
 pub(crate) fn parse_expr(text: &str) -> Result<ast::Expr> {
-    let dialect = sqlparser::dialect::PostgreSqlDialect {};
-    sqlparser::parser::Parser::new(&dialect)
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_expr())
-        .map_err(|e| Error::Syntax(e.to_string()))
+    crate::parser::parse_expression(text)
 }
 
 #[allow(dead_code)]

@@ -384,6 +384,39 @@ impl Plan {
         found
     }
 
+    /// Whether running the plan could read rows of `table`: it reads the
+    /// table, or calls a routine (which may read anything). An INSERT
+    /// whose source cannot see its own rows can stream them.
+    pub fn may_read(&self, table: &centum_engine::Table) -> bool {
+        let mut found = false;
+        let mut check = |e: &Expr| {
+            e.walk(&mut |x| match x {
+                Expr::Subquery(p, _) => found |= p.may_read(table),
+                Expr::Routine(..) => found = true,
+                _ => {}
+            })
+        };
+        self.each_expr(&mut check);
+        found || self.inputs_read(table)
+    }
+
+    fn inputs_read(&self, table: &centum_engine::Table) -> bool {
+        match self {
+            Plan::Access(a) => a.table.id() == table.id(),
+            Plan::Routine { .. } => true,
+            Plan::Values { .. } | Plan::Series { .. } | Plan::System(_) => false,
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input, .. } => input.inputs_read(table),
+            Plan::NestedLoop { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => left.inputs_read(table) || right.inputs_read(table),
+        }
+    }
+
     /// Calls `f` on every expression of this plan and its inputs.
     pub(crate) fn each_expr(&self, f: &mut impl FnMut(&Expr)) {
         let bound = |b: &std::ops::Bound<Expr>, f: &mut dyn FnMut(&Expr)| {

@@ -41,6 +41,7 @@ struct Step {
 impl<'a> Binder<'a> {
     /// Binds a query.
     pub fn query(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
+        crate::stack::check("queries nested too deeply")?;
         let depth = self.ctes.len();
         if let Some(with) = &q.with {
             if with.recursive {
@@ -106,6 +107,7 @@ impl<'a> Binder<'a> {
     }
 
     fn set_expr(&mut self, e: &ast::SetExpr) -> Result<(Plan, Vec<OutputColumn>)> {
+        crate::stack::check("set operations nested too deeply")?;
         match e {
             ast::SetExpr::Select(s) => self.select(s, &[], false),
             ast::SetExpr::Query(q) => self.query(q),

@@ -886,14 +886,7 @@ impl Compiler<'_> {
 
     fn expr(&mut self, span: &Span) -> Result<CExpr> {
         let (text, pre) = self.rewrite(span.clone(), None)?;
-        let e = sqlparser::parser::Parser::new(&PostgreSqlDialect {})
-            .try_with_sql(&text)
-            .and_then(|mut p| {
-                let e = p.parse_expr()?;
-                p.expect_token(&Token::EOF)?;
-                Ok(e)
-            })
-            .map_err(|e| crate::parser::syntax_error(&e.to_string()))?;
+        let e = crate::parser::parse_expression(&text)?;
         let mut b =
             Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
         let scope = crate::planner::bind::Scope::default();
