@@ -127,7 +127,8 @@ pub(crate) struct Shared {
     next_table_id: AtomicU64,
     /// The data directory's log and checkpoints; `None` in memory only.
     pub(crate) storage: Option<Storage>,
-    /// Set once a log write or sync failed: no more commits.
+    /// Set once a log sync failed: no more commits until restart. (A
+    /// failed log write fails only the commits it carried.)
     log_failed: AtomicBool,
     /// What recovery did when the database was opened.
     recovered: Option<LoadStats>,
@@ -143,10 +144,13 @@ impl Shared {
         Ok(())
     }
 
-    /// Appends a redo record and waits as `durability` says. Any failure
-    /// but an oversized record stops all later commits.
-    /// The record's commit timestamp is `stamp`'s, taken as it is
-    /// appended (so timestamps follow log order).
+    /// Appends a redo record and waits as `durability` says. The record's
+    /// commit timestamp is `stamp`'s, taken as it is appended (so
+    /// timestamps follow log order). On an error the record was not
+    /// acknowledged and the caller undoes its change. A failed write
+    /// (disk full: 53100, other I/O errors: 58030) refuses only the commits
+    /// it carried, and later ones go on once the disk takes writes again; a
+    /// failed sync stops every later commit until restart.
     pub(crate) fn log(
         &self,
         record: Record,
@@ -155,9 +159,7 @@ impl Shared {
     ) -> Result<()> {
         let Some(storage) = &self.storage else { return Ok(()) };
         storage.commit_stamped(record, durability, stamp).map(drop).map_err(|e| {
-            if !matches!(e, centum_storage::Error::RecordTooLarge { .. })
-                && !self.log_failed.swap(true, SeqCst)
-            {
+            if storage.is_failed() && !self.log_failed.swap(true, SeqCst) {
                 tracing::error!(error = %e, "the redo log failed: no more commits until restart");
             }
             Error::from(e)
@@ -687,7 +689,9 @@ impl Database {
         self.shared.recovered.as_ref()
     }
 
-    /// Whether the log has failed (no commits are taken until restart).
+    /// Whether the log has failed after a failed sync (no commits are taken
+    /// until restart). Failed writes do not set it: commits resume by
+    /// themselves once the disk takes writes again.
     pub fn log_failed(&self) -> bool {
         self.shared.log_failed.load(SeqCst)
     }

@@ -96,13 +96,16 @@ pub enum Error {
     #[error("relation \"{0}\" was dropped by a concurrent transaction")]
     Dropped(String),
     /// The data directory could not be read or written, or holds bytes
-    /// the engine did not write. After a failed log write or sync the
-    /// database takes no more commits (reads go on) until it is restarted;
-    /// the transaction that met the failure is decided by recovery.
+    /// the engine did not write. A failed log write (disk full, I/O error)
+    /// aborts the transactions whose records it carried; commits go on once
+    /// a write succeeds again. After a failed log sync the database takes
+    /// no more commits (reads go on) until it is restarted, and the
+    /// transaction that met the failure is decided by recovery.
     #[error("{message}")]
     Storage {
-        /// SQLSTATE: 58030 for I/O, XX001 for corruption, 54000 for a
-        /// transaction too large to log, 57P01 once closed.
+        /// SQLSTATE: 53100 when the disk is full, 58030 for other I/O
+        /// errors, XX001 for corruption, 54000 for a transaction too large
+        /// to log, 57P01 once closed.
         code: &'static str,
         /// What failed, naming the file and offset where there is one.
         message: String,

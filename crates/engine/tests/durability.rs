@@ -6,8 +6,12 @@
 //!   must equal the model after exactly the acknowledged commits (a commit
 //!   in flight across sync N may go either way);
 //! - SCHEMA_ONLY tables: definition back, rows gone, nothing logged;
-//! - injected write and sync failures: the commit that meets one fails,
-//!   every later commit is refused, reads go on, and a restart keeps every
+//! - a full disk or a failing write under the log: the commits it meets fail
+//!   with 53100 or 58030 and are rolled back, SCHEMA_ONLY commits and reads
+//!   go on, and once writes succeed again so do commits; a restart keeps
+//!   exactly the acknowledged commits;
+//! - a failed sync: the commit that meets it fails, every later commit is
+//!   refused until restart, reads go on, and a restart keeps every
 //!   acknowledged commit;
 //! - delayed durability, damaged checkpoint files, and a real directory
 //!   reopened several times.
@@ -18,6 +22,7 @@ use centum_engine::{
 };
 use centum_types::{DataType, Value};
 use std::collections::BTreeMap;
+use std::io::ErrorKind;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -304,44 +309,122 @@ fn ids(db: &Database) -> Vec<i64> {
 }
 
 #[test]
-fn a_failed_log_write_or_sync_stops_commits_and_loses_nothing_acknowledged() {
-    for fail_sync in [true, false] {
-        let fs = SimFs::new();
-        let db = open_with_tables(&fs);
-        for id in 0..20 {
-            commit_one(&db, id).unwrap();
-        }
-        if fail_sync {
-            fs.fail_sync(1);
-        } else {
-            fs.fail_write(1);
-        }
-        let e = commit_one(&db, 20).unwrap_err();
-        assert_eq!(e.sqlstate(), "58030", "{e}");
-        assert!(db.log_failed());
-        // Every later commit is refused, SCHEMA_ONLY ones and DDL included,
-        // with a message that says why.
-        for attempt in [
-            commit_one(&db, 21),
-            db.create_table(TableDef::new("x").column("a", DataType::Integer)).map(drop),
-        ] {
-            let e = attempt.unwrap_err();
-            assert_eq!(e.sqlstate(), "58030");
-            assert!(e.to_string().contains("no more commits"), "{e}");
-        }
-        let cache = db.table("cache").unwrap();
-        let e = db.run(Isolation::Snapshot, 1, |txn| txn.insert(&cache, vec![Value::BigInt(1), Value::Null]));
-        assert_eq!(e.unwrap_err().sqlstate(), "58030");
-        // Reads go on, and see exactly the acknowledged commits.
-        assert_eq!(ids(&db), (0..20).collect::<Vec<_>>());
-        let image = fs.crash_now();
-        drop(db);
-        let db = Database::open(sim_options(&image)).unwrap();
-        let got = ids(&db);
-        // The failed commit's fate is decided by what reached the disk.
-        assert!(got == (0..20).collect::<Vec<_>>() || got == (0..21).collect::<Vec<_>>(), "{got:?}");
-        commit_one(&db, 100).unwrap();
+fn a_failed_log_sync_stops_commits_until_restart_and_loses_nothing_acknowledged() {
+    // A failed fdatasync is final: the kernel may have dropped the pages it
+    // could not write, and a later sync would not say so.
+    let fs = SimFs::new();
+    let db = open_with_tables(&fs);
+    for id in 0..20 {
+        commit_one(&db, id).unwrap();
     }
+    fs.fail_sync(1);
+    let e = commit_one(&db, 20).unwrap_err();
+    assert_eq!(e.sqlstate(), "58030", "{e}");
+    assert!(db.log_failed());
+    // Every later commit is refused, SCHEMA_ONLY ones and DDL included,
+    // with a message that says why.
+    for attempt in
+        [commit_one(&db, 21), db.create_table(TableDef::new("x").column("a", DataType::Integer)).map(drop)]
+    {
+        let e = attempt.unwrap_err();
+        assert_eq!(e.sqlstate(), "58030");
+        assert!(e.to_string().contains("no more commits"), "{e}");
+    }
+    let cache = db.table("cache").unwrap();
+    let e = db.run(Isolation::Snapshot, 1, |txn| txn.insert(&cache, vec![Value::BigInt(1), Value::Null]));
+    assert_eq!(e.unwrap_err().sqlstate(), "58030");
+    // Reads go on, and see exactly the acknowledged commits.
+    assert_eq!(ids(&db), (0..20).collect::<Vec<_>>());
+    let image = fs.crash_now();
+    drop(db);
+    let db = Database::open(sim_options(&image)).unwrap();
+    let got = ids(&db);
+    // The failed commit's fate is decided by what reached the disk.
+    assert!(got == (0..20).collect::<Vec<_>>() || got == (0..21).collect::<Vec<_>>(), "{got:?}");
+    commit_one(&db, 100).unwrap();
+}
+
+/// Rows of the accounts table, counted by a plain scan.
+fn scanned_rows(db: &Database) -> usize {
+    let t = db.table("accounts").unwrap();
+    db.begin(Isolation::Snapshot).unwrap().scan(&t).unwrap().count()
+}
+
+#[test]
+fn a_full_disk_fails_commits_until_space_returns_and_keeps_exactly_the_acknowledged() {
+    let fs = SimFs::new();
+    let db = open_with_tables(&fs);
+    for id in 0..20 {
+        commit_one(&db, id).unwrap();
+    }
+    let cache = db.table("cache").unwrap();
+    for (kind, code) in [(ErrorKind::StorageFull, "53100"), (ErrorKind::Other, "58030")] {
+        fs.fail_writes("log-", kind);
+        for attempt in 0..3 {
+            let e = commit_one(&db, 20).unwrap_err();
+            assert_eq!(e.sqlstate(), code, "attempt {attempt}: {e}");
+            // DDL too: the table is not created.
+            let e = db.create_table(TableDef::new("x").column("a", DataType::Integer)).unwrap_err();
+            assert_eq!(e.sqlstate(), code, "{e}");
+            assert!(db.table("x").is_err());
+        }
+        assert!(!db.log_failed(), "a failed write stopped the log");
+        // Nothing logged, nothing refused: SCHEMA_ONLY commits go on.
+        db.run(Isolation::Snapshot, 1, |txn| txn.insert(&cache, vec![Value::BigInt(1), Value::Null]))
+            .unwrap();
+        // The refused transactions were rolled back: readers see exactly
+        // the acknowledged commits, and their keys are free.
+        assert_eq!(ids(&db), (0..20).collect::<Vec<_>>());
+        assert_eq!(scanned_rows(&db), 20);
+        // A crash during the outage recovers exactly the acknowledged ones.
+        let image = fs.crash_now();
+        assert_eq!(ids(&Database::open(sim_options(&image)).unwrap()), (0..20).collect::<Vec<_>>());
+        fs.heal();
+    }
+    // Space is back: commits (of the same key, too) and DDL go on by
+    // themselves, without a restart.
+    for id in 20..40 {
+        commit_one(&db, id).unwrap();
+    }
+    db.create_table(TableDef::new("x").column("a", DataType::Integer)).unwrap();
+    db.checkpoint().unwrap();
+    for id in 40..45 {
+        commit_one(&db, id).unwrap();
+    }
+    let image = fs.crash_now();
+    drop(db);
+    let db = Database::open(sim_options(&image)).unwrap();
+    assert_eq!(ids(&db), (0..45).collect::<Vec<_>>());
+    assert_eq!(scanned_rows(&db), 45, "a row came back twice");
+    assert!(db.table("x").is_ok());
+}
+
+#[test]
+fn checkpoints_on_a_full_disk_fail_and_commits_go_on() {
+    let fs = SimFs::new();
+    let db = open_with_tables(&fs);
+    for id in 0..20 {
+        commit_one(&db, id).unwrap();
+    }
+    for prefix in ["data-", "delta-", "manifest-"] {
+        fs.fail_writes(prefix, ErrorKind::StorageFull);
+    }
+    for id in 20..40 {
+        commit_one(&db, id).unwrap();
+    }
+    let e = db.checkpoint().unwrap_err();
+    assert_eq!(e.sqlstate(), "53100", "{e}");
+    assert!(!db.log_failed());
+    fs.heal();
+    db.checkpoint().unwrap();
+    for id in 40..50 {
+        commit_one(&db, id).unwrap();
+    }
+    let image = fs.crash_now();
+    drop(db);
+    let db = Database::open(sim_options(&image)).unwrap();
+    assert_eq!(ids(&db), (0..50).collect::<Vec<_>>());
+    assert_eq!(scanned_rows(&db), 50);
 }
 
 #[test]

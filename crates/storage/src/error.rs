@@ -1,14 +1,19 @@
 //! The storage layer's error type.
 //!
-//! Three kinds of failure reach a caller, and each maps to one SQLSTATE:
+//! These kinds of failure reach a caller, and each maps to one SQLSTATE:
 //!
-//! * an operating-system call failed ([`Error::Io`], `58030 io_error`);
+//! * an operating-system call failed ([`Error::Io`]): `53100 disk_full`
+//!   when the file system is out of space (ENOSPC, or EDQUOT for a quota),
+//!   `58030 io_error` otherwise. A failed *write* to the log or to a
+//!   checkpoint file is not final: the log refuses the commits of the
+//!   flush that met it and goes on once a write succeeds again, and the
+//!   checkpoint worker catches up at its next checkpoint;
 //! * bytes on disk are not what this crate wrote ([`Error::Corrupt`],
 //!   `XX001 data_corrupted`), always with the file and byte offset;
 //! * a redo record over the 1 GiB frame limit ([`Error::RecordTooLarge`],
 //!   `54000 program_limit_exceeded`);
-//! * the redo log or the checkpoint worker stopped after an earlier I/O
-//!   failure ([`Error::LogFailed`], [`Error::CheckpointFailed`],
+//! * the redo log or the checkpoint worker stopped after a failed
+//!   `fdatasync` ([`Error::LogFailed`], [`Error::CheckpointFailed`],
 //!   `58030 io_error`: the cause is an I/O error, and the server cannot take
 //!   commits until it is restarted, which is what `58030` tells a client).
 
@@ -44,12 +49,14 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
-    /// The redo log stopped taking commits after a failed write or sync; the
-    /// string is the first failure. Restart (recover) to go on.
+    /// The redo log stopped taking commits after a failed sync (or a failed
+    /// write it could not cut off); the string is the first failure.
+    /// Restart (recover) to go on.
     #[error("the redo log has failed and takes no more commits: {0}")]
     LogFailed(String),
-    /// The checkpoint worker stopped after a failed write or sync; the log
-    /// keeps every commit since the last manifest, so nothing is lost.
+    /// The checkpoint worker stopped after a failed sync or damaged data;
+    /// the log keeps every commit since the last manifest, so nothing is
+    /// lost.
     #[error("checkpointing has failed and stopped: {0}")]
     CheckpointFailed(String),
     /// A redo record longer than the largest frame (1 GiB); nothing was
@@ -65,12 +72,14 @@ pub enum Error {
 }
 
 impl Error {
-    /// The PostgreSQL SQLSTATE for this error: `58030` (io_error) for I/O
+    /// The PostgreSQL SQLSTATE for this error: `53100` (disk_full) when the
+    /// file system is out of space, `58030` (io_error) for other I/O
     /// failures and for a log or checkpointer stopped by one, `XX001`
     /// (data_corrupted) for corruption, `54000` (program_limit_exceeded) for
     /// an oversized record, `57P01` (admin_shutdown) once closed.
     pub fn sqlstate(&self) -> &'static str {
         match self {
+            Error::Io { .. } if self.is_disk_full() => "53100",
             Error::Io { .. } | Error::LogFailed(_) | Error::CheckpointFailed(_) => "58030",
             Error::Corrupt { .. } => "XX001",
             Error::RecordTooLarge { .. } => "54000",
@@ -81,6 +90,41 @@ impl Error {
     /// True for corruption found on disk.
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corrupt { .. })
+    }
+
+    /// True when an OS call failed for want of space (ENOSPC, EDQUOT).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, Error::Io { source, .. }
+            if matches!(source.kind(), io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded))
+    }
+
+    /// True when an `fdatasync` or a directory `fsync` failed. Such a failure
+    /// is final: Linux may have dropped the dirty pages it could not write
+    /// and clear the error, so a later sync can succeed without them.
+    pub(crate) fn is_failed_sync(&self) -> bool {
+        matches!(self, Error::Io { op: "fdatasync" | "sync directory", .. })
+    }
+
+    /// The same error again, for a second caller the same failure met
+    /// (`io::Error` is not `Clone`; the copy keeps its kind, its OS error
+    /// code and its message).
+    pub(crate) fn duplicate(&self) -> Error {
+        match self {
+            Error::Io { path, op, source } => {
+                let source = match source.raw_os_error() {
+                    Some(code) => io::Error::from_raw_os_error(code),
+                    None => io::Error::new(source.kind(), source.to_string()),
+                };
+                Error::Io { path: path.clone(), op, source }
+            }
+            Error::Corrupt { file, offset, what } => {
+                Error::Corrupt { file: file.clone(), offset: *offset, what: what.clone() }
+            }
+            Error::LogFailed(why) => Error::LogFailed(why.clone()),
+            Error::CheckpointFailed(why) => Error::CheckpointFailed(why.clone()),
+            Error::RecordTooLarge { bytes } => Error::RecordTooLarge { bytes: *bytes },
+            Error::Closed => Error::Closed,
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, op: &'static str, source: io::Error) -> Self {

@@ -86,7 +86,8 @@ impl Storage {
         &self.log
     }
 
-    /// True once the log has failed: no commit succeeds until restart.
+    /// True once the log has failed (a sync failed): no commit succeeds
+    /// until restart. A failed write does not fail the log.
     pub fn is_failed(&self) -> bool {
         self.log.is_failed()
     }

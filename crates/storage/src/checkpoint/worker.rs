@@ -15,12 +15,17 @@
 //! commits: batches then stay queued until resumed or until a checkpoint
 //! (or stop) is asked for, which first processes all of them.
 //!
-//! After an I/O error the worker stops: later checkpoints report
-//! [`Error::CheckpointFailed`]. Nothing is lost; the log keeps every
-//! segment since the last manifest, and recovery starts from there.
+//! Commits never depend on it either: whatever fails here, the log keeps
+//! every segment from the last manifest's replay position, and recovery
+//! starts from there. After a failed *write* (a full disk) the worker
+//! falls behind: it stops writing, only notes how far the log has gone,
+//! and at the next checkpoint (asked for, or due by the log's growth)
+//! catches up by starting again from the last manifest and reading the
+//! log after it back from disk. After a failed *sync*, or damaged data, it
+//! stops until restart: later checkpoints report
+//! [`Error::CheckpointFailed`].
 
-use std::collections::BTreeMap;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Condvar;
@@ -37,7 +42,7 @@ use crate::checkpoint::pair::{
 use crate::error::{Error, Result};
 use crate::format::Magic;
 use crate::fs::Fs;
-use crate::log::segment::{parse_segment_name, Batch};
+use crate::log::segment::{parse_segment_name, read_batches, Batch};
 use crate::log::writer::BatchSink;
 use crate::log::{decode_record, LogPos, Op, RowId};
 
@@ -104,6 +109,10 @@ pub struct CheckpointStats {
     pub bytes_written: u64,
     /// Time the worker spent working (batches and checkpoints), not waiting.
     pub busy: Duration,
+    /// Times the worker fell behind after a failed write.
+    pub fell_behind: u64,
+    /// Times it caught up again from the last manifest and the log.
+    pub caught_up: u64,
 }
 
 pub(crate) enum Msg {
@@ -153,6 +162,19 @@ impl Pair {
     }
 }
 
+/// Whether the pair files reflect every batch the worker was handed.
+enum Health {
+    /// They do, up to the processed position.
+    Good,
+    /// A write failed part-way, so what was written since the last manifest
+    /// is not to be trusted. Batches are only noted (the log keeps them)
+    /// until the next checkpoint catches up from that manifest.
+    Behind,
+    /// A sync failed, or a file or the log is damaged: stopped until
+    /// restart. The string is the cause.
+    Stopped(String),
+}
+
 /// The worker's state; lives on its thread.
 pub(crate) struct Worker {
     fs: Arc<dyn Fs>,
@@ -167,7 +189,15 @@ pub(crate) struct Worker {
     processed: LogPos,
     manifest_seq: u64,
     bytes_since: u64,
-    failed: Option<String>,
+    health: Health,
+    /// The last manifest written (or recovered from): where catching up
+    /// starts.
+    base: Manifest,
+    /// The end of the last batch handed over, processed or not.
+    received: LogPos,
+    /// Log bytes handed over since falling behind or the last attempt to
+    /// catch up.
+    missed: u64,
     data_block: Vec<u8>,
     files: Arc<Mutex<Vec<FileInfo>>>,
     stats: Arc<Mutex<CheckpointStats>>,
@@ -189,25 +219,11 @@ impl Worker {
         manifest: &Manifest,
         next_id: u64,
     ) -> Worker {
-        let pairs = manifest
-            .pairs
-            .iter()
-            .map(|m| {
-                let pair = Pair {
-                    meta: *m,
-                    state: FileState::Active,
-                    data: None,
-                    delta: None,
-                    pending_delta: Vec::new(),
-                };
-                (m.id, pair)
-            })
-            .collect();
         let w = Worker {
             fs,
             dir,
             opts,
-            pairs,
+            pairs: pairs_of(manifest),
             current: None,
             precreated: None,
             next_id: next_id.max(manifest.next_file_id),
@@ -216,7 +232,10 @@ impl Worker {
             processed: manifest.replay,
             manifest_seq: manifest.seq,
             bytes_since: 0,
-            failed: None,
+            health: Health::Good,
+            base: manifest.clone(),
+            received: manifest.replay,
+            missed: 0,
             data_block: Vec::new(),
             files: Arc::default(),
             stats: Arc::default(),
@@ -237,9 +256,14 @@ impl Worker {
                 let started = Instant::now();
                 match msg {
                     Msg::Batch(b) => {
-                        if self.failed.is_none() {
-                            let r = self.process_batch(&b);
-                            let _ = self.note(r);
+                        self.received = b.end_pos();
+                        match self.health {
+                            Health::Good => {
+                                let r = self.process_batch(&b);
+                                let _ = self.note(r);
+                            }
+                            Health::Behind => self.missed(b.bytes.len()),
+                            Health::Stopped(_) => {}
                         }
                         lock(&self.stats).batches += 1;
                     }
@@ -255,16 +279,108 @@ impl Worker {
         }
     }
 
-    /// Records the first failure; the worker does nothing but report it
-    /// afterwards.
+    /// Classifies a failure: a failed write or read leaves the worker
+    /// behind (it catches up at the next checkpoint); a failed sync or
+    /// damaged data stops it until restart, since after a failed fsync
+    /// nothing says which written pages reached the disk.
     fn note<T>(&mut self, r: Result<T>) -> Result<T> {
         if let Err(e) = &r {
-            if self.failed.is_none() {
-                tracing::error!(error = %e, "checkpointing failed and stops");
-                self.failed = Some(e.to_string());
+            let retry = matches!(e, Error::Io { .. }) && !e.is_failed_sync();
+            match self.health {
+                Health::Stopped(_) => {}
+                _ if !retry => {
+                    tracing::error!(error = %e, "checkpointing failed and stops until restart");
+                    self.health = Health::Stopped(e.to_string());
+                }
+                Health::Good => {
+                    lock(&self.stats).fell_behind += 1;
+                    tracing::error!(error = %e, "a checkpoint write failed; checkpointing resumes at the next checkpoint");
+                    self.health = Health::Behind;
+                }
+                Health::Behind => {
+                    tracing::warn!(error = %e, "checkpointing could not catch up; it tries again at the next checkpoint");
+                }
             }
         }
         r
+    }
+
+    /// Notes a batch that arrived while behind; once a checkpoint's worth
+    /// of log has gone by, tries to catch up, as an automatic checkpoint
+    /// would have come by then.
+    fn missed(&mut self, bytes: usize) {
+        self.missed += bytes as u64;
+        let auto = self.opts.auto_checkpoint_bytes;
+        if auto > 0 && self.missed >= auto {
+            let r = self.catch_up();
+            let _ = self.note(r);
+        }
+    }
+
+    /// Rebuilds the worker's state after a failed write: back to the last
+    /// manifest, then every batch handed over since, read back from the
+    /// log (which keeps every segment from the manifest's replay position).
+    /// Pairs created since that manifest are dropped with their files (no
+    /// manifest names them); the delta files it names are cut back to the
+    /// lengths it records when next appended to. Nothing a manifest on disk
+    /// counts is touched, so a crash at any point recovers as before, and
+    /// every record lands in the pair files exactly once.
+    fn catch_up(&mut self) -> Result<()> {
+        self.missed = 0;
+        self.reset_to_base();
+        let (fs, dir) = (self.fs.clone(), self.dir.clone());
+        let (from, to) = (self.base.replay, self.received);
+        read_batches(fs.as_ref(), &dir, from, to, |batch| self.process_batch(&batch))?;
+        self.health = Health::Good;
+        lock(&self.stats).caught_up += 1;
+        tracing::info!(
+            from_segment = from.segment,
+            from_offset = from.offset,
+            to_segment = to.segment,
+            to_offset = to.offset,
+            "checkpointing caught up with the log"
+        );
+        Ok(())
+    }
+
+    /// Forgets everything since the last manifest (see
+    /// [`Worker::catch_up`]).
+    fn reset_to_base(&mut self) {
+        let named: HashSet<u64> = self.base.pairs.iter().map(|p| p.id).collect();
+        let mut pairs = pairs_of(&self.base);
+        for (id, mut p) in std::mem::take(&mut self.pairs) {
+            if named.contains(&id) {
+                continue;
+            }
+            if id < self.base.next_file_id {
+                // Named by an earlier manifest only: still waiting for its
+                // removal after a checkpoint.
+                p.state = FileState::WaitingForRemoval;
+                (p.data, p.delta) = (None, None);
+                pairs.insert(id, p);
+                continue;
+            }
+            for name in [data_name(id), delta_name(id)] {
+                match self.fs.remove(&self.dir.join(&name)) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    // Recovery removes it as an orphan.
+                    Err(e) => {
+                        tracing::warn!(file = name, error = %e, "could not remove an unnamed pair file")
+                    }
+                }
+            }
+        }
+        self.pairs = pairs;
+        self.current = None;
+        self.precreated = None;
+        self.catalog = self.base.catalog.clone();
+        self.max_ts = self.base.max_commit_ts;
+        self.processed = self.base.replay;
+        self.manifest_seq = self.base.seq;
+        self.bytes_since = 0;
+        self.data_block.clear();
+        self.publish();
     }
 
     fn create_pair(&mut self, state: FileState) -> Result<u64> {
@@ -400,8 +516,13 @@ impl Worker {
     }
 
     fn checkpoint(&mut self, merge: bool) -> Result<CheckpointReport> {
-        if let Some(why) = &self.failed {
-            return Err(Error::CheckpointFailed(why.clone()));
+        match &self.health {
+            Health::Stopped(why) => return Err(Error::CheckpointFailed(why.clone())),
+            Health::Behind => {
+                let r = self.catch_up();
+                self.note(r)?;
+            }
+            Health::Good => {}
         }
         let r = self.checkpoint_inner(merge);
         self.note(r)
@@ -458,6 +579,7 @@ impl Worker {
         report.manifest_seq = seq;
         report.replay = self.processed;
         report.pairs = manifest.pairs.len();
+        self.base = manifest;
         self.remove_unneeded(&mut report);
         self.publish();
         tracing::info!(
@@ -584,6 +706,24 @@ impl Worker {
         tracing::info!(sources = ?group, target, rows = meta.rows, "merged checkpoint pairs");
         Ok(())
     }
+}
+
+/// The pairs a manifest names, all Active, none open.
+fn pairs_of(manifest: &Manifest) -> BTreeMap<u64, Pair> {
+    manifest
+        .pairs
+        .iter()
+        .map(|m| {
+            let pair = Pair {
+                meta: *m,
+                state: FileState::Active,
+                data: None,
+                delta: None,
+                pending_delta: Vec::new(),
+            };
+            (m.id, pair)
+        })
+        .collect()
 }
 
 /// Batches are handed over in bulk: waking the worker for every batch

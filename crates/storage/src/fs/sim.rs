@@ -25,6 +25,9 @@
 //! [`SimFs::fail_write`] and [`SimFs::fail_sync`] make the `n`th write or
 //! sync (counted from 1 over the whole file system) return an error; a failed
 //! write stores the first half of its bytes, as a real short write might.
+//! [`SimFs::fail_writes`] makes every write to some files fail with a given
+//! error (a full disk: `ErrorKind::StorageFull`) until [`SimFs::heal`],
+//! while shrinking files and syncing still work, as on a full disk.
 
 use super::{File, Fs};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -58,6 +61,8 @@ struct State {
     syncs_by_path: HashMap<PathBuf, u64>,
     fail_write: Option<u64>,
     fail_sync: Option<u64>,
+    /// Files (by name prefix) whose writes fail, and with what, until healed.
+    failing: Vec<(String, io::ErrorKind)>,
     /// `images[k]` is the durable state after the `k`th sync.
     images: Option<Vec<Arc<Image>>>,
 }
@@ -98,9 +103,17 @@ impl State {
         }
     }
 
-    fn begin_write(&mut self) -> io::Result<bool> {
+    /// Counts a write; returns an error if this is the one to fail.
+    fn begin_write(&mut self) -> Option<io::Error> {
         self.writes += 1;
-        Ok(self.fail_write == Some(self.writes))
+        (self.fail_write == Some(self.writes)).then(|| io::Error::other("injected write failure"))
+    }
+
+    /// The error a write to `path` meets while [`SimFs::fail_writes`] holds.
+    fn failing_write(&self, path: &Path) -> Option<io::Error> {
+        let name = path.file_name()?.to_str()?;
+        let (_, kind) = self.failing.iter().find(|(prefix, _)| name.starts_with(prefix.as_str()))?;
+        Some(io::Error::new(*kind, format!("injected {kind} writing {name}")))
     }
 
     fn inode(&mut self, ino: u64) -> io::Result<&mut Inode> {
@@ -193,6 +206,20 @@ impl SimFs {
         s.fail_sync = Some(s.syncs + n);
     }
 
+    /// Makes every write to a file whose name starts with `prefix` fail with
+    /// an error of `kind` until [`SimFs::heal`]: writes (which store the
+    /// first half of their bytes, as a short write on a filling disk
+    /// might), truncations that grow a file, and creations. Shrinking a
+    /// file and syncing still work, as on a full disk.
+    pub fn fail_writes(&self, prefix: &str, kind: io::ErrorKind) {
+        self.lock().failing.push((prefix.to_owned(), kind));
+    }
+
+    /// Ends every failure [`SimFs::fail_writes`] started.
+    pub fn heal(&self) {
+        self.lock().failing.clear();
+    }
+
     /// Syncs (file and directory) so far.
     pub fn syncs(&self) -> u64 {
         self.lock().syncs
@@ -242,8 +269,8 @@ struct SimFile {
 impl File for SimFile {
     fn write_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
         let mut s = self.fs.lock();
-        let fail = s.begin_write()?;
-        let buf = if fail { &buf[..buf.len() / 2] } else { buf };
+        let fail = s.begin_write().or_else(|| s.failing_write(&self.path));
+        let buf = if fail.is_some() { &buf[..buf.len() / 2] } else { buf };
         let inode = s.inode(self.ino)?;
         let off = usize::try_from(offset).map_err(io::Error::other)?;
         let end = off + buf.len();
@@ -251,10 +278,10 @@ impl File for SimFile {
             inode.data.resize(end, 0);
         }
         inode.data[off..end].copy_from_slice(buf);
-        if fail {
-            return Err(io::Error::other("injected write failure"));
+        match fail {
+            Some(e) => Err(e),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
@@ -276,10 +303,16 @@ impl File for SimFile {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         let mut s = self.fs.lock();
-        if s.begin_write()? {
-            return Err(io::Error::other("injected write failure"));
+        if let Some(e) = s.begin_write() {
+            return Err(e);
         }
         let len = usize::try_from(len).map_err(io::Error::other)?;
+        // A full disk still lets a file shrink.
+        if len > s.inode(self.ino)?.data.len() {
+            if let Some(e) = s.failing_write(&self.path) {
+                return Err(e);
+            }
+        }
         s.inode(self.ino)?.data.resize(len, 0);
         Ok(())
     }
@@ -302,6 +335,9 @@ impl Fs for SimFs {
     fn create(&self, path: &Path) -> io::Result<Box<dyn File>> {
         let mut s = self.lock();
         s.check_parent(path)?;
+        if let Some(e) = s.failing_write(path) {
+            return Err(e);
+        }
         let ino = match s.names.get(path) {
             Some(&ino) => {
                 s.inode(ino)?.data.clear();
@@ -434,5 +470,28 @@ mod tests {
         fs.fail_sync(1);
         assert!(f.sync_data().is_err());
         f.sync_data().unwrap();
+    }
+
+    #[test]
+    fn failing_writes_last_until_healed_and_spare_shrinking() {
+        let fs = SimFs::new();
+        fs.create_dir_all(Path::new("/d")).unwrap();
+        let f = fs.create(Path::new("/d/log-1")).unwrap();
+        let other = fs.create(Path::new("/d/data-1")).unwrap();
+        f.write_at(0, b"ab").unwrap();
+        fs.fail_writes("log-", io::ErrorKind::StorageFull);
+        for _ in 0..3 {
+            let e = f.write_at(2, b"cdef").unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        }
+        assert_eq!(fs.read(Path::new("/d/log-1")).unwrap(), b"abcd");
+        assert!(f.set_len(10).is_err());
+        f.set_len(2).unwrap();
+        f.sync_data().unwrap();
+        assert!(fs.create(Path::new("/d/log-2")).is_err());
+        other.write_at(0, b"fine").unwrap();
+        fs.heal();
+        f.write_at(2, b"cdef").unwrap();
+        assert_eq!(fs.read(Path::new("/d/log-1")).unwrap(), b"abcdef");
     }
 }

@@ -3,7 +3,8 @@
 //! One [`Record`] per committed transaction (row images inserted, row
 //! identities deleted, catalog images), appended in arrival order to
 //! segment files in batches, one batch per group-commit flush. The log is
-//! only ever appended to; segments wholly before the newest manifest's
+//! only ever appended to (a write that fails is cut off again, back to the
+//! last synced batch); segments wholly before the newest manifest's
 //! replay position are removed by the checkpoint worker.
 //!
 //! * [`record`]: the record encoder the engine fills at commit, and its

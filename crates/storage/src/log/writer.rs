@@ -6,20 +6,22 @@
 //!  committer C ─┘        │                      take the whole buffer,
 //!                        no                     release the mutex,
 //!                        ▼                      one write + one fdatasync,
-//!                 wait on the condvar           mark it durable, wake all,
-//!                 until my bytes are durable    hand the batch to the
-//!                 (or the log failed)           checkpoint worker
+//!                 wait on my ticket             resolve the batch's tickets,
+//!                 until the batch holding       wake one newcomer to lead
+//!                 my record is resolved         next, hand the batch to the
+//!                                               checkpoint worker
 //! ```
 //!
-//! Records are counted in bytes appended since start; a commit waits until
-//! the durable count reaches the end of its record. While one leader writes
-//! and syncs, newcomers pile up in the buffer, and when it finishes one of
-//! them leads the next flush with all of them: under load one sync serves
-//! many commits, and a lone commit flushes at once, never waiting for a
-//! timer. A leader that follows a flush of several records yields the CPU
-//! once before taking the buffer, so the committers that flush just
-//! released can append in time to ride along. Records are appended in
-//! arrival order, which need not be commit
+//! Every synchronous committer holds a *ticket* for the batch its record
+//! went into, and the leader that writes that batch resolves every ticket
+//! in it: success once the batch is synced, or the error that stopped it.
+//! While one leader writes and syncs, newcomers pile up in the buffer, and
+//! when it finishes one of them leads the next flush with all of them:
+//! under load one sync serves many commits, and a lone commit flushes at
+//! once, never waiting for a timer. A leader that follows a flush of
+//! several records yields the CPU once before taking the buffer, so the
+//! committers that flush just released can append in time to ride along.
+//! Records are appended in arrival order, which need not be commit
 //! timestamp order; nothing downstream relies on timestamp order.
 //!
 //! *Delayed durability* appends and returns. A flusher thread, woken by the
@@ -28,14 +30,29 @@
 //! of acknowledged-but-delayed work. Any durable commit in the meantime
 //! flushes the delayed records with its own.
 //!
-//! After a failed write, fdatasync or rotation the log is *failed* for good:
-//! what reached the disk is unknown (Linux may drop dirty pages after a
-//! failed fsync and report success next time), so it never retries; every
-//! later commit gets [`Error::LogFailed`] with the first cause.
+//! Failures come in two kinds:
+//!
+//! * A failed *write* (a full disk, an I/O error) fails that flush only.
+//!   Before anyone hears of it, the leader cuts the segment back to the end
+//!   of its last synced batch and syncs that, so the partial batch can
+//!   neither be replayed nor end up between two good batches. The
+//!   synchronous committers of the batch get the error (their transactions
+//!   abort); its delayed records, whose commits were acknowledged already,
+//!   go back to the front of the buffer for the next flush. The log goes
+//!   on, and commits succeed again as soon as a write does. A truncation
+//!   that fails leaves the segment marked, and the next flush cuts it back
+//!   before writing anything.
+//! * A failed *fdatasync* (of a batch, of that truncation, or of a new
+//!   segment or its directory) fails the log for good: what reached the
+//!   disk is unknown, and Linux may drop the dirty pages it could not write
+//!   and report success at the next sync, so retrying could acknowledge
+//!   commits that are not on disk. Every waiting and later commit gets
+//!   [`Error::LogFailed`] with the first cause.
 
 use std::mem;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::thread::Thread;
@@ -67,7 +84,7 @@ pub struct LogOptions {
     /// flush starts a new one.
     pub segment_size: u64,
     /// Delayed-durability window: the longest a delayed record waits before
-    /// the flusher syncs it.
+    /// the flusher syncs it (also how soon it retries after a failed write).
     pub flush_interval: Duration,
     /// Whether [`Durability::Default`] means delayed.
     pub delayed: bool,
@@ -90,17 +107,25 @@ pub struct LogStats {
     pub timer_flushes: u64,
     /// Bytes written (batch headers and records).
     pub bytes: u64,
+    /// Flushes whose write failed; the log went on.
+    pub failed_writes: u64,
 }
 
 struct State {
     /// Pending batch: `BATCH_FRAME_LEN` reserved bytes, then record frames.
     buf: Vec<u8>,
     records: u32,
-    /// Record bytes appended since start, and how many of them are durable.
-    appended: u64,
-    durable: u64,
+    /// Where in `buf` the delayed records are: already acknowledged, so a
+    /// failed write puts them back rather than dropping them.
+    delayed: Vec<Range<usize>>,
+    /// Tickets of the committers (and flushes) waiting for the pending
+    /// batch.
+    riders: Vec<Arc<Ticket>>,
     flushing: bool,
+    /// Set for good by a failed sync: the first cause.
     failed: Option<String>,
+    /// The last flush's write failed (for logging the change only).
+    writes_failing: bool,
     closed: bool,
     /// When the oldest unflushed delayed record was appended.
     delayed_since: Option<Instant>,
@@ -108,9 +133,60 @@ struct State {
     /// arriving together.
     last_count: u32,
     stats: LogStats,
-    /// Committers parked until their bytes are durable, with the offset
-    /// they wait for.
-    waiters: Vec<(u64, Thread)>,
+}
+
+/// A synchronous committer's (or a flush's) claim on the outcome of the
+/// batch its record went into. The leader resolves it and unparks the
+/// owner, who reads it without taking the log's mutex.
+struct Ticket {
+    thread: Thread,
+    done: AtomicBool,
+    outcome: Mutex<Option<Result<()>>>,
+}
+
+impl Ticket {
+    fn new() -> Arc<Ticket> {
+        Arc::new(Ticket {
+            thread: std::thread::current(),
+            done: AtomicBool::new(false),
+            outcome: Mutex::new(None),
+        })
+    }
+
+    fn resolve(&self, outcome: Result<()>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.done.store(true, SeqCst);
+        self.thread.unpark();
+    }
+
+    /// The outcome, once resolved (taken: the owner asks until it gets it,
+    /// then returns).
+    fn outcome(&self) -> Option<Result<()>> {
+        if self.done.load(SeqCst) {
+            lock(&self.outcome).take()
+        } else {
+            None
+        }
+    }
+}
+
+/// Why a flush failed.
+enum Failure {
+    /// A write failed; the segment is (or, before the next write, will be)
+    /// cut back to its last synced batch, and the log goes on.
+    Write(Error),
+    /// A sync failed; the log stops.
+    Sync(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        if e.is_failed_sync() {
+            Failure::Sync(e)
+        } else {
+            Failure::Write(e)
+        }
+    }
 }
 
 /// Receives every batch after its fdatasync, in log order (the checkpoint
@@ -120,7 +196,11 @@ pub(crate) type BatchSink = Box<dyn Fn(Batch) + Send>;
 /// The segment being appended to; touched only by the flush leader.
 struct Tail {
     file: Box<dyn File>,
+    /// The end of the last synced batch.
     pos: LogPos,
+    /// A failed write may have left bytes after `pos` that no truncation
+    /// has removed yet.
+    dirty: bool,
     sink: Option<BatchSink>,
 }
 
@@ -129,10 +209,6 @@ struct Shared {
     dir: PathBuf,
     opts: LogOptions,
     state: Mutex<State>,
-    /// `State::durable`, readable without the mutex: a woken committer
-    /// checks it and returns without queueing on the mutex behind every
-    /// other committer the same flush woke.
-    durable: AtomicU64,
     /// The flusher waiting for delayed records.
     flusher_cv: Condvar,
     tail: Mutex<Tail>,
@@ -184,19 +260,18 @@ impl Log {
             state: Mutex::new(State {
                 buf: empty_buf(),
                 records: 0,
-                appended: 0,
-                durable: 0,
+                delayed: Vec::new(),
+                riders: Vec::new(),
                 flushing: false,
                 failed: None,
+                writes_failing: false,
                 closed: false,
                 delayed_since: None,
                 last_count: 0,
                 stats: LogStats::default(),
-                waiters: Vec::new(),
             }),
-            durable: AtomicU64::new(0),
             flusher_cv: Condvar::new(),
-            tail: Mutex::new(Tail { file, pos, sink }),
+            tail: Mutex::new(Tail { file, pos, dirty: false, sink }),
         });
         let s = shared.clone();
         let flusher =
@@ -206,8 +281,10 @@ impl Log {
 
     /// Appends `record` and, unless delayed, returns once it is durable.
     /// With several committers at once, one write and one sync serve them
-    /// all. An error means the record's fate is unknown (it may or may not
-    /// be replayed at recovery) and the log takes no more commits.
+    /// all. An error from a failed write means the record was not logged
+    /// and never will be (the log goes on); after a failed sync the record's
+    /// fate is unknown (it may or may not be replayed at recovery) and the
+    /// log takes no more commits.
     pub fn commit(&self, record: Record, durability: Durability) -> Result<()> {
         self.append(record, durability, None).map(drop)
     }
@@ -256,29 +333,40 @@ impl Log {
         }
         let bytes = record.finish();
         let ts = record.commit_ts();
+        let at = st.buf.len();
         st.buf.extend_from_slice(&bytes);
         st.records += 1;
-        st.appended += bytes.len() as u64;
         st.stats.commits += 1;
         if delayed {
+            let end = st.buf.len();
+            st.delayed.push(at..end);
             if st.delayed_since.is_none() {
                 st.delayed_since = Some(Instant::now());
                 self.shared.flusher_cv.notify_one();
             }
             return Ok(ts);
         }
-        let target = st.appended;
-        self.shared.wait_durable(st, target).map(|()| ts)
+        let ticket = Ticket::new();
+        st.riders.push(ticket.clone());
+        self.shared.wait(st, &ticket).map(|()| ts)
     }
 
     /// Makes every record appended so far durable (delayed ones included).
+    /// Fails if the flush that was to carry them failed.
     pub fn flush(&self) -> Result<()> {
-        let st = lock(&self.shared.state);
-        let target = st.appended;
-        self.shared.wait_durable(st, target)
+        let mut st = lock(&self.shared.state);
+        if st.records == 0 && !st.flushing {
+            return Ok(());
+        }
+        if let Some(why) = &st.failed {
+            return Err(Error::LogFailed(why.clone()));
+        }
+        let ticket = Ticket::new();
+        st.riders.push(ticket.clone());
+        self.shared.wait(st, &ticket)
     }
 
-    /// True once a write or sync has failed; no commit succeeds after that.
+    /// True once a sync has failed; no commit succeeds after that.
     pub fn is_failed(&self) -> bool {
         lock(&self.shared.state).failed.is_some()
     }
@@ -318,12 +406,12 @@ impl Drop for Log {
 }
 
 impl Shared {
-    /// Waits until `target` record bytes are durable, leading flushes when
-    /// none is running, parked otherwise.
-    fn wait_durable<'a>(&'a self, mut st: MutexGuard<'a, State>, target: u64) -> Result<()> {
+    /// Waits until `ticket` is resolved, leading flushes when none is
+    /// running, parked otherwise.
+    fn wait<'a>(&'a self, mut st: MutexGuard<'a, State>, ticket: &Ticket) -> Result<()> {
         loop {
-            if st.durable >= target {
-                return Ok(());
+            if let Some(outcome) = ticket.outcome() {
+                return outcome;
             }
             if let Some(why) = &st.failed {
                 return Err(Error::LogFailed(why.clone()));
@@ -332,34 +420,24 @@ impl Shared {
                 st = self.lead_flush(st);
                 continue;
             }
-            st.waiters.push((target, std::thread::current()));
             drop(st);
-            match self.park_until(target) {
-                None => return Ok(()),
-                Some(g) => st = g,
-            }
+            // Woken with the ticket resolved (no lock taken), or to lead
+            // the next flush; spurious wake-ups park again.
+            st = loop {
+                std::thread::park();
+                if let Some(outcome) = ticket.outcome() {
+                    return outcome;
+                }
+                let st = lock(&self.state);
+                if !st.flushing || st.failed.is_some() {
+                    break st;
+                }
+            };
         }
     }
 
-    /// Parks until the leader wakes this committer: `None` once `target`
-    /// is durable (no lock taken), or the locked state when there is more
-    /// to decide (the log failed, or this committer is to lead the next
-    /// flush). Spurious wake-ups park again.
-    fn park_until(&self, target: u64) -> Option<MutexGuard<'_, State>> {
-        let me = std::thread::current().id();
-        loop {
-            std::thread::park();
-            if self.durable.load(SeqCst) >= target {
-                return None;
-            }
-            let st = lock(&self.state);
-            if st.failed.is_some() || !st.waiters.iter().any(|(_, t)| t.id() == me) {
-                return Some(st);
-            }
-        }
-    }
-
-    /// Takes the whole buffer and writes and syncs it as one batch.
+    /// Takes the whole buffer, writes and syncs it as one batch, and
+    /// resolves the tickets of the batch.
     fn lead_flush<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         st.flushing = true;
         if st.last_count > 1 {
@@ -371,74 +449,144 @@ impl Shared {
             std::thread::yield_now();
             st = lock(&self.state);
         }
-        let buf = mem::replace(&mut st.buf, empty_buf());
+        let mut buf = mem::replace(&mut st.buf, empty_buf());
         let count = mem::take(&mut st.records);
+        let delayed = mem::take(&mut st.delayed);
+        let riders = mem::take(&mut st.riders);
         st.last_count = count;
-        let end = st.appended;
         st.delayed_since = None;
         drop(st);
 
-        let result = self.write_batch(buf, count);
+        // A batch of no records (a flush that found everything written)
+        // writes nothing.
+        let result = if count == 0 { Ok(0) } else { self.write_batch(&mut buf, count) };
 
         let mut st = lock(&self.state);
         st.flushing = false;
         match result {
             Ok(written) => {
-                st.durable = end;
-                self.durable.store(end, SeqCst);
-                st.stats.flushes += 1;
-                st.stats.bytes += written;
+                if count > 0 {
+                    st.stats.flushes += 1;
+                    st.stats.bytes += written;
+                }
+                if mem::take(&mut st.writes_failing) {
+                    tracing::info!("the redo log takes writes again; commits go on");
+                }
+                for t in &riders {
+                    t.resolve(Ok(()));
+                }
             }
-            Err(e) => {
-                if st.failed.is_none() {
-                    tracing::error!(error = %e, "redo log failed; no more commits");
-                    st.failed = Some(e.to_string());
+            Err(Failure::Write(e)) => {
+                st.stats.failed_writes += 1;
+                if !mem::replace(&mut st.writes_failing, true) {
+                    tracing::error!(error = %e, "redo log write failed; commits fail until a write succeeds");
+                }
+                self.requeue(&mut st, &buf, &delayed);
+                for t in &riders {
+                    t.resolve(Err(e.duplicate()));
+                }
+            }
+            Err(Failure::Sync(e)) => {
+                let why = match &st.failed {
+                    Some(why) => why.clone(),
+                    None => {
+                        tracing::error!(error = %e, "redo log sync failed; no more commits until restart");
+                        e.to_string()
+                    }
+                };
+                st.failed = Some(why.clone());
+                // Nothing will be written again: the committers already
+                // waiting for the next batch are told too.
+                let waiting = mem::take(&mut st.riders);
+                for t in riders.iter().chain(&waiting) {
+                    t.resolve(Err(Error::LogFailed(why.clone())));
                 }
             }
         }
-        // Wake the committers this flush made durable (all of them if the
-        // log failed), and one of the others to lead the next flush.
-        let failed = st.failed.is_some();
-        let mut wake = Vec::new();
-        let mut next_leader = None;
-        st.waiters.retain(|(target, thread)| {
-            if failed || *target <= end {
-                wake.push(thread.clone());
-                false
-            } else if next_leader.is_none() {
-                next_leader = Some(thread.clone());
-                false
-            } else {
-                true
-            }
-        });
-        wake.extend(next_leader);
-        for t in wake {
-            t.unpark();
+        // One of the committers that arrived during this flush leads the
+        // next one, unless a returning committer gets there first.
+        if let Some(next) = st.riders.first() {
+            next.thread.unpark();
         }
         st
     }
 
-    /// Writes and syncs one batch; returns its length.
-    fn write_batch(&self, mut buf: Vec<u8>, count: u32) -> Result<u64> {
+    /// Puts the delayed records of a batch whose write failed back in front
+    /// of the records appended since: their commits were acknowledged, so
+    /// they must reach the log, and before anything that may depend on
+    /// them. The flusher retries them after its interval if no commit does
+    /// sooner.
+    fn requeue(&self, st: &mut State, failed: &[u8], delayed: &[Range<usize>]) {
+        if delayed.is_empty() {
+            return;
+        }
+        let mut buf = empty_buf();
+        let mut ranges = Vec::with_capacity(delayed.len() + st.delayed.len());
+        for r in delayed {
+            let at = buf.len();
+            buf.extend_from_slice(&failed[r.clone()]);
+            ranges.push(at..buf.len());
+        }
+        let shift = buf.len() - BATCH_FRAME_LEN;
+        buf.extend_from_slice(&st.buf[BATCH_FRAME_LEN..]);
+        ranges.extend(st.delayed.iter().map(|r| r.start + shift..r.end + shift));
+        st.buf = buf;
+        st.delayed = ranges;
+        st.records += delayed.len() as u32;
+        if st.delayed_since.is_none() {
+            st.delayed_since = Some(Instant::now());
+            self.flusher_cv.notify_one();
+        }
+    }
+
+    /// Writes and syncs one batch; returns its length. On success the
+    /// bytes go to the checkpoint worker and `buf` is left empty.
+    fn write_batch(&self, buf: &mut Vec<u8>, count: u32) -> Result<u64, Failure> {
         let mut tail = lock(&self.tail);
+        if tail.dirty {
+            self.cut_back(&mut tail)?;
+        }
         if tail.pos.offset >= self.opts.segment_size && tail.pos.offset > HEADER_LEN {
             let next = tail.pos.segment + 1;
             tail.file = create_segment(self.fs.as_ref(), &self.dir, next)?;
             tail.pos = LogPos { segment: next, offset: HEADER_LEN };
         }
         let start = tail.pos;
-        fill_batch_header(&mut buf, start, count);
+        fill_batch_header(buf, start, count);
         let path = || self.dir.join(segment_name(start.segment));
-        tail.file.write_at(start.offset, &buf).map_err(|e| Error::io(path(), "write", e))?;
-        tail.file.sync_data().map_err(|e| Error::io(path(), "fdatasync", e))?;
+        if let Err(e) = tail.file.write_at(start.offset, buf) {
+            let e = Error::io(path(), "write", e);
+            tail.dirty = true;
+            match self.cut_back(&mut tail) {
+                Ok(()) => {}
+                Err(Failure::Write(t)) => {
+                    tracing::warn!(error = %t, "could not cut the log back after a failed write; the next flush will");
+                }
+                Err(sync) => return Err(sync),
+            }
+            return Err(Failure::Write(e));
+        }
+        tail.file.sync_data().map_err(|e| Failure::Sync(Error::io(path(), "fdatasync", e)))?;
         let end = start.offset + buf.len() as u64;
         tail.pos.offset = end;
         let written = buf.len() as u64;
+        let bytes = mem::take(buf);
         if let Some(sink) = &tail.sink {
-            sink(Batch { start, end, bytes: buf });
+            sink(Batch { start, end, bytes });
         }
         Ok(written)
+    }
+
+    /// Cuts the segment back to the end of its last synced batch and syncs
+    /// that, after a failed write: the bytes the write left could otherwise
+    /// be replayed (if they happened to form the whole batch) or sit
+    /// between two batches, and recovery would call that corruption.
+    fn cut_back(&self, tail: &mut Tail) -> Result<(), Failure> {
+        let path = self.dir.join(segment_name(tail.pos.segment));
+        tail.file.set_len(tail.pos.offset).map_err(|e| Failure::Write(Error::io(&path, "truncate", e)))?;
+        tail.file.sync_data().map_err(|e| Failure::Sync(Error::io(&path, "fdatasync", e)))?;
+        tail.dirty = false;
+        Ok(())
     }
 
     /// The delayed-durability flusher: sleeps until a delayed record
@@ -469,8 +617,9 @@ impl Shared {
                 continue;
             }
             st.stats.timer_flushes += 1;
-            let target = st.appended;
-            let _ = self.wait_durable(st, target);
+            let ticket = Ticket::new();
+            st.riders.push(ticket.clone());
+            let _ = self.wait(st, &ticket);
             st = lock(&self.state);
         }
     }
