@@ -25,6 +25,7 @@
 //! argument for why they are safe.
 
 mod counter;
+mod critical;
 pub mod db;
 mod durable;
 pub mod error;

@@ -229,6 +229,7 @@ impl Table {
 
     /// Links a new version into the scan list and every index of `set`.
     pub(crate) fn link(&self, set: &IndexSet, v: VersionPtr) {
+        let _c = crate::critical::Critical::enter("linking a new row version into its indexes");
         self.versions.add(1);
         self.row_bytes.add(v.size() as i64);
         self.scan.push(self.scan_bucket(v), v);
@@ -240,6 +241,7 @@ impl Table {
     /// Unlinks a claimed version from the scan list and every index that
     /// covers it. Afterwards no new reader can reach it.
     pub(crate) fn unlink(&self, v: VersionPtr) {
+        let _c = crate::critical::Critical::enter("unlinking a row version from its indexes");
         let set = self.indexes.load();
         for ix in set.iter_all() {
             if ix.covers(v) && ix.slot() < v.links() {
@@ -256,6 +258,7 @@ impl Table {
     /// never visible to anyone but its creator, or it is garbage owned by
     /// the caller's collector item.
     pub(crate) fn retire(&self, guard: &crossbeam_epoch::Guard, v: VersionPtr) {
+        let _c = crate::critical::Critical::enter("retiring a row version");
         if v.claim() {
             self.unlink(v);
         } else {

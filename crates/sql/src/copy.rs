@@ -404,6 +404,10 @@ impl Session {
         if !is_copy(sql) {
             return Ok(None);
         }
+        self.guarded(|s| s.copy_unguarded(sql))
+    }
+
+    fn copy_unguarded(&mut self, sql: &str) -> Result<Option<CopyStart>> {
         if self.status() == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }

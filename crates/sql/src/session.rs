@@ -300,6 +300,36 @@ impl Session {
     /// transaction; several statements outside a block form one implicit
     /// transaction, as in PostgreSQL.
     pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
+        self.guarded(|s| s.execute_unguarded(sql))
+    }
+
+    /// Runs `f`, a whole request of this session's client. A panic inside
+    /// it (a bug) becomes XX000 for this session alone: its transaction is
+    /// rolled back in the engine at once, and a block it was in stays
+    /// failed until ROLLBACK. The engine ends the process instead where a
+    /// panic would leave shared state half-changed (see its `critical`
+    /// module); everywhere else unwinding is safe, because dropping a
+    /// transaction aborts it.
+    pub(crate) fn guarded<R>(&mut self, f: impl FnOnce(&mut Session) -> Result<R>) -> Result<R> {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                tracing::error!(user = %self.user, panic = %what, "a statement panicked; its transaction is rolled back");
+                if let Some(t) = self.txn.take() {
+                    t.abort();
+                }
+                self.fail();
+                Err(Error::other("XX000", format!("internal error: {what}")))
+            }
+        }
+    }
+
+    fn execute_unguarded(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
         if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
             return Ok(vec![tag("VACUUM")]);
         }
@@ -361,6 +391,10 @@ impl Session {
     /// Prepares `sql` (one statement); `declared` gives parameter types the
     /// client named (the rest are inferred).
     pub fn prepare(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
+        self.guarded(|s| s.prepare_unguarded(sql, declared))
+    }
+
+    fn prepare_unguarded(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
         let rewritten = crate::procedures::rewrite_create_procedure(sql);
         let mut stmts = crate::parser::parse(rewritten.as_deref().unwrap_or(sql))?;
         if stmts.len() != 1 {
@@ -378,6 +412,10 @@ impl Session {
 
     /// Runs a prepared statement with `params`.
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
+        self.guarded(|s| s.execute_prepared_unguarded(p, params))
+    }
+
+    fn execute_prepared_unguarded(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
         if let Statement::Utility(s) = &p.planned.statement {
             if !params.is_empty() {
                 return Err(Error::other(
@@ -1148,4 +1186,44 @@ pub(crate) fn plan_statement(
     };
     let retry = retry_budget(&statement);
     Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_fails_only_its_statement_and_rolls_back_at_once() {
+        let db = Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap();
+        let mut a = db.session();
+        a.execute("CREATE TABLE t (id int PRIMARY KEY, v int)").unwrap();
+        a.execute("INSERT INTO t VALUES (1, 0)").unwrap();
+        a.execute("BEGIN").unwrap();
+        a.execute("UPDATE t SET v = 1 WHERE id = 1").unwrap();
+        let e = a
+            .guarded(|s| -> Result<()> {
+                s.execute_unguarded("UPDATE t SET v = 2 WHERE id = 1")?;
+                panic!("a bug in the middle of a statement")
+            })
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "XX000");
+        assert!(e.to_string().contains("a bug in the middle"), "{e}");
+        // The block stays failed until ROLLBACK, as after any error...
+        assert_eq!(a.status(), TxnStatus::Failed);
+        assert_eq!(a.execute("SELECT 1").unwrap_err().sqlstate(), "25P02");
+        // ...but the engine transaction is gone already: another session
+        // takes the row without waiting for this one's ROLLBACK.
+        let other = db.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut b = other.session();
+            tx.send(b.execute("UPDATE t SET v = 5 WHERE id = 1").map(|_| ()).map_err(|e| e.to_string()))
+                .unwrap();
+        });
+        let done = rx.recv_timeout(Duration::from_secs(20)).expect("the row was left held");
+        assert_eq!(done, Ok(()));
+        a.execute("ROLLBACK").unwrap();
+        let r = a.execute("SELECT v FROM t").unwrap();
+        assert_eq!(r[0].rows, vec![vec![Value::Integer(5)]]);
+    }
 }

@@ -279,6 +279,8 @@ impl Transaction {
             Some(ts) => ts,
             None => stamp(&self.db, self.id),
         };
+        // From the commit point on, the versions are stamped one by one.
+        let _c = crate::critical::Critical::enter("publishing a commit");
         self.db.txns.set_state(self.id, TxnState::Committed(ts));
         self.finished = true;
         self.commit_ts = None;
@@ -316,6 +318,7 @@ impl Transaction {
     }
 
     fn abort_inner(&mut self) {
+        let _c = crate::critical::Critical::enter("undoing an aborted transaction's writes");
         let inner = std::mem::take(self.inner.get_mut());
         // Clear replacement links first: once Aborted is published another
         // writer may take the old version and set its own.

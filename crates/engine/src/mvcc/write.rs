@@ -51,6 +51,8 @@ impl Transaction {
         table.check_not_dropped()?;
         self.check_row(table, &mut values)?;
         let set = table.indexes.load();
+        // Linked but not yet in the write set: nothing may unwind here.
+        let _c = crate::critical::Critical::enter("inserting a row version");
         let n = self.new_version(table, &set, &values);
         if let Err(e) = self.check_unique(table, &set, n) {
             self.discard(table, n);
@@ -113,7 +115,7 @@ impl Transaction {
             };
             if old != target {
                 // Moved on to a newer version: recompute from it.
-                match f(&table.layout.values(old.data())) {
+                match self.while_held(old, || f(&table.layout.values(old.data()))) {
                     Some(v) => values = v,
                     None => {
                         self.unlock(old);
@@ -126,6 +128,7 @@ impl Transaction {
                 }
             }
             let set = table.indexes.load();
+            let _c = crate::critical::Critical::enter("replacing a row version");
             let n = self.new_version(table, &set, &values);
             old.set_newer(Some(n));
             if let Err(e) = self.check_unique(table, &set, n) {
@@ -162,7 +165,7 @@ impl Transaction {
         let Some(old) = self.lock(row.v).map_err(|e| self.doom(e))? else {
             return Ok(false);
         };
-        if old != row.v && !keep_going(&table.layout.values(old.data())) {
+        if old != row.v && !self.while_held(old, || keep_going(&table.layout.values(old.data()))) {
             self.unlock(old);
             return Ok(false);
         }
@@ -218,6 +221,20 @@ impl Transaction {
     }
 
     /// Gives back the end field of a version this transaction took.
+    /// Runs `f` (the caller's code) while this transaction holds `held`
+    /// without having recorded it in its write set yet: a panic in `f`
+    /// releases the row before unwinding on, so nobody waits on it for
+    /// ever.
+    fn while_held<R>(&self, held: VersionPtr, f: impl FnOnce() -> R) -> R {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+            Ok(r) => r,
+            Err(panic) => {
+                self.unlock(held);
+                std::panic::resume_unwind(panic)
+            }
+        }
+    }
+
     fn unlock(&self, v: VersionPtr) {
         let _ = v.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
     }

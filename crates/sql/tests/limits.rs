@@ -1,0 +1,218 @@
+//! What no statement may do: overflow its thread's stack, hold unbounded
+//! memory, or run past its timeout while it writes.
+//!
+//! Deep statements run on threads with the server's session stack (32 MiB)
+//! and with a small one (2 MiB, as an embedding program's threads often
+//! have). On either, every statement must give an answer or 54001; the
+//! process surviving to the end of the test is the point.
+
+use centum_sql::{Database, Session};
+use centum_types::Value;
+
+fn db() -> Database {
+    Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap()
+}
+
+/// Runs `f` on a thread with `stack` bytes of stack.
+fn on_stack<R: Send + 'static>(stack: usize, f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new().stack_size(stack).spawn(f).unwrap().join().unwrap()
+}
+
+/// The first value of the first row, or the error's SQLSTATE.
+fn answer(s: &mut Session, sql: &str) -> Result<Value, String> {
+    match s.execute(sql) {
+        Ok(mut r) => Ok(r
+            .pop()
+            .and_then(|r| r.rows.into_iter().next())
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null)),
+        Err(e) => Err(e.sqlstate().to_string()),
+    }
+}
+
+fn or_chain(n: usize) -> String {
+    let terms: Vec<String> = (0..n).map(|i| format!("a = {i}")).collect();
+    format!("SELECT count(*) FROM t WHERE {}", terms.join(" OR "))
+}
+
+fn and_chain(n: usize) -> String {
+    let terms: Vec<String> = (0..n).map(|i| format!("a <> {}", i + 10)).collect();
+    format!("SELECT count(*) FROM t WHERE {}", terms.join(" AND "))
+}
+
+fn sum_chain(n: usize) -> String {
+    format!("SELECT {}", vec!["1"; n].join("+"))
+}
+
+fn parens(n: usize) -> String {
+    format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n))
+}
+
+fn subqueries(n: usize) -> String {
+    let mut q = "SELECT 1".to_string();
+    for _ in 0..n {
+        q = format!("SELECT ({q})");
+    }
+    q
+}
+
+fn in_list(n: usize) -> String {
+    let items: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    format!("SELECT count(*) FROM t WHERE a IN ({})", items.join(", "))
+}
+
+fn union_all(n: usize) -> String {
+    let branches: Vec<String> = (0..n).map(|i| format!("SELECT {i} AS x")).collect();
+    format!("SELECT count(*) FROM ({}) u", branches.join(" UNION ALL "))
+}
+
+fn setup(s: &mut Session) {
+    s.execute("CREATE TABLE t (a int PRIMARY KEY, b int)").unwrap();
+    s.execute("INSERT INTO t VALUES (1, 1), (2, 2), (3, 3)").unwrap();
+}
+
+#[test]
+fn long_flat_lists_just_work_on_a_session_stack() {
+    let d = db();
+    on_stack(32 << 20, move || {
+        let mut s = d.session();
+        setup(&mut s);
+        // The statements that aborted the server: a 590-term OR and a
+        // 592-term sum.
+        assert_eq!(answer(&mut s, &or_chain(590)), Ok(Value::BigInt(3)));
+        assert_eq!(answer(&mut s, &sum_chain(592)), Ok(Value::Integer(592)));
+        assert_eq!(answer(&mut s, &or_chain(10_000)), Ok(Value::BigInt(3)));
+        assert_eq!(answer(&mut s, &and_chain(10_000)), Ok(Value::BigInt(3)));
+        assert_eq!(answer(&mut s, &in_list(10_000)), Ok(Value::BigInt(3)));
+        assert_eq!(answer(&mut s, &union_all(1_000)), Ok(Value::BigInt(1000)));
+        assert_eq!(answer(&mut s, &subqueries(1_000)), Ok(Value::Integer(1)));
+        assert_eq!(answer(&mut s, &parens(1_000)), Ok(Value::Integer(1)));
+        // Far deeper than any stack: refused, and the session goes on.
+        for sql in [parens(10_000), subqueries(10_000), sum_chain(100_000)] {
+            assert_eq!(answer(&mut s, &sql), Err("54001".into()));
+        }
+        let huge = answer(&mut s, &or_chain(100_000));
+        assert!(huge == Ok(Value::BigInt(3)) || huge == Err("54001".into()), "{huge:?}");
+        assert_eq!(answer(&mut s, "SELECT 1"), Ok(Value::Integer(1)));
+    });
+}
+
+#[test]
+fn a_small_stack_gives_54001_never_an_overflow() {
+    let d = db();
+    on_stack(2 << 20, move || {
+        let mut s = d.session();
+        setup(&mut s);
+        let statements = [
+            or_chain(590),
+            sum_chain(592),
+            or_chain(10_000),
+            sum_chain(10_000),
+            parens(1_000),
+            parens(10_000),
+            subqueries(1_000),
+            union_all(1_000),
+            in_list(10_000),
+            or_chain(100_000),
+        ];
+        for sql in &statements {
+            match answer(&mut s, sql) {
+                Ok(_) => {}
+                Err(code) => assert_eq!(code, "54001", "{}", &sql[..60.min(sql.len())]),
+            }
+        }
+        assert_eq!(answer(&mut s, "SELECT 1"), Ok(Value::Integer(1)));
+    });
+}
+
+#[test]
+fn deep_expressions_in_prepared_statements_and_routines() {
+    let d = db();
+    on_stack(32 << 20, move || {
+        let mut s = d.session();
+        setup(&mut s);
+        let mut p = s.prepare(&or_chain(5_000), &[]).unwrap();
+        let r = s.execute_prepared(&mut p, &[]).unwrap();
+        assert_eq!(r.rows[0][0], Value::BigInt(3));
+        // A stored CHECK with a long chain is parsed and bound the same way.
+        let check: Vec<String> = (0..2_000).map(|i| format!("v <> {}", -i - 1)).collect();
+        s.execute(&format!("CREATE TABLE c (v int CHECK ({}))", check.join(" AND "))).unwrap();
+        s.execute("INSERT INTO c VALUES (5)").unwrap();
+        assert_eq!(s.execute("INSERT INTO c VALUES (-7)").unwrap_err().sqlstate(), "23514");
+        // A routine that recurses 1,000 deep: an answer or 54001.
+        s.execute(
+            "CREATE FUNCTION down(n int) RETURNS int LANGUAGE plpgsql AS $$
+             BEGIN IF n = 0 THEN RETURN 0; END IF; RETURN 1 + down(n - 1); END $$",
+        )
+        .unwrap();
+        match answer(&mut s, "SELECT down(1000)") {
+            Ok(v) => assert_eq!(v, Value::Integer(1000)),
+            Err(code) => assert_eq!(code, "54001"),
+        }
+        assert_eq!(answer(&mut s, "SELECT down(100000)"), Err("54001".into()));
+    });
+}
+
+#[test]
+fn statement_mem_bounds_what_a_statement_buffers() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("SET statement_mem = '1MB'").unwrap();
+    assert_eq!(answer(&mut s, "SHOW statement_mem"), Ok(Value::Text("1MB".into())));
+    // A sort, a grouping, a distinct, a set operation, a join's hash table
+    // and a result over the budget fail with 53200.
+    for sql in [
+        "SELECT g FROM generate_series(1, 200000) g ORDER BY g DESC LIMIT 1",
+        "SELECT g, count(*) FROM generate_series(1, 200000) g GROUP BY g LIMIT 1",
+        "SELECT count(*) FROM (SELECT DISTINCT g FROM generate_series(1, 200000) g) d",
+        "SELECT count(*) FROM (SELECT g FROM generate_series(1, 200000) g EXCEPT SELECT 1) e",
+        "SELECT g FROM generate_series(1, 200000) g",
+    ] {
+        let e = s.execute(sql).unwrap_err();
+        assert_eq!(e.sqlstate(), "53200", "{sql}");
+        assert!(e.to_string().contains("statement_mem (1MB)"), "{e}");
+    }
+    // Streaming needs no buffer: an aggregate over many rows, and an
+    // INSERT whose source cannot see its target.
+    assert_eq!(
+        answer(&mut s, "SELECT count(*) FROM generate_series(1, 200000) g"),
+        Ok(Value::BigInt(200000))
+    );
+    s.execute("CREATE TABLE m (id int PRIMARY KEY, v text)").unwrap();
+    s.execute("INSERT INTO m SELECT g, 'x' FROM generate_series(1, 100000) g").unwrap();
+    // A source that reads its own target is read whole first, so it is
+    // bounded; the failed statement leaves nothing behind.
+    let e = s.execute("INSERT INTO m SELECT id + 100000, v FROM m").unwrap_err();
+    assert_eq!(e.sqlstate(), "53200");
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM m"), Ok(Value::BigInt(100000)));
+    // So are the rows an UPDATE or DELETE will change.
+    assert_eq!(s.execute("UPDATE m SET v = 'y'").unwrap_err().sqlstate(), "53200");
+    assert_eq!(s.execute("DELETE FROM m").unwrap_err().sqlstate(), "53200");
+    s.execute("RESET statement_mem").unwrap();
+    assert_eq!(answer(&mut s, "SHOW statement_mem"), Ok(Value::Text("1GB".into())));
+    s.execute("INSERT INTO m SELECT id + 100000, v FROM m").unwrap();
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM m"), Ok(Value::BigInt(200000)));
+    assert_eq!(s.execute("SET statement_mem = '1kB'").unwrap_err().sqlstate(), "22023");
+    assert_eq!(s.execute("SET statement_mem = 'lots'").unwrap_err().sqlstate(), "22023");
+}
+
+#[test]
+fn statement_timeout_stops_insert_select_while_it_writes() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("CREATE UNLOGGED TABLE big (id int PRIMARY KEY, v text)").unwrap();
+    s.execute("SET statement_timeout = 200").unwrap();
+    let e = s
+        .execute("INSERT INTO big SELECT g, repeat('x', 100) FROM generate_series(1, 20000000) g")
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "57014");
+    let e = s.execute("SELECT count(*) FROM generate_series(1, 200000000) g").unwrap_err();
+    assert_eq!(e.sqlstate(), "57014");
+    s.execute("SET statement_timeout = 0").unwrap();
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM big"), Ok(Value::BigInt(0)));
+    // The rows it had written are garbage, and the collector frees them.
+    let engine = d.catalog().db();
+    engine.collect_garbage();
+    let versions: u64 = engine.stats().tables.iter().filter(|t| t.name == "big").map(|t| t.versions).sum();
+    assert_eq!(versions, 0);
+}
