@@ -82,6 +82,9 @@ pub struct Options {
     /// The file system the data directory is on: the operating system's,
     /// or a simulated one that tests crash and break.
     pub fs: Arc<dyn Fs>,
+    /// Memory past which inserts and updates fail with 53200 (see
+    /// [`crate::memory`]); `None` for no limit.
+    pub memory_limit: Option<usize>,
 }
 
 impl Default for Options {
@@ -92,6 +95,7 @@ impl Default for Options {
             data_dir: None,
             storage: StorageOptions::default(),
             fs: Arc::new(StdFs),
+            memory_limit: None,
         }
     }
 }
@@ -132,9 +136,21 @@ pub(crate) struct Shared {
     log_failed: AtomicBool,
     /// What recovery did when the database was opened.
     recovered: Option<LoadStats>,
+    /// See [`Options::memory_limit`].
+    pub(crate) memory_limit: Option<usize>,
 }
 
 impl Shared {
+    /// Fails with 53200 if a new version of `bytes` would pass the memory
+    /// limit (checked every [`crate::memory::CHECK_EVERY`] bytes a thread
+    /// creates).
+    #[inline]
+    pub(crate) fn admit(&self, bytes: usize) -> Result<()> {
+        crate::memory::admit(self.memory_limit, bytes, || {
+            self.catalog.load().values().map(|t| t.row_bytes()).sum()
+        })
+    }
+
     /// Fails if the log has failed: the database takes no more commits.
     pub(crate) fn check_log(&self) -> Result<()> {
         if self.log_failed.load(SeqCst) {
@@ -263,6 +279,7 @@ impl Database {
             storage,
             log_failed: AtomicBool::new(false),
             recovered,
+            memory_limit: options.memory_limit,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {

@@ -110,6 +110,15 @@ pub enum Error {
         /// What failed, naming the file and offset where there is one.
         message: String,
     },
+    /// The memory limit is reached (53200): inserts and updates are refused
+    /// until memory is freed; reads and deletes go on.
+    #[error("out of memory: {} in use passes the memory limit of {} (max_memory); rows cannot be added or changed until memory is freed", crate::memory::show_size(*used), crate::memory::show_size(*limit))]
+    OutOfMemory {
+        /// The limit, bytes.
+        limit: usize,
+        /// What was in use, bytes.
+        used: usize,
+    },
     /// A broken invariant inside the engine: a bug, reported rather than
     /// acted on.
     #[error("internal error: {0}")]
@@ -149,6 +158,7 @@ impl Error {
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",
             Error::Storage { code, .. } => code,
+            Error::OutOfMemory { .. } => "53200",
             Error::Internal(_) => "XX000",
         }
     }

@@ -66,6 +66,9 @@ pub(crate) struct GcItem {
     pub(crate) tables: Vec<Arc<Table>>,
     /// Each version with the index of its table in `tables`.
     pub(crate) versions: Vec<(u32, VersionPtr)>,
+    /// The versions were created by a transaction that aborted (their
+    /// begin is infinity): nobody can ever see them, so they go at once.
+    pub(crate) aborted: bool,
 }
 
 impl PartialEq for GcItem {
@@ -308,6 +311,12 @@ impl Gc {
         let e = item.ts;
         let before = item.versions.len();
         let tables = &item.tables;
+        if item.aborted {
+            for (t, v) in item.versions.drain(..) {
+                tables[t as usize].retire(guard, v);
+            }
+            return before;
+        }
         item.versions.retain(|&(t, v)| {
             // Only once its creator has written its commit timestamp into the
             // begin field: until then the creator, although committed, is

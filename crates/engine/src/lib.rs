@@ -33,6 +33,7 @@ pub mod gc;
 pub mod index;
 #[cfg(all(test, loom))]
 mod loom_tests;
+pub mod memory;
 pub mod mvcc;
 pub mod row;
 pub mod schema;

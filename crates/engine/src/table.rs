@@ -227,6 +227,11 @@ impl Table {
         self.scan.bucket_of(a ^ (a >> 9) ^ (a >> 17))
     }
 
+    /// Bytes of this table's row versions.
+    pub(crate) fn row_bytes(&self) -> usize {
+        self.row_bytes.get().max(0) as usize
+    }
+
     /// Links a new version into the scan list and every index of `set`.
     pub(crate) fn link(&self, set: &IndexSet, v: VersionPtr) {
         let _c = crate::critical::Critical::enter("linking a new row version into its indexes");

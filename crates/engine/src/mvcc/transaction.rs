@@ -45,6 +45,10 @@ use centum_storage::Durability as LogDurability;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
+/// Versions an abort unlinks itself; a bigger abort leaves them to the
+/// collector.
+const ABORT_INLINE: usize = 1024;
+
 /// Isolation levels.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Isolation {
@@ -303,7 +307,7 @@ impl Transaction {
         }
         self.db.txns.release(self.id);
         if !garbage.is_empty() {
-            let item = GcItem { ts, tables: inner.tables, versions: garbage };
+            let item = GcItem { ts, tables: inner.tables, versions: garbage, aborted: false };
             let help = self.db.gc.push(item);
             self.db.gc.help(&self.db.clock, &self.db.txns, help);
         }
@@ -348,6 +352,13 @@ impl Transaction {
             n.begin().store(INFINITY, SeqCst);
         }
         self.db.txns.release(self.id);
+        // A big transaction's versions (a bulk load cut short by a timeout
+        // or an error) go to the collector, so the client hears of the
+        // abort at once: they are invisible already.
+        if created.len() > ABORT_INLINE {
+            self.db.gc.push(GcItem { ts: 0, tables: inner.tables, versions: created, aborted: true });
+            return;
+        }
         let guard = crossbeam_epoch::pin();
         for (t, n) in created {
             let table = &inner.tables[t as usize];
