@@ -1179,6 +1179,9 @@ pub(crate) fn plan_statement(
             let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
             (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
         }
+        ast::Statement::Explain { analyze: true, .. } => {
+            return Err(Error::unsupported("EXPLAIN ANALYZE (EXPLAIN shows the plan)"))
+        }
         ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
             return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
         }

@@ -266,9 +266,9 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
         Statement::Explain(_) => (vec![], 0),
         Statement::Utility(s) => {
             return Err(crate::error::Error::other(
-                "XX000",
+                "0A000",
                 format!(
-                    "utility statement {} run as a plan",
+                    "{} cannot run here",
                     s.to_string().split_whitespace().next().unwrap_or("")
                 ),
             ))
