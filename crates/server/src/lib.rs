@@ -4,14 +4,17 @@
 //! Centum data directory through it. The path of a connection:
 //!
 //! ```text
-//!  server.rs      accept, TLS, cancel requests, connection limit,
-//!                 authentication (trust or SCRAM-SHA-256), shutdown
+//!  server.rs      accept, start-up slots, TLS, cancel requests,
+//!                 connection limit, shutdown
+//!  auth.rs        authentication (trust or SCRAM-SHA-256), failing
+//!                 alike for unknown roles and wrong passwords
 //!  connection.rs  the simple and extended query protocols and COPY,
 //!                 over one centum_sql::Session per connection
 //!  wire.rs        values in PostgreSQL's text and binary formats
 //!  config.rs      flags, environment, TOML file
 //! ```
 
+mod auth;
 pub mod config;
 mod connection;
 pub mod server;

@@ -2,12 +2,14 @@
 //! cancel requests, the connection limit and shutdown.
 //!
 //! ```text
-//!  accept ─▶ SSLRequest? (TLS with rustls when configured) ─▶ first message
+//!  accept ─▶ room for another start-up? (below) ─▶ a thread of its own
+//!  SSLRequest? (TLS with rustls when configured) ─▶ first message
 //!     CancelRequest ─▶ raise that session's cancel flag, close
 //!     over max_connections ─▶ FATAL 53300, close
-//!     StartupMessage ─▶ role must exist and may log in
-//!        trust:          AuthenticationOk
-//!        scram-sha-256:  SASL exchange against the role's verifier
+//!     StartupMessage ─▶ authentication (auth.rs)
+//!        trust:          AuthenticationOk; the role must exist and may log in
+//!        scram-sha-256:  SASL exchange against the role's verifier (or a
+//!                        mock one), then the role may log in
 //!     ─▶ ParameterStatus..., BackendKeyData, ReadyForQuery ─▶ connection.rs
 //! ```
 //!
@@ -16,30 +18,52 @@
 //! database: any database name a client asks for is accepted and names
 //! that database (`current_database()` answers with the name asked).
 //!
-//! Shutdown (SIGINT or SIGTERM): the listener stops, every connection
-//! finishes the statement it is running, then is told FATAL 57P01 at its
-//! next read, and its session's open transaction is rolled back. Once the
-//! connections are gone (or after a grace period) the database is closed:
-//! the log is flushed, so every acknowledged commit is on disk.
+//! Start-up slots. A connection is *starting* from accept until it is
+//! ready for queries or refused; each holds a thread. Sockets that connect
+//! and say nothing must neither make the server spawn without end nor
+//! lock real clients out, so:
+//!
+//! - At most `max_connections + 64` connections (sessions and start-ups)
+//!   hold a thread. A connection that arrives when they are all taken
+//!   takes the place of a starting one: the oldest start-up of the address
+//!   that holds the most start-ups is closed. Sessions are never closed
+//!   for it; only when nothing is starting is the new socket closed.
+//! - A start-up must finish within 30 s of its accept. Once more than 32
+//!   are starting at once, every start-up open then, and every one that
+//!   begins while 32 are open, must finish within 5 s of its accept (a
+//!   client finishes in milliseconds; a crowd of silent sockets is cleared
+//!   within seconds). The listener checks each second.
+//! - A closed start-up's thread ends within moments; while another 64 of
+//!   them have not, the listener stops accepting, and new sockets wait in
+//!   the kernel's backlog instead of making the server spawn without end.
+//!
+//! So a client that connects during a flood of silent sockets is served at
+//! once, and a flood from one address displaces its own sockets before
+//! anyone else's.
+//!
+//! Shutdown (SIGINT or SIGTERM): the listener stops and closes the
+//! connections still starting up; every session finishes the statement it
+//! is running, then is told FATAL 57P01 at its next read, and its session's
+//! open transaction is rolled back. Once the connections are gone (or after
+//! a grace period) the database is closed: the log is flushed, so every
+//! acknowledged commit is on disk.
 
+use crate::auth::{self, Parameters};
 use crate::config::{AuthMethod, Config};
 use crate::connection::Connection;
-use async_trait::async_trait;
 use futures::{SinkExt, StreamExt};
-use pgwire::api::auth::sasl::scram::{ScramAuth, ScramSecret};
-use pgwire::api::auth::sasl::SASLAuthStartupHandler;
-use pgwire::api::auth::{self, AuthSource, LoginInfo, Password, ServerParameterProvider, StartupHandler};
 use pgwire::api::{ClientInfo, PgWireConnectionState};
-use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::error::ErrorInfo;
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls, PgWireMessageServerCodec};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use tokio_util::codec::Framed;
 
 /// The socket during start-up: pgwire's codec, over TCP or TLS.
@@ -47,8 +71,14 @@ pub(crate) type StartupSocket = Framed<MaybeTls, PgWireMessageServerCodec<()>>;
 
 /// How long a client may take to start up and authenticate.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The same while more than `PRESSURE` connections are starting.
+const PRESSED_STARTUP_TIMEOUT: Duration = Duration::from_secs(5);
 /// Connections that may be starting up beyond `max_connections`.
 const STARTING_MARGIN: usize = 64;
+/// Start-ups at once beyond which `PRESSED_STARTUP_TIMEOUT` applies.
+const PRESSURE: usize = STARTING_MARGIN / 2;
+/// How often the listener looks for start-ups past the short limit.
+const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 /// How long shutdown waits for connections to finish their statements.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -60,7 +90,10 @@ pub(crate) struct Shared {
     pub connections: AtomicUsize,
     /// Cancel flags by backend pid, with the secret a cancel must present.
     pub cancels: Mutex<HashMap<i32, (SecretKey, Arc<AtomicBool>)>>,
-    next_pid: AtomicI32,
+    /// The next backend pid under trust authentication.
+    pub next_pid: AtomicI32,
+    /// Keys the mock verifiers of unknown roles (see `auth.rs`).
+    pub mock_key: ring::hmac::Key,
     /// Becomes true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
 }
@@ -77,6 +110,7 @@ pub struct Server {
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
     stop: watch::Sender<bool>,
+    starting: Arc<Starting>,
 }
 
 /// Opens the data directory (creating the superuser in a new one) and
@@ -107,6 +141,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     if config.auth == AuthMethod::ScramSha256 && db.catalog().roles().iter().all(|r| r.verifier.is_none()) {
         tracing::warn!("password authentication is on but no role has a password: nobody can log in (set CENTUM_SUPERUSER_PASSWORD on a new data directory)");
     }
+    let mock_key = auth::mock_key(&config.data_dir)?;
     let tls = match &config.tls {
         None => None,
         Some((cert, key)) => Some(tls_acceptor(cert, key)?),
@@ -121,9 +156,10 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         connections: AtomicUsize::new(0),
         cancels: Mutex::new(HashMap::new()),
         next_pid: AtomicI32::new(std::process::id() as i32 & 0x3fff_ffff),
+        mock_key,
         shutdown,
     });
-    Ok(Server { shared, listener, tls, stop })
+    Ok(Server { shared, listener, tls, stop, starting: Arc::default() })
 }
 
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
@@ -157,11 +193,21 @@ impl Server {
     pub async fn run(self, stop: impl std::future::Future<Output = ()>) {
         tokio::pin!(stop);
         let live = Arc::new(AtomicUsize::new(0));
+        let mut check = tokio::time::interval(PRESSURE_CHECK);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tracing::info!(listen = %self.local_addr(), auth = ?self.shared.config.auth, tls = self.tls.is_some(), "ready to accept connections");
+        // Past this many threads the listener stops accepting for a moment:
+        // the threads of start-ups it closed to make room have not ended
+        // yet (they end within moments), and new sockets wait in the
+        // kernel's backlog rather than make the server spawn without end.
+        let paused = self.shared.config.max_connections + 2 * STARTING_MARGIN;
         loop {
+            let accepting = live.load(SeqCst) < paused;
             tokio::select! {
                 _ = &mut stop => break,
-                accepted = self.listener.accept() => match accepted {
+                _ = check.tick() => self.starting.close_overdue(),
+                _ = tokio::time::sleep(Duration::from_millis(1)), if !accepting => {}
+                accepted = self.listener.accept(), if accepting => match accepted {
                     Ok((tcp, peer)) => self.spawn(tcp, peer, &live),
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
@@ -172,6 +218,7 @@ impl Server {
         }
         tracing::info!(connections = live.load(SeqCst), "shutting down");
         let _ = self.stop.send(true);
+        self.starting.close_all();
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         while live.load(SeqCst) > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -193,12 +240,14 @@ impl Server {
     /// thread whose client wrote. The thread drives the socket with a
     /// single-threaded tokio runtime.
     fn spawn(&self, tcp: tokio::net::TcpStream, peer: std::net::SocketAddr, live: &Arc<AtomicUsize>) {
-        // Threads are bounded too: sessions (at most max_connections) plus
-        // a margin of connections still starting up. Past that a new
-        // connection is closed at once, so a flood of sockets that never
-        // send a start-up packet cannot make the server spawn without end.
-        if live.load(SeqCst) >= self.shared.config.max_connections + STARTING_MARGIN {
-            tracing::warn!(%peer, "too many connections starting up; closing this one");
+        // Threads are bounded: sessions (at most max_connections) plus a
+        // margin of start-ups. At the bound a start-up makes room (see the
+        // module header); its thread ends within moments, and until it has
+        // `run` pauses accepting once a second margin is taken too.
+        let bound = self.shared.config.max_connections + STARTING_MARGIN;
+        self.starting.close_overdue();
+        if live.load(SeqCst) >= bound && !self.starting.close_one() {
+            tracing::warn!(%peer, "too many connections and none starting up to make room; closing this one");
             return;
         }
         let std_tcp = match tcp.into_std() {
@@ -207,6 +256,7 @@ impl Server {
         };
         let shared = self.shared.clone();
         let tls = self.tls.clone();
+        let (starting, closed) = Starting::enter(&self.starting, peer.ip());
         live.fetch_add(1, SeqCst);
         let spawned = std::thread::Builder::new().name("centum-session".into()).spawn({
             let live = Live(live.clone());
@@ -218,7 +268,7 @@ impl Server {
                     Ok(rt) => rt.block_on(async move {
                         match tokio::net::TcpStream::from_std(std_tcp) {
                             Ok(tcp) => {
-                                if let Err(e) = serve(shared, tcp, tls).await {
+                                if let Err(e) = serve(shared, tcp, tls, starting, closed).await {
                                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                                 }
                             }
@@ -235,20 +285,29 @@ impl Server {
     }
 }
 
-/// One client from accept to close.
+/// One client from accept to close. `starting` is its place among the
+/// start-ups; `closed` resolves when the listener takes that place away.
 async fn serve(
     shared: Arc<Shared>,
     tcp: tokio::net::TcpStream,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    starting: StartingPlace,
+    closed: oneshot::Receiver<()>,
 ) -> std::io::Result<()> {
-    let started = tokio::time::timeout(STARTUP_TIMEOUT, start(&shared, tcp, tls)).await;
-    let Ok(Some((socket, session, pid))) = started.unwrap_or(Ok(None)).map_err(|e| {
+    let started = tokio::select! {
+        started = tokio::time::timeout(STARTUP_TIMEOUT, start(&shared, tcp, tls)) => started,
+        _ = closed => {
+            tracing::debug!("start-up closed to make room, or past its time");
+            return Ok(());
+        }
+    };
+    drop(starting);
+    let Ok(Some((socket, session, pid, _slot))) = started.unwrap_or(Ok(None)).map_err(|e| {
         tracing::debug!(error = %e, "start-up failed");
         e
     }) else {
         return Ok(());
     };
-    let _slot = Slot(&shared.connections);
     let result = Connection::new(shared.clone(), socket, session).run().await;
     shared.lock_cancels().remove(&pid);
     result
@@ -263,7 +322,8 @@ impl Drop for Live {
     }
 }
 
-/// Decrements the connection count when the connection ends.
+/// Decrements the connection count when the connection ends, or when its
+/// start-up ends without a session (refused, timed out or closed).
 struct Slot<'a>(&'a AtomicUsize);
 
 impl Drop for Slot<'_> {
@@ -272,9 +332,107 @@ impl Drop for Slot<'_> {
     }
 }
 
+/// The connections starting up, oldest first: what the listener may close
+/// to make room (see the module header).
+#[derive(Default)]
+struct Starting(Mutex<StartingList>);
+
+#[derive(Default)]
+struct StartingList {
+    next: u64,
+    open: BTreeMap<u64, StartingEntry>,
+}
+
+struct StartingEntry {
+    ip: IpAddr,
+    since: Instant,
+    /// When the listener closes it: 30 s after `since`, or 5 s once the
+    /// start-ups were many while it was open.
+    deadline: Instant,
+    /// Dropping it closes the start-up: its thread's receiver resolves.
+    _close: oneshot::Sender<()>,
+}
+
+/// A connection's place among the start-ups, given up when dropped.
+struct StartingPlace {
+    list: Arc<Starting>,
+    id: u64,
+}
+
+impl Drop for StartingPlace {
+    fn drop(&mut self) {
+        self.list.lock().open.remove(&self.id);
+    }
+}
+
+impl Starting {
+    fn lock(&self) -> std::sync::MutexGuard<'_, StartingList> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a start-up from `ip`: its place, and what resolves when the
+    /// listener closes it.
+    fn enter(list: &Arc<Starting>, ip: IpAddr) -> (StartingPlace, oneshot::Receiver<()>) {
+        let (close, closed) = oneshot::channel();
+        let mut l = list.lock();
+        let id = l.next;
+        l.next += 1;
+        let since = Instant::now();
+        let limit = if l.open.len() >= PRESSURE { PRESSED_STARTUP_TIMEOUT } else { STARTUP_TIMEOUT };
+        l.open.insert(id, StartingEntry { ip, since, deadline: since + limit, _close: close });
+        (StartingPlace { list: list.clone(), id }, closed)
+    }
+
+    /// Closes the oldest start-up of the address holding the most; false
+    /// when none is starting.
+    fn close_one(&self) -> bool {
+        let mut l = self.lock();
+        let mut per_ip: HashMap<IpAddr, usize> = HashMap::new();
+        for e in l.open.values() {
+            *per_ip.entry(e.ip).or_default() += 1;
+        }
+        let Some(busiest) = per_ip.into_iter().max_by_key(|&(_, n)| n).map(|(ip, _)| ip) else {
+            return false;
+        };
+        let oldest = l.open.iter().find(|(_, e)| e.ip == busiest).map(|(&id, _)| id);
+        oldest.is_some_and(|id| l.open.remove(&id).is_some())
+    }
+
+    /// Closes the start-ups past their deadline, after cutting every
+    /// deadline to the short limit when the start-ups are many.
+    fn close_overdue(&self) {
+        let mut l = self.lock();
+        if l.open.len() > PRESSURE {
+            for e in l.open.values_mut() {
+                e.deadline = e.deadline.min(e.since + PRESSED_STARTUP_TIMEOUT);
+            }
+        }
+        let before = l.open.len();
+        let now = Instant::now();
+        l.open.retain(|_, e| e.deadline > now);
+        let closed = before - l.open.len();
+        if closed > 0 {
+            tracing::warn!(
+                closed,
+                starting = l.open.len(),
+                "closed connections that did not finish start-up in time"
+            );
+        }
+    }
+
+    /// Closes every start-up (at shutdown).
+    fn close_all(&self) {
+        self.lock().open.clear();
+    }
+}
+
 fn fatal(code: &str, message: impl Into<String>) -> PgWireBackendMessage {
     PgWireBackendMessage::ErrorResponse(ErrorInfo::new("FATAL".into(), code.into(), message.into()).into())
 }
+
+/// A connection past start-up: its socket, session and backend pid, and
+/// its place in the connection count.
+type Started<'a> = (StartupSocket, centum_sql::Session, i32, Slot<'a>);
 
 /// Start-up: TLS, cancel requests, the limit, authentication. `None` when
 /// the connection ended here.
@@ -282,7 +440,7 @@ async fn start(
     shared: &Arc<Shared>,
     tcp: tokio::net::TcpStream,
     tls: Option<tokio_rustls::TlsAcceptor>,
-) -> std::io::Result<Option<(StartupSocket, centum_sql::Session, i32)>> {
+) -> std::io::Result<Option<Started<'_>>> {
     let Some(mut socket) = negotiate_tls::<()>(tcp, tls).await? else { return Ok(None) };
     let first = match socket.next().await {
         Some(Ok(m)) => m,
@@ -305,10 +463,10 @@ async fn start(
         let _ = socket.send(fatal("53300", "sorry, too many clients already")).await;
         return Ok(None);
     }
-    // From here the count includes this connection; `serve` takes it over.
-    let release = || {
-        shared.connections.fetch_sub(1, SeqCst);
-    };
+    // From here the count includes this connection, until `slot` is
+    // dropped: by the session at its end, or here, however start-up ends
+    // (a start-up closed or timed out mid-way included).
+    let slot = Slot(&shared.connections);
     // The session and its start-up settings come first, so a bad setting
     // is refused before authentication, not after ReadyForQuery.
     let mut session = shared.db.session();
@@ -316,23 +474,20 @@ async fn start(
         let params: HashMap<String, String> = startup.parameters.clone().into_iter().collect();
         if let Err(e) = apply_settings(shared, &mut session, &params) {
             let _ = socket.send(fatal(e.sqlstate(), e.to_string())).await;
-            release();
             return Ok(None);
         }
     }
     let provider = Arc::new(Parameters);
     let outcome = match shared.config.auth {
-        AuthMethod::Trust => trust(shared, &mut socket, first, &provider).await,
-        AuthMethod::ScramSha256 => scram(shared, &mut socket, first, provider).await,
+        AuthMethod::Trust => auth::trust(shared, &mut socket, first, &provider).await,
+        AuthMethod::ScramSha256 => auth::scram(shared, &mut socket, first, provider).await,
     };
     if let Err(e) = outcome {
         let info: ErrorInfo = e.into();
         let _ = socket.send(PgWireBackendMessage::ErrorResponse(info.into())).await;
-        release();
         return Ok(None);
     }
     if !matches!(socket.state(), PgWireConnectionState::ReadyForQuery) {
-        release();
         return Ok(None);
     }
     let meta = socket.metadata();
@@ -342,7 +497,7 @@ async fn start(
     let (pid, secret) = socket.pid_and_secret_key();
     shared.lock_cancels().insert(pid, (secret, session.cancel_handle()));
     tracing::debug!(%user, %database, pid, peer = %socket.socket_addr(), "session started");
-    Ok(Some((socket, session, pid)))
+    Ok(Some((socket, session, pid, slot)))
 }
 
 /// Applies the server's session defaults and the start-up packet's
@@ -416,130 +571,6 @@ fn startup_settings(meta: &HashMap<String, String>) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// The role a start-up message names, if it exists and may log in.
-fn login_role(shared: &Shared, user: Option<&str>) -> PgWireResult<centum_sql::catalog::Role> {
-    let user = user.ok_or(PgWireError::UserNameRequired)?;
-    match shared.db.catalog().role(user) {
-        Some(r) if r.login => Ok(r),
-        Some(_) => Err(PgWireError::UserError(Box::new(ErrorInfo::new(
-            "FATAL".into(),
-            "28000".into(),
-            format!("role \"{user}\" is not permitted to log in"),
-        )))),
-        None => Err(PgWireError::UserError(Box::new(ErrorInfo::new(
-            "FATAL".into(),
-            "28000".into(),
-            format!("role \"{user}\" does not exist"),
-        )))),
-    }
-}
-
-async fn trust(
-    shared: &Arc<Shared>,
-    socket: &mut StartupSocket,
-    first: PgWireFrontendMessage,
-    provider: &Arc<Parameters>,
-) -> PgWireResult<()> {
-    let PgWireFrontendMessage::Startup(startup) = first else {
-        return Err(PgWireError::InvalidStartupMessage);
-    };
-    auth::protocol_negotiation(socket, &startup).await?;
-    auth::save_startup_parameters_to_metadata(socket, &startup);
-    login_role(shared, socket.metadata().get("user").map(String::as_str))?;
-    let pid = shared.next_pid.fetch_add(1, SeqCst) & 0x7fff_ffff;
-    socket.set_pid_and_secret_key(pid, SecretKey::I32(random_i32()));
-    auth::finish_authentication(socket, provider.as_ref()).await
-}
-
-async fn scram(
-    shared: &Arc<Shared>,
-    socket: &mut StartupSocket,
-    first: PgWireFrontendMessage,
-    provider: Arc<Parameters>,
-) -> PgWireResult<()> {
-    let source = Arc::new(Verifiers { shared: shared.clone() });
-    let handler = SASLAuthStartupHandler::new(provider).with_scram(ScramAuth::new(source));
-    handler.on_startup(socket, first).await?;
-    while matches!(socket.state(), PgWireConnectionState::AuthenticationInProgress) {
-        match socket.next().await {
-            Some(Ok(m)) => handler.on_startup(socket, m).await?,
-            Some(Err(e)) => return Err(e),
-            None => return Ok(()),
-        }
-    }
-    Ok(())
-}
-
-fn random_i32() -> i32 {
-    use ring::rand::SecureRandom;
-    let mut b = [0u8; 4];
-    let _ = ring::rand::SystemRandom::new().fill(&mut b);
-    i32::from_ne_bytes(b)
-}
-
-/// Password verifiers from the catalog, for SCRAM.
-struct Verifiers {
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for Verifiers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Verifiers")
-    }
-}
-
-#[async_trait]
-impl AuthSource for Verifiers {
-    async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
-        Err(PgWireError::InvalidPassword(login.user().unwrap_or_default().to_owned()))
-    }
-
-    async fn get_scram_secret(&self, login: &LoginInfo) -> PgWireResult<(ScramSecret, Option<()>)> {
-        let role = login_role(&self.shared, login.user())?;
-        let wrong = || PgWireError::InvalidPassword(login.user().unwrap_or_default().to_owned());
-        let v =
-            role.verifier.as_deref().and_then(centum_sql::auth::ScramVerifier::parse).ok_or_else(wrong)?;
-        Ok((
-            ScramSecret::Verifier {
-                salt: v.salt,
-                iterations: v.iterations as usize,
-                stored_key: v.stored_key,
-                server_key: v.server_key,
-            },
-            None,
-        ))
-    }
-}
-
-/// The ParameterStatus messages of a new session.
-struct Parameters;
-
-impl ServerParameterProvider for Parameters {
-    fn server_parameters<C: ClientInfo>(&self, client: &C) -> Option<HashMap<String, String>> {
-        let meta = client.metadata();
-        let user = meta.get("user").cloned().unwrap_or_default();
-        let mut p = HashMap::new();
-        for (k, v) in [
-            ("server_version", "15.0"),
-            ("server_encoding", "UTF8"),
-            ("client_encoding", "UTF8"),
-            ("DateStyle", "ISO, MDY"),
-            ("TimeZone", "UTC"),
-            ("IntervalStyle", "postgres"),
-            ("integer_datetimes", "on"),
-            ("standard_conforming_strings", "on"),
-            ("is_superuser", "on"),
-            ("default_transaction_read_only", "off"),
-            ("in_hot_standby", "off"),
-        ] {
-            p.insert(k.to_string(), v.to_string());
-        }
-        p.insert("application_name".into(), meta.get("application_name").cloned().unwrap_or_default());
-        p.insert("session_authorization".into(), user);
-        Some(p)
-    }
 }
 
 #[cfg(test)]

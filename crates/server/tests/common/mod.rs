@@ -98,6 +98,11 @@ impl Server {
         }
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         self.child.as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
