@@ -74,6 +74,10 @@ pub struct ServeArgs {
     /// may lose the last few milliseconds of commits) [default: false].
     #[arg(long, env = "CENTUM_DELAYED_DURABILITY")]
     pub delayed_durability: Option<bool>,
+    /// Memory the server may hold (e.g. 4GB): past it, inserts and updates
+    /// fail with 53200 while reads and deletes go on [default: no limit].
+    #[arg(long, env = "CENTUM_MAX_MEMORY")]
+    pub max_memory: Option<String>,
 }
 
 /// The same settings in the TOML file.
@@ -93,6 +97,7 @@ struct FileConfig {
     tls_key: Option<PathBuf>,
     log: Option<String>,
     delayed_durability: Option<bool>,
+    max_memory: Option<String>,
 }
 
 /// The settings in effect.
@@ -122,6 +127,8 @@ pub struct Config {
     pub log: String,
     /// Delayed durability for every commit.
     pub delayed_durability: bool,
+    /// The memory limit, bytes.
+    pub max_memory: Option<usize>,
 }
 
 impl Config {
@@ -159,7 +166,12 @@ impl Config {
         if max_connections == 0 {
             return Err("max_connections must be at least 1".into());
         }
+        let max_memory = match a.max_memory.or(file.max_memory) {
+            None => None,
+            Some(t) => Some(centum_engine::memory::parse_size(&t).map_err(|e| format!("max_memory: {e}"))?),
+        };
         Ok(Config {
+            max_memory,
             data_dir: a.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("centum-data")),
             listen,
             superuser: a.superuser.or(file.superuser).unwrap_or_else(|| "centum".into()),

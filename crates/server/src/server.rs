@@ -81,6 +81,12 @@ const PRESSURE: usize = STARTING_MARGIN / 2;
 const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 /// How long shutdown waits for connections to finish their statements.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+/// The stack of a session's thread. Statements nest as deep as the stack
+/// left allows (past it they fail with 54001, see centum-sql's `stack`
+/// module): 32 MiB holds a 10,000-term OR chain, a 2,000-term sum or
+/// 1,000 nested subqueries. Only the pages a statement touches become
+/// memory; the rest is address space.
+const SESSION_STACK: usize = 32 << 20;
 
 /// What every connection shares.
 pub(crate) struct Shared {
@@ -120,6 +126,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         .map_err(|e| format!("cannot create data directory {}: {e}", config.data_dir.display()))?;
     let mut opts = centum_engine::Options::durable(&config.data_dir);
     opts.storage.log.delayed = config.delayed_durability;
+    opts.memory_limit = config.max_memory;
     let engine = centum_engine::Database::open(opts)
         .map_err(|e| format!("cannot open data directory {}: {e}", config.data_dir.display()))?;
     let db = centum_sql::Database::open(engine).map_err(|e| format!("cannot open the SQL catalog: {e}"))?;
@@ -258,27 +265,28 @@ impl Server {
         let tls = self.tls.clone();
         let (starting, closed) = Starting::enter(&self.starting, peer.ip());
         live.fetch_add(1, SeqCst);
-        let spawned = std::thread::Builder::new().name("centum-session".into()).spawn({
-            let live = Live(live.clone());
-            move || {
-                // Counted down when the thread ends, panicking included.
-                let _live = live;
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
-                match rt {
-                    Ok(rt) => rt.block_on(async move {
-                        match tokio::net::TcpStream::from_std(std_tcp) {
-                            Ok(tcp) => {
-                                if let Err(e) = serve(shared, tcp, tls, starting, closed).await {
-                                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+        let spawned =
+            std::thread::Builder::new().name("centum-session".into()).stack_size(SESSION_STACK).spawn({
+                let live = Live(live.clone());
+                move || {
+                    // Counted down when the thread ends, panicking included.
+                    let _live = live;
+                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+                    match rt {
+                        Ok(rt) => rt.block_on(async move {
+                            match tokio::net::TcpStream::from_std(std_tcp) {
+                                Ok(tcp) => {
+                                    if let Err(e) = serve(shared, tcp, tls, starting, closed).await {
+                                        tracing::debug!(%peer, error = %e, "connection ended with an error");
+                                    }
                                 }
+                                Err(e) => tracing::warn!(%peer, error = %e, "cannot register the socket"),
                             }
-                            Err(e) => tracing::warn!(%peer, error = %e, "cannot register the socket"),
-                        }
-                    }),
-                    Err(e) => tracing::warn!(%peer, error = %e, "cannot start a session runtime"),
+                        }),
+                        Err(e) => tracing::warn!(%peer, error = %e, "cannot start a session runtime"),
+                    }
                 }
-            }
-        });
+            });
         if let Err(e) = spawned {
             tracing::warn!(%peer, error = %e, "cannot start a session thread");
         }
