@@ -450,9 +450,16 @@ impl Session {
         self.fail();
     }
 
+    /// An error inside a block: the block stays failed (25P02) until
+    /// ROLLBACK, but its engine transaction is rolled back now, so the rows
+    /// it changed or claimed are free for others at once, as PostgreSQL
+    /// releases a failed transaction's locks at the error.
     fn fail(&mut self) {
         if self.state == TxnStatus::InBlock {
             self.state = TxnStatus::Failed;
+            if let Some(t) = self.txn.take() {
+                t.abort();
+            }
         }
     }
 
@@ -861,7 +868,7 @@ impl Session {
                 (&self.user, &self.database),
             );
             if r.is_err() {
-                self.state = TxnStatus::Failed;
+                self.fail();
             }
             return r;
         }

@@ -1,0 +1,69 @@
+//! A statement that fails inside a block rolls the transaction back in the
+//! engine at once: what it changed or claimed is free for other sessions
+//! before the client says ROLLBACK. The block itself stays failed (25P02)
+//! until then, as in PostgreSQL.
+
+use centum_sql::{Database, TxnStatus};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn db() -> Database {
+    let d = Database::open(centum_engine::Database::open(Default::default()).unwrap()).unwrap();
+    d.session()
+        .execute("CREATE TABLE acct (id int PRIMARY KEY, v int); INSERT INTO acct VALUES (1, 0), (2, 0)")
+        .unwrap();
+    d
+}
+
+#[test]
+fn the_survivor_of_a_deadlock_goes_on_before_the_victim_rolls_back() {
+    let d = db();
+    let mut a = d.session();
+    let mut b = d.session();
+    a.execute("BEGIN; UPDATE acct SET v = 1 WHERE id = 1").unwrap();
+    b.execute("BEGIN; UPDATE acct SET v = 2 WHERE id = 2").unwrap();
+    // a waits for row 2 on a thread of its own; b then asks for row 1.
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let r = a.execute("UPDATE acct SET v = 1 WHERE id = 2").map(|_| ()).map_err(|e| e.sqlstate());
+        tx.send(r).unwrap();
+        a
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let mine = b.execute("UPDATE acct SET v = 2 WHERE id = 1").map(|_| ()).map_err(|e| e.sqlstate());
+    // One of the two is the deadlock's victim; the other must finish its
+    // statement without the victim's ROLLBACK.
+    let theirs =
+        rx.recv_timeout(Duration::from_secs(20)).expect("the survivor waited on the failed transaction");
+    let mut a = waiter.join().unwrap();
+    let (survivor, victim) = match (&mine, &theirs) {
+        (Err("40P01"), Ok(())) => (&mut a, &mut b),
+        (Ok(()), Err("40P01")) => (&mut b, &mut a),
+        other => panic!("expected one deadlock victim: {other:?}"),
+    };
+    assert_eq!(victim.status(), TxnStatus::Failed);
+    assert_eq!(victim.execute("SELECT 1").unwrap_err().sqlstate(), "25P02");
+    survivor.execute("COMMIT").unwrap();
+    victim.execute("ROLLBACK").unwrap();
+    assert_eq!(victim.status(), TxnStatus::Idle);
+}
+
+#[test]
+fn a_failed_statement_frees_the_blocks_rows_and_commit_says_rollback() {
+    let d = db();
+    let mut a = d.session();
+    a.execute("BEGIN; UPDATE acct SET v = 10 WHERE id = 1").unwrap();
+    assert_eq!(a.execute("SELECT 1/0").unwrap_err().sqlstate(), "22012");
+    // Row 1 is free now: another session updates it without waiting.
+    let other = d.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        tx.send(other.session().execute("UPDATE acct SET v = 20 WHERE id = 1").is_ok()).unwrap();
+    });
+    assert!(rx.recv_timeout(Duration::from_secs(20)).expect("row 1 was still held"));
+    // COMMIT of a failed block rolls back, as in PostgreSQL.
+    let r = a.execute("COMMIT").unwrap();
+    assert_eq!(r[0].tag, "ROLLBACK");
+    let v = a.execute("SELECT v FROM acct WHERE id = 1").unwrap();
+    assert_eq!(v[0].rows[0][0], centum_types::Value::Integer(20));
+}
