@@ -364,7 +364,7 @@ impl Session {
             // (their writes must reach the new index), so it cannot run
             // inside one: the implicit transaction commits before it and
             // begins again after it. DDL is not transactional anyway.
-            let outside = implicit && matches!(s, ast::Statement::CreateIndex(_));
+            let outside = implicit && builds_index(s);
             if outside {
                 self.commit()?;
             }
@@ -561,6 +561,10 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
+            S::AlterTable(_) if self.state != TxnStatus::Idle && builds_index(s) => Err(Error::TransactionState {
+                code: "25001",
+                message: "ALTER TABLE that builds an index (a UNIQUE or PRIMARY KEY constraint) cannot run inside a transaction block".into(),
+            }),
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
@@ -1134,6 +1138,26 @@ fn create_user_as_role(sql: &str) -> Option<String> {
     }
     let rest = t[t.find(b)? + b.len()..].trim_start();
     Some(format!("CREATE ROLE {rest} LOGIN"))
+}
+
+/// Whether `s` builds an index. A build waits for every transaction open
+/// when it starts, so it cannot run inside one: it would wait for itself.
+fn builds_index(s: &ast::Statement) -> bool {
+    let unique = |c: &ast::TableConstraint| {
+        matches!(c, ast::TableConstraint::Unique(_) | ast::TableConstraint::PrimaryKey(_))
+    };
+    match s {
+        ast::Statement::CreateIndex(_) => true,
+        ast::Statement::AlterTable(at) => at.operations.iter().any(|op| match op {
+            ast::AlterTableOperation::AddConstraint { constraint, .. } => unique(constraint),
+            ast::AlterTableOperation::AddColumn { column_def, .. } => column_def
+                .options
+                .iter()
+                .any(|o| matches!(o.option, ast::ColumnOption::Unique(_) | ast::ColumnOption::PrimaryKey(_))),
+            _ => false,
+        }),
+        _ => false,
+    }
 }
 
 pub(crate) fn first_words(s: &str) -> String {

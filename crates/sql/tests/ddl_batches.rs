@@ -1,4 +1,5 @@
-//! CREATE INDEX waits for every transaction open when it starts, so it
+//! CREATE INDEX (and an ALTER TABLE that adds a UNIQUE or PRIMARY KEY
+//! constraint) waits for every transaction open when it starts, so it
 //! must never run inside one of its own session's: in a multi-statement
 //! query (one implicit transaction) the transaction is committed before
 //! it and begun again after; in an explicit block it is refused with
@@ -60,5 +61,37 @@ fn create_index_in_a_block_is_refused() {
         exec(&mut s, "CREATE INDEX t_v ON t (v)");
         exec(&mut s, "INSERT INTO t VALUES (1, 10)");
         assert_eq!(ints(&mut s, "SELECT k FROM t WHERE v = 10"), vec![1]);
+    });
+}
+
+#[test]
+fn constraints_that_build_an_index_never_wait_for_their_own_block() {
+    bounded(|| {
+        let db = db();
+        let mut s = db.session();
+        // The statements a migration tool sends in one block: refused with
+        // 25001 (they used to wait for their own transaction for ever).
+        for add in [
+            "ALTER TABLE t ADD CONSTRAINT u UNIQUE (a, b)",
+            "ALTER TABLE t ADD PRIMARY KEY (a)",
+            "ALTER TABLE t ADD COLUMN c int UNIQUE",
+        ] {
+            exec(&mut s, "BEGIN");
+            exec(&mut s, "CREATE TABLE t (a int, b int)");
+            assert_eq!(fails(&mut s, add).sqlstate(), "25001", "{add}");
+            exec(&mut s, "ROLLBACK");
+            exec(&mut s, "DROP TABLE IF EXISTS t");
+            // In one multi-statement query they run between the implicit
+            // transactions, as CREATE INDEX does.
+            exec(&mut s, &format!("CREATE TABLE t (a int, b int); {add}; INSERT INTO t VALUES (1, 2)"));
+            assert_eq!(scalar(&mut s, "SELECT count(*) FROM t"), 1);
+            exec(&mut s, "DROP TABLE t");
+        }
+        // Constraints that build nothing still run inside a block.
+        exec(
+            &mut s,
+            "BEGIN; CREATE TABLE t (a int, b int); ALTER TABLE t ADD CONSTRAINT pos CHECK (a > 0); COMMIT",
+        );
+        assert_eq!(fails(&mut s, "INSERT INTO t VALUES (0, 0)").sqlstate(), "23514");
     });
 }
