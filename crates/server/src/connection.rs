@@ -247,10 +247,11 @@ impl Connection {
     /// and shutdown. `None`: the connection is over.
     async fn next(&mut self, copying: bool) -> std::io::Result<Option<PgWireFrontendMessage>> {
         // A client streaming COPY data is not idle.
-        let idle_limit = match self.session.status() {
-            TxnStatus::Idle => None,
-            _ if copying => None,
-            _ => self.shared.config.idle_in_transaction_timeout,
+        let (in_block, outside) = self.session.idle_timeouts();
+        let (idle_limit, idle_error) = match self.session.status() {
+            _ if copying => (None, ("", "")),
+            TxnStatus::Idle => (outside, ("57P05", "terminating connection due to idle-session timeout")),
+            _ => (in_block, ("25P03", "terminating connection due to idle-in-transaction timeout")),
         };
         let mut shutdown = self.shared.shutdown.clone();
         if *shutdown.borrow() {
@@ -272,7 +273,7 @@ impl Connection {
         };
         match got {
             Err(()) => {
-                self.fatal("25P03", "terminating connection due to idle-in-transaction timeout").await?;
+                self.fatal(idle_error.0, idle_error.1).await?;
                 Ok(None)
             }
             Ok(None) => Ok(None),

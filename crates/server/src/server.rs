@@ -518,6 +518,9 @@ fn apply_settings(
     if let Some(t) = shared.config.statement_timeout {
         session.set_var("statement_timeout", &[format!("{}ms", t.as_millis())])?;
     }
+    if let Some(t) = shared.config.idle_in_transaction_timeout {
+        session.set_var("idle_in_transaction_session_timeout", &[format!("{}ms", t.as_millis())])?;
+    }
     if let Some(app) = params.get("application_name") {
         session.set_var("application_name", std::slice::from_ref(app))?;
     }

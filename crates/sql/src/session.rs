@@ -64,6 +64,7 @@ impl Database {
             search_path: defaults.search_path.clone(),
             statement_timeout: defaults.statement_timeout,
             statement_mem: defaults.statement_mem,
+            idle_timeouts: (None, None),
             delayed_durability: defaults.delayed_durability,
             settings: defaults.settings.clone(),
             currval: RefCell::new(HashMap::new()),
@@ -150,6 +151,8 @@ pub struct Session {
     statement_timeout: Option<Duration>,
     /// What one statement's buffers may hold (`statement_mem`).
     statement_mem: usize,
+    /// See [`Session::idle_timeouts`].
+    idle_timeouts: (Option<Duration>, Option<Duration>),
     delayed_durability: bool,
     settings: HashMap<String, String>,
     currval: RefCell<HashMap<String, i64>>,
@@ -293,6 +296,20 @@ impl Session {
                 }
             },
         }
+        self.idle_timeouts = self.idle_timeouts_from_settings();
+    }
+
+    /// How long the client may stay silent: inside a transaction block
+    /// (`idle_in_transaction_session_timeout`, then the session ends with
+    /// 25P03) and outside one (`idle_session_timeout`, 57P05). The server
+    /// enforces them; `None` is no limit.
+    pub fn idle_timeouts(&self) -> (Option<Duration>, Option<Duration>) {
+        self.idle_timeouts
+    }
+
+    fn idle_timeouts_from_settings(&self) -> (Option<Duration>, Option<Duration>) {
+        let read = |name: &str| self.settings.get(name).and_then(|v| parse_duration(name, v).ok().flatten());
+        (read("idle_in_transaction_session_timeout"), read("idle_session_timeout"))
     }
 
     /// Runs every statement in `sql` (the simple query protocol): stops at
@@ -792,7 +809,10 @@ impl Session {
             "transaction_isolation" | "default_transaction_isolation" => {
                 self.isolation = parse_isolation(&joined)?
             }
-            "statement_timeout" => self.statement_timeout = parse_duration(&joined)?,
+            "statement_timeout" => self.statement_timeout = parse_duration(name, &joined)?,
+            "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout" => {
+                parse_duration(name, &joined)?;
+            }
             "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
             "synchronous_commit" => {
                 self.delayed_durability =
@@ -804,6 +824,9 @@ impl Session {
             _ => {}
         }
         self.settings.insert(name.to_string(), joined);
+        if name.starts_with("idle_") {
+            self.idle_timeouts = self.idle_timeouts_from_settings();
+        }
         Ok(())
     }
 
@@ -834,6 +857,9 @@ impl Session {
             other => match self.settings.get(other) {
                 Some(v) => v.clone(),
                 None if other == "application_name" => String::new(),
+                None if matches!(other, "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout") => {
+                    "0".into()
+                }
                 None => {
                     return Err(Error::UndefinedObject(format!(
                         "unrecognized configuration parameter \"{other}\""
@@ -1062,21 +1088,20 @@ fn explain(p: &Planned) -> Vec<String> {
     }
 }
 
-fn parse_duration(s: &str) -> Result<Option<Duration>> {
+/// A duration setting `name`: milliseconds, or with a unit; 0 is none.
+fn parse_duration(name: &str, s: &str) -> Result<Option<Duration>> {
     let s = s.trim().trim_matches('\'').to_lowercase();
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num.parse().map_err(|_| {
-        Error::InvalidParameter(format!("invalid value for parameter \"statement_timeout\": \"{s}\""))
-    })?;
+    let n: u64 = num
+        .parse()
+        .map_err(|_| Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\"")))?;
     let ms = match unit.trim() {
         "" | "ms" => n,
         "s" => n * 1000,
         "min" => n * 60_000,
         "h" => n * 3_600_000,
         other => {
-            return Err(Error::InvalidParameter(format!(
-                "invalid unit \"{other}\" for parameter \"statement_timeout\""
-            )))
+            return Err(Error::InvalidParameter(format!("invalid unit \"{other}\" for parameter \"{name}\"")))
         }
     };
     Ok((ms > 0).then(|| Duration::from_millis(ms)))
