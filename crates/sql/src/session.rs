@@ -857,7 +857,11 @@ impl Session {
             other => match self.settings.get(other) {
                 Some(v) => v.clone(),
                 None if other == "application_name" => String::new(),
-                None if matches!(other, "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout") => {
+                None if matches!(
+                    other,
+                    "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout"
+                ) =>
+                {
                     "0".into()
                 }
                 None => {

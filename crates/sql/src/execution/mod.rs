@@ -267,10 +267,7 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
         Statement::Utility(s) => {
             return Err(crate::error::Error::other(
                 "0A000",
-                format!(
-                    "{} cannot run here",
-                    s.to_string().split_whitespace().next().unwrap_or("")
-                ),
+                format!("{} cannot run here", s.to_string().split_whitespace().next().unwrap_or("")),
             ))
         }
     })
