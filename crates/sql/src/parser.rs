@@ -2,7 +2,7 @@
 //!
 //! Every statement is also measured here, before anything else walks it:
 //! how deeply it nests decides whether the rest of the pipeline can handle
-//! it on this thread's stack (see [`crate::stack`]). A statement too deep
+//! it on this thread's stack (see the `stack` module). A statement too deep
 //! fails with 54001 and is freed on a stack segment big enough for it.
 
 use crate::error::{Error, Result};
