@@ -216,3 +216,21 @@ fn statement_timeout_stops_insert_select_while_it_writes() {
     let versions: u64 = engine.stats().tables.iter().filter(|t| t.name == "big").map(|t| t.versions).sum();
     assert_eq!(versions, 0);
 }
+
+#[test]
+fn absurd_bucket_counts_are_refused_not_allocated() {
+    let d = db();
+    let mut s = d.session();
+    let e = s
+        .execute("CREATE TABLE h (id int PRIMARY KEY) WITH (bucket_count = 1000000000000000000)")
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22023", "{e}");
+    s.execute("CREATE TABLE h (id int PRIMARY KEY) WITH (bucket_count = 1024)").unwrap();
+    let e =
+        s.execute("CREATE INDEX h_id ON h USING hash (id) WITH (bucket_count = 1099511627776)").unwrap_err();
+    assert_eq!(e.sqlstate(), "22023", "{e}");
+    assert_eq!(
+        s.execute("CREATE TABLE z (id int PRIMARY KEY) WITH (bucket_count = 0)").unwrap_err().sqlstate(),
+        "22023"
+    );
+}

@@ -378,13 +378,7 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
                     }
                 }
                 "memory_optimized" => {}
-                "bucket_count" => {
-                    bl.buckets = Some(v.parse().map_err(|_| {
-                        Error::InvalidParameter(format!(
-                            "invalid value for parameter \"bucket_count\": \"{v}\""
-                        ))
-                    })?)
-                }
+                "bucket_count" => bl.buckets = Some(bucket_count(&v)?),
                 other => bl
                     .notices
                     .push(format!("storage parameter \"{other}\" is ignored: tables are memory-optimized")),
@@ -513,6 +507,21 @@ fn row_count(b: &Binder, table: &str) -> Result<u64> {
 }
 
 /// CREATE INDEX.
+/// The most buckets a hash index may have, as in SQL Server: 2^30. A
+/// bigger array is refused rather than attempted, since an allocation that
+/// fails ends the process.
+const MAX_BUCKETS: u64 = 1 << 30;
+
+/// A `bucket_count` option's value, between 1 and [`MAX_BUCKETS`].
+fn bucket_count(v: &str) -> Result<u64> {
+    match v.parse::<u64>() {
+        Ok(n) if (1..=MAX_BUCKETS).contains(&n) => Ok(n),
+        _ => Err(Error::InvalidParameter(format!(
+            "invalid value for parameter \"bucket_count\": \"{v}\" (it must be between 1 and {MAX_BUCKETS})"
+        ))),
+    }
+}
+
 pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutcome> {
     let table = b.table_name(&ci.table_name)?;
     let (cols, desc) = index_columns(&ci.columns)?;
@@ -533,9 +542,7 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
             let k = left.to_string().to_lowercase();
             let v = right.to_string();
             if k == "bucket_count" {
-                buckets = Some(v.parse::<u64>().map_err(|_| {
-                    Error::InvalidParameter(format!("invalid value for parameter \"bucket_count\": \"{v}\""))
-                })?);
+                buckets = Some(bucket_count(&v)?);
             } else {
                 notices.push(format!("index parameter \"{k}\" is ignored"));
             }
