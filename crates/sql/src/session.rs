@@ -580,7 +580,7 @@ impl Session {
             }
             S::AlterTable(_) if self.state != TxnStatus::Idle && builds_index(s) => Err(Error::TransactionState {
                 code: "25001",
-                message: "ALTER TABLE that builds an index (a UNIQUE or PRIMARY KEY constraint) cannot run inside a transaction block".into(),
+                message: "ALTER TABLE that builds an index (ADD or DROP COLUMN, a UNIQUE or PRIMARY KEY constraint) cannot run inside a transaction block".into(),
             }),
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
@@ -1179,10 +1179,8 @@ fn builds_index(s: &ast::Statement) -> bool {
         ast::Statement::CreateIndex(_) => true,
         ast::Statement::AlterTable(at) => at.operations.iter().any(|op| match op {
             ast::AlterTableOperation::AddConstraint { constraint, .. } => unique(constraint),
-            ast::AlterTableOperation::AddColumn { column_def, .. } => column_def
-                .options
-                .iter()
-                .any(|o| matches!(o.option, ast::ColumnOption::Unique(_) | ast::ColumnOption::PrimaryKey(_))),
+            // Adding or dropping a column rebuilds the table's indexes.
+            ast::AlterTableOperation::AddColumn { .. } | ast::AlterTableOperation::DropColumn { .. } => true,
             _ => false,
         }),
         _ => false,
