@@ -49,13 +49,11 @@
 //!   most 50 deep (by default a rare few reach 5,000 terms and 2,000
 //!   levels, which must end in an answer or 54001, never an overflow).
 //! * `CENTUM_FUZZ_KNOWN_BUGS=1`: also generate inputs that hit problems
-//!   known and not fixed yet, to check whether they are: absurd hash
-//!   bucket counts (the allocation fails and aborts the process), casts to
-//!   `char(10485760)` (quadratic padding, deaf to the timeout), ALTER
-//!   TABLE ADD or DROP COLUMN inside a transaction block (waits for ever
-//!   on its own transaction), sorts of tens of
-//!   millions of rows (statement_mem counts a third of what they hold),
-//!   megabyte strings built on every row (statement_timeout is only
+//!   known and not fixed yet, to check whether they are: hash indexes of
+//!   2^30 buckets (8 GiB each, resident as rows arrive), casts to
+//!   `char(10485760)` (quadratic padding, deaf to the timeout), sorts of
+//!   tens of millions of rows (statement_mem counts a third of what they
+//!   hold), megabyte strings built on every row (statement_timeout is only
 //!   checked every 1,024 rows), and chains of thousands of terms in a
 //!   grouped select list or HAVING (bound in quadratic time, and planning
 //!   does not watch the timeout).

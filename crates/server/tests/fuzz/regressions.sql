@@ -47,7 +47,7 @@ INSERT INTO t1 (c0) SELECT g FROM generate_series(1, 100000000) AS s(g);
 UPDATE t0 SET c1 = c1 WHERE (SELECT count(*) FROM generate_series(1, 100000000)) > 0;
 DELETE FROM t0 WHERE (SELECT count(*) FROM generate_series(1, 100000000)) < 0;
 
--- case: ALTER TABLE ADD PRIMARY KEY or UNIQUE inside a transaction block waited for ever on its own transaction, deaf to statement_timeout
+-- case: ALTER TABLE ADD PRIMARY KEY, UNIQUE or ADD/DROP COLUMN inside a transaction block waited for ever on its own transaction, deaf to statement_timeout and cancel
 CREATE TABLE t0 (c0 int, c1 int);
 INSERT INTO t0 VALUES (1, 1);
 BEGIN;
@@ -57,3 +57,19 @@ BEGIN;
 ALTER TABLE t0 ADD UNIQUE (c1);
 COMMIT;
 ALTER TABLE t0 ADD UNIQUE (c1);
+BEGIN;
+ALTER TABLE t0 ADD COLUMN c2 date DEFAULT '2024-02-29';
+ROLLBACK;
+BEGIN;
+ALTER TABLE t0 DROP COLUMN c1;
+COMMIT;
+ALTER TABLE t0 ADD COLUMN c2 date DEFAULT '2024-02-29';
+ALTER TABLE t0 DROP COLUMN c1;
+
+-- case: a bucket_count of 2^32 or more asked for an allocation that failed and aborted the process
+CREATE TABLE t0 (c0 int PRIMARY KEY) WITH (bucket_count = 4294967296);
+CREATE TABLE t1 (c0 int PRIMARY KEY, c1 int) WITH (bucket_count = 99999999999999999999);
+CREATE TABLE t2 (c0 int, c1 int);
+CREATE INDEX ix0 ON t2 USING hash (c1) WITH (bucket_count = 1099511627776);
+CREATE INDEX ix1 ON t2 USING hash (c1) WITH (bucket_count = 0);
+CREATE INDEX ix2 ON t2 USING hash (c1) WITH (bucket_count = -1);

@@ -183,11 +183,17 @@ fn table(rng: &mut Rng, t: usize) -> Table {
     Table { name: format!("t{t}"), columns, key }
 }
 
-/// A hash index size: small and ordinary sizes, and (only with the
-/// known-bugs knob) sizes no machine can allocate.
+/// A hash index size: small and ordinary sizes, sizes out of range, and
+/// (only with the known-bugs knob) the largest allowed, 2^30 buckets: 8 GiB
+/// that become resident as rows land in them, past the memory budget.
 pub fn bucket_count(rng: &mut Rng, knobs: &Knobs) -> String {
-    if knobs.known_bugs && rng.chance(0.1) {
-        return rng.pick(&["0", "-1", "4294967296", "1099511627776", "99999999999999999999"]).to_string();
+    if rng.chance(0.05) {
+        return rng
+            .pick(&["0", "-1", "1073741825", "4294967296", "1099511627776", "99999999999999999999"])
+            .to_string();
+    }
+    if knobs.known_bugs && rng.chance(0.05) {
+        return "1073741824".to_string();
     }
     rng.pick(&["1", "2", "3", "8", "100", "1024", "65536"]).to_string()
 }

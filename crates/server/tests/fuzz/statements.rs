@@ -268,12 +268,9 @@ impl Gen {
     }
 
     /// DDL in the middle of a case: an index, a column, a constraint.
-    /// Inside a transaction block, ALTER TABLE ADD or DROP COLUMN waits for
-    /// ever on its own transaction: only with the known-bugs knob.
     fn ddl(&mut self, t: usize) -> String {
         let table = self.schema.tables[t].name.clone();
-        let columns = !self.in_block || self.knobs.known_bugs;
-        match self.rng.below(if columns { 8 } else { 6 }) {
+        match self.rng.below(8) {
             0 | 1 => schema::create_index(&mut self.rng, &self.knobs.clone(), &mut self.schema, t),
             2 => {
                 let n = self.schema.indexes.max(1);
