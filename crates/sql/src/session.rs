@@ -846,7 +846,7 @@ impl Session {
                 None => "0".into(),
                 Some(d) => show_duration(d.as_millis()),
             },
-            "statement_mem" => show_bytes(self.statement_mem),
+            "statement_mem" => centum_engine::memory::show_size(self.statement_mem),
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "server_version" => "15.0".into(),
             "server_encoding" | "client_encoding" => "UTF8".into(),
@@ -1115,34 +1115,14 @@ fn parse_duration(name: &str, s: &str) -> Result<Option<Duration>> {
 /// (`kB`, `MB`, `GB`, `TB`); at least 64 kB.
 fn parse_bytes(name: &str, s: &str) -> Result<usize> {
     let s = s.trim().trim_matches('\'');
-    let bad = || Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\""));
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: usize = num.parse().map_err(|_| bad())?;
-    let scale: usize = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kb" => 1 << 10,
-        "mb" => 1 << 20,
-        "gb" => 1 << 30,
-        "tb" => 1 << 40,
-        _ => return Err(bad()),
-    };
-    let bytes = n.checked_mul(scale).ok_or_else(bad)?;
+    let bytes = centum_engine::memory::parse_size(s)
+        .map_err(|_| Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\"")))?;
     if bytes < 64 << 10 {
         return Err(Error::InvalidParameter(format!(
             "{s} is outside the valid range for parameter \"{name}\" (64kB ..)"
         )));
     }
     Ok(bytes)
-}
-
-/// A size in the largest unit that divides it, as PostgreSQL shows it.
-pub(crate) fn show_bytes(bytes: usize) -> String {
-    for (unit, size) in [("TB", 1usize << 40), ("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)] {
-        if bytes.is_multiple_of(size) {
-            return format!("{}{unit}", bytes / size);
-        }
-    }
-    format!("{bytes}B")
 }
 
 /// A duration in the largest unit that divides it, as PostgreSQL shows it.

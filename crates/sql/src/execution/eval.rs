@@ -10,7 +10,10 @@ use std::cmp::Ordering;
 
 /// Evaluates `e` over `row` (the current row) and `outer`.
 pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<Value> {
-    crate::stack::check("expression nested too deeply")?;
+    // Only a node with operands recurses; leaves skip the stack check.
+    if !matches!(e, Expr::Column(_) | Expr::Outer(_) | Expr::Literal(_) | Expr::Param(_)) {
+        crate::stack::check("expression nested too deeply")?;
+    }
     Ok(match e {
         Expr::Column(i) => row.get(*i).cloned().unwrap_or(Value::Null),
         Expr::Outer(i) => outer.get(*i).cloned().unwrap_or(Value::Null),

@@ -89,7 +89,7 @@ impl Budget {
         if used > self.limit {
             return Err(crate::error::Error::OutOfMemory(format!(
                 "out of memory: the statement holds more than statement_mem ({})",
-                crate::session::show_bytes(self.limit)
+                centum_engine::memory::show_size(self.limit)
             )));
         }
         Ok(())
