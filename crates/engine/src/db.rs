@@ -359,6 +359,27 @@ impl Database {
         v
     }
 
+    /// Fails with 53200 if the bucket arrays of `indexes`' hash indexes do
+    /// not fit under the memory limit next to what the process holds. An
+    /// array is reserved, not written, when it is made, but rows spread
+    /// over all of it and the kernel backs it with huge pages, so a few
+    /// thousand rows make the whole array resident: it must be counted
+    /// before it exists. Recovery builds the indexes a table already has
+    /// without this check.
+    fn admit_buckets(&self, indexes: &[IndexDef]) -> Result<()> {
+        let Some(limit) = self.shared.memory_limit else { return Ok(()) };
+        let mut used = crate::memory::resident_bytes().unwrap_or(0);
+        for ix in indexes {
+            let IndexKind::Hash { buckets } = ix.kind else { continue };
+            let bytes = crate::index::bucket_bytes(buckets);
+            if used.saturating_add(bytes) > limit {
+                return Err(Error::BucketsTooLarge { index: ix.name.clone(), bytes, used, limit });
+            }
+            used += bytes;
+        }
+        Ok(())
+    }
+
     /// Creates a table with its indexes. With a data directory the new
     /// catalog is durable before the table can be used.
     pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
@@ -372,6 +393,7 @@ impl Database {
                 return Err(Error::IndexExists(ix.name.clone()));
             }
         }
+        self.admit_buckets(&def.indexes)?;
         let id = self.shared.next_table_id.load(SeqCst);
         let table = Arc::new(build_table(id, &def)?);
         self.shared.next_table_id.store(id + 1, SeqCst);
@@ -518,6 +540,7 @@ impl Database {
             if cur.iter().count() >= MAX_INDEXES {
                 return Err(Error::InvalidDefinition(format!("more than {MAX_INDEXES} indexes")));
             }
+            self.admit_buckets(std::slice::from_ref(&def))?;
             let pos = cur.slots.iter().position(Option::is_none).unwrap_or(cur.slots.len());
             let gen = cur.gen + 1;
             let ix = Arc::new(build_index(&t, &def, pos + 1, gen, INFINITY)?);

@@ -119,6 +119,19 @@ pub enum Error {
         /// What was in use, bytes.
         used: usize,
     },
+    /// A hash index's bucket array does not fit under the memory limit
+    /// next to what is in use (53200).
+    #[error("out of memory: the bucket array of hash index \"{index}\" takes {}, and with {} in use that passes the memory limit of {} (max_memory); ask for fewer buckets", crate::memory::show_size(*bytes), crate::memory::show_size(*used), crate::memory::show_size(*limit))]
+    BucketsTooLarge {
+        /// The index.
+        index: String,
+        /// The array's bytes.
+        bytes: usize,
+        /// What was in use, bytes.
+        used: usize,
+        /// The limit, bytes.
+        limit: usize,
+    },
     /// A broken invariant inside the engine: a bug, reported rather than
     /// acted on.
     #[error("internal error: {0}")]
@@ -158,7 +171,7 @@ impl Error {
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",
             Error::Storage { code, .. } => code,
-            Error::OutOfMemory { .. } => "53200",
+            Error::OutOfMemory { .. } | Error::BucketsTooLarge { .. } => "53200",
             Error::Internal(_) => "XX000",
         }
     }

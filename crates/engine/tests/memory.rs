@@ -80,3 +80,35 @@ fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
         .unwrap_err();
     assert_eq!(e.sqlstate(), "53200");
 }
+
+/// A hash index's bucket array counts against the limit when the index is
+/// made: rows land all over it, so a few thousand rows would make the whole
+/// array resident at once, far past the limit before any check could see
+/// it. A bucket count that does not fit is refused at CREATE; one that
+/// fits is made.
+#[test]
+fn bucket_arrays_that_do_not_fit_are_refused_when_made() {
+    let Some(start) = centum_engine::memory::resident_bytes() else {
+        eprintln!("skipped: this system does not report resident memory");
+        return;
+    };
+    let limit = start + (256 << 20);
+    let db = Database::open(Options { memory_limit: Some(limit), ..Default::default() }).unwrap();
+    let table = |name: &str, buckets: u64| {
+        TableDef::new(name)
+            .column_not_null("id", DataType::BigInt)
+            .index(IndexDef::hash(&format!("{name}_pkey"), &["id"], buckets).unique())
+    };
+    // 2^30 buckets are 8 GiB.
+    let e = db.create_table(table("huge", 1 << 30)).unwrap_err();
+    assert_eq!(e.sqlstate(), "53200", "{e}");
+    assert!(e.to_string().contains("hash index \"huge_pkey\" takes 8GB"), "{e}");
+    assert!(db.table("huge").is_err(), "a refused table does not exist");
+    let t = db.create_table(table("fits", 1 << 20)).unwrap();
+    let e = db.create_index("fits", IndexDef::hash("fits_id_huge", &["id"], 1 << 30)).unwrap_err();
+    assert_eq!(e.sqlstate(), "53200", "{e}");
+    db.create_index("fits", IndexDef::hash("fits_id_small", &["id"], 1 << 10)).unwrap();
+    db.run(Isolation::Snapshot, 1, |txn| txn.insert(&t, vec![Value::BigInt(1)]).map(|_| ())).unwrap();
+    let rss = centum_engine::memory::resident_bytes().unwrap();
+    assert!(rss < limit, "resident {rss} past the limit {limit}");
+}

@@ -27,10 +27,22 @@ pub(crate) struct Chains {
     slot: usize,
 }
 
+/// The buckets a hash index asked for `buckets` gets: a power of two.
+pub(crate) fn bucket_count(buckets: u64) -> u64 {
+    buckets.clamp(1, 1 << 40).next_power_of_two()
+}
+
+/// The bytes of the bucket array of a hash index asked for `buckets`.
+pub(crate) fn bucket_bytes(buckets: u64) -> usize {
+    usize::try_from(bucket_count(buckets))
+        .unwrap_or(usize::MAX)
+        .saturating_mul(std::mem::size_of::<AtomicUsize>())
+}
+
 impl Chains {
     /// `buckets` (rounded up to a power of two) chains through link `slot`.
     pub(crate) fn new(buckets: u64, slot: usize) -> Chains {
-        let n = buckets.clamp(1, 1 << 40).next_power_of_two();
+        let n = bucket_count(buckets);
         Chains { buckets: (0..n).map(|_| AtomicUsize::new(0)).collect(), mask: n - 1, slot }
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod range;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 pub use btree::{BTree, Cursor, Direction};
+pub(crate) use chain::bucket_bytes;
 pub use hash::{HashIndex, IndexStats};
 pub use range::RangeIndex;
 use std::sync::atomic::Ordering::SeqCst;
