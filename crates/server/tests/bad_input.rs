@@ -1167,3 +1167,43 @@ fn clean_shutdown_keeps_committed_and_drops_uncommitted() {
         assert!(server.stop(), "unclean exit: {}", server.log_text());
     });
 }
+
+/// Over the extended protocol, a statement that fails at Parse (an unknown
+/// table, bad syntax) fails its block like one that fails at Execute: the
+/// statements after it get 25P02 and COMMIT rolls back, so a block is never
+/// committed without one of its statements. Utility statements prepare
+/// like any other: PREPARE, EXECUTE (with the named statement's columns)
+/// and VACUUM in PostgreSQL's spellings.
+#[test]
+fn a_statement_that_fails_to_prepare_fails_its_block() {
+    within(TEST_LIMIT, || {
+        let server = Server::start(&[]);
+        let mut c = connect(&server);
+        c.batch_execute("CREATE TABLE atom (id int PRIMARY KEY)").unwrap();
+        for bad in ["SELECT * FROM no_such_table", "SELEC 1", "INSERT INTO atom VALUES ('x')"] {
+            c.batch_execute("BEGIN").unwrap();
+            c.execute("INSERT INTO atom VALUES ($1)", &[&1i32]).unwrap();
+            assert!(c.prepare(bad).is_err(), "{bad} prepared");
+            let e = c.execute("INSERT INTO atom VALUES ($1)", &[&2i32]).expect_err("the block has failed");
+            assert_eq!(code(&e), Some("25P02"), "after {bad}: {e:?}");
+            let e = c.prepare("SELECT 1").expect_err("nothing prepares in a failed block");
+            assert_eq!(code(&e), Some("25P02"), "{e:?}");
+            c.execute("COMMIT", &[]).unwrap();
+            let n: i64 = c.query_one("SELECT count(*) FROM atom", &[]).unwrap().get(0);
+            assert_eq!(n, 0, "COMMIT of a block failed by {bad} kept its rows");
+        }
+
+        c.execute("PREPARE twice AS SELECT $1::int * 2 AS doubled", &[]).unwrap();
+        let rows = c.query("EXECUTE twice(21)", &[]).unwrap();
+        assert_eq!(rows[0].columns()[0].name(), "doubled");
+        assert_eq!(rows[0].get::<_, i32>(0), 42);
+        let e = c.query("EXECUTE nothing_prepared(1)", &[]).expect_err("no such statement");
+        assert_eq!(code(&e), Some("26000"), "{e:?}");
+        c.execute("DEALLOCATE twice", &[]).unwrap();
+        for vacuum in ["VACUUM", "VACUUM atom", "VACUUM (ANALYZE, VERBOSE) atom", "vacuum full"] {
+            c.execute(vacuum, &[]).unwrap_or_else(|e| panic!("{vacuum}: {e:?}"));
+        }
+        let e = c.execute("VACUUMED", &[]).expect_err("not VACUUM");
+        assert_eq!(code(&e), Some("42601"), "{e:?}");
+    });
+}

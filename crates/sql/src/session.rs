@@ -347,7 +347,7 @@ impl Session {
     }
 
     fn execute_unguarded(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
-        if sql.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum")) {
+        if is_vacuum(sql) {
             return Ok(vec![tag("VACUUM")]);
         }
         let create_user =
@@ -411,20 +411,51 @@ impl Session {
         self.guarded(|s| s.prepare_unguarded(sql, declared))
     }
 
+    /// Like a statement that fails when it runs, one that fails to parse or
+    /// plan fails the block it is in; and in a failed block only COMMIT and
+    /// ROLLBACK can be prepared (25P02), as in PostgreSQL.
     fn prepare_unguarded(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
+        let r = self.prepare_text(sql, declared);
+        if r.is_err() {
+            self.fail();
+        }
+        r
+    }
+
+    fn prepare_text(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
+        // VACUUM in PostgreSQL's spellings (options in parentheses, a table
+        // list) has nothing to do here: old versions go as soon as no
+        // transaction can see them.
+        let sql = if is_vacuum(sql) { "VACUUM" } else { sql };
         let rewritten = crate::procedures::rewrite_create_procedure(sql);
         let mut stmts = crate::parser::parse(rewritten.as_deref().unwrap_or(sql))?;
         if stmts.len() != 1 {
             return Err(Error::Syntax("cannot insert multiple commands into a prepared statement".into()));
         }
         let statement = stmts.remove(0);
+        let ends_block = matches!(statement, ast::Statement::Commit { .. } | ast::Statement::Rollback { .. });
+        if self.state == TxnStatus::Failed && !ends_block {
+            return Err(Error::InFailedTransaction);
+        }
         self.prepare_ast(statement, declared.to_vec())
     }
 
     fn prepare_ast(&self, statement: ast::Statement, declared: Vec<Option<DataType>>) -> Result<Prepared> {
         let version = self.catalog.version();
-        let planned = Arc::new(self.plan(&statement, declared.clone())?);
-        Ok(Prepared { statement, declared, planned, version })
+        let mut planned = self.plan(&statement, declared.clone())?;
+        if let ast::Statement::Execute { name: Some(name), .. } = &statement {
+            // EXECUTE returns the rows of the statement it names.
+            let n = crate::planner::bind::object_parts(name)?.join(".");
+            planned.columns = self.named_statement(&n)?.planned.columns.clone();
+        }
+        Ok(Prepared { statement, declared, planned: Arc::new(planned), version })
+    }
+
+    /// The statement PREPARE named `name`.
+    fn named_statement(&self, name: &str) -> Result<&Prepared> {
+        self.named
+            .get(name)
+            .ok_or_else(|| Error::other("26000", format!("prepared statement \"{name}\" does not exist")))
     }
 
     /// Runs a prepared statement with `params`.
@@ -650,9 +681,7 @@ impl Session {
             }
             S::Execute { name: Some(name), parameters, .. } => {
                 let n = crate::planner::bind::object_parts(name)?.join(".");
-                let mut p = self.named.get(&n).cloned().ok_or_else(|| {
-                    Error::other("26000", format!("prepared statement \"{n}\" does not exist"))
-                })?;
+                let mut p = self.named_statement(&n)?.clone();
                 let mut params = Vec::new();
                 let empty = Default::default();
                 for e in parameters {
@@ -664,6 +693,7 @@ impl Session {
                 self.named.insert(n, p);
                 r
             }
+            S::Vacuum(_) => Ok(tag("VACUUM")),
             S::Deallocate { name, .. } => {
                 let n = crate::planner::bind::ident(name);
                 if n == "all" {
@@ -1138,6 +1168,13 @@ fn show_duration(ms: u128) -> String {
 /// `CREATE USER name ...` is `CREATE ROLE name ... LOGIN` (sqlparser reads
 /// CREATE USER in another dialect's form). Only a lone statement is
 /// rewritten.
+/// A VACUUM statement, in any of PostgreSQL's spellings.
+fn is_vacuum(sql: &str) -> bool {
+    let sql = sql.trim_start();
+    sql.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("vacuum"))
+        && !sql[6..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+}
+
 fn create_user_as_role(sql: &str) -> Option<String> {
     let t = sql.trim().trim_end_matches(';').trim_end();
     let mut words = t.split_whitespace();
@@ -1219,9 +1256,6 @@ pub(crate) fn plan_statement(
         }
         ast::Statement::Explain { analyze: true, .. } => {
             return Err(Error::unsupported("EXPLAIN ANALYZE (EXPLAIN shows the plan)"))
-        }
-        ast::Statement::Prepare { .. } | ast::Statement::Execute { .. } => {
-            return Err(Error::unsupported(format!("preparing {}", first_words(&s.to_string()))))
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };
