@@ -613,16 +613,7 @@ pub(crate) fn drop(
                 }
                 b.catalog.db().drop_table(&t)?;
                 // Sequences owned by serial/identity columns go with the table.
-                for s in b.catalog.sequence_names() {
-                    if info
-                        .meta
-                        .columns
-                        .iter()
-                        .any(|c| c.default.as_deref() == Some(&format!("nextval('{s}')")))
-                    {
-                        b.catalog.drop_sequence(&s, true)?;
-                    }
-                }
+                drop_owned_sequences(b, &info.meta.columns)?;
                 b.catalog.invalidate();
             }
             ast::ObjectType::Index => {
@@ -1086,5 +1077,18 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
         row.remove(col);
         Ok(row)
     })?;
+    // A serial or identity column's sequence goes with it, as in PostgreSQL.
+    drop_owned_sequences(b, &old_meta.columns[col..=col])?;
     Ok(notices)
+}
+
+/// Drops the sequences that serial or identity `columns` draw from.
+fn drop_owned_sequences(b: &Binder, columns: &[ColumnMeta]) -> Result<()> {
+    for s in b.catalog.sequence_names() {
+        let draws = format!("nextval('{s}')");
+        if columns.iter().any(|c| c.default.as_deref() == Some(draws.as_str())) {
+            b.catalog.drop_sequence(&s, true)?;
+        }
+    }
+    Ok(())
 }

@@ -19,3 +19,12 @@ INSERT INTO things (name) VALUES ('a'), ('b') RETURNING id;
 SELECT nextval('things_id_seq');
 DROP SEQUENCE s;
 SELECT nextval('s');
+-- A serial or identity column's sequence goes with the column, so the
+-- column can be added again.
+CREATE TABLE owned (k int PRIMARY KEY, id int GENERATED ALWAYS AS IDENTITY, s serial);
+ALTER TABLE owned DROP COLUMN id;
+ALTER TABLE owned DROP COLUMN s;
+SELECT relname FROM pg_class WHERE relname LIKE 'owned%' ORDER BY relname;
+ALTER TABLE owned ADD COLUMN id int GENERATED ALWAYS AS IDENTITY;
+ALTER TABLE owned ADD COLUMN s serial;
+INSERT INTO owned (k) VALUES (1) RETURNING id, s;
