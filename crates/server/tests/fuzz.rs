@@ -48,15 +48,6 @@
 //! * `CENTUM_FUZZ_DEEP=0`: chains of at most 200 terms and nesting at
 //!   most 50 deep (by default a rare few reach 5,000 terms and 2,000
 //!   levels, which must end in an answer or 54001, never an overflow).
-//! * `CENTUM_FUZZ_KNOWN_BUGS=1`: also generate inputs that hit problems
-//!   known and not fixed yet, to check whether they are: hash indexes of
-//!   2^30 buckets (8 GiB each, resident as rows arrive), casts to
-//!   `char(10485760)` (quadratic padding, deaf to the timeout), sorts of
-//!   tens of millions of rows (statement_mem counts a third of what they
-//!   hold), megabyte strings built on every row (statement_timeout is only
-//!   checked every 1,024 rows), and chains of thousands of terms in a
-//!   grouped select list or HAVING (bound in quadratic time, and planning
-//!   does not watch the timeout).
 //!
 //! A stack overflow or a failed allocation aborts this process before it
 //! can report: the case and statement running at that moment are in
@@ -81,8 +72,6 @@ mod fuzz {
     pub struct Knobs {
         /// Very long chains and very deep nesting.
         pub deep: bool,
-        /// Inputs that hit known, unfixed problems.
-        pub known_bugs: bool,
     }
 }
 
@@ -123,17 +112,13 @@ impl Settings {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(1);
-        let flag = |name: &str| std::env::var(name).is_ok_and(|v| v == "1");
         Settings {
             seconds: env("CENTUM_FUZZ_SECONDS", 60),
             seed: env("CENTUM_FUZZ_SEED", clock % 1_000_000_000_000),
             cases: env("CENTUM_FUZZ_CASES", u64::MAX),
             statements: env("CENTUM_FUZZ_STATEMENTS", 50),
             memory: env("CENTUM_FUZZ_MEMORY_MB", 1024) << 20,
-            knobs: Knobs {
-                deep: std::env::var("CENTUM_FUZZ_DEEP").map_or(true, |v| v != "0"),
-                known_bugs: flag("CENTUM_FUZZ_KNOWN_BUGS"),
-            },
+            knobs: Knobs { deep: std::env::var("CENTUM_FUZZ_DEEP").map_or(true, |v| v != "0") },
         }
     }
 }

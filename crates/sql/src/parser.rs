@@ -65,6 +65,13 @@ fn parse_with<T: Shaped>(
             Err(ParserError::RecursionLimitExceeded) => {
                 return Err(Error::StackDepth("statement nested too deeply"))
             }
+            // Some of sqlparser's rules try an alternative when a nested
+            // rule fails, and so report a syntax error for what was the
+            // recursion limit (a level of nesting may take several of its
+            // recursion steps, hence the margin).
+            Err(_) if nesting(sql) >= limit / 4 => {
+                return Err(Error::StackDepth("statement nested too deeply"))
+            }
             Err(e) => return Err(Error::Syntax(syntax_message(&e.to_string()))),
         };
         let mut depth = Depth { now: 0, max: 0, queries: vec![] };
@@ -76,6 +83,30 @@ fn parse_with<T: Shaped>(
         }
         Ok(parsed)
     })
+}
+
+/// About how deeply the text nests, read from its tokens: open
+/// parentheses and CASEs, plus the longest run of prefix operators (`NOT`,
+/// `-`, `+`, `~`) at that point. Only consulted after a failed parse.
+fn nesting(sql: &str) -> usize {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else { return 0 };
+    let (mut open, mut run, mut deepest) = (0usize, 0usize, 0usize);
+    for t in tokens {
+        match t {
+            Token::Whitespace(_) => continue,
+            Token::LParen => open += 1,
+            Token::RParen => open = open.saturating_sub(1),
+            Token::Word(w) if w.keyword == Keyword::CASE => open += 1,
+            Token::Word(w) if w.keyword == Keyword::END => open = open.saturating_sub(1),
+            Token::Word(w) if w.keyword == Keyword::NOT => run += 1,
+            Token::Minus | Token::Plus | Token::Tilde => run += 1,
+            _ => run = 0,
+        }
+        deepest = deepest.max(open + run);
+    }
+    deepest
 }
 
 /// The longest path through nested set operations of a query body,

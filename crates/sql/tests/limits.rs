@@ -91,6 +91,18 @@ fn long_flat_lists_just_work_on_a_session_stack() {
         for sql in [parens(10_000), subqueries(10_000), sum_chain(100_000)] {
             assert_eq!(answer(&mut s, &sql), Err("54001".into()));
         }
+        // Prefix operators and CASE nest too: 54001, not a syntax error.
+        let nots = format!("SELECT {}true", "NOT ".repeat(100_000));
+        let cases = format!("SELECT {}1{}", "CASE WHEN true THEN ".repeat(20_000), " END".repeat(20_000));
+        let minus = format!("SELECT {}1", "- ".repeat(100_000));
+        for sql in [nots, cases, minus] {
+            assert_eq!(answer(&mut s, &sql), Err("54001".into()), "{}", &sql[..40]);
+        }
+        assert_eq!(
+            answer(&mut s, &format!("SELECT {}true", "NOT ".repeat(1_001))),
+            Ok(Value::Boolean(false))
+        );
+        assert_eq!(answer(&mut s, "SELECT NOT NOT (true"), Err("42601".into()));
         let huge = answer(&mut s, &or_chain(100_000));
         assert!(huge == Ok(Value::BigInt(3)) || huge == Err("54001".into()), "{huge:?}");
         assert_eq!(answer(&mut s, "SELECT 1"), Ok(Value::Integer(1)));
@@ -233,4 +245,87 @@ fn absurd_bucket_counts_are_refused_not_allocated() {
         s.execute("CREATE TABLE z (id int PRIMARY KEY) WITH (bucket_count = 0)").unwrap_err().sqlstate(),
         "22023"
     );
+}
+
+/// The deadline is read in proportion to the work done, not once per so
+/// many rows: rows that each take long (megabyte strings, a LIKE that
+/// backtracks), a filter that rejects every row, and a sort of millions of
+/// rows all stop at statement_timeout.
+#[test]
+fn statement_timeout_stops_expensive_rows_filters_and_sorts() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("SET statement_timeout = 200").unwrap();
+    for sql in [
+        "SELECT count(*) FROM (SELECT repeat('x', 1000000) || g::text AS s FROM generate_series(1, 100000000) g) t",
+        "SELECT count(*) FROM generate_series(1, 100000000) g WHERE repeat('x', 1000000) LIKE '%y%'",
+        "SELECT count(*) FROM generate_series(1, 100000000) g WHERE repeat('x', 100000) LIKE '%x%x%x%x%x%x%x%x%y'",
+        "SELECT count(*) FROM generate_series(1, 100000000) g WHERE g < 0",
+        "SELECT max(g) FROM (SELECT g FROM generate_series(1, 30000000) AS s(g) ORDER BY g DESC) s",
+        "SELECT count(*) FROM generate_series(1, 20000) a(x) JOIN generate_series(1, 20000) b(y) ON a.x * 0 = b.y * 0",
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(answer(&mut s, sql), Err("57014".into()), "{sql}");
+        // Generous: the point is that it stops, not how fast (a sort of
+        // 30 M rows would take far longer).
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{sql}: {:?}", started.elapsed());
+    }
+}
+
+/// Sorting in runs and merging them keeps ORDER BY's order and its
+/// stability for inputs of many runs.
+#[test]
+fn large_sorts_are_ordered_and_stable() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("CREATE TABLE r (id int PRIMARY KEY, k int)").unwrap();
+    s.execute("INSERT INTO r SELECT g, (g * 7919) % 1000 FROM generate_series(1, 100000) g").unwrap();
+    let rows = s.execute("SELECT k, id FROM r ORDER BY k DESC, id").unwrap().pop().unwrap().rows;
+    assert_eq!(rows.len(), 100_000);
+    let pairs: Vec<(i32, i32)> = rows
+        .iter()
+        .map(|r| match (&r[0], &r[1]) {
+            (Value::Integer(k), Value::Integer(id)) => (*k, *id),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(pairs.windows(2).all(|w| w[0].0 > w[1].0 || (w[0].0 == w[1].0 && w[0].1 < w[1].1)));
+    // Stable: rows with equal keys keep the order they were read in (the
+    // subquery's ORDER BY id).
+    let rows = s
+        .execute("SELECT id FROM (SELECT id, k FROM r ORDER BY id) q ORDER BY k LIMIT 100")
+        .unwrap()
+        .pop()
+        .unwrap()
+        .rows;
+    let ids: Vec<Value> = rows.into_iter().map(|mut r| r.remove(0)).collect();
+    let want: Vec<Value> =
+        (1..=100_000).filter(|g| (g * 7919) % 1000 == 0).take(100).map(Value::Integer).collect();
+    assert_eq!(ids, want);
+}
+
+/// A grouped select list or HAVING with a long chain binds in time linear
+/// in its length, and GROUP BY expressions still match when written with
+/// other parentheses.
+#[test]
+fn grouped_long_chains_bind() {
+    let d = db();
+    on_stack(32 << 20, move || grouped_long_chains(d.session()));
+}
+
+fn grouped_long_chains(mut s: Session) {
+    s.execute("CREATE TABLE g (a int, b int)").unwrap();
+    s.execute("INSERT INTO g SELECT g % 10, g FROM generate_series(1, 100) g").unwrap();
+    s.execute("SET statement_timeout = 5000").unwrap();
+    let chain = vec!["b"; 5_000].join(" + ");
+    let sql = format!("SELECT sum(x) FROM (SELECT {chain} AS x FROM g GROUP BY a, b) q");
+    assert_eq!(answer(&mut s, &sql), Ok(Value::BigInt(5_000 * 5050)));
+    let sums = vec!["sum(b)"; 5_000].join(" + ");
+    let sql = format!("SELECT max(x) FROM (SELECT {sums} AS x FROM g GROUP BY a) q");
+    assert_eq!(answer(&mut s, &sql), Ok(Value::BigInt(5_000 * 550)));
+    assert_eq!(
+        answer(&mut s, "SELECT ((a + b)) * 2 FROM g GROUP BY a + b ORDER BY 1 LIMIT 1"),
+        Ok(Value::Integer(4))
+    );
+    assert_eq!(answer(&mut s, "SELECT b FROM g GROUP BY a + b"), Err("42803".into()));
 }

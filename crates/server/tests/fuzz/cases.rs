@@ -156,6 +156,8 @@ const NONDETERMINISTIC: &[&str] = &[
 pub struct Runner {
     /// The server.
     pub remote: Remote,
+    /// The server's memory budget, in bytes of growth.
+    budget: u64,
     /// Statements run so far.
     pub statements: u64,
     /// Ordinary errors by SQLSTATE (server side).
@@ -174,6 +176,7 @@ impl Runner {
     pub fn new(budget: u64, running_file: std::path::PathBuf) -> Runner {
         Runner {
             remote: Remote::start(budget),
+            budget,
             statements: 0,
             errors: BTreeMap::new(),
             differences: vec![],
@@ -185,7 +188,7 @@ impl Runner {
     /// Runs `case` from a clean slate until its first bug, or its end, or
     /// `deadline`. Returns the bug and the index of its statement.
     pub fn run(&mut self, case: &Case, deadline: Option<Instant>) -> Option<(usize, Bug)> {
-        let mut embedded = Embedded::new();
+        let mut embedded = Embedded::new(self.budget);
         self.remote.reset();
         let mut differed = false;
         for (i, sql) in case.statements.iter().enumerate() {

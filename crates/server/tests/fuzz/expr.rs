@@ -100,7 +100,7 @@ impl Gen {
         match self.rng.below(12) {
             0 => format!("NULL::{}", ty.sql()),
             1 => "NULL".into(),
-            _ => values::literal(&mut self.rng, ty, &self.knobs),
+            _ => values::literal(&mut self.rng, ty),
         }
     }
 
@@ -140,7 +140,7 @@ impl Gen {
     fn cast_from_other(&mut self, ty: Ty, d: u32) -> String {
         let from = *self.rng.pick(&Ty::ALL);
         let e = self.expr(from, d);
-        let target = ty.declared(&mut self.rng, &self.knobs);
+        let target = ty.declared(&mut self.rng);
         if self.rng.chance(0.5) {
             format!("CAST({e} AS {target})")
         } else {
@@ -297,7 +297,7 @@ impl Gen {
                     format!("{f}({})", self.catalog_oid(d))
                 }
             }
-            _ => format!("{}::{}", self.expr(ty, d), ty.declared(&mut self.rng, &self.knobs)),
+            _ => format!("{}::{}", self.expr(ty, d), ty.declared(&mut self.rng)),
         }
     }
 

@@ -73,7 +73,7 @@ impl Gen {
     /// Generates case `seed` with `count` statements after the initial rows.
     pub fn case(seed: u64, knobs: Knobs, count: usize) -> Generated {
         let mut g = Gen::new(seed, knobs);
-        let (model, ddl) = schema::generate(&mut g.rng, &g.knobs);
+        let (model, ddl) = schema::generate(&mut g.rng);
         g.schema = model;
         let mut statements = Vec::new();
         for t in 0..g.schema.tables.len() {
@@ -109,15 +109,12 @@ impl Gen {
     }
 
     /// The longest AND/OR or arithmetic chain to write: thousands of terms
-    /// with the deep knob, 200 without. Where aggregates may appear (a
-    /// grouped select list, HAVING) at most 1,000 without the known-bugs
-    /// knob: binding there takes time quadratic in the chain's length
-    /// (4,000 terms take seconds) and planning does not watch the timeout.
+    /// with the deep knob, 200 without.
     pub fn chain_limit(&self) -> usize {
-        match (self.knobs.deep, self.aggregates && !self.knobs.known_bugs) {
-            (false, _) => 200,
-            (true, true) => 1000,
-            (true, false) => 5000,
+        if self.knobs.deep {
+            5000
+        } else {
+            200
         }
     }
 

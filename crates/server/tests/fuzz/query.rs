@@ -280,10 +280,8 @@ impl Gen {
                 let tys: Vec<Ty> = (0..1 + self.rng.below(3)).map(|_| *self.rng.pick(&Ty::ALL)).collect();
                 let rows: Vec<String> = (0..1 + self.rng.size(20))
                     .map(|_| {
-                        let vals: Vec<String> = tys
-                            .iter()
-                            .map(|&t| super::values::literal(&mut self.rng, t, &self.knobs))
-                            .collect();
+                        let vals: Vec<String> =
+                            tys.iter().map(|&t| super::values::literal(&mut self.rng, t)).collect();
                         format!("({})", vals.join(", "))
                     })
                     .collect();

@@ -92,7 +92,7 @@ impl Gen {
                     match self.rng.below(20) {
                         0 => "DEFAULT".to_string(),
                         1 => self.expr(ty, 2),
-                        _ => values::literal(&mut self.rng, ty, &self.knobs),
+                        _ => values::literal(&mut self.rng, ty),
                     }
                 })
                 .collect();
@@ -271,7 +271,7 @@ impl Gen {
     fn ddl(&mut self, t: usize) -> String {
         let table = self.schema.tables[t].name.clone();
         match self.rng.below(8) {
-            0 | 1 => schema::create_index(&mut self.rng, &self.knobs.clone(), &mut self.schema, t),
+            0 | 1 => schema::create_index(&mut self.rng, &mut self.schema, t),
             2 => {
                 let n = self.schema.indexes.max(1);
                 format!("DROP INDEX IF EXISTS ix{}", self.rng.below(n))
@@ -297,9 +297,9 @@ impl Gen {
             }
             6 => {
                 let ty = *self.rng.pick(&Ty::ALL);
-                let decl = ty.declared(&mut self.rng, &self.knobs);
+                let decl = ty.declared(&mut self.rng);
                 let default = if self.rng.chance(0.5) {
-                    format!(" DEFAULT {}", values::literal(&mut self.rng, ty, &self.knobs))
+                    format!(" DEFAULT {}", values::literal(&mut self.rng, ty))
                 } else {
                     String::new()
                 };
@@ -325,20 +325,18 @@ impl Gen {
             )
         } else {
             let ty = *self.rng.pick(&Ty::ALL);
-            format!("EXECUTE p{}({})", self.rng.below(3), values::literal(&mut self.rng, ty, &self.knobs))
+            format!("EXECUTE p{}({})", self.rng.below(3), values::literal(&mut self.rng, ty))
         }
     }
 
     /// A statement that runs far longer than statement_timeout unless the
-    /// timeout stops it. Sorting tens of millions of rows only with the
-    /// known-bugs knob: statement_mem counts about a third of what such a
-    /// sort holds, so the server grows past the fuzzer's memory budget.
+    /// timeout (or statement_mem) stops it.
     fn heavy(&mut self, t: usize) -> String {
         let table = self.schema.tables[t].clone();
         let c = table.columns[0].clone();
-        match self.rng.below(if self.knobs.known_bugs { 8 } else { 7 }) {
+        match self.rng.below(8) {
             0 => {
-                let v = values::literal(&mut self.rng, c.ty, &self.knobs);
+                let v = values::literal(&mut self.rng, c.ty);
                 format!(
                     "INSERT INTO {} ({}) SELECT {v} FROM generate_series(1, 100000000) ON CONFLICT DO NOTHING",
                     table.name, c.name

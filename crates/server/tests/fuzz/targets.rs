@@ -38,6 +38,13 @@ const KILL_AFTER: Duration = Duration::from_secs(20);
 /// `src/server.rs`), given to the embedded session's thread too.
 const SESSION_STACK: usize = 32 << 20;
 
+/// `--max-memory` (and the embedded database's limit) for a memory
+/// `budget`: rows may fill half of it; statements' buffers (statement_mem)
+/// and what the engine holds besides rows take the rest.
+pub fn memory_limit(budget: u64) -> u64 {
+    budget / 2
+}
+
 /// statement_mem for both sessions: a statement may hold a quarter of the
 /// server's memory budget (the default, 1 GB, is the whole budget).
 pub const STATEMENT_MEM: &str = "256MB";
@@ -179,10 +186,15 @@ pub struct Embedded {
 }
 
 impl Embedded {
-    /// A new database and session with the statement timeout set.
-    pub fn new() -> Embedded {
+    /// A new database and session with the statement timeout set, its
+    /// memory limit that of the server for a `budget`.
+    pub fn new(budget: u64) -> Embedded {
         record_panics();
-        let engine = centum_engine::Database::open(Default::default()).expect("open engine");
+        let options = centum_engine::Options {
+            memory_limit: Some(memory_limit(budget) as usize),
+            ..Default::default()
+        };
+        let engine = centum_engine::Database::open(options).expect("open engine");
         let db = centum_sql::Database::open(engine).expect("open database");
         let mut session = db.session();
         session.execute(&settings()).expect("set statement_timeout and statement_mem");
@@ -272,7 +284,8 @@ pub struct Remote {
 impl Remote {
     /// Starts a server; `budget` is the memory growth allowed, in bytes.
     pub fn start(budget: u64) -> Remote {
-        let server = Server::start(&[]);
+        let limit = format!("{}MB", memory_limit(budget) >> 20);
+        let server = Server::start(&["--max-memory", &limit]);
         let pid = Arc::new(Mutex::new(server.pid()));
         let cancel: Arc<Mutex<Option<postgres::CancelToken>>> = Arc::default();
         let to_cancel = cancel.clone();

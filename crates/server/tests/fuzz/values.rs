@@ -5,7 +5,6 @@
 
 use super::rng::Rng;
 use super::schema::Ty;
-use super::Knobs;
 
 /// Strings that are hard on parsers, collations and pattern matchers.
 const TEXTS: &[&str] = &[
@@ -54,7 +53,7 @@ const TEXTS: &[&str] = &[
 
 /// A literal of type `ty` as SQL text: usually well-formed, sometimes an
 /// extreme value, sometimes text that does not parse as the type.
-pub fn literal(rng: &mut Rng, ty: Ty, knobs: &Knobs) -> String {
+pub fn literal(rng: &mut Rng, ty: Ty) -> String {
     if rng.chance(0.08) {
         return "NULL".into();
     }
@@ -64,7 +63,7 @@ pub fn literal(rng: &mut Rng, ty: Ty, knobs: &Knobs) -> String {
         Ty::Int8 => int(rng, i64::MAX),
         Ty::Numeric => numeric(rng),
         Ty::Double => double(rng),
-        Ty::Text => text(rng, knobs),
+        Ty::Text => text(rng),
         Ty::Bool if rng.chance(0.05) => "'maybe'".into(),
         Ty::Bool => rng.pick(&["true", "false", "'t'", "'yes'", "'off'"]).to_string(),
         Ty::Date => quoted(rng, "date", &DATES, &BAD_DATES),
@@ -144,12 +143,8 @@ fn double(rng: &mut Rng) -> String {
 
 /// A string literal: a hard string, a repeated one (long, up to a few
 /// megabytes) or a random mix of characters from several scripts.
-/// Megabyte strings only with the known-bugs knob: statement_timeout is
-/// checked every 1,024 rows, and a few hundred rows that each copy
-/// megabytes run on for many seconds past it.
-fn text(rng: &mut Rng, knobs: &Knobs) -> String {
-    let counts: &[usize] =
-        if knobs.known_bugs { &[10, 1000, 100_000, 1_000_000] } else { &[10, 1000, 100_000] };
+fn text(rng: &mut Rng) -> String {
+    let counts: &[usize] = &[10, 1000, 100_000, 1_000_000];
     match rng.below(10) {
         0 => {
             let s = *rng.pick(TEXTS);

@@ -100,7 +100,7 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
         if ins.source.may_read(table) { Box::new(gather(source, cx)?.into_iter().map(Ok)) } else { source };
     for src in source {
         let src = src?;
-        cx.check_deadline()?;
+        cx.tick(1)?;
         let mut row = vec![Value::Null; ncols];
         let mut given = vec![false; ncols];
         for (j, &c) in ins.targets.iter().enumerate() {
@@ -156,7 +156,7 @@ pub(crate) fn gather<T: Buffered>(rows: impl Iterator<Item = Result<T>>, cx: &Ex
         cx.budget.hold(r.values())?;
         out.push(r);
         if out.len() % 1024 == 0 {
-            cx.check_deadline()?;
+            cx.tick(1)?;
         }
     }
     Ok(out)
@@ -211,7 +211,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
     let failure: RefCell<Option<Error>> = RefCell::new(None);
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&up.access, cx, &[])?, cx)?;
     for (row, old) in targets {
-        cx.check_deadline()?;
+        cx.tick(1)?;
         let compute = |cur: &[Value]| -> Result<Option<Vec<Value>>> {
             if cur != old.as_slice() {
                 // Changed by a transaction that committed meanwhile (READ
@@ -264,7 +264,7 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&del.access, cx, &[])?, cx)?;
     for (row, vals) in targets {
-        cx.check_deadline()?;
+        cx.tick(1)?;
         // Under READ COMMITTED a row changed meanwhile is deleted only if
         // its newest version still qualifies, and that version is the one
         // RETURNING and foreign-key actions see.
@@ -428,7 +428,7 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
     let source = gather(open(&m.source, cx, vec![])?, cx)?;
     for src in source {
-        cx.check_deadline()?;
+        cx.tick(1)?;
         let targets: Vec<(Row, Vec<Value>)> = access_rows(&m.target, cx, &src)?.collect::<Result<_>>()?;
         if targets.is_empty() {
             let mut both = vec![Value::Null; ncols];

@@ -45,7 +45,11 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                 _ => Value::Null,
             }
         }
-        Expr::Binary(op, a, b) => binary(*op, eval(a, row, outer, cx)?, eval(b, row, outer, cx)?)?,
+        Expr::Binary(op, a, b) => {
+            let v = binary(*op, eval(a, row, outer, cx)?, eval(b, row, outer, cx)?)?;
+            cx.tick_bytes(heap_bytes(&v))?; // `||` of long strings
+            v
+        }
         Expr::Not(a) => match truth(&eval(a, row, outer, cx)?) {
             Some(b) => Value::Boolean(!b),
             None => Value::Null,
@@ -91,7 +95,13 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                 (Value::Null, _) | (_, Value::Null) => Value::Null,
                 (v, p) => {
                     let (s, pat) = (text_of(&v), text_of(&p));
-                    let m = if *ci { like(&s.to_lowercase(), &pat.to_lowercase())? } else { like(&s, &pat)? };
+                    cx.tick_bytes(s.len() + pat.len())?;
+                    let work = || cx.tick(1);
+                    let m = if *ci {
+                        like(&s.to_lowercase(), &pat.to_lowercase(), work)?
+                    } else {
+                        like(&s, &pat, work)?
+                    };
                     Value::Boolean(m != *negated)
                 }
             }
@@ -141,7 +151,10 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                 }
                 vals.push(v);
             }
-            (f.eval)(&vals, &cx.fn_ctx())?
+            let out = (f.eval)(&vals, &cx.fn_ctx())?;
+            // Functions over long strings take time in proportion to them.
+            cx.tick_bytes(vals.iter().chain([&out]).map(heap_bytes).sum())?;
+            out
         }
         Expr::Catalog(f, args) => {
             let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
@@ -176,10 +189,19 @@ fn truth(v: &Value) -> Option<bool> {
     }
 }
 
-fn text_of(v: &Value) -> String {
+fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
     match v {
-        Value::Text(s) => s.clone(),
-        v => v.to_string(),
+        Value::Text(s) => std::borrow::Cow::Borrowed(s),
+        v => std::borrow::Cow::Owned(v.to_string()),
+    }
+}
+
+/// The bytes a string or byte-string value holds (0 for other values).
+fn heap_bytes(v: &Value) -> usize {
+    match v {
+        Value::Text(s) => s.len(),
+        Value::Bytea(b) => b.len(),
+        _ => 0,
     }
 }
 
@@ -370,10 +392,11 @@ pub(crate) fn cast(v: Value, ty: &DataType) -> Result<Value> {
         }
         (Value::Text(s), DataType::Varchar(Some(n))) => Value::Text(s.chars().take(*n as usize).collect()),
         (Value::Text(s), DataType::Char(n)) => {
-            let mut s: String = s.chars().take(*n as usize).collect();
-            while s.chars().count() < *n as usize {
-                s.push(' ');
-            }
+            // An explicit cast truncates silently; padding is one pass.
+            let n = *n as usize;
+            let mut s: String = s.chars().take(n).collect();
+            let short = n - s.chars().count();
+            s.extend(std::iter::repeat_n(' ', short));
             Value::Text(s)
         }
         (v, t) => v.coerce_to(t)?,
@@ -609,42 +632,59 @@ fn negate(v: Value) -> Result<Value> {
     })
 }
 
-/// SQL LIKE with `%`, `_` and the `\` escape.
-pub(crate) fn like(s: &str, pattern: &str) -> Result<bool> {
+/// SQL LIKE with `%`, `_` and the `\` escape. `work` is told of every
+/// [`LIKE_STEPS`] steps of matching: a pattern with many `%` against a long
+/// string backtracks, so one match can take long enough that the statement
+/// must see its deadline in the middle of it.
+pub(crate) fn like(s: &str, pattern: &str, work: impl FnMut() -> Result<()>) -> Result<bool> {
+    if s.is_ascii() && pattern.is_ascii() {
+        return like_units(s.as_bytes(), pattern.as_bytes(), [b'%', b'_', b'\\'], work);
+    }
     let s: Vec<char> = s.chars().collect();
     let p: Vec<char> = pattern.chars().collect();
-    // Iterative matcher with backtracking to the last `%`.
+    like_units(&s, &p, ['%', '_', '\\'], work)
+}
+
+/// Matching steps between two calls of [`like`]'s `work`.
+pub(crate) const LIKE_STEPS: u32 = 1 << 14;
+
+/// [`like`] over characters or, for ASCII text, bytes; `special` is `%`,
+/// `_` and the escape in that unit. Iterative, backtracking to the last `%`.
+fn like_units<T: Copy + PartialEq>(
+    s: &[T],
+    p: &[T],
+    special: [T; 3],
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<bool> {
+    let [percent, underscore, escape] = special;
     let (mut i, mut j) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
+    let mut steps = 0u32;
     loop {
+        steps += 1;
+        if steps == LIKE_STEPS {
+            steps = 0;
+            work()?;
+        }
         if j < p.len() {
-            match p[j] {
-                '%' => {
-                    star = Some((j, i));
-                    j += 1;
-                    continue;
-                }
-                '\\' => {
-                    let Some(&c) = p.get(j + 1) else {
-                        return Err(Error::other("22025", "LIKE pattern must not end with escape character"));
-                    };
-                    if i < s.len() && s[i] == c {
-                        i += 1;
-                        j += 2;
-                        continue;
-                    }
-                }
-                '_' if i < s.len() => {
+            let c = p[j];
+            if c == percent {
+                star = Some((j, i));
+                j += 1;
+                continue;
+            } else if c == escape {
+                let Some(&c) = p.get(j + 1) else {
+                    return Err(Error::other("22025", "LIKE pattern must not end with escape character"));
+                };
+                if i < s.len() && s[i] == c {
                     i += 1;
-                    j += 1;
+                    j += 2;
                     continue;
                 }
-                c if i < s.len() && s[i] == c => {
-                    i += 1;
-                    j += 1;
-                    continue;
-                }
-                _ => {}
+            } else if i < s.len() && (c == underscore || s[i] == c) {
+                i += 1;
+                j += 1;
+                continue;
             }
         } else if i == s.len() {
             return Ok(true);
@@ -669,7 +709,9 @@ impl ExecCtx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::like;
+    fn like(s: &str, p: &str) -> crate::error::Result<bool> {
+        super::like(s, p, || Ok(()))
+    }
 
     #[test]
     fn like_matches_postgres_rules() {

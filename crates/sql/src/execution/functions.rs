@@ -599,7 +599,19 @@ fn replace(a: &[Value], _: &FnContext) -> Result<Value> {
 fn trim_ends(a: &[Value], start: bool, end: bool) -> Result<Value> {
     let s = text(arg(a, 0))?;
     let set = if a.len() > 1 { text(arg(a, 1))? } else { " " };
-    let strip = |c: char| set.contains(c);
+    // A table (ASCII) or a sorted list, so that trimming a long string by
+    // a long set is not quadratic.
+    let mut ascii = [false; 128];
+    let mut other: Vec<char> = Vec::new();
+    for c in set.chars() {
+        match ascii.get_mut(c as usize) {
+            Some(slot) => *slot = true,
+            None => other.push(c),
+        }
+    }
+    other.sort_unstable();
+    other.dedup();
+    let strip = |c: char| ascii.get(c as usize).copied().unwrap_or_else(|| other.binary_search(&c).is_ok());
     let s = if start { s.trim_start_matches(strip) } else { s };
     Ok(Value::Text(if end { s.trim_end_matches(strip) } else { s }.to_string()))
 }

@@ -58,6 +58,8 @@ pub struct ExecCtx<'a> {
     /// The memory the statement's buffers may hold, shared with the
     /// statements of the routines it calls.
     pub(crate) budget: std::rc::Rc<Budget>,
+    /// Work done since the deadline was last read (see [`ExecCtx::tick`]).
+    ticks: std::cell::Cell<u32>,
 }
 
 /// A statement's memory budget (`statement_mem`): every row an operator
@@ -71,6 +73,13 @@ pub struct Budget {
     limit: usize,
     used: std::cell::Cell<usize>,
 }
+
+/// Units of work between two reads of the clock (see [`ExecCtx::tick`]).
+pub(crate) const TICKS_PER_CHECK: u32 = 64;
+
+/// Bytes of one string that count as one unit of work: about the bytes a
+/// row's worth of time copies or scans.
+pub(crate) const TICK_BYTES: usize = 16 * 1024;
 
 /// The default `statement_mem`: 1 GiB.
 pub const DEFAULT_STATEMENT_MEM: usize = 1 << 30;
@@ -141,6 +150,7 @@ impl<'a> ExecCtx<'a> {
             notices: Default::default(),
             read_only: false,
             budget: std::rc::Rc::new(Budget::new(DEFAULT_STATEMENT_MEM)),
+            ticks: Default::default(),
         }
     }
 
@@ -164,6 +174,7 @@ impl<'a> ExecCtx<'a> {
             notices: self.notices.clone(),
             read_only: self.read_only,
             budget: self.budget.clone(),
+            ticks: Default::default(),
         }
     }
 
@@ -188,6 +199,31 @@ impl<'a> ExecCtx<'a> {
         }
         let s = std::rc::Rc::new(crate::system::snapshot::Snapshot::take(self.catalog)?);
         Ok(self.system.get_or_init(|| s).clone())
+    }
+
+    /// Counts `work` units (a row is one; a long string is one per
+    /// [`TICK_BYTES`]) and reads the clock and the cancel flag once every
+    /// [`TICKS_PER_CHECK`] units, so a statement notices its deadline within
+    /// a bounded amount of work however the work is spread over its rows,
+    /// at the price of one clock read per 64 rows.
+    #[inline]
+    pub(crate) fn tick(&self, work: u32) -> crate::error::Result<()> {
+        let t = self.ticks.get().saturating_add(work);
+        if t < TICKS_PER_CHECK {
+            self.ticks.set(t);
+            return Ok(());
+        }
+        self.ticks.set(0);
+        self.check_deadline()
+    }
+
+    /// [`ExecCtx::tick`] for handling `bytes` of a value at once.
+    #[inline]
+    pub(crate) fn tick_bytes(&self, bytes: usize) -> crate::error::Result<()> {
+        if bytes < TICK_BYTES {
+            return Ok(());
+        }
+        self.tick(u32::try_from(bytes / TICK_BYTES).unwrap_or(u32::MAX))
     }
 
     /// Fails once the statement has run past its deadline.
@@ -228,9 +264,7 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
                 let r = r?;
                 cx.budget.hold(&r)?;
                 rows.push(r);
-                if rows.len() % 1024 == 0 {
-                    cx.check_deadline()?;
-                }
+                cx.tick(1)?;
             }
             let n = rows.len() as u64;
             (rows, n)

@@ -36,7 +36,7 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
         }
         Plan::Filter { input, pred } => {
             let input = open(input, cx, outer.clone())?;
-            Box::new(input.filter_map(move |r| match r {
+            Box::new(input.filter_map(move |r| match r.and_then(|row| cx.tick(1).map(|_| row)) {
                 Ok(row) => match test(pred, &row, &outer, cx) {
                     Ok(true) => Some(Ok(row)),
                     Ok(false) => None,
@@ -58,11 +58,12 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             let produce = || -> Result<()> {
                 for l in left_rows {
                     let l = l?;
-                    cx.check_deadline()?;
+                    cx.tick(1)?;
                     let mut inner_outer = outer.clone();
                     inner_outer.extend_from_slice(&l);
                     let mut matched = false;
                     for r in open(right, cx, inner_outer)? {
+                        cx.tick(1)?;
                         let mut row = l.clone();
                         row.extend(r?);
                         if on.as_ref().map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
@@ -105,11 +106,9 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
             let input = open(input, cx, outer.clone())?;
             let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
             let mut groups: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
-            for (n, r) in input.enumerate() {
+            for r in input {
                 let row = r?;
-                if n % 1024 == 1023 {
-                    cx.check_deadline()?;
-                }
+                cx.tick(1)?;
                 let key = group.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
                 let at = match index.get(&key) {
                     Some(&i) => i,
@@ -138,16 +137,18 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
         }
         Plan::Sort { input, keys } => {
             let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
-            for (n, r) in open(input, cx, outer.clone())?.enumerate() {
+            for r in open(input, cx, outer.clone())? {
                 let row = r?;
-                if n % 1024 == 1023 {
-                    cx.check_deadline()?;
-                }
+                cx.tick(1)?;
                 let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
-                cx.budget.charge(super::row_bytes(&k) + super::row_bytes(&row))?;
+                // The entry itself is counted three times: the vector of
+                // entries grows by doubling, and merging needs a second one.
+                cx.budget.charge(
+                    super::row_bytes(&k) + super::row_bytes(&row) + 3 * std::mem::size_of::<SortEntry>(),
+                )?;
                 rows.push((k, row));
             }
-            rows.sort_by(|a, b| compare_keys(&a.0, &b.0, keys));
+            let rows = sort_entries(rows, keys, cx)?;
             Box::new(rows.into_iter().map(|(_, r)| Ok(r)))
         }
         Plan::Limit { input, limit, offset } => {
@@ -235,11 +236,76 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
                 if (step > 0 && cur > stop) || (step < 0 && cur < stop) {
                     return None;
                 }
+                if let Err(e) = cx.tick(1) {
+                    next = None;
+                    return Some(Err(e));
+                }
                 next = cur.checked_add(step);
                 Some(Ok(vec![Value::BigInt(cur)]))
             }))
         }
     })
+}
+
+/// A row being sorted: its sort keys, then the row.
+type SortEntry = (Vec<Value>, Vec<Value>);
+
+/// Rows sorted in runs at a time: a stable sort of each run of
+/// [`SORT_RUN`] entries, then merges of neighbouring runs, reading the
+/// deadline between runs and during merges, since one sort of tens of
+/// millions of rows takes many seconds and a comparison sort cannot be
+/// stopped part-way.
+fn sort_entries(mut rows: Vec<SortEntry>, keys: &[SortKey], cx: &ExecCtx) -> Result<Vec<SortEntry>> {
+    let cmp = |a: &SortEntry, b: &SortEntry| compare_keys(&a.0, &b.0, keys);
+    if rows.len() <= SORT_RUN {
+        rows.sort_by(cmp);
+        return Ok(rows);
+    }
+    let mut runs: Vec<Vec<SortEntry>> = Vec::with_capacity(rows.len().div_ceil(SORT_RUN));
+    while !rows.is_empty() {
+        let tail = rows.split_off(rows.len().saturating_sub(SORT_RUN));
+        cx.check_deadline()?;
+        let mut run = tail;
+        run.sort_by(cmp);
+        runs.push(run);
+    }
+    runs.reverse(); // split_off took the runs from the back
+    while runs.len() > 1 {
+        let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
+        let mut it = runs.into_iter();
+        while let Some(a) = it.next() {
+            match it.next() {
+                Some(b) => merged.push(merge_runs(a, b, &cmp, cx)?),
+                None => merged.push(a),
+            }
+        }
+        runs = merged;
+    }
+    Ok(runs.pop().unwrap_or_default())
+}
+
+/// Entries sorted by a single [`sort_entries`] run.
+const SORT_RUN: usize = 1 << 14;
+
+/// Merges two sorted runs, taking from `a` on ties so the sort stays stable.
+fn merge_runs(
+    a: Vec<SortEntry>,
+    b: Vec<SortEntry>,
+    cmp: &impl Fn(&SortEntry, &SortEntry) -> Ordering,
+    cx: &ExecCtx,
+) -> Result<Vec<SortEntry>> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    loop {
+        cx.tick(1)?;
+        let take_a = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => cmp(y, x) != Ordering::Less,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return Ok(out),
+        };
+        out.extend(if take_a { a.next() } else { b.next() });
+    }
 }
 
 /// Compares sort keys, NULLs placed as each key asks.
@@ -344,9 +410,7 @@ fn hash_join<'a>(
         let row = r?;
         let key = right_keys.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
         cx.budget.charge(super::row_bytes(&key) + super::row_bytes(&row))?;
-        if right_rows.len() % 1024 == 1023 {
-            cx.check_deadline()?;
-        }
+        cx.tick(1)?;
         if !key.iter().any(Value::is_null) {
             build.entry(key).or_default().push(right_rows.len());
         }
@@ -361,6 +425,7 @@ fn hash_join<'a>(
         if !key.iter().any(Value::is_null) {
             if let Some(hits) = build.get(&key) {
                 for &i in hits {
+                    cx.tick(1)?;
                     let mut row = l.clone();
                     row.extend_from_slice(&right_rows[i]);
                     if on.map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
@@ -448,14 +513,10 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
     let cols = table.columns();
     let filter = a.filter.as_ref();
     let outer_f = outer.to_vec();
-    let mut seen: u32 = 0;
     let keep = move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
         // A scan whose filter rejects most rows still stops at the deadline.
-        seen = seen.wrapping_add(1);
-        if seen.is_multiple_of(1024) {
-            if let Err(e) = cx.check_deadline() {
-                return Some(Err(e));
-            }
+        if let Err(e) = cx.tick(1) {
+            return Some(Err(e));
         }
         let vals = row.values();
         match filter {

@@ -80,13 +80,39 @@ pub(crate) struct Grouping {
     group_keys: Vec<String>,
     pub aggs: Vec<AggCall>,
     agg_keys: Vec<String>,
+    /// No expression of more syntax nodes than this can be a GROUP BY key
+    /// (see [`Binder::grouped`]).
+    widest_key: usize,
 }
 
 impl Grouping {
     pub fn new(group: Vec<Expr>) -> Grouping {
         let group_keys = group.iter().map(|e| format!("{e:?}")).collect();
-        Grouping { group, group_keys, aggs: vec![], agg_keys: vec![] }
+        let nodes = |e: &Expr| {
+            let mut n = 0;
+            e.walk(&mut |_| n += 1);
+            n
+        };
+        // Parentheses and spellings a bound key lost (casts it gained)
+        // leave the written form a little larger or smaller than it.
+        let widest_key = group.iter().map(nodes).max().unwrap_or(0) * 2 + 16;
+        Grouping { group, group_keys, aggs: vec![], agg_keys: vec![], widest_key }
     }
+}
+
+/// Whether `e` has at most `limit` expression nodes; stops counting past
+/// `limit`, so the cost is bounded by it, not by `e`.
+fn at_most_nodes(e: &ast::Expr, limit: usize) -> bool {
+    let mut n = 0usize;
+    let over = ast::visit_expressions(e, |_| {
+        n += 1;
+        if n > limit {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    });
+    over.is_continue()
 }
 
 /// How expressions are bound at this point of a query.
@@ -439,6 +465,12 @@ impl<'a> Binder<'a> {
             }
         }
         if matches!(e, ast::Expr::Value(_)) {
+            return Ok(None);
+        }
+        // Binding a subtree whole at every level of a long chain is
+        // quadratic; one wider than every GROUP BY key cannot be one, and
+        // binding it part by part gives the same result.
+        if !at_most_nodes(e, g.borrow().widest_key) {
             return Ok(None);
         }
         let saved = self.params.clone();
