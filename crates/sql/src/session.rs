@@ -17,7 +17,6 @@
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::execution::{ddl, ExecCtx};
-use crate::planner::plan::Plan;
 use crate::planner::{Binder, OutputColumn, Planned, Statement};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
@@ -1039,6 +1038,26 @@ fn run_in(
     cx.cancel = Some(stop.cancel);
     cx.read_only = stop.read_only;
     cx.budget = std::rc::Rc::new(crate::execution::Budget::new(stop.mem));
+    if let Statement::ExplainAnalyze(inner) = &planned.statement {
+        // The statement runs for real (an UPDATE changes rows, as in
+        // PostgreSQL); its rows are counted and dropped.
+        let profile = crate::execution::profile::Profile::default();
+        cx.profile = Some(profile.clone());
+        let started = Instant::now();
+        crate::execution::run_statement(&inner.statement, &cx)?;
+        let took = started.elapsed();
+        let stats = profile.borrow();
+        let annotate = |node: usize| stats.get(&node).map_or(" (never executed)".into(), |s| s.annotation());
+        let mut lines = explain_with(inner, &annotate);
+        lines.push(format!("Execution Time: {:.3} ms", took.as_secs_f64() * 1000.0));
+        let rows = lines.into_iter().map(|l| vec![Value::Text(l)]).collect();
+        return Ok(QueryResult {
+            columns: planned.columns.clone(),
+            rows,
+            tag: "EXPLAIN".into(),
+            notices: vec![],
+        });
+    }
     let (rows, count) = crate::execution::run_statement(&planned.statement, &cx)?;
     let tag = match &planned.statement {
         Statement::Query(_) => format!("SELECT {count}"),
@@ -1047,7 +1066,7 @@ fn run_in(
         Statement::Delete(_) => format!("DELETE {count}"),
         Statement::Merge(_) => format!("MERGE {count}"),
         Statement::Call(_) => "CALL".into(),
-        Statement::Explain(_) => "EXPLAIN".into(),
+        Statement::Explain(_) | Statement::ExplainAnalyze(_) => "EXPLAIN".into(),
         Statement::Utility(_) => String::new(),
     };
     let notices = std::mem::take(&mut *cx.notices.borrow_mut());
@@ -1086,6 +1105,12 @@ fn retry_budget(statement: &Statement) -> u32 {
 }
 
 fn explain(p: &Planned) -> Vec<String> {
+    explain_with(p, &|_| String::new())
+}
+
+/// The EXPLAIN lines of `p`, with `annotate(node)` after each operator
+/// (see [`crate::planner::plan::Plan::explain_with`]).
+fn explain_with(p: &Planned, annotate: &dyn Fn(usize) -> String) -> Vec<String> {
     let indent = |lines: Vec<String>| {
         lines
             .into_iter()
@@ -1093,31 +1118,37 @@ fn explain(p: &Planned) -> Vec<String> {
             .map(|(i, l)| if i == 0 { format!("  ->  {l}") } else { format!("      {l}") })
             .collect::<Vec<_>>()
     };
+    let access = |a: &crate::planner::plan::Access| {
+        let mut lines = Vec::new();
+        a.explain_into(&mut lines, 0, annotate);
+        lines
+    };
     match &p.statement {
-        Statement::Query(plan) => plan.explain(),
+        Statement::Query(plan) => plan.explain_with(annotate),
         Statement::Insert(i) => {
             let mut v = vec![format!("Insert on {}", i.rules.info.table.name())];
-            v.extend(indent(i.source.explain()));
+            v.extend(indent(i.source.explain_with(annotate)));
             v
         }
         Statement::Update(u) => {
             let mut v = vec![format!("Update on {}", u.access.table.name())];
-            v.extend(indent(Plan::Access(u.access.clone()).explain()));
+            v.extend(indent(access(&u.access)));
             v
         }
         Statement::Delete(d) => {
             let mut v = vec![format!("Delete on {}", d.access.table.name())];
-            v.extend(indent(Plan::Access(d.access.clone()).explain()));
+            v.extend(indent(access(&d.access)));
             v
         }
         Statement::Call(c) => vec![format!("Call {}", c.routine.signature)],
         Statement::Merge(m) => {
             let mut v = vec![format!("Merge on {}", m.target.table.name())];
-            v.extend(indent(m.source.explain()));
-            v.extend(indent(Plan::Access(m.target.clone()).explain()));
+            v.extend(indent(m.source.explain_with(annotate)));
+            v.extend(indent(access(&m.target)));
             v
         }
         Statement::Explain(lines) => lines.clone(),
+        Statement::ExplainAnalyze(inner) => explain_with(inner, annotate),
         Statement::Utility(s) => vec![first_words(&s.to_string())],
     }
 }
@@ -1254,8 +1285,23 @@ pub(crate) fn plan_statement(
             let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
             (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
         }
-        ast::Statement::Explain { analyze: true, .. } => {
-            return Err(Error::unsupported("EXPLAIN ANALYZE (EXPLAIN shows the plan)"))
+        ast::Statement::Explain { statement, analyze: true, .. } => {
+            let inner = plan_statement(catalog, search_path, statement, declared)?;
+            if let Statement::Utility(_) | Statement::Explain(_) | Statement::ExplainAnalyze(_) =
+                inner.statement
+            {
+                return Err(Error::unsupported(format!(
+                    "EXPLAIN ANALYZE of {}",
+                    first_words(&statement.to_string())
+                )));
+            }
+            let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
+            return Ok(Planned {
+                params: inner.params.clone(),
+                retry: 0,
+                statement: Statement::ExplainAnalyze(Box::new(inner)),
+                columns: Arc::from(cols),
+            });
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };

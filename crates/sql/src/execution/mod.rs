@@ -11,6 +11,7 @@ pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod eval;
 pub mod functions;
+pub mod profile;
 pub(crate) mod query;
 
 use crate::catalog::Catalog;
@@ -60,6 +61,8 @@ pub struct ExecCtx<'a> {
     pub(crate) budget: std::rc::Rc<Budget>,
     /// Work done since the deadline was last read (see [`ExecCtx::tick`]).
     ticks: std::cell::Cell<u32>,
+    /// Set under EXPLAIN ANALYZE: what each plan node did.
+    pub(crate) profile: Option<profile::Profile>,
 }
 
 /// A statement's memory budget (`statement_mem`): every row an operator
@@ -151,6 +154,7 @@ impl<'a> ExecCtx<'a> {
             read_only: false,
             budget: std::rc::Rc::new(Budget::new(DEFAULT_STATEMENT_MEM)),
             ticks: Default::default(),
+            profile: None,
         }
     }
 
@@ -175,6 +179,8 @@ impl<'a> ExecCtx<'a> {
             read_only: self.read_only,
             budget: self.budget.clone(),
             ticks: Default::default(),
+            // A routine's statements are not part of the caller's plan.
+            profile: None,
         }
     }
 
@@ -255,9 +261,11 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
     }
     Ok(match statement {
         Statement::Query(plan) => {
-            if let Some(rows) = query::point(plan, cx, &[])? {
-                let n = rows.len() as u64;
-                return Ok((rows, n));
+            if cx.profile.is_none() {
+                if let Some(rows) = query::point(plan, cx, &[])? {
+                    let n = rows.len() as u64;
+                    return Ok((rows, n));
+                }
             }
             let mut rows = Vec::new();
             for r in query::open(plan, cx, vec![])? {
@@ -298,6 +306,9 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
             }
         }
         Statement::Explain(_) => (vec![], 0),
+        Statement::ExplainAnalyze(_) => {
+            return Err(crate::error::Error::unsupported("EXPLAIN ANALYZE inside a routine"))
+        }
         Statement::Utility(s) => {
             return Err(crate::error::Error::other(
                 "0A000",

@@ -18,6 +18,23 @@ pub(crate) type Rows<'a> = Box<dyn Iterator<Item = Result<Vec<Value>>> + 'a>;
 /// Opens `plan` with outer row `outer`.
 pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Result<Rows<'a>> {
     crate::stack::check("plan nested too deeply")?;
+    match (&cx.profile, plan) {
+        // A table access measures itself (DML opens accesses directly).
+        (None, _) | (_, Plan::Access(_)) => open_node(plan, cx, outer),
+        (Some(p), _) => super::profile::open(Some(p), node_key(plan), || open_node(plan, cx, outer)),
+    }
+}
+
+/// The key of `plan` in an EXPLAIN ANALYZE profile: its address, or for a
+/// table access that of its [`Access`], which DML reaches without a plan.
+pub fn node_key(plan: &Plan) -> usize {
+    match plan {
+        Plan::Access(a) => a as *const Access as usize,
+        p => p as *const Plan as usize,
+    }
+}
+
+fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Result<Rows<'a>> {
     Ok(match plan {
         Plan::Values { rows } => {
             let mut out = Vec::with_capacity(rows.len());
@@ -508,6 +525,15 @@ fn bound_value(
 
 /// Reads a table through its access path.
 pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Result<AccessRows<'a>> {
+    match &cx.profile {
+        None => access_rows_of(a, cx, outer),
+        Some(p) => {
+            super::profile::open(Some(p), a as *const Access as usize, || access_rows_of(a, cx, outer))
+        }
+    }
+}
+
+fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Result<AccessRows<'a>> {
     let txn = cx.txn;
     let table = &a.table;
     let cols = table.columns();

@@ -47,6 +47,8 @@ pub enum Statement {
     Call(Box<Call>),
     /// EXPLAIN of a statement: the lines to print.
     Explain(Vec<String>),
+    /// EXPLAIN ANALYZE: the statement to run, measured, then print.
+    ExplainAnalyze(Box<Planned>),
     /// Anything else (transaction control, SET, SHOW, DDL): not planned,
     /// run as the simple protocol runs it.
     Utility(Box<sqlparser::ast::Statement>),

@@ -270,91 +270,111 @@ pub enum Plan {
 }
 
 impl Plan {
-    /// The plan as indented text, one operator per line, PostgreSQL-like.
-    pub fn explain(&self) -> Vec<String> {
+    /// The plan as indented text, one operator per line, PostgreSQL-like,
+    /// with `annotate(key)` appended to each operator's line, `key` being
+    /// the operator's address (EXPLAIN ANALYZE's actual figures; see
+    /// `execution::query::node_key`).
+    pub fn explain_with(&self, annotate: &dyn Fn(usize) -> String) -> Vec<String> {
         let mut out = Vec::new();
-        self.explain_into(&mut out, 0);
+        self.explain_into(&mut out, 0, annotate);
         out
     }
 
-    fn explain_into(&self, out: &mut Vec<String>, depth: usize) {
-        let pad = if depth == 0 { String::new() } else { format!("{}->  ", "  ".repeat(depth * 3 - 2)) };
-        let detail =
-            |out: &mut Vec<String>, text: String| out.push(format!("{}  {text}", " ".repeat(depth * 6)));
+    fn explain_into(&self, out: &mut Vec<String>, depth: usize, ann: &dyn Fn(usize) -> String) {
+        let pad = pad(depth);
+        let key = self as *const Plan as usize;
+        let node = |out: &mut Vec<String>, text: String| out.push(format!("{pad}{text}{}", ann(key)));
         match self {
-            Plan::Values { rows } => out.push(format!("{pad}Values ({} rows)", rows.len())),
-            Plan::Access(a) => {
-                let name = a.table.name();
-                let alias = if a.alias != name { format!(" {}", a.alias) } else { String::new() };
-                match &a.path {
-                    AccessPath::Scan => out.push(format!("{pad}Seq Scan on {name}{alias}")),
-                    AccessPath::Key { index, hash, .. } => {
-                        let kind = if *hash { "Hash Index Lookup" } else { "Index Scan" };
-                        out.push(format!("{pad}{kind} using {index} on {name}{alias}"));
-                        detail(out, format!("Index Cond: {}", a.cond_text));
-                    }
-                    AccessPath::Range { index, dir, .. } => {
-                        let kind = match dir {
-                            centum_engine::Direction::Forward => "Index Scan",
-                            centum_engine::Direction::Backward => "Index Scan Backward",
-                        };
-                        out.push(format!("{pad}{kind} using {index} on {name}{alias}"));
-                        if !a.cond_text.is_empty() {
-                            detail(out, format!("Index Cond: {}", a.cond_text));
-                        }
-                    }
-                }
-                if !a.filter_text.is_empty() {
-                    detail(out, format!("Filter: {}", a.filter_text));
-                }
-            }
+            Plan::Values { rows } => node(out, format!("Values ({} rows)", rows.len())),
+            Plan::Access(a) => a.explain_into(out, depth, ann),
             Plan::Filter { input, .. } => {
-                out.push(format!("{pad}Filter"));
-                input.explain_into(out, depth + 1);
+                node(out, "Filter".into());
+                input.explain_into(out, depth + 1, ann);
             }
-            Plan::Project { input, .. } => input.explain_into(out, depth),
+            Plan::Project { input, .. } => input.explain_into(out, depth, ann),
             Plan::NestedLoop { left, right, kind, .. } => {
-                out.push(format!("{pad}Nested Loop{}", join_suffix(*kind)));
-                left.explain_into(out, depth + 1);
-                right.explain_into(out, depth + 1);
+                node(out, format!("Nested Loop{}", join_suffix(*kind)));
+                left.explain_into(out, depth + 1, ann);
+                right.explain_into(out, depth + 1, ann);
             }
             Plan::HashJoin { left, right, kind, .. } => {
-                out.push(format!("{pad}Hash Join{}", join_suffix(*kind)));
-                left.explain_into(out, depth + 1);
-                out.push(format!("{}->  Hash", "  ".repeat((depth + 1) * 3 - 2)));
-                right.explain_into(out, depth + 2);
+                node(out, format!("Hash Join{}", join_suffix(*kind)));
+                left.explain_into(out, depth + 1, ann);
+                out.push(format!("{}Hash", self::pad(depth + 1)));
+                right.explain_into(out, depth + 2, ann);
             }
             Plan::Aggregate { input, group, .. } => {
-                out.push(format!("{pad}{}", if group.is_empty() { "Aggregate" } else { "HashAggregate" }));
-                input.explain_into(out, depth + 1);
+                node(out, (if group.is_empty() { "Aggregate" } else { "HashAggregate" }).into());
+                input.explain_into(out, depth + 1, ann);
             }
             Plan::Sort { input, .. } => {
-                out.push(format!("{pad}Sort"));
-                input.explain_into(out, depth + 1);
+                node(out, "Sort".into());
+                input.explain_into(out, depth + 1, ann);
             }
             Plan::Limit { input, .. } => {
-                out.push(format!("{pad}Limit"));
-                input.explain_into(out, depth + 1);
+                node(out, "Limit".into());
+                input.explain_into(out, depth + 1, ann);
             }
             Plan::Distinct { input, .. } => {
-                out.push(format!("{pad}Unique"));
-                input.explain_into(out, depth + 1);
+                node(out, "Unique".into());
+                input.explain_into(out, depth + 1, ann);
             }
             Plan::SetOp { op, left, right, .. } => {
-                out.push(format!(
-                    "{pad}{}",
-                    match op {
-                        SetOpKind::Union => "Append",
-                        SetOpKind::Intersect => "HashSetOp Intersect",
-                        SetOpKind::Except => "HashSetOp Except",
-                    }
-                ));
-                left.explain_into(out, depth + 1);
-                right.explain_into(out, depth + 1);
+                let name = match op {
+                    SetOpKind::Union => "Append",
+                    SetOpKind::Intersect => "HashSetOp Intersect",
+                    SetOpKind::Except => "HashSetOp Except",
+                };
+                node(out, name.into());
+                left.explain_into(out, depth + 1, ann);
+                right.explain_into(out, depth + 1, ann);
             }
-            Plan::Series { .. } => out.push(format!("{pad}Function Scan on generate_series")),
-            Plan::Routine { routine, .. } => out.push(format!("{pad}Function Scan on {}", routine.name)),
-            Plan::System(t) => out.push(format!("{pad}System Scan on {}.{}", t.name().0, t.name().1)),
+            Plan::Series { .. } => node(out, "Function Scan on generate_series".into()),
+            Plan::Routine { routine, .. } => node(out, format!("Function Scan on {}", routine.name)),
+            Plan::System(t) => node(out, format!("System Scan on {}.{}", t.name().0, t.name().1)),
+        }
+    }
+}
+
+/// The indentation of an operator's line at `depth`, PostgreSQL's.
+fn pad(depth: usize) -> String {
+    if depth == 0 {
+        String::new()
+    } else {
+        format!("{}->  ", "  ".repeat(depth * 3 - 2))
+    }
+}
+
+impl Access {
+    /// The access as EXPLAIN lines at `depth` (see [`Plan::explain_with`];
+    /// its key is the access's address).
+    pub fn explain_into(&self, out: &mut Vec<String>, depth: usize, ann: &dyn Fn(usize) -> String) {
+        let pad = pad(depth);
+        let note = ann(self as *const Access as usize);
+        let detail =
+            |out: &mut Vec<String>, text: String| out.push(format!("{}  {text}", " ".repeat(depth * 6)));
+        let name = self.table.name();
+        let alias = if self.alias != name { format!(" {}", self.alias) } else { String::new() };
+        match &self.path {
+            AccessPath::Scan => out.push(format!("{pad}Seq Scan on {name}{alias}{note}")),
+            AccessPath::Key { index, hash, .. } => {
+                let kind = if *hash { "Hash Index Lookup" } else { "Index Scan" };
+                out.push(format!("{pad}{kind} using {index} on {name}{alias}{note}"));
+                detail(out, format!("Index Cond: {}", self.cond_text));
+            }
+            AccessPath::Range { index, dir, .. } => {
+                let kind = match dir {
+                    centum_engine::Direction::Forward => "Index Scan",
+                    centum_engine::Direction::Backward => "Index Scan Backward",
+                };
+                out.push(format!("{pad}{kind} using {index} on {name}{alias}{note}"));
+                if !self.cond_text.is_empty() {
+                    detail(out, format!("Index Cond: {}", self.cond_text));
+                }
+            }
+        }
+        if !self.filter_text.is_empty() {
+            detail(out, format!("Filter: {}", self.filter_text));
         }
     }
 }
