@@ -108,3 +108,7 @@ COMMIT;
 PREPARE twice AS SELECT $1::int * 2;
 EXECUTE twice(21);
 VACUUM (ANALYZE) atom;
+
+-- case: a cross join's rows were counted at a third of what they held, so a 256MB statement_mem let the server grow to 1.2 GB
+SELECT count(*) FROM generate_series(1, 100000) a CROSS JOIN generate_series(1, 100000) b;
+SELECT count(*) FROM generate_series(1, 100000) a LEFT JOIN generate_series(1, 100000) b ON a.a = b.b * 0 + a.a;

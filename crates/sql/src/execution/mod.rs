@@ -112,6 +112,17 @@ impl Budget {
     pub(crate) fn hold(&self, row: &[Value]) -> Result<()> {
         self.charge(row_bytes(row))
     }
+
+    /// Charges `row` as kept in `rows`, then keeps it: its allocation as
+    /// allocated (capacity, not length) and its slot twice, since `rows`
+    /// grows by doubling.
+    #[inline]
+    pub(crate) fn keep(&self, rows: &mut Vec<Vec<Value>>, row: Vec<Value>) -> Result<()> {
+        let slack = (row.capacity() - row.len()) * std::mem::size_of::<Value>();
+        self.charge(row_bytes(&row) + slack + std::mem::size_of::<Vec<Value>>())?;
+        rows.push(row);
+        Ok(())
+    }
 }
 
 /// About the bytes a buffered row takes: its vector, its values, and what

@@ -71,7 +71,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
         }
         Plan::NestedLoop { left, right, kind, on, right_width } => {
             let left_rows = open(left, cx, outer.clone())?;
-            let mut out: Vec<Result<Vec<Value>>> = Vec::new();
+            let mut out: Vec<Vec<Value>> = Vec::new();
             let produce = || -> Result<()> {
                 for l in left_rows {
                     let l = l?;
@@ -85,25 +85,23 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                         row.extend(r?);
                         if on.as_ref().map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
                             matched = true;
-                            cx.budget.hold(&row)?;
-                            out.push(Ok(row));
+                            cx.budget.keep(&mut out, row)?;
                         }
                     }
                     match kind {
                         JoinKind::Left if !matched => {
                             let mut row = l;
                             row.extend(std::iter::repeat_n(Value::Null, *right_width));
-                            out.push(Ok(row));
+                            cx.budget.keep(&mut out, row)?;
                         }
                         _ => {}
                     }
                 }
                 Ok(())
             };
-            if let Err(e) = produce() {
-                out.push(Err(e));
-            }
-            Box::new(out.into_iter())
+            // The rows made before an error come first, then the error.
+            let failed = produce().err();
+            Box::new(out.into_iter().map(Ok).chain(failed.map(Err)))
         }
         Plan::HashJoin { left, right, kind, left_keys, right_keys, on, left_width, right_width } => {
             hash_join(
@@ -434,7 +432,7 @@ fn hash_join<'a>(
         right_rows.push(row);
     }
     let mut matched = vec![false; right_rows.len()];
-    let mut out = Vec::new();
+    let mut out: Vec<Vec<Value>> = Vec::new();
     for l in open(left, cx, outer.clone())? {
         let l = l?;
         let key = left_keys.iter().map(|e| eval(e, &l, &outer, cx)).collect::<Result<Vec<_>>>()?;
@@ -448,8 +446,7 @@ fn hash_join<'a>(
                     if on.map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
                         any = true;
                         matched[i] = true;
-                        cx.budget.hold(&row)?;
-                        out.push(Ok(row));
+                        cx.budget.keep(&mut out, row)?;
                     }
                 }
             }
@@ -458,7 +455,7 @@ fn hash_join<'a>(
             JoinKind::Left | JoinKind::Full if !any => {
                 let mut row = l;
                 row.extend(std::iter::repeat_n(Value::Null, right_width));
-                out.push(Ok(row));
+                cx.budget.keep(&mut out, row)?;
             }
             _ => {}
         }
@@ -468,11 +465,11 @@ fn hash_join<'a>(
             if !matched[i] {
                 let mut row = vec![Value::Null; left_width];
                 row.extend(r);
-                out.push(Ok(row));
+                cx.budget.keep(&mut out, row)?;
             }
         }
     }
-    Ok(Box::new(out.into_iter()))
+    Ok(Box::new(out.into_iter().map(Ok)))
 }
 
 /// Rows of a table access: the engine row and its values, filtered.
