@@ -184,6 +184,25 @@ impl Ctx {
         }
     }
 
+    /// Records the server's CPU time (user + system, its whole process
+    /// tree; see [`servers::Endpoint::cpu`]) per transaction of a case:
+    /// `before` is the reading taken before the case ran. On a shared
+    /// machine this holds still when throughput swings.
+    pub fn cpu_per_transaction(
+        &mut self,
+        workload: &'static str,
+        case: &str,
+        ep: &servers::Endpoint,
+        before: std::time::Duration,
+        transactions: u64,
+    ) -> Res<()> {
+        let spent = ep.cpu()?.saturating_sub(before);
+        let us = spent.as_secs_f64() * 1e6 / transactions.max(1) as f64;
+        let f = report::Figure::new(workload, case, ep.system, "us server CPU/txn", us);
+        self.report.figure(f.lower_is_better());
+        Ok(())
+    }
+
     /// Adds a load's latency curve (ms at each percentile) to a plot.
     pub fn latency(&mut self, plot: &str, title: &str, name: &str, o: &driver::Outcome) {
         self.report.series.push(report::Series {

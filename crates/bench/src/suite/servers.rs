@@ -20,6 +20,9 @@ pub struct Endpoint {
     pub system: &'static str,
     pub port: u16,
     pub user: &'static str,
+    /// The server's process (PostgreSQL's postmaster), whose process tree
+    /// [`Endpoint::cpu`] reads; 0 until it has started.
+    pub pid: u32,
 }
 
 impl Endpoint {
@@ -32,6 +35,38 @@ impl Endpoint {
             .dbname("postgres")
             .connect_timeout(Duration::from_secs(30))
             .connect(postgres::NoTls)?)
+    }
+
+    /// CPU time (user + system) the server has used so far: its process
+    /// and every descendant alive now, plus what descendants that have
+    /// exited and been waited for left in its children's account
+    /// (PostgreSQL's backends end with their connections). The difference
+    /// of two readings is what the server spent in between.
+    pub fn cpu(&self) -> Res<Duration> {
+        let mut parents: Vec<(u32, u32, u64, u64)> = Vec::new(); // pid, ppid, own, children's
+        for entry in std::fs::read_dir("/proc")? {
+            let Ok(pid) = entry?.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            // Fields after the command (which may hold spaces) in brackets.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else { continue };
+            let f: Vec<&str> = rest.split(' ').collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            // state=0 ppid=1 ... utime=11 stime=12 cutime=13 cstime=14
+            parents.push((pid, num(1) as u32, num(11) + num(12), num(13) + num(14)));
+        }
+        let mut tree = vec![self.pid];
+        let mut ticks = 0u64;
+        while let Some(p) = tree.pop() {
+            for &(pid, ppid, own, children) in &parents {
+                if pid == p {
+                    ticks += own + if p == self.pid { children } else { 0 };
+                }
+                if ppid == p {
+                    tree.push(pid);
+                }
+            }
+        }
+        Ok(Duration::from_secs_f64(ticks as f64 / clock_ticks()))
     }
 
     /// Waits, bounded, until the server answers a query.
@@ -66,6 +101,16 @@ impl Endpoint {
 /// size).
 pub fn scalar(c: &mut postgres::Client, sql: &str) -> Res<i64> {
     Ok(c.query_one(sql, &[])?.get(0))
+}
+
+/// The kernel's clock ticks per second, the unit of /proc's CPU times.
+fn clock_ticks() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100.0)
 }
 
 /// The last lines of a log file, for an error message.
@@ -159,7 +204,7 @@ impl Postgres {
             let gid = id(&["-g", user]).ok_or("no gid for postgres")?;
             std::os::unix::fs::chown(dir, Some(uid), Some(gid))?;
         }
-        let endpoint = Endpoint { system: "PostgreSQL", port: free_port()?, user: "postgres" };
+        let endpoint = Endpoint { system: "PostgreSQL", port: free_port()?, user: "postgres", pid: 0 };
         let mut pg =
             Postgres { bin: bin.to_path_buf(), user, dir: dir.to_path_buf(), endpoint, running: false };
         let data = pg.data();
@@ -223,6 +268,9 @@ impl Postgres {
         self.tool("pg_ctl", &["start", "-D", &data, "-l", &log, "-w", "-t", "600", "-s"])?;
         self.running = true;
         self.endpoint.wait_ready(None, &self.log())?;
+        // postmaster.pid's first line is the postmaster's process id.
+        let pidfile = std::fs::read_to_string(self.dir.join("data/postmaster.pid"))?;
+        self.endpoint.pid = pidfile.lines().next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
         Ok(started.elapsed())
     }
 
@@ -305,7 +353,7 @@ impl Centum {
             std::fs::remove_dir_all(dir)?;
         }
         std::fs::create_dir_all(dir)?;
-        let endpoint = Endpoint { system: "Centum", port: free_port()?, user: "centum" };
+        let mut endpoint = Endpoint { system: "Centum", port: free_port()?, user: "centum", pid: 0 };
         let log_path = dir.join("server.log");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path)?;
         let child = Command::new(bin)
@@ -320,6 +368,7 @@ impl Centum {
             .stderr(Stdio::from(log))
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
+        endpoint.pid = child.id();
         let mut c = Centum { dir: dir.to_path_buf(), child, endpoint };
         c.endpoint.wait_ready(Some(&mut c.child), &log_path)?;
         Ok(c)

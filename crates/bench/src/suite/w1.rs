@@ -54,6 +54,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 c.batch_execute("CHECKPOINT")?;
             }
             let label = format!("W1 {}: {who}", ep.system);
+            let cpu = ep.cpu()?;
             let o = driver::run(
                 &label,
                 load,
@@ -90,7 +91,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             let ok = integrity(ep)?;
             ctx.report.check("W1", ep.system, format!("{who}: check.sql says ok"), ok == "ok", ok);
             let case = format!("insert_sales_order, {who} (durable)");
-            ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
+            ctx.report.figure(Figure::new("W1", &case, ep.system, "orders/s", o.per_second()).with_load(&o));
+            ctx.cpu_per_transaction("W1", &case, ep, cpu, orders)?;
             ctx.point(
                 "w1-throughput",
                 "W1: sales orders/s by clients (durable)",

@@ -46,6 +46,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             let who = super::clients(clients);
             for (i, ep) in endpoints.iter().enumerate() {
                 let label = format!("W2b {}: -M {mode}, {who}", ep.system);
+                let cpu = ep.cpu()?;
                 let o = pgbench::run(
                     &bin,
                     ep,
@@ -57,7 +58,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 )?;
                 transactions[i] += o.committed;
                 let case = format!("W2b TPC-B, -M {mode}, {who} (durable)");
-                ctx.report.figure(Figure::new("W2", case, ep.system, "tps", o.per_second()).with_load(&o));
+                ctx.report.figure(Figure::new("W2", &case, ep.system, "tps", o.per_second()).with_load(&o));
+                ctx.cpu_per_transaction("W2", &case, ep, cpu, o.committed)?;
                 ctx.report.check(
                     "W2",
                     ep.system,
@@ -84,12 +86,14 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         for (i, ep) in endpoints.iter().enumerate() {
             let label = format!("W2a {}: single statements, {who}", ep.system);
             let args = ["-M", "prepared", "-s", &scale.to_string(), "-f", script.to_str().ok_or("path")?];
+            let cpu = ep.cpu()?;
             let o = pgbench::run(&bin, ep, clients, secs, &args, &scratch, &label)?;
             transactions[i] += o.committed;
             let case = format!("W2a single-statement transactions, {who} (durable)");
             ctx.report.figure(
-                Figure::new("W2", case, ep.system, "statements/s", 5.0 * o.per_second()).with_load(&o),
+                Figure::new("W2", &case, ep.system, "statements/s", 5.0 * o.per_second()).with_load(&o),
             );
+            ctx.cpu_per_transaction("W2", &case, ep, cpu, 5 * o.committed)?;
             ctx.report.check(
                 "W2",
                 ep.system,

@@ -187,6 +187,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             Load { clients, iterations: ctx.scale.w6_iterations, warmup: ctx.scale.w6_iterations / 10 };
         for (e, ep) in endpoints.iter().enumerate() {
             let label = format!("W6 {}: {who}", ep.system);
+            let cpu = ep.cpu()?;
             let o = driver::run(
                 &label,
                 load,
@@ -215,7 +216,9 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             committed[e] += o.committed + o.warmup_committed;
             let nopm = o.per_second() * 60.0;
             let case = format!("new orders per minute, {who} (durable)");
-            ctx.report.figure(Figure::new("W6", case, ep.system, "new orders/min", nopm).with_load(&o));
+            ctx.report.figure(Figure::new("W6", &case, ep.system, "new orders/min", nopm).with_load(&o));
+            let attempted = o.committed + o.warmup_committed + o.rolled_back;
+            ctx.cpu_per_transaction("W6", &case, ep, cpu, attempted)?;
             ctx.point(
                 "w6-throughput",
                 "W6: TPC-C new orders per minute by clients (durable)",
