@@ -22,6 +22,14 @@ pub enum Error {
     /// A transaction waiting for another one would have waited forever.
     #[error("deadlock detected")]
     Deadlock,
+    /// A wait for a row or key another transaction holds lasted longer
+    /// than `lock_timeout` (55P03).
+    #[error("canceling statement due to lock timeout")]
+    LockTimeout,
+    /// A wait was cut short by the statement's deadline or a cancel
+    /// request (57014): why.
+    #[error("canceling statement due to {0}")]
+    Canceled(&'static str),
     /// A unique index already holds the key.
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation {
@@ -155,6 +163,8 @@ impl Error {
         match self {
             Error::Serialization(_) => "40001",
             Error::Deadlock => "40P01",
+            Error::LockTimeout => "55P03",
+            Error::Canceled(_) => "57014",
             Error::UniqueViolation { .. } => "23505",
             Error::NotNullViolation { .. } => "23502",
             Error::Type(e) => e.sqlstate(),

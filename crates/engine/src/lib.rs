@@ -45,7 +45,7 @@ pub use db::{Database, DatabaseStats, Options};
 pub use error::{Error, Result};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
-pub use mvcc::{Isolation, RangeScan, Row, Scan, Transaction, TxnId};
+pub use mvcc::{Isolation, RangeScan, Row, Scan, Transaction, TxnId, WaitLimits};
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
 pub use table::{Table, TableStats};

@@ -64,6 +64,7 @@ impl Database {
             statement_timeout: defaults.statement_timeout,
             statement_mem: defaults.statement_mem,
             idle_timeouts: (None, None),
+            lock_timeout: None,
             delayed_durability: defaults.delayed_durability,
             settings: defaults.settings.clone(),
             currval: RefCell::new(HashMap::new()),
@@ -152,6 +153,9 @@ pub struct Session {
     statement_mem: usize,
     /// See [`Session::idle_timeouts`].
     idle_timeouts: (Option<Duration>, Option<Duration>),
+    /// The longest one wait for a row another transaction holds may last
+    /// (`lock_timeout`): then 55P03.
+    lock_timeout: Option<Duration>,
     delayed_durability: bool,
     settings: HashMap<String, String>,
     currval: RefCell<HashMap<String, i64>>,
@@ -295,7 +299,7 @@ impl Session {
                 }
             },
         }
-        self.idle_timeouts = self.idle_timeouts_from_settings();
+        self.read_timeouts();
     }
 
     /// How long the client may stay silent: inside a transaction block
@@ -306,9 +310,11 @@ impl Session {
         self.idle_timeouts
     }
 
-    fn idle_timeouts_from_settings(&self) -> (Option<Duration>, Option<Duration>) {
+    /// Reads the timeouts kept as settings text into their durations.
+    fn read_timeouts(&mut self) {
         let read = |name: &str| self.settings.get(name).and_then(|v| parse_duration(name, v).ok().flatten());
-        (read("idle_in_transaction_session_timeout"), read("idle_session_timeout"))
+        self.idle_timeouts = (read("idle_in_transaction_session_timeout"), read("idle_session_timeout"));
+        self.lock_timeout = read("lock_timeout");
     }
 
     /// Runs every statement in `sql` (the simple query protocol): stops at
@@ -853,8 +859,8 @@ impl Session {
             _ => {}
         }
         self.settings.insert(name.to_string(), joined);
-        if name.starts_with("idle_") {
-            self.idle_timeouts = self.idle_timeouts_from_settings();
+        if name.starts_with("idle_") || name == "lock_timeout" {
+            self.read_timeouts();
         }
         Ok(())
     }
@@ -916,7 +922,7 @@ impl Session {
         }
         let deadline = self.statement_timeout.map(|d| Instant::now() + d);
         self.cancel.store(false, Relaxed);
-        let cancel = &*self.cancel;
+        let cancel = &self.cancel;
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
@@ -927,7 +933,13 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                Stop { deadline, cancel, read_only: self.read_only, mem: self.statement_mem },
+                Stop {
+                    deadline,
+                    cancel,
+                    lock_timeout: self.lock_timeout,
+                    read_only: self.read_only,
+                    mem: self.statement_mem,
+                },
                 (&self.user, &self.database),
             );
             if r.is_err() {
@@ -952,7 +964,13 @@ impl Session {
                 &params,
                 &self.currval,
                 None,
-                Stop { deadline, cancel, read_only: self.read_only, mem: self.statement_mem },
+                Stop {
+                    deadline,
+                    cancel,
+                    lock_timeout: self.lock_timeout,
+                    read_only: self.read_only,
+                    mem: self.statement_mem,
+                },
                 (&self.user, &self.database),
             ) {
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
@@ -1015,7 +1033,9 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
 /// When a statement must stop early: its deadline and its cancel flag.
 struct Stop<'a> {
     deadline: Option<Instant>,
-    cancel: &'a AtomicBool,
+    cancel: &'a Arc<AtomicBool>,
+    /// `lock_timeout`: how long one wait for a row may last.
+    lock_timeout: Option<Duration>,
     /// The block is READ ONLY: statements a routine runs may not write.
     read_only: bool,
     /// The statement's memory budget, bytes.
@@ -1035,7 +1055,14 @@ fn run_in(
 ) -> Result<QueryResult> {
     let mut cx =
         ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
-    cx.cancel = Some(stop.cancel);
+    cx.cancel = Some(&**stop.cancel);
+    // Waits for rows other transactions hold end at the lock timeout, the
+    // deadline or a cancel, like the statement's own work.
+    txn.set_wait_limits(centum_engine::WaitLimits {
+        lock_timeout: stop.lock_timeout,
+        deadline: stop.deadline,
+        cancel: Some(stop.cancel.clone()),
+    });
     cx.read_only = stop.read_only;
     cx.budget = std::rc::Rc::new(crate::execution::Budget::new(stop.mem));
     if let Statement::ExplainAnalyze(inner) = &planned.statement {

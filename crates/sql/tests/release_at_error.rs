@@ -67,3 +67,46 @@ fn a_failed_statement_frees_the_blocks_rows_and_commit_says_rollback() {
     let v = a.execute("SELECT v FROM acct WHERE id = 1").unwrap();
     assert_eq!(v[0].rows[0][0], centum_types::Value::Integer(20));
 }
+
+/// A wait for a row another transaction holds ends at `lock_timeout`
+/// (55P03), at `statement_timeout` (57014) or on a cancel request (57014),
+/// whichever comes first; the holder goes on unharmed, and with no limit
+/// the waiter gets the row once the holder commits.
+#[test]
+fn row_waits_end_at_lock_timeout_statement_timeout_or_cancel() {
+    let d = db();
+    let mut holder = d.session();
+    holder.execute("BEGIN; UPDATE acct SET v = 1 WHERE id = 1").unwrap();
+    let mut waiter = d.session();
+    let update = "UPDATE acct SET v = 2 WHERE id = 1";
+
+    waiter.execute("SET lock_timeout = 300").unwrap();
+    let started = std::time::Instant::now();
+    assert_eq!(waiter.execute(update).unwrap_err().sqlstate(), "55P03");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(300) && took < Duration::from_secs(5), "{took:?}");
+    // In a block, the timeout fails the block like any error.
+    waiter.execute("BEGIN").unwrap();
+    assert_eq!(waiter.execute(update).unwrap_err().sqlstate(), "55P03");
+    assert_eq!(waiter.execute("SELECT 1").unwrap_err().sqlstate(), "25P02");
+    waiter.execute("ROLLBACK").unwrap();
+
+    waiter.execute("SET lock_timeout = 0; SET statement_timeout = 300").unwrap();
+    assert_eq!(waiter.execute(update).unwrap_err().sqlstate(), "57014");
+
+    waiter.execute("SET statement_timeout = 0").unwrap();
+    let cancel = waiter.cancel_handle();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    assert_eq!(waiter.execute(update).unwrap_err().sqlstate(), "57014");
+    canceller.join().unwrap();
+
+    // The holder was not disturbed; once it commits, the row is free.
+    holder.execute("COMMIT").unwrap();
+    waiter.execute("SET lock_timeout = 300").unwrap();
+    waiter.execute(update).unwrap();
+    let v = waiter.execute("SELECT v FROM acct WHERE id = 1").unwrap().pop().unwrap().rows;
+    assert_eq!(v, vec![vec![centum_types::Value::Integer(2)]]);
+}

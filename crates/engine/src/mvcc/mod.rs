@@ -16,5 +16,5 @@ pub(crate) mod word;
 pub(crate) mod write;
 
 pub use read::{RangeScan, Row, Scan};
-pub use transaction::{Isolation, Transaction};
+pub use transaction::{Isolation, Transaction, WaitLimits};
 pub use word::TxnId;

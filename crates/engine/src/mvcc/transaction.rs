@@ -131,6 +131,21 @@ pub struct Transaction {
     pub(crate) finished: bool,
     /// When the commit returns: after the log sync, or before it.
     durability: LogDurability,
+    /// What ends a wait for another transaction.
+    pub(crate) waits: RefCell<WaitLimits>,
+}
+
+/// What ends a wait of a transaction for another one (a row or unique key
+/// the other holds), besides the other finishing or a deadlock: see
+/// [`Transaction::set_wait_limits`].
+#[derive(Clone, Debug, Default)]
+pub struct WaitLimits {
+    /// The longest one wait may last (`lock_timeout`): then 55P03.
+    pub lock_timeout: Option<std::time::Duration>,
+    /// When the statement must stop (`statement_timeout`): then 57014.
+    pub deadline: Option<std::time::Instant>,
+    /// Set by a cancel request: then 57014.
+    pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Transaction {
@@ -151,7 +166,16 @@ impl Transaction {
             commit_ts: None,
             finished: false,
             durability: LogDurability::Default,
+            waits: RefCell::new(WaitLimits::default()),
         })
+    }
+
+    /// Bounds this transaction's waits for others (set per statement): a
+    /// wait ends with [`Error::LockTimeout`] after `lock_timeout`, and
+    /// with [`Error::Canceled`] at the deadline or on cancel. Waits poll
+    /// these every few milliseconds.
+    pub fn set_wait_limits(&self, limits: WaitLimits) {
+        *self.waits.borrow_mut() = limits;
     }
 
     /// Chooses this transaction's durability: `true` makes its commit

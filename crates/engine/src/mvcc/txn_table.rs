@@ -223,16 +223,23 @@ impl TxnTable {
     }
 
     /// Waits until transaction `other` has finished, on behalf of `me`.
-    /// Fails with a deadlock if `other` (transitively) waits for `me`.
-    pub(crate) fn wait_for(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
+    /// Fails with a deadlock if `other` (transitively) waits for `me`, and
+    /// as `limits` say (lock timeout, deadline, cancel).
+    pub(crate) fn wait_for(
+        &self,
+        me: TxnId,
+        other: TxnId,
+        limits: &super::WaitLimits,
+    ) -> Result<(), crate::Error> {
         let mine = &self.slots[me.slot()];
         mine.waiting_for.store(other.raw(), SeqCst);
-        let result = self.wait_loop(me, other);
+        let result = self.wait_loop(me, other, limits);
         mine.waiting_for.store(0, SeqCst);
         result
     }
 
-    fn wait_loop(&self, me: TxnId, other: TxnId) -> Result<(), crate::Error> {
+    fn wait_loop(&self, me: TxnId, other: TxnId, limits: &super::WaitLimits) -> Result<(), crate::Error> {
+        let lock_deadline = limits.lock_timeout.map(|t| std::time::Instant::now() + t);
         let target = &self.slots[other.slot()];
         target.sleepers.fetch_add(1, SeqCst);
         let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
@@ -246,6 +253,10 @@ impl TxnTable {
             }
             if self.waits_for(other, me) {
                 result = Err(crate::Error::Deadlock);
+                break;
+            }
+            if let Err(e) = past_limits(limits, lock_deadline) {
+                result = Err(e);
                 break;
             }
             if spins < 64 {
@@ -270,6 +281,7 @@ impl TxnTable {
     }
 
     /// Whether following the waits-for chain from `from` reaches `to`.
+    /// (See [`past_limits`] for the other ways a wait ends.)
     fn waits_for(&self, from: TxnId, to: TxnId) -> bool {
         let mut cur = from;
         for _ in 0..self.capacity {
@@ -335,6 +347,25 @@ impl TxnTable {
     }
 }
 
+/// Whether a wait must end now: a cancel request, the statement's
+/// deadline (57014) or the lock timeout (55P03), in that order.
+fn past_limits(
+    limits: &super::WaitLimits,
+    lock_deadline: Option<std::time::Instant>,
+) -> Result<(), crate::Error> {
+    if limits.cancel.as_ref().is_some_and(|c| c.load(SeqCst)) {
+        return Err(crate::Error::Canceled("user request"));
+    }
+    let now = std::time::Instant::now();
+    if limits.deadline.is_some_and(|d| now >= d) {
+        return Err(crate::Error::Canceled("statement timeout"));
+    }
+    if lock_deadline.is_some_and(|d| now >= d) {
+        return Err(crate::Error::LockTimeout);
+    }
+    Ok(())
+}
+
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -372,7 +403,7 @@ mod tests {
         let a = t.register(1, false).unwrap();
         let b = t.register(1, false).unwrap();
         let t2 = t.clone();
-        let h = std::thread::spawn(move || t2.wait_for(b, a));
+        let h = std::thread::spawn(move || t2.wait_for(b, a, &Default::default()));
         std::thread::sleep(Duration::from_millis(20));
         t.set_state(a, TxnState::Aborted);
         assert_eq!(h.join().unwrap(), Ok(()));
@@ -384,9 +415,9 @@ mod tests {
         let a = t.register(1, false).unwrap();
         let b = t.register(1, false).unwrap();
         let t2 = t.clone();
-        let h = std::thread::spawn(move || t2.wait_for(a, b));
+        let h = std::thread::spawn(move || t2.wait_for(a, b, &Default::default()));
         std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(t.wait_for(b, a), Err(crate::Error::Deadlock));
+        assert_eq!(t.wait_for(b, a, &Default::default()), Err(crate::Error::Deadlock));
         t.set_state(b, TxnState::Aborted);
         assert_eq!(h.join().unwrap(), Ok(()));
     }

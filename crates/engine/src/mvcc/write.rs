@@ -268,7 +268,7 @@ impl Transaction {
                 Some(_) if self.isolation != Isolation::ReadCommitted => {
                     return Err(Error::Serialization("concurrent update"));
                 }
-                Some(Blocker::Txn(id)) => txns.wait_for(self.id, id)?,
+                Some(Blocker::Txn(id)) => txns.wait_for(self.id, id, &self.waits.borrow())?,
                 Some(Blocker::Committed) => {
                     // Committed replacements are never undone: follow them.
                     let _pin = crossbeam_epoch::pin();
@@ -300,7 +300,7 @@ impl Transaction {
             if self.isolation != Isolation::ReadCommitted {
                 return Err(Error::Serialization("a concurrent change of the same key"));
             }
-            self.db.txns.wait_for(self.id, id)?;
+            self.db.txns.wait_for(self.id, id, &self.waits.borrow())?;
         }
         Ok(())
     }

@@ -112,3 +112,18 @@ VACUUM (ANALYZE) atom;
 -- case: a cross join's rows were counted at a third of what they held, so a 256MB statement_mem let the server grow to 1.2 GB
 SELECT count(*) FROM generate_series(1, 100000) a CROSS JOIN generate_series(1, 100000) b;
 SELECT count(*) FROM generate_series(1, 100000) a LEFT JOIN generate_series(1, 100000) b ON a.a = b.b * 0 + a.a;
+
+-- case: compiling a 7 MB regular expression took 4 s, past the timeout
+SELECT 'abc' ~ repeat('(a|b)*c', 1000000);
+
+-- case: a derived table joined by a plain nested loop ran with the left row as its outer row, so its correlated subqueries read the wrong columns (XX000: unexpected function argument)
+CREATE TABLE t0 (c2 decimal, c3 int PRIMARY KEY, c4 varchar(5));
+INSERT INTO t0 VALUES (-187.37, 520, 'é'), (-541.77, -95, 'x');
+WITH a1(w0) AS (SELECT min(CASE WHEN now() >= ALL (SELECT a5.c3 FROM t0 AS a4, t0 AS a5 ORDER BY trim(both a5.c4 from a2.c4)) THEN a2.c3 END) FROM t0 AS a2 LEFT JOIN t0 AS a3 ON false) SELECT * FROM (SELECT 1 FROM t0) AS a11(d0) CROSS JOIN a1;
+
+-- case: a derived table (a CTE) joined by a plain nested loop read the left row as its outer row (XX000: unexpected function argument)
+CREATE TABLE t0 (c0 uuid, c1 numeric(8) NOT NULL CHECK (c1 IS NULL OR c1 <> 667.22), c2 int8) WITH (bucket_count = 100, durability = schema_only);
+CREATE TABLE t1 (c0 uuid DEFAULT NULL, c1 uuid, c2 int) WITH (bucket_count = 1024);
+INSERT INTO t0 (c0, c2, c1) VALUES (DEFAULT, 454, 298.11), ('{b1b0ffed-e8bf-8959-5cab-cce463268795}'::uuid, 580, 928.79) RETURNING - round(c2, 592);
+INSERT INTO t1 (c0, c2) VALUES ('FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'::uuid, 870), ('21fedb97-1691-9b95-a42d-90b273b95f3e'::uuid, NULL), ('FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'::uuid, 109), ('00000000-0000-0000-0000-000000000000'::uuid, 724), ('9dc1f80f-8793-b669-6d14-112d98ed05f3'::uuid, 2032046267), ('b66ea593-bd52-1441-a94a-3ddf0f575a01'::uuid, DEFAULT), ('caa309a6-0df0-9dd6-db38-5625c554fa87'::uuid, 762), ('356fddb8f292059dbba0fee212007154'::uuid, 76222098), ('a935982d-9639-4b79-442c-745932c5e150'::uuid, 762), ('5f9ec4aa-cd2f-bf5a-0b8b-b2c572b51953'::uuid, 32768), ('af823491-f03c-ae9d-4941-c512a31eff2a'::uuid, -36), ('df0b03d6-452c-8854-66e1-344e86779c59'::uuid, 66), ('{f2fa122d-c68b-4169-38bd-b9655b0ee02d}'::uuid, NULL), ('FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'::uuid, 200);
+INSERT INTO t0 (c1, c2, c0) WITH a1(w0, w1, w2) AS (SELECT a3.c1, strpos(to_hex(276), to_hex(1591856088143728069))::bigint, greatest(strpos('a%b_c', NULL::text), -580.90, length('yes')) - random() FROM (VALUES (846, '4714-11-24 00:00:00 BC'::timestamptz, '-infinity'), (NULL, timestamptz '2000-01-01 12:00:00+05:30', timestamp '2000-01-01T01:02:03.456-08')) AS a2(v0, v1, v2) JOIN t1 AS a3 ON starts_with((SELECT ((NULLIF(NULL::text, 'yes'))::uuid)::text AS a5 FROM t1 AS a4 WHERE ((false) AND COALESCE('off', NULL::boolean, true, false, 'off')) ORDER BY 1 ASC, (NULL)::uuid DESC NULLS LAST, a2.v1 LIMIT 1), replace('2024-02-29', '.*', repeat('%', 1000))) WHERE a2.v1 < ANY (SELECT date_trunc('doy', a2.v1) FROM t1 AS a6, t1 AS a7) ORDER BY 'f' ASC) SELECT a8.c1, a8.c2, max('FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'::uuid) FROM t0 AS a8 CROSS JOIN a1 GROUP BY a8.c1, a8.c0, a8.c2 ON CONFLICT DO NOTHING;

@@ -69,17 +69,28 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 exprs.iter().map(|e| eval(e, &row, &outer, cx)).collect()
             }))
         }
-        Plan::NestedLoop { left, right, kind, on, right_width } => {
+        Plan::NestedLoop { left, right, lateral, kind, on, right_width } => {
             let left_rows = open(left, cx, outer.clone())?;
             let mut out: Vec<Vec<Value>> = Vec::new();
             let produce = || -> Result<()> {
+                // A right side that does not read the left row runs once.
+                let fixed = match lateral {
+                    true => None,
+                    false => Some(super::dml::gather(open(right, cx, outer.clone())?, cx)?),
+                };
                 for l in left_rows {
                     let l = l?;
                     cx.tick(1)?;
-                    let mut inner_outer = outer.clone();
-                    inner_outer.extend_from_slice(&l);
+                    let rights: Rows = match &fixed {
+                        Some(rows) => Box::new(rows.iter().cloned().map(Ok)),
+                        None => {
+                            let mut inner_outer = outer.clone();
+                            inner_outer.extend_from_slice(&l);
+                            open(right, cx, inner_outer)?
+                        }
+                    };
                     let mut matched = false;
-                    for r in open(right, cx, inner_outer)? {
+                    for r in rights {
                         cx.tick(1)?;
                         let mut row = l.clone();
                         row.extend(r?);

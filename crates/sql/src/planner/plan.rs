@@ -177,12 +177,17 @@ pub enum Plan {
         exprs: Vec<Expr>,
     },
     /// For each left row, runs `right` with the left row appended to the
-    /// outer row, and joins.
+    /// outer row (when `lateral`), and joins.
     NestedLoop {
         /// Outer side.
         left: Box<Plan>,
         /// Inner side (may read the left row as outer columns).
         right: Box<Plan>,
+        /// Whether `right` reads the left row: a table access keyed or
+        /// filtered on it, a LATERAL subquery. A derived table that does
+        /// not was bound without the left row in its outer row, so it runs
+        /// once, over the statement's outer row, and its rows are kept.
+        lateral: bool,
         /// Join kind.
         kind: JoinKind,
         /// Condition over `left ++ right`.

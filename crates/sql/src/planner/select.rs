@@ -951,6 +951,7 @@ impl<'a> Binder<'a> {
             return Ok(Plan::NestedLoop {
                 left: Box::new(left),
                 right: Box::new(apply_post(item.plan, right_only)),
+                lateral: true,
                 kind,
                 on,
                 right_width: right_w,
@@ -966,12 +967,16 @@ impl<'a> Binder<'a> {
                 return Ok(Plan::NestedLoop {
                     left: Box::new(left),
                     right: Box::new(Plan::Access(access)),
+                    lateral: true,
                     kind,
                     on,
                     right_width: right_w,
                 });
             }
         }
+        // A table's conditions are bound over the whole FROM row, which
+        // the left row begins; a derived table was bound on its own.
+        let lateral = item.base.is_some();
         let right = match item.base {
             Some(base) => Plan::Access(access::choose(base, right_only, None)?.0),
             None => apply_post(item.plan, right_only),
@@ -986,6 +991,7 @@ impl<'a> Binder<'a> {
             return Ok(Plan::NestedLoop {
                 left: Box::new(left),
                 right: Box::new(right),
+                lateral,
                 kind,
                 on,
                 right_width: right_w,

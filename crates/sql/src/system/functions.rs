@@ -712,8 +712,19 @@ thread_local! {
     static REGEXES: RefCell<HashMap<(String, bool), regex::Regex>> = RefCell::new(HashMap::new());
 }
 
+/// The longest regular expression compiled: compiling takes time in
+/// proportion to the pattern and cannot be stopped part-way, and a
+/// megabytes-long pattern takes seconds.
+const MAX_PATTERN: usize = 64 << 10;
+
 /// Whether `pattern` (a POSIX regular expression) matches anywhere in `s`.
 fn regex_match(s: &str, pattern: &str, ci: bool) -> Result<bool> {
+    if pattern.len() > MAX_PATTERN {
+        return Err(Error::other(
+            "2201B",
+            "invalid regular expression: regular expression is too complex (longer than 64kB)",
+        ));
+    }
     REGEXES.with(|cache| {
         let mut cache = cache.borrow_mut();
         let key = (pattern.to_string(), ci);
@@ -750,6 +761,8 @@ mod tests {
     fn regex_anchors_and_errors() {
         assert!(regex_match("t", "^(t)$", false).unwrap());
         assert!(!regex_match("t2", "^(t)$", false).unwrap());
+        let huge = "(a|b)*c".repeat(100_000);
+        assert!(regex_match("abc", &huge, false).is_err());
         assert!(regex_match("PG_toast", "^pg_", true).unwrap());
         assert_eq!(regex_match("x", "(", false).unwrap_err().sqlstate(), "2201B");
     }

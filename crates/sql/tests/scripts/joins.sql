@@ -14,3 +14,11 @@ SELECT count(*) FROM emp CROSS JOIN dept;
 SELECT e.name FROM emp e LEFT JOIN dept d ON e.dept_id = d.id WHERE d.id IS NULL;
 SELECT e.name, d.name FROM emp e JOIN dept d ON e.dept_id < d.id ORDER BY 1, 2;
 SELECT x.name FROM emp x JOIN emp y ON x.boss = y.id JOIN dept d ON y.dept_id = d.id WHERE d.name = 'eng' ORDER BY 1;
+-- A derived table that does not read the left row runs once, over the
+-- statement's outer row: its own correlated subqueries see its rows, not
+-- the left row's columns.
+CREATE TABLE dj (a int, b int, s text);
+INSERT INTO dj VALUES (1, 10, 'x'), (2, 20, 'y');
+SELECT x.a, d.m FROM dj x CROSS JOIN (SELECT (SELECT max(y.b) FROM dj y WHERE y.a = z.a) AS m FROM dj z ORDER BY 1 LIMIT 1) d ORDER BY 1;
+SELECT x.a, d.a, d.m FROM dj x LEFT JOIN (SELECT z.a, (SELECT max(y.b) FROM dj y WHERE y.a = z.a) AS m FROM dj z) d ON x.a < d.a ORDER BY 1;
+SELECT x.s, d.t FROM dj x CROSS JOIN (SELECT (SELECT y.s FROM dj y WHERE y.a = z.a ORDER BY trim(both z.s FROM y.s) LIMIT 1) AS t FROM dj z) d ORDER BY 1, 2;
