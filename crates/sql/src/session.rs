@@ -920,9 +920,14 @@ impl Session {
                 notices: vec![],
             });
         }
-        let deadline = self.statement_timeout.map(|d| Instant::now() + d);
         self.cancel.store(false, Relaxed);
-        let cancel = &self.cancel;
+        let stop = Stop {
+            deadline: self.statement_timeout.map(|d| Instant::now() + d),
+            cancel: &self.cancel,
+            lock_timeout: self.lock_timeout,
+            read_only: self.read_only,
+            mem: self.statement_mem,
+        };
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
@@ -933,13 +938,7 @@ impl Session {
                 &params,
                 &self.currval,
                 Some(self.txn_time),
-                Stop {
-                    deadline,
-                    cancel,
-                    lock_timeout: self.lock_timeout,
-                    read_only: self.read_only,
-                    mem: self.statement_mem,
-                },
+                stop,
                 (&self.user, &self.database),
             );
             if r.is_err() {
@@ -964,13 +963,7 @@ impl Session {
                 &params,
                 &self.currval,
                 None,
-                Stop {
-                    deadline,
-                    cancel,
-                    lock_timeout: self.lock_timeout,
-                    read_only: self.read_only,
-                    mem: self.statement_mem,
-                },
+                stop,
                 (&self.user, &self.database),
             ) {
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
@@ -989,7 +982,7 @@ impl Session {
                     let ceiling =
                         RETRY_BACKOFF_MIN.saturating_mul(1 << attempt.min(16)).min(RETRY_BACKOFF_MAX);
                     let pause = ceiling / 2 + ceiling.mul_f64(jitter() / 2.0);
-                    if deadline.is_some_and(|d| Instant::now() + pause >= d) {
+                    if stop.deadline.is_some_and(|d| Instant::now() + pause >= d) {
                         return Err(e);
                     }
                     std::thread::sleep(pause);
@@ -1030,7 +1023,9 @@ fn coerce_params<'p>(planned: &Planned, params: &'p [Value]) -> Result<Cow<'p, [
         .map(Cow::Owned)
 }
 
-/// When a statement must stop early: its deadline and its cancel flag.
+/// When a statement must stop early (its deadline, its cancel flag, how
+/// long a row wait may last) and what it may do.
+#[derive(Clone, Copy)]
 struct Stop<'a> {
     deadline: Option<Instant>,
     cancel: &'a Arc<AtomicBool>,

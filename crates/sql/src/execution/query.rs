@@ -288,14 +288,16 @@ fn sort_entries(mut rows: Vec<SortEntry>, keys: &[SortKey], cx: &ExecCtx) -> Res
         return Ok(rows);
     }
     let mut runs: Vec<Vec<SortEntry>> = Vec::with_capacity(rows.len().div_ceil(SORT_RUN));
-    while !rows.is_empty() {
-        let tail = rows.split_off(rows.len().saturating_sub(SORT_RUN));
+    let mut rest = rows.into_iter();
+    loop {
+        let mut run: Vec<SortEntry> = rest.by_ref().take(SORT_RUN).collect();
+        if run.is_empty() {
+            break;
+        }
         cx.check_deadline()?;
-        let mut run = tail;
         run.sort_by(cmp);
         runs.push(run);
     }
-    runs.reverse(); // split_off took the runs from the back
     while runs.len() > 1 {
         let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
         let mut it = runs.into_iter();
