@@ -279,12 +279,13 @@ impl Gc {
             b.waiting.push(Reverse(item));
         }
         let guard = crossbeam_epoch::pin();
+        let mut dead = Retiring::default();
         let mut freed = 0;
         // Held items first, when the snapshots that held them changed.
         if !b.held.is_empty() && b.held_checked != snaps.active {
             let held = std::mem::take(&mut b.held);
             for mut item in held {
-                freed += self.free_dead(&guard, &mut item, &snaps);
+                freed += Self::take_dead(&mut item, &snaps, &mut dead);
                 if !item.versions.is_empty() {
                     b.held.push(item);
                 }
@@ -292,11 +293,12 @@ impl Gc {
         }
         while freed < budget && b.waiting.peek().is_some_and(|Reverse(i)| i.ts <= snaps.upto) {
             let Some(Reverse(mut item)) = b.waiting.pop() else { break };
-            freed += self.free_dead(&guard, &mut item, &snaps);
+            freed += Self::take_dead(&mut item, &snaps, &mut dead);
             if !item.versions.is_empty() {
                 b.held.push(item);
             }
         }
+        dead.retire(&guard);
         guard.flush();
         // Everything held now was checked against these snapshots.
         b.held_checked = snaps.active;
@@ -305,15 +307,15 @@ impl Gc {
         freed
     }
 
-    /// Frees the versions of `item` that no snapshot can see; the others
-    /// stay in it. Returns how many were freed.
-    fn free_dead(&self, guard: &crossbeam_epoch::Guard, item: &mut GcItem, snaps: &Snapshots) -> usize {
+    /// Moves the versions of `item` that no snapshot can see into `dead`;
+    /// the others stay in it. Returns how many were moved.
+    fn take_dead(item: &mut GcItem, snaps: &Snapshots, dead: &mut Retiring) -> usize {
         let e = item.ts;
         let before = item.versions.len();
         let tables = &item.tables;
         if item.aborted {
             for (t, v) in item.versions.drain(..) {
-                tables[t as usize].retire(guard, v);
+                dead.add(&tables[t as usize], v);
             }
             return before;
         }
@@ -329,7 +331,7 @@ impl Gc {
             if !snaps.dead(b, e) {
                 return true;
             }
-            tables[t as usize].retire(guard, v);
+            dead.add(&tables[t as usize], v);
             false
         });
         before - item.versions.len()
@@ -365,10 +367,42 @@ impl Gc {
             items.append(&mut b.held);
         }
         let guard = crossbeam_epoch::pin();
+        let mut dead = Retiring::default();
         for item in items {
             for &(t, v) in &item.versions {
-                item.tables[t as usize].retire(&guard, v);
+                dead.add(&item.tables[t as usize], v);
             }
+        }
+        dead.retire(&guard);
+    }
+}
+
+/// Garbage versions gathered by table, to be retired together: one sweep
+/// of each chain they are in, however many they are (see
+/// [`Table::retire_all`]).
+#[derive(Default)]
+pub(crate) struct Retiring {
+    tables: Vec<(Arc<Table>, Vec<VersionPtr>)>,
+}
+
+impl Retiring {
+    /// Adds version `v` of `table`.
+    pub(crate) fn add(&mut self, table: &Arc<Table>, v: VersionPtr) {
+        // Versions come in runs of one table: look at the last one first.
+        let i = match self.tables.iter().rposition(|(t, _)| Arc::ptr_eq(t, table)) {
+            Some(i) => i,
+            None => {
+                self.tables.push((table.clone(), vec![]));
+                self.tables.len() - 1
+            }
+        };
+        self.tables[i].1.push(v);
+    }
+
+    /// Retires everything gathered.
+    pub(crate) fn retire(self, guard: &crossbeam_epoch::Guard) {
+        for (table, vs) in self.tables {
+            table.retire_all(guard, &vs);
         }
     }
 }

@@ -8,7 +8,7 @@
 //!
 //! - index chains ([`crate::index::chain`]): concurrent pushes seen by a
 //!   walker; unlinks of neighbours, of the head while a push goes in, and
-//!   both at once;
+//!   both at once; a batch sweep racing an unlink between its versions;
 //! - version install ([`crate::mvcc::write`]): two writers race for one end
 //!   field; a new version published into a chain is seen fully written;
 //! - the range index's B+tree ([`crate::index::btree`], with 4-entry nodes
@@ -189,6 +189,38 @@ fn loom_unlinks_of_adjacent_versions() {
     let all: BTreeSet<Vec<u8>> =
         [&[0, 1, 2, 3][..], &[0, 2, 3], &[0, 1, 3], &[0, 3]].map(|s| s.to_vec()).into();
     assert_eq!(seen, all);
+}
+
+/// A batch sweep (two versions marked, one sweep to the end of the chain)
+/// racing a single unlink of the version between them: all three go, none
+/// stays reachable through another's frozen link, and a walker sees the
+/// ends of the chain whatever it meets.
+#[test]
+fn loom_batch_sweep_races_an_unlink_between_its_versions() {
+    let seen = explore(|| {
+        let (c, vs) = chain_of(&[0, 1, 2, 3, 4]);
+        let sweeper = {
+            let c = c.clone();
+            let (a, b) = (vs[1], vs[3]);
+            thread::spawn(move || {
+                c.mark(a);
+                c.mark(b);
+                c.sweep(0, None);
+            })
+        };
+        let unlinker = spawn_unlink(&c, vs[2]);
+        let walked = spawn_walker(&c).join().expect("walker");
+        sweeper.join().expect("sweeper");
+        unlinker.join().expect("unlinker");
+        assert_eq!(reachable(&c), [vs[0], vs[4]], "a swept or unlinked version is still reachable");
+        free(vs);
+        walked
+    });
+    assert!(seen.iter().all(|w| w.first() == Some(&0) && w.last() == Some(&4)), "{seen:?}");
+    assert!(
+        seen.contains(&vec![0, 1, 2, 3, 4]) && seen.contains(&vec![0, 4]),
+        "explored too little: {seen:?}"
+    );
 }
 
 /// Unlinking the head while a push goes in: both compare-and-swap the

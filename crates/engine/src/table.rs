@@ -257,26 +257,71 @@ impl Table {
         v.set_unlinked();
     }
 
+    /// Unlinks many claimed versions: each chain they are in is swept once
+    /// for all of them (see `Chains::sweep`).
+    fn unlink_all(&self, vs: &[VersionPtr]) {
+        let _c = crate::critical::Critical::enter("unlinking row versions from their indexes");
+        let set = self.indexes.load();
+        let mut some = Vec::with_capacity(vs.len());
+        for ix in set.iter_all() {
+            some.clear();
+            some.extend(vs.iter().copied().filter(|&v| ix.covers(v) && ix.slot() < v.links()));
+            ix.remove_all(&self.layout, &some);
+        }
+        let mut buckets: Vec<usize> = vs
+            .iter()
+            .map(|&v| {
+                self.scan.mark(v);
+                self.scan_bucket(v)
+            })
+            .collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        for b in buckets {
+            self.scan.sweep(b, None);
+        }
+        for v in vs {
+            v.set_unlinked();
+        }
+    }
+
     /// Unlinks `v` (or waits for whoever claimed it to finish unlinking),
     /// stops counting it, and frees it once every epoch pin that might
     /// still see it is gone. The caller must own `v`'s reclamation: it was
     /// never visible to anyone but its creator, or it is garbage owned by
     /// the caller's collector item.
     pub(crate) fn retire(&self, guard: &crossbeam_epoch::Guard, v: VersionPtr) {
-        let _c = crate::critical::Critical::enter("retiring a row version");
-        if v.claim() {
-            self.unlink(v);
-        } else {
+        self.retire_all(guard, &[v]);
+    }
+
+    /// [`Table::retire`] for many versions at once. The ones the caller
+    /// claims are unlinked together, one sweep per chain, so that retiring
+    /// a long chain's garbage (a bulk load cut short, a mass delete under a
+    /// tiny `bucket_count`) is linear, not quadratic.
+    pub(crate) fn retire_all(&self, guard: &crossbeam_epoch::Guard, vs: &[VersionPtr]) {
+        let _c = crate::critical::Critical::enter("retiring row versions");
+        match vs {
+            [v] if v.claim() => self.unlink(*v),
+            [_] => {}
+            _ => {
+                let mine: Vec<VersionPtr> = vs.iter().copied().filter(|v| v.claim()).collect();
+                self.unlink_all(&mine);
+            }
+        }
+        let mut bytes = 0;
+        for &v in vs {
+            // Claimed by a reader that met it: wait for its unlink to end.
             let mut spins = 0;
             while !v.is_unlinked() {
                 crate::mvcc::clock::backoff(&mut spins);
             }
+            bytes += v.size() as i64;
+            // SAFETY: `v` is unreachable from every chain; readers that
+            // reached it before hold epoch pins the deferral waits for.
+            unsafe { guard.defer_unchecked(move || v.free()) };
         }
-        self.versions.add(-1);
-        self.row_bytes.add(-(v.size() as i64));
-        // SAFETY: `v` is unreachable from every chain; readers that reached
-        // it before hold epoch pins the deferral waits for.
-        unsafe { guard.defer_unchecked(move || v.free()) };
+        self.versions.add(-(vs.len() as i64));
+        self.row_bytes.add(-bytes);
     }
 }
 

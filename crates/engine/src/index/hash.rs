@@ -101,6 +101,24 @@ impl HashIndex {
         self.entries.add(-1);
     }
 
+    /// Unlinks many versions (all claimed by the caller) with one sweep per
+    /// bucket they are in.
+    pub(crate) fn remove_all(&self, layout: &RowLayout, vs: &[VersionPtr]) {
+        let mut buckets: Vec<usize> = vs
+            .iter()
+            .map(|&v| {
+                self.chains.mark(v);
+                self.chains.bucket_of(self.key.hash_row(layout, v.data()))
+            })
+            .collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        for b in buckets {
+            self.chains.sweep(b, None);
+        }
+        self.entries.add(-(vs.len() as i64));
+    }
+
     /// The bucket a probe hashes to.
     #[inline]
     pub(crate) fn bucket(&self, probe: &Probe) -> usize {

@@ -104,6 +104,14 @@ impl Index {
         }
     }
 
+    /// Removes many versions (all claimed by the caller).
+    pub(crate) fn remove_all(&self, layout: &RowLayout, vs: &[VersionPtr]) {
+        match self {
+            Index::Hash(h) => h.remove_all(layout, vs),
+            Index::Range(r) => vs.iter().for_each(|&v| r.remove(layout, v)),
+        }
+    }
+
     /// Whether the index may serve a snapshot reading at `read_ts`.
     pub(crate) fn ready_for(&self, read_ts: u64) -> bool {
         match self {

@@ -384,10 +384,11 @@ impl Transaction {
             return;
         }
         let guard = crossbeam_epoch::pin();
+        let mut dead = crate::gc::Retiring::default();
         for (t, n) in created {
-            let table = &inner.tables[t as usize];
-            table.retire(&guard, n);
+            dead.add(&inner.tables[t as usize], n);
         }
+        dead.retire(&guard);
     }
 
     /// SERIALIZABLE validation at commit timestamp `ts`: every version read
