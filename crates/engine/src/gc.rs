@@ -47,7 +47,9 @@
 //! snapshot below `w` is therefore in one of the two scans; every later one
 //! reads at `>= w`.
 
+use crate::chunked::Chunked;
 use crate::mvcc::clock::Clock;
+use crate::mvcc::transaction::WriteKind;
 use crate::mvcc::txn_table::TxnTable;
 use crate::mvcc::word::{Word, INFINITY};
 use crate::row::version::VersionPtr;
@@ -65,10 +67,11 @@ pub(crate) struct GcItem {
     /// Tables the versions belong to (kept alive until the versions go).
     pub(crate) tables: Vec<Arc<Table>>,
     /// Each version with the index of its table in `tables`.
-    pub(crate) versions: Vec<(u32, VersionPtr)>,
-    /// The versions were created by a transaction that aborted (their
-    /// begin is infinity): nobody can ever see them, so they go at once.
-    pub(crate) aborted: bool,
+    pub(crate) versions: Chunked<(u32, VersionPtr)>,
+    /// The writes of a big transaction that aborted: the versions it
+    /// created go at once, since nobody can ever see them (their begin is
+    /// infinity). Empty for a commit's garbage.
+    pub(crate) undone: Chunked<(u32, WriteKind)>,
 }
 
 impl PartialEq for GcItem {
@@ -293,6 +296,7 @@ impl Gc {
         }
         while freed < budget && b.waiting.peek().is_some_and(|Reverse(i)| i.ts <= snaps.upto) {
             let Some(Reverse(mut item)) = b.waiting.pop() else { break };
+            freed += retire_undone(&guard, &item.tables, std::mem::take(&mut item.undone));
             freed += Self::take_dead(&mut item, &snaps, &mut dead);
             if !item.versions.is_empty() {
                 b.held.push(item);
@@ -313,12 +317,6 @@ impl Gc {
         let e = item.ts;
         let before = item.versions.len();
         let tables = &item.tables;
-        if item.aborted {
-            for (t, v) in item.versions.drain(..) {
-                dead.add(&tables[t as usize], v);
-            }
-            return before;
-        }
         item.versions.retain(|&(t, v)| {
             // Only once its creator has written its commit timestamp into the
             // begin field: until then the creator, although committed, is
@@ -369,12 +367,41 @@ impl Gc {
         let guard = crossbeam_epoch::pin();
         let mut dead = Retiring::default();
         for item in items {
-            for &(t, v) in &item.versions {
+            retire_undone(&guard, &item.tables, item.undone);
+            for &(t, v) in item.versions.iter() {
                 dead.add(&item.tables[t as usize], v);
             }
         }
         dead.retire(&guard);
     }
+}
+
+/// Unlinks the versions an aborted transaction created, per table, and
+/// frees them through the epoch with one deferred call that owns `writes`:
+/// undoing a bulk load needs no memory that grows with it but the bitsets
+/// of [`Table::unlink_many`]. Returns how many versions go.
+pub(crate) fn retire_undone(
+    guard: &crossbeam_epoch::Guard,
+    tables: &[Arc<Table>],
+    writes: Chunked<(u32, WriteKind)>,
+) -> usize {
+    if writes.is_empty() {
+        return 0;
+    }
+    let _c = crate::critical::Critical::enter("retiring an aborted transaction's versions");
+    let mut n = 0;
+    for (t, table) in tables.iter().enumerate() {
+        let of_table = || writes.iter().filter(move |w| w.0 == t as u32).filter_map(|w| w.1.created());
+        n += of_table().count();
+        table.unlink_many(of_table);
+    }
+    // SAFETY: every created version is unreachable from every chain;
+    // readers that reached one before hold epoch pins the deferral waits
+    // for. Only this call frees them: the transaction handed them over.
+    unsafe {
+        guard.defer_unchecked(move || writes.iter().filter_map(|w| w.1.created()).for_each(|v| v.free()))
+    };
+    n
 }
 
 /// Garbage versions gathered by table, to be retired together: one sweep
@@ -402,7 +429,7 @@ impl Retiring {
     /// Retires everything gathered.
     pub(crate) fn retire(self, guard: &crossbeam_epoch::Guard) {
         for (table, vs) in self.tables {
-            table.retire_all(guard, &vs);
+            table.retire_all(guard, vs);
         }
     }
 }

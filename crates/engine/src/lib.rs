@@ -24,6 +24,7 @@
 //! `docs/design.md` in the repository for the layouts, protocols and the
 //! argument for why they are safe.
 
+mod chunked;
 mod counter;
 mod critical;
 pub mod db;

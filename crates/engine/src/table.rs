@@ -257,71 +257,126 @@ impl Table {
         v.set_unlinked();
     }
 
-    /// Unlinks many claimed versions: each chain they are in is swept once
-    /// for all of them (see `Chains::sweep`).
-    fn unlink_all(&self, vs: &[VersionPtr]) {
-        let _c = crate::critical::Critical::enter("unlinking row versions from their indexes");
-        let set = self.indexes.load();
-        let mut some = Vec::with_capacity(vs.len());
-        for ix in set.iter_all() {
-            some.clear();
-            some.extend(vs.iter().copied().filter(|&v| ix.covers(v) && ix.slot() < v.links()));
-            ix.remove_all(&self.layout, &some);
-        }
-        let mut buckets: Vec<usize> = vs
-            .iter()
-            .map(|&v| {
-                self.scan.mark(v);
-                self.scan_bucket(v)
-            })
-            .collect();
-        buckets.sort_unstable();
-        buckets.dedup();
-        for b in buckets {
-            self.scan.sweep(b, None);
-        }
-        for v in vs {
-            v.set_unlinked();
-        }
-    }
-
     /// Unlinks `v` (or waits for whoever claimed it to finish unlinking),
     /// stops counting it, and frees it once every epoch pin that might
     /// still see it is gone. The caller must own `v`'s reclamation: it was
     /// never visible to anyone but its creator, or it is garbage owned by
     /// the caller's collector item.
     pub(crate) fn retire(&self, guard: &crossbeam_epoch::Guard, v: VersionPtr) {
-        self.retire_all(guard, &[v]);
+        let _c = crate::critical::Critical::enter("retiring a row version");
+        if v.claim() {
+            self.unlink(v);
+        }
+        self.forget(v);
+        // SAFETY: `v` is unreachable from every chain; readers that reached
+        // it before hold epoch pins the deferral waits for.
+        unsafe { guard.defer_unchecked(move || v.free()) };
     }
 
-    /// [`Table::retire`] for many versions at once. The ones the caller
-    /// claims are unlinked together, one sweep per chain, so that retiring
-    /// a long chain's garbage (a bulk load cut short, a mass delete under a
-    /// tiny `bucket_count`) is linear, not quadratic.
-    pub(crate) fn retire_all(&self, guard: &crossbeam_epoch::Guard, vs: &[VersionPtr]) {
-        let _c = crate::critical::Critical::enter("retiring row versions");
-        match vs {
-            [v] if v.claim() => self.unlink(*v),
-            [_] => {}
-            _ => {
-                let mine: Vec<VersionPtr> = vs.iter().copied().filter(|v| v.claim()).collect();
-                self.unlink_all(&mine);
+    /// [`Table::retire`] for many versions at once, with one deferred free
+    /// for all of them (see [`Table::unlink_many`]).
+    pub(crate) fn retire_all(&self, guard: &crossbeam_epoch::Guard, vs: Vec<VersionPtr>) {
+        if let [v] = vs[..] {
+            return self.retire(guard, v);
+        }
+        self.unlink_many(|| vs.iter().copied());
+        // SAFETY: as in `retire`, for every version of `vs`.
+        unsafe { guard.defer_unchecked(move || vs.into_iter().for_each(|v| v.free())) };
+    }
+
+    /// Unlinks many versions the caller owns the reclamation of (claiming
+    /// each, or waiting for whoever claimed it first) and stops counting
+    /// them; the caller then frees them through the epoch. `vs` lists them,
+    /// and is walked three times.
+    ///
+    /// Nothing here grows with the number of versions but two bitsets, so
+    /// undoing a bulk load that the memory limit stopped does not itself
+    /// need much memory. First every claimed version's link is marked in
+    /// each hash chain and the scan list (range indexes remove their entry
+    /// directly); then each chain that holds one is swept once from its
+    /// head, which unlinks every marked version in it (`Chains::sweep`).
+    /// Unlinking them one by one would walk a chain once per version, which
+    /// is quadratic in a long chain (a tiny `bucket_count`, duplicate keys).
+    pub(crate) fn unlink_many<I: Iterator<Item = VersionPtr>>(&self, vs: impl Fn() -> I) {
+        let _c = crate::critical::Critical::enter("unlinking row versions from their indexes");
+        let set = self.indexes.load();
+        let mut mine = Bits::default();
+        let mut claimed = 0;
+        for (i, v) in vs().enumerate() {
+            if !v.claim() {
+                continue;
+            }
+            mine.set(i);
+            claimed += 1;
+            for ix in set.iter_all() {
+                if ix.covers(v) && ix.slot() < v.links() {
+                    ix.mark(&self.layout, v);
+                }
+            }
+            self.scan.mark(v);
+        }
+        let ours = || vs().enumerate().filter(|&(i, _)| mine.get(i)).map(|(_, v)| v);
+        for ix in set.iter_all() {
+            if let Some(h) = ix.as_hash() {
+                let layout = &self.layout;
+                let covered = ours().filter(|&v| ix.covers(v) && ix.slot() < v.links());
+                h.chains.sweep_each(covered, claimed, |v| h.bucket_of_row(layout, v));
             }
         }
-        let mut bytes = 0;
-        for &v in vs {
-            // Claimed by a reader that met it: wait for its unlink to end.
-            let mut spins = 0;
-            while !v.is_unlinked() {
-                crate::mvcc::clock::backoff(&mut spins);
+        self.scan.sweep_each(ours(), claimed, |v| self.scan_bucket(v));
+        let (mut n, mut bytes) = (0, 0);
+        for (i, v) in vs().enumerate() {
+            if mine.get(i) {
+                v.set_unlinked();
+            } else {
+                wait_unlinked(v);
             }
+            n += 1;
             bytes += v.size() as i64;
-            // SAFETY: `v` is unreachable from every chain; readers that
-            // reached it before hold epoch pins the deferral waits for.
-            unsafe { guard.defer_unchecked(move || v.free()) };
         }
-        self.versions.add(-(vs.len() as i64));
+        self.versions.add(-n);
         self.row_bytes.add(-bytes);
+    }
+
+    /// Stops counting `v`, once it is unlinked (by the caller, or by a
+    /// reader that claimed it first and is still at it).
+    fn forget(&self, v: VersionPtr) {
+        wait_unlinked(v);
+        self.versions.add(-1);
+        self.row_bytes.add(-(v.size() as i64));
+    }
+}
+
+/// Waits until a version that a reader claimed (because it met it) is
+/// unlinked by that reader.
+fn wait_unlinked(v: VersionPtr) {
+    let mut spins = 0;
+    while !v.is_unlinked() {
+        crate::mvcc::clock::backoff(&mut spins);
+    }
+}
+
+/// A growable set of small numbers, one bit each.
+#[derive(Default)]
+pub(crate) struct Bits(Vec<u64>);
+
+impl Bits {
+    /// A set able to hold `0..n` without growing.
+    pub(crate) fn with_len(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+
+    /// Adds `i`.
+    pub(crate) fn set(&mut self, i: usize) {
+        if i / 64 >= self.0.len() {
+            self.0.resize(i / 64 + 1, 0);
+        }
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    /// Whether `i` is in.
+    pub(crate) fn get(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
     }
 }
 

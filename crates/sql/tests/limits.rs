@@ -197,6 +197,13 @@ fn statement_mem_bounds_what_a_statement_buffers() {
     let e = s.execute("INSERT INTO m SELECT id + 100000, v FROM m").unwrap_err();
     assert_eq!(e.sqlstate(), "53200");
     assert_eq!(answer(&mut s, "SELECT count(*) FROM m"), Ok(Value::BigInt(100000)));
+    // So are the rows RETURNING hands back: the insert streams, its
+    // RETURNING rows are held.
+    let e = s
+        .execute("INSERT INTO m SELECT g, 'x' FROM generate_series(100001, 300000) g RETURNING *")
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "53200");
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM m"), Ok(Value::BigInt(100000)));
     // So are the rows an UPDATE or DELETE will change.
     assert_eq!(s.execute("UPDATE m SET v = 'y'").unwrap_err().sqlstate(), "53200");
     assert_eq!(s.execute("DELETE FROM m").unwrap_err().sqlstate(), "53200");

@@ -50,7 +50,7 @@ pub(crate) fn redo_record(inner: &TxnInner, txns: &TxnTable, me: TxnId, ts: u64)
     // A version this transaction made and then replaced or deleted has its
     // end field holding our id; it never existed for anyone else.
     let replaced_by_me = |v: VersionPtr| v.end().load(SeqCst) == me.raw();
-    for &(t, w) in &inner.writes {
+    for &(t, w) in inner.writes.iter() {
         let table = &inner.tables[t as usize];
         if table.durability != Durability::SchemaAndData {
             continue;

@@ -158,6 +158,32 @@ impl Chains {
         }
     }
 
+    /// Sweeps, once each, the buckets of the `n` versions `vs` (each marked
+    /// before the call), given the bucket of each by `bucket`. Which
+    /// buckets are done is kept in a bitset over the buckets when that
+    /// takes at most `n` bytes, otherwise in a sorted list of `n` buckets.
+    pub(crate) fn sweep_each(
+        &self,
+        vs: impl Iterator<Item = VersionPtr>,
+        n: usize,
+        bucket: impl Fn(VersionPtr) -> usize,
+    ) {
+        if self.len() / 8 <= n.max(64) {
+            let mut swept = crate::table::Bits::with_len(self.len());
+            for b in vs.map(bucket) {
+                if !swept.get(b) {
+                    self.sweep(b, None);
+                    swept.set(b);
+                }
+            }
+        } else {
+            let mut buckets: Vec<usize> = vs.map(bucket).collect();
+            buckets.sort_unstable();
+            buckets.dedup();
+            buckets.into_iter().for_each(|b| self.sweep(b, None));
+        }
+    }
+
     /// Length of chain `b` counting only live versions (for statistics).
     pub(crate) fn chain_len(&self, b: usize) -> usize {
         let mut n = 0;

@@ -96,27 +96,20 @@ impl HashIndex {
 
     /// Unlinks a version (claimed by the caller).
     pub(crate) fn remove(&self, layout: &RowLayout, v: VersionPtr) {
-        let b = self.chains.bucket_of(self.key.hash_row(layout, v.data()));
-        self.chains.unlink(b, v);
+        self.chains.unlink(self.bucket_of_row(layout, v), v);
         self.entries.add(-1);
     }
 
-    /// Unlinks many versions (all claimed by the caller) with one sweep per
-    /// bucket they are in.
-    pub(crate) fn remove_all(&self, layout: &RowLayout, vs: &[VersionPtr]) {
-        let mut buckets: Vec<usize> = vs
-            .iter()
-            .map(|&v| {
-                self.chains.mark(v);
-                self.chains.bucket_of(self.key.hash_row(layout, v.data()))
-            })
-            .collect();
-        buckets.sort_unstable();
-        buckets.dedup();
-        for b in buckets {
-            self.chains.sweep(b, None);
-        }
-        self.entries.add(-(vs.len() as i64));
+    /// Marks a version (claimed by the caller) for removal: the first half
+    /// of a batch unlink, which sweeps its bucket afterwards.
+    pub(crate) fn mark(&self, v: VersionPtr) {
+        self.chains.mark(v);
+        self.entries.add(-1);
+    }
+
+    /// The bucket a stored version is in.
+    pub(crate) fn bucket_of_row(&self, layout: &RowLayout, v: VersionPtr) -> usize {
+        self.chains.bucket_of(self.key.hash_row(layout, v.data()))
     }
 
     /// The bucket a probe hashes to.

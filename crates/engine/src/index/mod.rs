@@ -104,11 +104,13 @@ impl Index {
         }
     }
 
-    /// Removes many versions (all claimed by the caller).
-    pub(crate) fn remove_all(&self, layout: &RowLayout, vs: &[VersionPtr]) {
+    /// The first half of removing a version (claimed by the caller) in a
+    /// batch: a hash index marks its link, to be swept later; a range index
+    /// removes its entry at once.
+    pub(crate) fn mark(&self, layout: &RowLayout, v: VersionPtr) {
         match self {
-            Index::Hash(h) => h.remove_all(layout, vs),
-            Index::Range(r) => vs.iter().for_each(|&v| r.remove(layout, v)),
+            Index::Hash(h) => h.mark(v),
+            Index::Range(r) => r.remove(layout, v),
         }
     }
 

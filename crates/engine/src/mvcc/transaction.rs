@@ -30,6 +30,7 @@
 use super::txn_table::TxnState;
 use super::visibility::{self, End};
 use super::word::{TxnId, INFINITY};
+use crate::chunked::Chunked;
 use crate::db::Shared;
 use crate::durable;
 use crate::error::{Error, Result};
@@ -77,6 +78,17 @@ pub(crate) enum WriteKind {
     Delete(VersionPtr),
 }
 
+impl WriteKind {
+    /// The version the write created, if any.
+    #[inline]
+    pub(crate) fn created(self) -> Option<VersionPtr> {
+        match self {
+            WriteKind::Insert(n) | WriteKind::Update(_, n) => Some(n),
+            WriteKind::Delete(_) => None,
+        }
+    }
+}
+
 /// A scanned range to re-check at commit (SERIALIZABLE).
 pub(crate) enum ScanRecord {
     /// The whole table.
@@ -91,7 +103,7 @@ pub(crate) enum ScanRecord {
 pub(crate) struct TxnInner {
     /// Tables touched; writes and scans refer to them by position.
     pub(crate) tables: Vec<Arc<Table>>,
-    pub(crate) writes: Vec<(u32, WriteKind)>,
+    pub(crate) writes: Chunked<(u32, WriteKind)>,
     pub(crate) reads: Vec<VersionPtr>,
     pub(crate) scans: Vec<ScanRecord>,
 }
@@ -314,8 +326,8 @@ impl Transaction {
         self.commit_ts = None;
         self.db.clock.finish(ts);
         let inner = std::mem::take(self.inner.get_mut());
-        let mut garbage = Vec::new();
-        for &(t, w) in &inner.writes {
+        let mut garbage = Chunked::default();
+        for &(t, w) in inner.writes.iter() {
             match w {
                 WriteKind::Insert(n) => n.begin().store(ts, SeqCst),
                 WriteKind::Update(o, n) => {
@@ -331,7 +343,7 @@ impl Transaction {
         }
         self.db.txns.release(self.id);
         if !garbage.is_empty() {
-            let item = GcItem { ts, tables: inner.tables, versions: garbage, aborted: false };
+            let item = GcItem { ts, tables: inner.tables, versions: garbage, undone: Chunked::default() };
             let help = self.db.gc.push(item);
             self.db.gc.help(&self.db.clock, &self.db.txns, help);
         }
@@ -350,7 +362,7 @@ impl Transaction {
         let inner = std::mem::take(self.inner.get_mut());
         // Clear replacement links first: once Aborted is published another
         // writer may take the old version and set its own.
-        for &(_, w) in &inner.writes {
+        for &(_, w) in inner.writes.iter() {
             if let WriteKind::Update(o, _) = w {
                 o.set_newer(None);
             }
@@ -359,36 +371,34 @@ impl Transaction {
         if let Some(ts) = self.commit_ts.take() {
             self.db.clock.finish(ts);
         }
-        let mut created = Vec::new();
-        for &(t, w) in &inner.writes {
+        let mut created = 0;
+        for &(_, w) in inner.writes.iter() {
             match w {
-                WriteKind::Insert(n) => created.push((t, n)),
-                WriteKind::Update(o, n) => {
-                    let _ = o.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
-                    created.push((t, n));
-                }
-                WriteKind::Delete(o) => {
+                WriteKind::Update(o, _) | WriteKind::Delete(o) => {
                     let _ = o.end().compare_exchange(self.id.raw(), INFINITY, SeqCst, SeqCst);
                 }
+                WriteKind::Insert(_) => {}
             }
-        }
-        for &(_, n) in &created {
-            n.begin().store(INFINITY, SeqCst);
+            if let Some(n) = w.created() {
+                n.begin().store(INFINITY, SeqCst);
+                created += 1;
+            }
         }
         self.db.txns.release(self.id);
         // A big transaction's versions (a bulk load cut short by a timeout
         // or an error) go to the collector, so the client hears of the
         // abort at once: they are invisible already.
-        if created.len() > ABORT_INLINE {
-            self.db.gc.push(GcItem { ts: 0, tables: inner.tables, versions: created, aborted: true });
+        if created > ABORT_INLINE {
+            let undone = inner.writes;
+            self.db.gc.push(GcItem { ts: 0, tables: inner.tables, versions: Chunked::default(), undone });
             return;
         }
         let guard = crossbeam_epoch::pin();
-        let mut dead = crate::gc::Retiring::default();
-        for (t, n) in created {
-            dead.add(&inner.tables[t as usize], n);
+        for &(t, w) in inner.writes.iter() {
+            if let Some(n) = w.created() {
+                inner.tables[t as usize].retire(&guard, n);
+            }
         }
-        dead.retire(&guard);
     }
 
     /// SERIALIZABLE validation at commit timestamp `ts`: every version read

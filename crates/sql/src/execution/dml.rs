@@ -82,7 +82,9 @@ fn returning(
     cx: &ExecCtx,
 ) -> Result<()> {
     if let Some(list) = exprs {
-        out.push(list.iter().map(|e| eval(e, row, &[], cx)).collect::<Result<_>>()?);
+        // Held until the statement ends: charged like any buffered result.
+        let r = list.iter().map(|e| eval(e, row, &[], cx)).collect::<Result<_>>()?;
+        cx.budget.keep(out, r)?;
     }
     Ok(())
 }
@@ -140,9 +142,14 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
                 continue;
             }
         }
-        cx.txn.insert(table, row.clone())?;
+        // The row is copied only when RETURNING needs it after the insert.
+        if ins.returning.is_some() {
+            cx.txn.insert(table, row.clone())?;
+            returning(&ins.returning, &row, &mut out.rows, cx)?;
+        } else {
+            cx.txn.insert(table, row)?;
+        }
         out.count += 1;
-        returning(&ins.returning, &row, &mut out.rows, cx)?;
     }
     Ok(out)
 }
