@@ -181,6 +181,8 @@ type Step = Result<(), Failure>;
 
 /// One session's protocol state.
 pub(crate) struct Connection {
+    /// Declared first, so dropped before the socket (see `hangup`).
+    watched: crate::hangup::Watched,
     shared: Arc<Shared>,
     socket: Socket,
     session: Session,
@@ -201,7 +203,18 @@ impl Connection {
         let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max, invalid_utf8: false });
         new.read_buf = parts.read_buf;
         new.write_buf = parts.write_buf;
+        let fd = {
+            use std::os::fd::AsRawFd;
+            match &new.io {
+                MaybeTls::Plain(t) => t.as_raw_fd(),
+                MaybeTls::Unix(u) => u.as_raw_fd(),
+                MaybeTls::Tls(t) => t.get_ref().0.as_raw_fd(),
+                // poll() skips a negative descriptor: never reported.
+                _ => -1,
+            }
+        };
         Connection {
+            watched: shared.hangups.watch(fd, session.cancel_handle()),
             shared,
             socket: Framed::from_parts(new),
             session,
@@ -258,6 +271,7 @@ impl Connection {
             self.fatal("57P01", "terminating connection due to administrator command").await?;
             return Ok(None);
         }
+        self.watched.set_busy(false);
         let read = async {
             match idle_limit {
                 None => Ok(self.socket.next().await),
@@ -271,6 +285,7 @@ impl Connection {
                 return Ok(None);
             }
         };
+        self.watched.set_busy(true);
         match got {
             Err(()) => {
                 self.fatal(idle_error.0, idle_error.1).await?;

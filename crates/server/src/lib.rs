@@ -10,6 +10,7 @@
 //!                 alike for unknown roles and wrong passwords
 //!  connection.rs  the simple and extended query protocols and COPY,
 //!                 over one centum_sql::Session per connection
+//!  hangup.rs      cancelling the statement of a client that has gone
 //!  wire.rs        values in PostgreSQL's text and binary formats
 //!  config.rs      flags, environment, TOML file
 //! ```
@@ -17,6 +18,7 @@
 mod auth;
 pub mod config;
 mod connection;
+mod hangup;
 pub mod server;
 pub mod wire;
 

@@ -102,6 +102,8 @@ pub(crate) struct Shared {
     pub mock_key: ring::hmac::Key,
     /// Becomes true when the server is shutting down.
     pub shutdown: watch::Receiver<bool>,
+    /// Sessions whose client may hang up mid-statement.
+    pub hangups: Arc<crate::hangup::Hangups>,
 }
 
 impl Shared {
@@ -165,6 +167,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         next_pid: AtomicI32::new(std::process::id() as i32 & 0x3fff_ffff),
         mock_key,
         shutdown,
+        hangups: Arc::default(),
     });
     Ok(Server { shared, listener, tls, stop, starting: Arc::default() })
 }

@@ -1,6 +1,8 @@
 //! Session timeouts end a silent session and free what it held:
 //! `idle_in_transaction_session_timeout` (25P03) inside a block and
-//! `idle_session_timeout` (57P05) outside one, as in PostgreSQL.
+//! `idle_session_timeout` (57P05) outside one, as in PostgreSQL. A client
+//! that vanishes while its statement runs or waits has the statement
+//! stopped and its transaction rolled back.
 
 mod common;
 
@@ -55,4 +57,78 @@ fn idle_session_timeout_ends_a_silent_session() {
         connect(&s).batch_execute("SET idle_session_timeout = 'soon'").unwrap_err().code().unwrap().code(),
         "22023"
     );
+}
+
+/// Runs `sql` on a fresh connection after `setup`, and closes the socket
+/// `after` into it, while the statement still runs or waits: what a killed
+/// client, or a pool that timed out, leaves behind.
+fn vanish(s: &Server, setup: &str, sql: &'static str, after: Duration) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let (client, conn) =
+            tokio_postgres::connect(&s.conninfo("centum"), tokio_postgres::NoTls).await.unwrap();
+        let driver = tokio::spawn(conn);
+        client.batch_execute(setup).await.unwrap();
+        let running = tokio::spawn(async move { client.batch_execute(sql).await });
+        tokio::time::sleep(after).await;
+        driver.abort();
+        let _ = running.await;
+    });
+}
+
+/// Server CPU time (user + system) in seconds, from /proc.
+fn server_cpu(s: &Server) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.pid().unwrap())).unwrap();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap().split_whitespace().collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+#[test]
+fn a_vanished_clients_waiting_statement_ends_and_frees_its_rows() {
+    let s = Server::start(&[]);
+    let mut holder = connect(&s);
+    holder
+        .batch_execute("CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0), (2, 0)")
+        .unwrap();
+    holder.batch_execute("BEGIN; UPDATE acc SET v = 1 WHERE id = 1").unwrap();
+    // The vanishing client holds row 2 and waits for row 1.
+    vanish(
+        &s,
+        "BEGIN; UPDATE acc SET v = 2 WHERE id = 2",
+        "UPDATE acc SET v = 2 WHERE id = 1",
+        Duration::from_millis(300),
+    );
+    // Its wait ended and its block rolled back while row 1's holder is
+    // still open: row 2 is free (a wait for it would end in 55P03).
+    let mut other = connect(&s);
+    other.batch_execute("SET lock_timeout = 3000; UPDATE acc SET v = 3 WHERE id = 2").unwrap();
+    holder.batch_execute("COMMIT").unwrap();
+    let rows: Vec<(i32, i32)> = other
+        .query("SELECT id, v FROM acc ORDER BY id", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows, [(1, 1), (2, 3)]);
+}
+
+#[test]
+fn a_vanished_clients_long_statement_stops_using_the_cpu() {
+    let s = Server::start(&[]);
+    vanish(
+        &s,
+        "SELECT 1",
+        "SELECT count(*) FROM generate_series(1, 100000000000)",
+        Duration::from_millis(300),
+    );
+    // Past the watcher's interval and the statement's next look at its
+    // cancel flag, the server is idle again: the statement would otherwise
+    // count for minutes.
+    std::thread::sleep(Duration::from_millis(500));
+    let before = server_cpu(&s);
+    std::thread::sleep(Duration::from_secs(2));
+    let used = server_cpu(&s) - before;
+    assert!(used < 0.5, "the server used {used:.2} s of CPU in 2 s after its client vanished");
+    assert_eq!(connect(&s).query_one("SELECT 1", &[]).unwrap().get::<_, i32>(0), 1);
 }
