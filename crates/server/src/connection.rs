@@ -190,6 +190,8 @@ pub(crate) struct Connection {
     portals: HashMap<String, Portal>,
     /// An extended-protocol message failed: discard until Sync.
     skip_to_sync: bool,
+    /// Woken by `pg_terminate_backend`.
+    terminated: Arc<tokio::sync::Notify>,
 }
 
 fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
@@ -197,7 +199,12 @@ fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
 }
 
 impl Connection {
-    pub(crate) fn new(shared: Arc<Shared>, socket: StartupSocket, session: Session) -> Connection {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        socket: StartupSocket,
+        session: Session,
+        terminated: Arc<tokio::sync::Notify>,
+    ) -> Connection {
         let parts = socket.into_parts();
         let max = shared.config.max_message_bytes;
         let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max, invalid_utf8: false });
@@ -221,6 +228,7 @@ impl Connection {
             statements: HashMap::new(),
             portals: HashMap::new(),
             skip_to_sync: false,
+            terminated,
         }
     }
 
@@ -267,10 +275,11 @@ impl Connection {
             _ => (in_block, ("25P03", "terminating connection due to idle-in-transaction timeout")),
         };
         let mut shutdown = self.shared.shutdown.clone();
-        if *shutdown.borrow() {
+        if *shutdown.borrow() || self.session.terminated() {
             self.fatal("57P01", "terminating connection due to administrator command").await?;
             return Ok(None);
         }
+        let terminated = self.terminated.clone();
         self.watched.set_busy(false);
         let read = async {
             match idle_limit {
@@ -281,6 +290,10 @@ impl Connection {
         let got = tokio::select! {
             r = read => r,
             _ = shutdown.changed() => {
+                self.fatal("57P01", "terminating connection due to administrator command").await?;
+                return Ok(None);
+            }
+            _ = terminated.notified() => {
                 self.fatal("57P01", "terminating connection due to administrator command").await?;
                 return Ok(None);
             }

@@ -313,13 +313,13 @@ async fn serve(
         }
     };
     drop(starting);
-    let Ok(Some((socket, session, pid, _slot))) = started.unwrap_or(Ok(None)).map_err(|e| {
+    let Ok(Some((socket, session, pid, _slot, terminated))) = started.unwrap_or(Ok(None)).map_err(|e| {
         tracing::debug!(error = %e, "start-up failed");
         e
     }) else {
         return Ok(());
     };
-    let result = Connection::new(shared.clone(), socket, session).run().await;
+    let result = Connection::new(shared.clone(), socket, session, terminated).run().await;
     shared.lock_cancels().remove(&pid);
     result
 }
@@ -443,7 +443,9 @@ fn fatal(code: &str, message: impl Into<String>) -> PgWireBackendMessage {
 
 /// A connection past start-up: its socket, session and backend pid, and
 /// its place in the connection count.
-type Started<'a> = (StartupSocket, centum_sql::Session, i32, Slot<'a>);
+/// A session ready for queries: its socket, session, process id, place
+/// under the connection limit, and what wakes it when it is terminated.
+type Started<'a> = (StartupSocket, centum_sql::Session, i32, Slot<'a>, Arc<tokio::sync::Notify>);
 
 /// Start-up: TLS, cancel requests, the limit, authentication. `None` when
 /// the connection ended here.
@@ -481,8 +483,10 @@ async fn start(
     // The session and its start-up settings come first, so a bad setting
     // is refused before authentication, not after ReadyForQuery.
     let mut session = shared.db.session();
+    let mut application_name = String::new();
     if let PgWireFrontendMessage::Startup(startup) = &first {
         let params: HashMap<String, String> = startup.parameters.clone().into_iter().collect();
+        application_name = params.get("application_name").cloned().unwrap_or_default();
         if let Err(e) = apply_settings(shared, &mut session, &params) {
             let _ = socket.send(fatal(e.sqlstate(), e.to_string())).await;
             return Ok(None);
@@ -507,8 +511,17 @@ async fn start(
     session.set_identity(&user, &database);
     let (pid, secret) = socket.pid_and_secret_key();
     shared.lock_cancels().insert(pid, (secret, session.cancel_handle()));
+    let peer = socket.socket_addr();
+    let terminated = Arc::new(tokio::sync::Notify::new());
+    let wake = terminated.clone();
+    session.register_backend(centum_sql::activity::BackendInfo {
+        pid,
+        client: Some((peer.ip().to_string(), peer.port())),
+        application_name,
+        wake: Box::new(move || wake.notify_one()),
+    });
     tracing::debug!(%user, %database, pid, peer = %socket.socket_addr(), "session started");
-    Ok(Some((socket, session, pid, slot)))
+    Ok(Some((socket, session, pid, slot, terminated)))
 }
 
 /// Applies the server's session defaults and the start-up packet's

@@ -162,6 +162,8 @@ pub struct Catalog {
     version: AtomicU64,
     /// Compiled functions and procedures, by name.
     pub(crate) compiled: crate::procedures::Cache,
+    /// The server's sessions (`pg_stat_activity`).
+    pub(crate) activity: Arc<crate::activity::Activity>,
 }
 
 impl Catalog {
@@ -175,6 +177,7 @@ impl Catalog {
             globals: Mutex::new(globals),
             version: AtomicU64::new(1),
             compiled: Default::default(),
+            activity: Default::default(),
         })
     }
 

@@ -38,6 +38,7 @@
 //! # Ok::<(), centum_sql::Error>(())
 //! ```
 
+pub mod activity;
 pub mod auth;
 pub mod catalog;
 pub mod copy;

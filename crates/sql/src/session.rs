@@ -73,6 +73,7 @@ impl Database {
             user: "centum".into(),
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
+            backend: None,
             defaults,
         }
     }
@@ -118,6 +119,8 @@ impl QueryResult {
 /// A prepared statement.
 #[derive(Clone, Debug)]
 pub struct Prepared {
+    /// The text, as `pg_stat_activity` shows it while it runs.
+    text: Arc<str>,
     statement: ast::Statement,
     declared: Vec<Option<DataType>>,
     planned: Arc<Planned>,
@@ -134,6 +137,19 @@ impl Prepared {
     pub fn columns(&self) -> &[OutputColumn] {
         &self.planned.columns
     }
+}
+
+/// Who session `s` is, for the statements it runs (a macro, so that it
+/// borrows only the fields it reads while the transaction is borrowed).
+macro_rules! identity {
+    ($s:expr) => {
+        crate::system::Identity {
+            user: &$s.user,
+            database: &$s.database,
+            pid: $s.backend.as_ref().map_or(0, |b| b.pid),
+            activity: Some(&$s.catalog.activity),
+        }
+    };
 }
 
 /// One client's session.
@@ -167,6 +183,8 @@ pub struct Session {
     database: String,
     /// Raised by a cancel request; checked where statement_timeout is.
     cancel: Arc<AtomicBool>,
+    /// The session's entry among the server's sessions, if registered.
+    backend: Option<Arc<crate::activity::Backend>>,
     /// What RESET restores.
     defaults: Defaults,
 }
@@ -322,7 +340,43 @@ impl Session {
     /// transaction; several statements outside a block form one implicit
     /// transaction, as in PostgreSQL.
     pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
-        self.guarded(|s| s.execute_unguarded(sql))
+        self.publish(sql);
+        let r = self.guarded(|s| s.execute_unguarded(sql));
+        self.publish_idle();
+        r
+    }
+
+    /// Registers this session with the server's sessions under `info`'s
+    /// process id: it appears in `pg_stat_activity` and can be cancelled
+    /// or terminated by pid until it is dropped.
+    pub fn register_backend(&mut self, info: crate::activity::BackendInfo) -> Arc<crate::activity::Backend> {
+        let b = self.catalog.activity.register(info, &self.user, &self.database, self.cancel.clone());
+        self.backend = Some(b.clone());
+        b
+    }
+
+    /// Whether `pg_terminate_backend` ended this session: its connection
+    /// closes before reading another message.
+    pub fn terminated(&self) -> bool {
+        self.backend.as_ref().is_some_and(|b| b.terminated())
+    }
+
+    /// Shows `sql` as the statement running.
+    fn publish(&self, sql: &str) {
+        if let Some(b) = &self.backend {
+            b.statement(sql, self.state != TxnStatus::Idle);
+        }
+    }
+
+    /// Shows the session as waiting for its client.
+    fn publish_idle(&self) {
+        if let Some(b) = &self.backend {
+            b.idle(match self.state {
+                TxnStatus::Idle => "idle",
+                TxnStatus::InBlock => "idle in transaction",
+                TxnStatus::Failed => "idle in transaction (aborted)",
+            });
+        }
     }
 
     /// Runs `f`, a whole request of this session's client. A panic inside
@@ -442,7 +496,9 @@ impl Session {
         if self.state == TxnStatus::Failed && !ends_block {
             return Err(Error::InFailedTransaction);
         }
-        self.prepare_ast(statement, declared.to_vec())
+        let mut p = self.prepare_ast(statement, declared.to_vec())?;
+        p.text = Arc::from(sql);
+        Ok(p)
     }
 
     fn prepare_ast(&self, statement: ast::Statement, declared: Vec<Option<DataType>>) -> Result<Prepared> {
@@ -453,7 +509,7 @@ impl Session {
             let n = crate::planner::bind::object_parts(name)?.join(".");
             planned.columns = self.named_statement(&n)?.planned.columns.clone();
         }
-        Ok(Prepared { statement, declared, planned: Arc::new(planned), version })
+        Ok(Prepared { text: Arc::from(""), statement, declared, planned: Arc::new(planned), version })
     }
 
     /// The statement PREPARE named `name`.
@@ -465,7 +521,10 @@ impl Session {
 
     /// Runs a prepared statement with `params`.
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
-        self.guarded(|s| s.execute_prepared_unguarded(p, params))
+        self.publish(&p.text);
+        let r = self.guarded(|s| s.execute_prepared_unguarded(p, params));
+        self.publish_idle();
+        r
     }
 
     fn execute_prepared_unguarded(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
@@ -939,7 +998,7 @@ impl Session {
                 &self.currval,
                 Some(self.txn_time),
                 stop,
-                (&self.user, &self.database),
+                identity!(self),
             );
             if r.is_err() {
                 self.fail();
@@ -964,7 +1023,7 @@ impl Session {
                 &self.currval,
                 None,
                 stop,
-                (&self.user, &self.database),
+                identity!(self),
             ) {
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
                 Err(e) => {
@@ -1046,10 +1105,9 @@ fn run_in(
     currval: &RefCell<HashMap<String, i64>>,
     txn_time: Option<TimestampTz>,
     stop: Stop,
-    (user, database): (&str, &str),
+    id: crate::system::Identity<'_>,
 ) -> Result<QueryResult> {
-    let mut cx =
-        ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).with_identity(user, database);
+    let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
     // Waits for rows other transactions hold end at the lock timeout, the
     // deadline or a cancel, like the statement's own work.

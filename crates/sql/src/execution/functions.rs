@@ -15,7 +15,7 @@
 //!             clock_timestamp current_date localtimestamp date_trunc
 //!             date_part extract make_date make_timestamp to_timestamp
 //!   session   version current_database current_catalog current_schema
-//!             current_user session_user user pg_backend_pid gen_random_uuid
+//!             current_user session_user user gen_random_uuid
 //! ```
 //!
 //! Resolution follows PostgreSQL's overloads, so results, result types and
@@ -305,7 +305,6 @@ static SIGS: &[Sig] = &[
     sig(&["current_database", "current_catalog"], &[], 0, T::Text, current_database),
     sig(&["current_schema"], &[], 0, T::Text, current_schema),
     sig(&["current_user", "session_user", "user"], &[], 0, T::Text, current_user),
-    sig(&["pg_backend_pid"], &[], 0, T::Integer, pg_backend_pid),
     sig(&["gen_random_uuid"], &[], 0, T::Uuid, gen_random_uuid),
 ];
 
@@ -1601,11 +1600,6 @@ fn current_schema(_: &[Value], _: &FnContext) -> Result<Value> {
 /// `current_user`, `session_user`, `user`.
 fn current_user(_: &[Value], _: &FnContext) -> Result<Value> {
     Ok(Value::from("centum"))
-}
-
-/// `pg_backend_pid()`: the server's process id.
-fn pg_backend_pid(_: &[Value], _: &FnContext) -> Result<Value> {
-    Ok(Value::Integer(std::process::id() as i32))
 }
 
 /// `gen_random_uuid()`: a version 4 UUID.

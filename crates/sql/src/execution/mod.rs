@@ -200,10 +200,9 @@ impl<'a> ExecCtx<'a> {
         self.notices.borrow_mut().push(text);
     }
 
-    /// The same context for a session that logged in as `user` to
-    /// `database`.
-    pub fn with_identity(mut self, user: &'a str, database: &'a str) -> ExecCtx<'a> {
-        self.identity = crate::system::Identity { user, database };
+    /// The same context for a session known as `id`.
+    pub(crate) fn identified(mut self, id: crate::system::Identity<'a>) -> ExecCtx<'a> {
+        self.identity = id;
         self
     }
 

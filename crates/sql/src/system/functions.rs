@@ -102,6 +102,12 @@ pub enum CatalogFn {
     /// `current_database()`, `current_catalog`: the database the client
     /// named.
     CurrentDatabase,
+    /// `pg_backend_pid()`: the process id the client knows its session by
+    /// (the server's own outside it).
+    BackendPid,
+    /// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid)` (true: end
+    /// the session too).
+    SignalBackend(bool),
 }
 
 /// How a name resolves: the function, its parameter types (the last ones
@@ -163,6 +169,11 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "quote_ident" => (CatalogFn::QuoteIdent, vec![T], 1, T, false),
         "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
+        "pg_backend_pid" => (CatalogFn::BackendPid, vec![], 0, I4, false),
+        "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
+        // The timeout PostgreSQL 14 added (wait for the end) is accepted
+        // and not waited for.
+        "pg_terminate_backend" => (CatalogFn::SignalBackend(true), vec![I4, I8], 1, B, false),
         "has_table_privilege"
         | "has_schema_privilege"
         | "has_database_privilege"
@@ -231,6 +242,9 @@ impl CatalogFn {
             CatalogFn::QuoteIdent => "quote_ident",
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
+            CatalogFn::BackendPid => "pg_backend_pid",
+            CatalogFn::SignalBackend(false) => "pg_cancel_backend",
+            CatalogFn::SignalBackend(true) => "pg_terminate_backend",
         }
     }
 
@@ -239,6 +253,7 @@ impl CatalogFn {
         matches!(
             self,
             CatalogFn::TableIsVisible
+                | CatalogFn::SignalBackend(_)
                 | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
@@ -339,6 +354,28 @@ pub(crate) fn eval(
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
+        CatalogFn::BackendPid => Value::Integer(if id.pid != 0 { id.pid } else { std::process::id() as i32 }),
+        CatalogFn::SignalBackend(terminate) => {
+            let pid = oid_arg(arg(0));
+            let superuser = s()?.role_rows(id.user).iter().any(|r| r.1 == id.user && r.2);
+            let outcome = match id.activity {
+                Some(a) => a.signal(pid, terminate, id.user, superuser),
+                None => crate::activity::Signal::NoSuchBackend,
+            };
+            match outcome {
+                crate::activity::Signal::Sent => Value::Boolean(true),
+                crate::activity::Signal::NoSuchBackend => Value::Boolean(false),
+                crate::activity::Signal::NotAllowed => {
+                    let what = if terminate { "terminate process" } else { "cancel query" };
+                    return Err(Error::other(
+                        "42501",
+                        format!(
+                            "permission denied to {what}: only a superuser or the session's own role may"
+                        ),
+                    ));
+                }
+            }
+        }
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
         CatalogFn::Description | CatalogFn::NoObject => Value::Null,
         CatalogFn::RelationIsPublishable => {

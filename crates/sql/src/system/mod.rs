@@ -42,15 +42,21 @@ pub(crate) mod types;
 pub use functions::CatalogFn;
 pub use tables::SystemTable;
 
-/// Who is asking: the role the session logged in as and the database its
-/// client named (`Session::set_identity`).
-#[derive(Clone, Copy, Debug)]
+/// Who is asking: the role the session logged in as, the database its
+/// client named (`Session::set_identity`), and, for a server session, its
+/// process id and the registry of sessions (`crate::activity`).
+#[derive(Clone, Copy)]
 pub(crate) struct Identity<'a> {
     pub user: &'a str,
     pub database: &'a str,
+    /// The process id the client knows the session by; 0 outside the
+    /// server.
+    pub pid: i32,
+    pub activity: Option<&'a crate::activity::Activity>,
 }
 
 impl Identity<'static> {
     /// A session that has not said who it is (embedded use, tests).
-    pub const DEFAULT: Identity<'static> = Identity { user: "centum", database: "postgres" };
+    pub const DEFAULT: Identity<'static> =
+        Identity { user: "centum", database: "postgres", pid: 0, activity: None };
 }

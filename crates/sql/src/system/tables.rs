@@ -127,6 +127,12 @@ system_tables! {
         "passwd" T, "valuntil" Ty::Ts, "useconfig" T,
     ]
     AuthMembers "pg_catalog" "pg_auth_members" ["roleid" O, "member" O, "grantor" O, "admin_option" B]
+    StatActivity "pg_catalog" "pg_stat_activity" [
+        "datid" O, "datname" T, "pid" I4, "leader_pid" I4, "usesysid" O, "usename" T, "application_name" T,
+        "client_addr" T, "client_hostname" T, "client_port" I4, "backend_start" Ty::Ts, "xact_start" Ty::Ts,
+        "query_start" Ty::Ts, "state_change" Ty::Ts, "wait_event_type" T, "wait_event" T, "state" T,
+        "backend_xid" T, "backend_xmin" T, "query_id" I8, "query" T, "backend_type" T,
+    ]
     Settings "pg_catalog" "pg_settings" [
         "name" T, "setting" T, "unit" T, "category" T, "short_desc" T, "extra_desc" T, "context" T,
         "vartype" T, "source" T, "min_val" T, "max_val" T, "enumvals" T, "boot_val" T, "reset_val" T,
@@ -387,6 +393,7 @@ impl SystemTable {
                 })
                 .collect(),
             SystemTable::Settings => settings(),
+            SystemTable::StatActivity => id.activity.map(|a| a.rows()).unwrap_or_default(),
             SystemTable::Collation => vec![
                 vec![
                     oid(100),

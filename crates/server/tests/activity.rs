@@ -1,0 +1,111 @@
+//! Sessions seen and signalled by other sessions, as in PostgreSQL:
+//! `pg_stat_activity`, `pg_backend_pid()`, `pg_cancel_backend()` and
+//! `pg_terminate_backend()`.
+
+mod common;
+
+use common::Server;
+use postgres::{Client, NoTls};
+use std::time::{Duration, Instant};
+
+fn connect_as(s: &Server, user: &str, app: &str) -> Client {
+    Client::connect(&format!("{} application_name={app}", s.conninfo(user)), NoTls).unwrap()
+}
+
+/// The pid of the session named `app`, once it shows `state`.
+fn pid_of(observer: &mut Client, app: &str, state: &str) -> i32 {
+    let started = Instant::now();
+    loop {
+        let rows = observer
+            .query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND state = $2",
+                &[&app, &state],
+            )
+            .unwrap();
+        if let Some(r) = rows.first() {
+            return r.get(0);
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{app} never showed as {state}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn pg_stat_activity_shows_every_session_and_what_it_runs() {
+    let s = Server::start(&[]);
+    let mut me = connect_as(&s, "centum", "observer");
+    let mut other = connect_as(&s, "centum", "worker");
+    other.batch_execute("BEGIN; SELECT 1").unwrap();
+    let row = me
+        .query_one(
+            "SELECT pid, usename, datname, state, query, client_addr, backend_type \
+             FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, String>(1), "centum");
+    assert_eq!(row.get::<_, String>(3), "active");
+    assert!(row.get::<_, String>(4).contains("pg_stat_activity"));
+    assert_eq!(row.get::<_, String>(5), "127.0.0.1");
+    assert_eq!(row.get::<_, String>(6), "client backend");
+    let (state, query): (String, String) = {
+        let r = me
+            .query_one("SELECT state, query FROM pg_stat_activity WHERE application_name = 'worker'", &[])
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((state.as_str(), query.as_str()), ("idle in transaction", "BEGIN; SELECT 1"));
+    other.batch_execute("SELECT 1/0").unwrap_err();
+    assert!(pid_of(&mut me, "worker", "idle in transaction (aborted)") > 0);
+    other.batch_execute("ROLLBACK").unwrap();
+    pid_of(&mut me, "worker", "idle");
+    // A closed session leaves the view.
+    drop(other);
+    let started = Instant::now();
+    let gone = "SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'worker'";
+    while !me.query_one(gone, &[]).unwrap().get::<_, bool>(0) {
+        assert!(started.elapsed() < Duration::from_secs(10), "a closed session stayed in pg_stat_activity");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn cancel_and_terminate_by_pid() {
+    let s = Server::start(&[]);
+    let mut admin = connect_as(&s, "centum", "admin");
+    admin
+        .batch_execute("CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0)")
+        .unwrap();
+    // Cancel: the running statement fails with 57014, the session goes on.
+    let busy = std::thread::spawn({
+        let url = s.conninfo("centum");
+        move || {
+            let mut c = Client::connect(&format!("{url} application_name=busy"), NoTls).unwrap();
+            let e = c.batch_execute("SELECT count(*) FROM generate_series(1, 100000000000)").unwrap_err();
+            let code = e.code().unwrap().code().to_string();
+            (code, c.query_one("SELECT 1", &[]).unwrap().get::<_, i32>(0))
+        }
+    });
+    let pid = pid_of(&mut admin, "busy", "active");
+    assert!(admin.query_one("SELECT pg_cancel_backend($1)", &[&pid]).unwrap().get::<_, bool>(0));
+    assert_eq!(busy.join().unwrap(), ("57014".to_string(), 1));
+    // An unknown pid is not signalled.
+    assert!(!admin.query_one("SELECT pg_cancel_backend(-7)", &[]).unwrap().get::<_, bool>(0));
+    // Terminate: a session idle in a block ends (57P01) and its row is free.
+    let mut idle = connect_as(&s, "centum", "idle");
+    idle.batch_execute("BEGIN; UPDATE acc SET v = 1 WHERE id = 1").unwrap();
+    let pid = pid_of(&mut admin, "idle", "idle in transaction");
+    assert!(admin.query_one("SELECT pg_terminate_backend($1)", &[&pid]).unwrap().get::<_, bool>(0));
+    let e = idle.batch_execute("SELECT 1").unwrap_err();
+    assert!(idle.is_closed() || e.code().map(|c| c.code()) == Some("57P01"), "{e}");
+    admin.batch_execute("SET lock_timeout = 3000; UPDATE acc SET v = 2 WHERE id = 1").unwrap();
+    // A session may signal its own role's sessions; another role's only as
+    // a superuser.
+    admin.batch_execute("CREATE ROLE bob LOGIN").unwrap();
+    let mut bob = connect_as(&s, "bob", "bob");
+    let admin_pid: i32 = admin.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    let e = bob.query_one("SELECT pg_cancel_backend($1)", &[&admin_pid]).unwrap_err();
+    assert_eq!(e.code().unwrap().code(), "42501", "{e}");
+    let bob_pid: i32 = bob.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    assert!(admin.query_one("SELECT pg_cancel_backend($1)", &[&bob_pid]).unwrap().get::<_, bool>(0));
+}
