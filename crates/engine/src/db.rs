@@ -309,6 +309,13 @@ impl Database {
         Transaction::begin(self.shared.clone(), isolation)
     }
 
+    /// The transaction that running transaction `id` waits for (a row it
+    /// holds), if it is waiting: for `pg_stat_activity`'s wait events and
+    /// `pg_blocking_pids`.
+    pub fn waiting_for(&self, id: crate::TxnId) -> Option<crate::TxnId> {
+        self.shared.txns.waiting_for_of(id)
+    }
+
     /// Runs `f` in a transaction and commits, retrying on serialization
     /// failures and deadlocks up to `tries` times in all, with a short,
     /// growing, randomised pause between tries (so that the transaction it

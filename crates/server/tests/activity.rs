@@ -12,6 +12,15 @@ fn connect_as(s: &Server, user: &str, app: &str) -> Client {
     Client::connect(&format!("{} application_name={app}", s.conninfo(user)), NoTls).unwrap()
 }
 
+/// A server with table `acc` holding row (1, 0), and a superuser session
+/// named `app` on it.
+fn with_acc(app: &str) -> (Server, Client) {
+    let s = Server::start(&[]);
+    let mut c = connect_as(&s, "centum", app);
+    c.batch_execute("CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0)").unwrap();
+    (s, c)
+}
+
 /// The pid of the session named `app`, once it shows `state`.
 fn pid_of(observer: &mut Client, app: &str, state: &str) -> i32 {
     let started = Instant::now();
@@ -71,11 +80,7 @@ fn pg_stat_activity_shows_every_session_and_what_it_runs() {
 
 #[test]
 fn cancel_and_terminate_by_pid() {
-    let s = Server::start(&[]);
-    let mut admin = connect_as(&s, "centum", "admin");
-    admin
-        .batch_execute("CREATE TABLE acc (id int PRIMARY KEY, v int); INSERT INTO acc VALUES (1, 0)")
-        .unwrap();
+    let (s, mut admin) = with_acc("admin");
     // Cancel: the running statement fails with 57014, the session goes on.
     let busy = std::thread::spawn({
         let url = s.conninfo("centum");
@@ -108,4 +113,49 @@ fn cancel_and_terminate_by_pid() {
     assert_eq!(e.code().unwrap().code(), "42501", "{e}");
     let bob_pid: i32 = bob.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
     assert!(admin.query_one("SELECT pg_cancel_backend($1)", &[&bob_pid]).unwrap().get::<_, bool>(0));
+}
+
+#[test]
+fn a_waiting_session_shows_its_wait_and_who_blocks_it() {
+    let (s, mut holder) = with_acc("holder");
+    holder.batch_execute("BEGIN; UPDATE acc SET v = 1 WHERE id = 1").unwrap();
+    let holder_pid: i32 = holder.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    let waiter = std::thread::spawn({
+        let url = s.conninfo("centum");
+        move || {
+            let mut c = Client::connect(&format!("{url} application_name=waiter"), NoTls).unwrap();
+            c.batch_execute("UPDATE acc SET v = 2 WHERE id = 1").unwrap();
+        }
+    });
+    let mut admin = connect_as(&s, "centum", "admin");
+    let waiter_pid = pid_of(&mut admin, "waiter", "active");
+    let started = Instant::now();
+    loop {
+        let r = admin
+            .query_one(
+                "SELECT wait_event_type, wait_event, pg_blocking_pids(pid)::text FROM pg_stat_activity WHERE pid = $1",
+                &[&waiter_pid],
+            )
+            .unwrap();
+        let got: (Option<String>, Option<String>, String) = (r.get(0), r.get(1), r.get(2));
+        if got.0.is_some() {
+            assert_eq!(got, (Some("Lock".into()), Some("transactionid".into()), format!("{{{holder_pid}}}")));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the waiter never showed its wait");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let idle: (Option<String>, String) = {
+        let r = admin
+            .query_one(
+                "SELECT wait_event_type, pg_blocking_pids(pid)::text FROM pg_stat_activity WHERE pid = $1",
+                &[&holder_pid],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!(idle, (None, "{}".to_string()));
+    holder.batch_execute("COMMIT").unwrap();
+    waiter.join().unwrap();
+    assert_eq!(admin.query_one("SELECT v FROM acc", &[]).unwrap().get::<_, i32>(0), 2);
 }

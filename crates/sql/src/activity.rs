@@ -15,16 +15,23 @@
 //! session idle on its socket ends at once with FATAL 57P01; a busy one
 //! ends after its statement is cancelled. Sessions of the embedded API
 //! are not registered.
+//!
+//! Waits: each backend records the transaction its statement runs in, and
+//! the engine's transaction table knows which transaction each running one
+//! waits for (a row it holds). A waiting session shows `wait_event_type`
+//! `Lock` and `wait_event` `transactionid`, as PostgreSQL does for a row
+//! lock, and `pg_blocking_pids` names the session holding the row.
 
 use centum_types::{TimestampTz, Value};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Every registered session, by process id.
-#[derive(Default)]
 pub struct Activity {
     backends: Mutex<BTreeMap<i32, Weak<Backend>>>,
+    /// The engine, asked which transaction waits for which.
+    db: centum_engine::Database,
 }
 
 /// One server session.
@@ -41,6 +48,8 @@ pub struct Backend {
     terminate: AtomicBool,
     wake: Box<dyn Fn() + Send + Sync>,
     registry: Weak<Activity>,
+    /// Raw id of the transaction its last statement ran in (0: none yet).
+    txn: AtomicU64,
 }
 
 /// What a session is doing, as published.
@@ -75,6 +84,11 @@ pub(crate) enum Signal {
 }
 
 impl Activity {
+    /// An empty registry over engine `db`.
+    pub(crate) fn new(db: centum_engine::Database) -> Activity {
+        Activity { backends: Mutex::default(), db }
+    }
+
     fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, Weak<Backend>>> {
         self.backends.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -106,6 +120,7 @@ impl Activity {
             terminate: AtomicBool::new(false),
             wake: info.wake,
             registry: Arc::downgrade(self),
+            txn: AtomicU64::new(0),
         });
         self.lock().insert(info.pid, Arc::downgrade(&b));
         b
@@ -133,14 +148,36 @@ impl Activity {
         Signal::Sent
     }
 
+    /// Every registered backend.
+    fn all(&self) -> Vec<Arc<Backend>> {
+        self.lock().values().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The transaction `b`'s transaction waits for, if it is waiting.
+    fn blocker(&self, b: &Backend) -> Option<centum_engine::TxnId> {
+        match b.txn.load(SeqCst) {
+            0 => None,
+            raw => self.db.waiting_for(centum_engine::TxnId::from_raw(raw)),
+        }
+    }
+
+    /// `pg_blocking_pids(pid)`: the sessions whose transaction `pid`'s
+    /// transaction waits for (at most one: a wait is for one row's holder).
+    pub(crate) fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        let Some(waiter) = self.get(pid) else { return vec![] };
+        let Some(holder) = self.blocker(&waiter) else { return vec![] };
+        self.all().iter().filter(|b| b.txn.load(SeqCst) == holder.raw()).map(|b| b.pid).collect()
+    }
+
     /// `pg_stat_activity`'s rows, in its column order.
     pub(crate) fn rows(&self) -> Vec<Vec<Value>> {
-        let backends: Vec<Arc<Backend>> = self.lock().values().filter_map(Weak::upgrade).collect();
+        let backends = self.all();
         let ts = |t: Option<TimestampTz>| t.map_or(Value::Null, Value::TimestampTz);
         let txt = |s: &str| Value::Text(s.to_string());
         backends
             .iter()
             .map(|b| {
+                let waiting = self.blocker(b).is_some();
                 let st = b.state.lock().unwrap_or_else(|e| e.into_inner());
                 let (addr, port) = match &b.client {
                     Some((a, p)) => (txt(a), Value::Integer(i32::from(*p))),
@@ -161,8 +198,10 @@ impl Activity {
                     ts(st.xact_start),
                     ts(st.query_start),
                     Value::TimestampTz(st.state_change),
-                    Value::Null, // wait_event_type
-                    Value::Null, // wait_event
+                    // A wait for a row another transaction holds, as
+                    // PostgreSQL names a wait for a transaction's lock.
+                    if waiting { txt("Lock") } else { Value::Null },
+                    if waiting { txt("transactionid") } else { Value::Null },
                     txt(st.state),
                     Value::Null, // backend_xid
                     Value::Null, // backend_xmin
@@ -203,6 +242,12 @@ impl Backend {
             st.xact_start = None;
         }
         st.state_change = TimestampTz::now();
+    }
+
+    /// Records the transaction the session's statement runs in.
+    #[inline]
+    pub(crate) fn set_transaction(&self, id: centum_engine::TxnId) {
+        self.txn.store(id.raw(), SeqCst);
     }
 
     /// Whether the session was terminated (`pg_terminate_backend`).

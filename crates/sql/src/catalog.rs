@@ -171,13 +171,14 @@ impl Catalog {
     pub fn open(db: Database) -> Result<Catalog> {
         let globals = decode_globals(&db.catalog_extra())?;
         crate::execution::ddl::recover_rewrites(&db)?;
+        let activity = Arc::new(crate::activity::Activity::new(db.clone()));
         Ok(Catalog {
             db,
             tables: RwLock::new(HashMap::new()),
             globals: Mutex::new(globals),
             version: AtomicU64::new(1),
             compiled: Default::default(),
-            activity: Default::default(),
+            activity,
         })
     }
 

@@ -146,7 +146,7 @@ macro_rules! identity {
         crate::system::Identity {
             user: &$s.user,
             database: &$s.database,
-            pid: $s.backend.as_ref().map_or(0, |b| b.pid),
+            backend: $s.backend.as_deref(),
             activity: Some(&$s.catalog.activity),
         }
     };
@@ -1107,6 +1107,9 @@ fn run_in(
     stop: Stop,
     id: crate::system::Identity<'_>,
 ) -> Result<QueryResult> {
+    if let Some(b) = id.backend {
+        b.set_transaction(txn.id());
+    }
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
     // Waits for rows other transactions hold end at the lock timeout, the

@@ -199,6 +199,11 @@ impl Transaction {
         self.durability = if delayed { LogDurability::Delayed } else { LogDurability::Sync };
     }
 
+    /// The transaction's id.
+    pub fn id(&self) -> TxnId {
+        self.id
+    }
+
     /// The isolation level.
     pub fn isolation(&self) -> Isolation {
         self.isolation

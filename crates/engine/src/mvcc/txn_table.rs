@@ -159,6 +159,13 @@ impl TxnTable {
         (s.id.load(SeqCst) == id.raw()).then_some(st)
     }
 
+    /// The transaction `id` waits for, if it is running and waiting.
+    pub(crate) fn waiting_for_of(&self, id: TxnId) -> Option<TxnId> {
+        let s = &self.slots[id.slot()];
+        let w = s.waiting_for.load(SeqCst);
+        (s.id.load(SeqCst) == id.raw() && w != 0).then_some(TxnId(w))
+    }
+
     /// Publishes a new state of transaction `id` (which must own its slot)
     /// and wakes whoever sleeps on it once the outcome is final.
     pub(crate) fn set_state(&self, id: TxnId, st: TxnState) {

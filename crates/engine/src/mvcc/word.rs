@@ -66,8 +66,14 @@ impl TxnId {
 
     /// The raw word, as stored in begin/end fields.
     #[inline]
-    pub(crate) fn raw(self) -> u64 {
+    pub fn raw(self) -> u64 {
         self.0
+    }
+
+    /// The id whose raw word is `raw` (as [`TxnId::raw`] gave it).
+    #[inline]
+    pub fn from_raw(raw: u64) -> TxnId {
+        TxnId(raw)
     }
 }
 

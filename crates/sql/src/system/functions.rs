@@ -108,6 +108,9 @@ pub enum CatalogFn {
     /// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid)` (true: end
     /// the session too).
     SignalBackend(bool),
+    /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
+    /// waits for, as an array.
+    BlockingPids,
 }
 
 /// How a name resolves: the function, its parameter types (the last ones
@@ -170,6 +173,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "pg_backend_pid" => (CatalogFn::BackendPid, vec![], 0, I4, false),
+        "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, T, false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
         // and not waited for.
@@ -243,6 +247,7 @@ impl CatalogFn {
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
             CatalogFn::BackendPid => "pg_backend_pid",
+            CatalogFn::BlockingPids => "pg_blocking_pids",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
             CatalogFn::SignalBackend(true) => "pg_terminate_backend",
         }
@@ -354,7 +359,11 @@ pub(crate) fn eval(
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
-        CatalogFn::BackendPid => Value::Integer(if id.pid != 0 { id.pid } else { std::process::id() as i32 }),
+        CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
+        CatalogFn::BlockingPids => {
+            let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
+            Value::Text(format!("{{{}}}", pids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")))
+        }
         CatalogFn::SignalBackend(terminate) => {
             let pid = oid_arg(arg(0));
             let superuser = s()?.role_rows(id.user).iter().any(|r| r.1 == id.user && r.2);

@@ -49,14 +49,14 @@ pub use tables::SystemTable;
 pub(crate) struct Identity<'a> {
     pub user: &'a str,
     pub database: &'a str,
-    /// The process id the client knows the session by; 0 outside the
-    /// server.
-    pub pid: i32,
+    /// The session's entry among the server's sessions (none outside the
+    /// server).
+    pub backend: Option<&'a crate::activity::Backend>,
     pub activity: Option<&'a crate::activity::Activity>,
 }
 
 impl Identity<'static> {
     /// A session that has not said who it is (embedded use, tests).
     pub const DEFAULT: Identity<'static> =
-        Identity { user: "centum", database: "postgres", pid: 0, activity: None };
+        Identity { user: "centum", database: "postgres", backend: None, activity: None };
 }
