@@ -171,14 +171,17 @@ fn statement_mem_bounds_what_a_statement_buffers() {
     let mut s = d.session();
     s.execute("SET statement_mem = '1MB'").unwrap();
     assert_eq!(answer(&mut s, "SHOW statement_mem"), Ok(Value::Text("1MB".into())));
-    // A sort, a grouping, a distinct, a set operation, a join's hash table
-    // and a result over the budget fail with 53200.
+    // A sort, a grouping, a distinct, a set operation, a join's hash table,
+    // a result, string_agg's running string and an aggregate's distinct
+    // inputs over the budget fail with 53200.
     for sql in [
         "SELECT g FROM generate_series(1, 200000) g ORDER BY g DESC LIMIT 1",
         "SELECT g, count(*) FROM generate_series(1, 200000) g GROUP BY g LIMIT 1",
         "SELECT count(*) FROM (SELECT DISTINCT g FROM generate_series(1, 200000) g) d",
         "SELECT count(*) FROM (SELECT g FROM generate_series(1, 200000) g EXCEPT SELECT 1) e",
         "SELECT g FROM generate_series(1, 200000) g",
+        "SELECT length(string_agg(g::text, repeat('-', 100))) FROM generate_series(1, 200000) g",
+        "SELECT count(DISTINCT g) FROM generate_series(1, 200000) g",
     ] {
         let e = s.execute(sql).unwrap_err();
         assert_eq!(e.sqlstate(), "53200", "{sql}");

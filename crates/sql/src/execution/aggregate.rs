@@ -39,9 +39,12 @@ impl Acc {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
-            if !seen.insert(args.clone()) {
+            if seen.contains(&args) {
                 return Ok(());
             }
+            // Every distinct input is kept until the group ends.
+            cx.budget.hold(&args)?;
+            seen.insert(args.clone());
         }
         self.count += 1;
         let v = args.swap_remove(0);
@@ -96,20 +99,29 @@ impl Acc {
             }
             AggFunc::StringAgg => {
                 let sep = match args.first() {
-                    Some(Value::Text(s)) => s.clone(),
-                    _ => String::new(),
+                    Some(Value::Text(s)) => s.as_str(),
+                    _ => "",
                 };
                 let s = match v {
                     Value::Text(s) => s,
                     v => v.to_string(),
                 };
+                // The running string is held until the group ends: its
+                // growth is charged to statement_mem like any buffer, and
+                // the bytes it copies count towards the timeout checks.
+                cx.tick_bytes(sep.len() + s.len())?;
                 match std::mem::replace(&mut self.value, Value::Null) {
                     Value::Text(mut cur) => {
-                        cur.push_str(&sep);
+                        let before = cur.capacity();
+                        cur.push_str(sep);
                         cur.push_str(&s);
+                        cx.budget.charge(cur.capacity() - before)?;
                         Value::Text(cur)
                     }
-                    _ => Value::Text(s),
+                    _ => {
+                        cx.budget.charge(s.capacity())?;
+                        Value::Text(s)
+                    }
                 }
             }
         };
