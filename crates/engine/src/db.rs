@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Most indexes on one table.
 pub const MAX_INDEXES: usize = 64;
@@ -535,9 +535,22 @@ impl Database {
     /// starts, so it must not be called by a thread that holds an open
     /// transaction itself (that transaction would never finish). Snapshots
     /// taken before the index is complete do not use it.
+    ///
+    /// Its waits end as [`crate::mvcc::ddl_waits`] says, if the caller set
+    /// limits; the index is then removed again.
     pub fn create_index(&self, table: &str, def: IndexDef) -> Result<()> {
         let t = self.table(table)?;
-        let _tddl = t.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let lock_deadline = crate::mvcc::txn_table::ddl_lock_deadline();
+        let _tddl = loop {
+            match t.ddl.try_lock() {
+                Ok(g) => break g,
+                Err(std::sync::TryLockError::Poisoned(p)) => break p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    crate::mvcc::txn_table::ddl_past_limits(lock_deadline)?;
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        };
         let ix = {
             let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
             if self.index_owner(&self.shared.catalog.load(), &def.name).is_some() {
@@ -566,11 +579,17 @@ impl Database {
         };
         // Writers that loaded the old index set are in transactions open
         // now; once they are gone every new version is in the index.
-        for id in self.shared.txns.active_ids() {
-            self.shared.txns.wait_gone(id);
-        }
-        if let Err(e) = self.rewrite_old_versions(&t, &ix) {
+        let drained = self
+            .shared
+            .txns
+            .active_ids()
+            .into_iter()
+            .try_for_each(|id| self.shared.txns.wait_gone_within(id, lock_deadline));
+        if let Err(e) = drained.and_then(|()| self.rewrite_old_versions(&t, &ix, lock_deadline)) {
             self.remove_index(&t, ix.name());
+            // The catalog was logged with the index: log it without, or a
+            // restart would build it again.
+            let _ = self.log_current_catalog();
             return Err(e);
         }
         let tick = self.shared.clock.allocate();
@@ -582,8 +601,9 @@ impl Database {
 
     /// Replaces every live version made before `ix` existed by an identical
     /// one that is in `ix`, until none is left.
-    fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &Index) -> Result<()> {
+    fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &Index, lock_deadline: Option<Instant>) -> Result<()> {
         loop {
+            crate::mvcc::txn_table::ddl_past_limits(lock_deadline)?;
             let mut pending = false;
             // About 256 batches a pass, whatever the number of chains.
             let step = (t.scan.len() / 256).max(1);
@@ -660,7 +680,12 @@ impl Database {
     /// then), a background thread removes it, freeing its slot.
     fn remove_index(&self, t: &Arc<Table>, name: &str) {
         let cur = t.indexes.load_full();
-        let Some(pos) = cur.slots.iter().position(|s| s.as_ref().is_some_and(|ix| ix.name() == name)) else {
+        // A slot still retiring may carry the same name (an index of that
+        // name dropped, or failed to build, while transactions of its time
+        // are still open): only the live one is meant.
+        let live =
+            |(s, r): (&Option<Arc<Index>>, &bool)| !*r && s.as_ref().is_some_and(|ix| ix.name() == name);
+        let Some(pos) = cur.slots.iter().zip(&cur.retiring).position(live) else {
             return;
         };
         let mut retiring = cur.retiring.clone();

@@ -182,3 +182,37 @@ fn dropping_an_index_while_readers_use_it() {
     assert_eq!(txn.get(&t, "t_note", &[Value::Text("row 5".into())]).unwrap().unwrap().int(0), Some(5));
     assert!(txn.get(&t, "t_note", &[Value::Text("row 4".into())]).unwrap().is_none());
 }
+
+#[test]
+fn an_index_build_that_times_out_is_gone_now_and_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = || Options { gc_interval: None, ..Options::durable(dir.path()) };
+    {
+        let db = Database::open(opts()).unwrap();
+        let t = table(&db, "t");
+        db.run(Isolation::Snapshot, 1, |txn| (0..100).try_for_each(|k| txn.insert(&t, row(k)))).unwrap();
+        let open = db.begin(Isolation::Snapshot).unwrap();
+        open.insert(&t, row(1_000)).unwrap();
+        let limits = || centum_engine::WaitLimits {
+            lock_timeout: Some(std::time::Duration::from_millis(100)),
+            ..Default::default()
+        };
+        // Twice under the same name: the first one's retiring slot must
+        // not be mistaken for the second.
+        for _ in 0..2 {
+            let e = centum_engine::mvcc::ddl_waits(limits(), || {
+                db.create_index("t", IndexDef::range("t_grp", &["grp"]))
+            })
+            .unwrap_err();
+            assert_eq!(e.sqlstate(), "55P03");
+            assert_eq!(t.index_names(), vec!["t_pkey".to_string()]);
+        }
+        open.commit().unwrap();
+    }
+    let db = Database::open(opts()).unwrap();
+    let t = db.table("t").unwrap();
+    assert_eq!(t.index_names(), vec!["t_pkey".to_string()], "a failed build came back after the restart");
+    db.create_index("t", IndexDef::range("t_grp", &["grp"])).unwrap();
+    let txn = db.begin(Isolation::Snapshot).unwrap();
+    assert_eq!(txn.scan(&t).unwrap().count(), 101);
+}

@@ -593,7 +593,16 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        let r = self.run_other(s);
+        // A schema change's waits (for the transactions open when it
+        // started) end like a row wait: lock_timeout, statement_timeout,
+        // cancel.
+        self.cancel.store(false, Relaxed);
+        let limits = centum_engine::WaitLimits {
+            lock_timeout: self.lock_timeout,
+            deadline: self.statement_timeout.map(|d| Instant::now() + d),
+            cancel: Some(self.cancel.clone()),
+        };
+        let r = centum_engine::mvcc::ddl_waits(limits, || self.run_other(s));
         if r.is_err() {
             self.fail();
         }

@@ -339,3 +339,33 @@ fn grouped_long_chains(mut s: Session) {
     );
     assert_eq!(answer(&mut s, "SELECT b FROM g GROUP BY a + b"), Err("42803".into()));
 }
+
+#[test]
+fn create_index_behind_an_open_transaction_ends_at_its_limits() {
+    let d = db();
+    let mut holder = d.session();
+    holder.execute("CREATE TABLE t (a int, b int); INSERT INTO t VALUES (1, 2)").unwrap();
+    holder.execute("BEGIN; INSERT INTO t VALUES (3, 4)").unwrap();
+    let mut ddl = d.session();
+    // The index waits for the open transaction: lock_timeout ends it
+    // (55P03), statement_timeout too (57014), and either way the index is
+    // gone again.
+    ddl.execute("SET lock_timeout = 200").unwrap();
+    assert_eq!(answer(&mut ddl, "CREATE INDEX t_a ON t (a)"), Err("55P03".into()));
+    ddl.execute("SET lock_timeout = 0; SET statement_timeout = 200").unwrap();
+    // Twice: a failed build leaves nothing that a second one trips over.
+    assert_eq!(answer(&mut ddl, "CREATE INDEX t_a ON t (a)"), Err("57014".into()));
+    assert_eq!(answer(&mut ddl, "CREATE INDEX t_a ON t (a)"), Err("57014".into()));
+    // A cancel request ends the wait too.
+    ddl.execute("SET statement_timeout = 0").unwrap();
+    let cancel = ddl.cancel_handle();
+    let raise = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    assert_eq!(answer(&mut ddl, "CREATE INDEX t_a ON t (a)"), Err("57014".into()));
+    raise.join().unwrap();
+    holder.execute("COMMIT").unwrap();
+    ddl.execute("CREATE INDEX t_a ON t (a)").unwrap();
+    assert_eq!(answer(&mut ddl, "SELECT count(*) FROM t WHERE a = 3"), Ok(Value::BigInt(1)));
+}

@@ -17,4 +17,5 @@ pub(crate) mod write;
 
 pub use read::{RangeScan, Row, Scan};
 pub use transaction::{Isolation, Transaction, WaitLimits};
+pub use txn_table::ddl_waits;
 pub use word::TxnId;

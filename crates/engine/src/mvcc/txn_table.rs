@@ -25,7 +25,7 @@ use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The state of a transaction, as other transactions see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +229,21 @@ impl TxnTable {
         }
     }
 
+    /// [`TxnTable::wait_gone`], ending as the schema change's limits say
+    /// (see [`ddl_waits`]).
+    pub(crate) fn wait_gone_within(
+        &self,
+        id: TxnId,
+        lock_deadline: Option<Instant>,
+    ) -> Result<(), crate::Error> {
+        let mut spins = 0;
+        while self.state(id).is_some() {
+            ddl_past_limits(lock_deadline)?;
+            super::clock::backoff(&mut spins);
+        }
+        Ok(())
+    }
+
     /// Waits until transaction `other` has finished, on behalf of `me`.
     /// Fails with a deadlock if `other` (transitively) waits for `me`, and
     /// as `limits` say (lock timeout, deadline, cancel).
@@ -352,6 +367,43 @@ impl TxnTable {
             }
         }
     }
+}
+
+thread_local! {
+    static DDL_LIMITS: std::cell::RefCell<Option<super::WaitLimits>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, a schema change, with its waits bounded by `limits`: the
+/// waits of `Database::create_index` (for the table's other schema
+/// changes, for the transactions open when it started, for versions they
+/// still see) end with 55P03 at the lock timeout and 57014 at the
+/// statement's deadline or a cancel, as row waits do. Schema changes have
+/// no transaction to carry the limits, so they are the calling thread's
+/// for the duration of `f`.
+pub fn ddl_waits<R>(limits: super::WaitLimits, f: impl FnOnce() -> R) -> R {
+    let old = DDL_LIMITS.with(|l| l.replace(Some(limits)));
+    struct Restore(Option<super::WaitLimits>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let old = self.0.take();
+            DDL_LIMITS.with(|l| *l.borrow_mut() = old);
+        }
+    }
+    let _restore = Restore(old);
+    f()
+}
+
+/// When a schema change's lock wait must end, counted from now.
+pub(crate) fn ddl_lock_deadline() -> Option<Instant> {
+    DDL_LIMITS.with(|l| l.borrow().as_ref().and_then(|l| l.lock_timeout).map(|t| Instant::now() + t))
+}
+
+/// Whether a schema change waiting now must stop (see [`ddl_waits`]).
+pub(crate) fn ddl_past_limits(lock_deadline: Option<Instant>) -> Result<(), crate::Error> {
+    DDL_LIMITS.with(|l| match l.borrow().as_ref() {
+        Some(limits) => past_limits(limits, lock_deadline),
+        None => Ok(()),
+    })
 }
 
 /// Whether a wait must end now: a cancel request, the statement's
