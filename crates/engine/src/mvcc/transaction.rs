@@ -137,6 +137,10 @@ pub struct Transaction {
     pub(crate) inner: RefCell<TxnInner>,
     /// Set by a retryable failure: only abort is possible now.
     pub(crate) doomed: Cell<Option<Error>>,
+    /// The latest commit timestamp of a version this transaction moved
+    /// past to write the row's newest one (READ COMMITTED): its next
+    /// statement must read at or after it (see `begin_statement`).
+    pub(crate) followed: Cell<u64>,
     /// The commit timestamp once taken: it must be finished on every path,
     /// or the watermark would stop.
     pub(crate) commit_ts: Option<u64>,
@@ -175,6 +179,7 @@ impl Transaction {
             op: Cell::new(1),
             inner: RefCell::new(TxnInner::default()),
             doomed: Cell::new(None),
+            followed: Cell::new(0),
             commit_ts: None,
             finished: false,
             durability: LogDurability::Default,
@@ -220,6 +225,14 @@ impl Transaction {
     /// enforces it).
     pub fn begin_statement(&mut self) {
         if self.isolation == Isolation::ReadCommitted {
+            // A row this transaction already wrote on top of a commit newer
+            // than its last snapshot: a snapshot older than that commit
+            // would see the row's replaced version beside this
+            // transaction's own, so wait until the commit is visible.
+            let followed = self.followed.get();
+            if followed != 0 {
+                self.db.clock.wait_visible(followed);
+            }
             let w = self.db.clock.watermark();
             self.db.txns.set_read_ts(self.id, w);
             self.read_ts = w;

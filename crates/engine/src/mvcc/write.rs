@@ -38,8 +38,9 @@ use std::sync::Arc;
 enum Blocker {
     /// Another transaction that has not finished.
     Txn(TxnId),
-    /// A committed change after our snapshot (or ever, for READ COMMITTED).
-    Committed,
+    /// A committed change after our snapshot (or ever, for READ COMMITTED),
+    /// with its commit timestamp.
+    Committed(u64),
 }
 
 impl Transaction {
@@ -250,12 +251,12 @@ impl Transaction {
             let raw = v.end().load(SeqCst);
             let blocker = match Word::decode(raw) {
                 Word::Ts(INFINITY) => None,
-                Word::Ts(_) => Some(Blocker::Committed),
+                Word::Ts(ts) => Some(Blocker::Committed(ts)),
                 Word::Txn(id) if id == self.id => return Err(Error::RowAlreadyChanged),
                 Word::Txn(id) => match txns.state(id) {
                     None => continue,
                     Some(TxnState::Aborted) => None,
-                    Some(TxnState::Committed(_)) => Some(Blocker::Committed),
+                    Some(TxnState::Committed(ts)) => Some(Blocker::Committed(ts)),
                     Some(_) => Some(Blocker::Txn(id)),
                 },
             };
@@ -269,8 +270,10 @@ impl Transaction {
                     return Err(Error::Serialization("concurrent update"));
                 }
                 Some(Blocker::Txn(id)) => txns.wait_for(self.id, id, &self.waits.borrow())?,
-                Some(Blocker::Committed) => {
-                    // Committed replacements are never undone: follow them.
+                Some(Blocker::Committed(ts)) => {
+                    // Committed replacements are never undone: follow them,
+                    // and read later statements at or after this commit.
+                    self.followed.set(self.followed.get().max(ts));
                     let _pin = crossbeam_epoch::pin();
                     match v.newer() {
                         Some(n) => v = n,
