@@ -104,6 +104,8 @@ pub(crate) struct Shared {
     pub shutdown: watch::Receiver<bool>,
     /// Sessions whose client may hang up mid-statement.
     pub hangups: Arc<crate::hangup::Hangups>,
+    /// The data directory's lock, held while the server runs.
+    _lock: std::fs::File,
 }
 
 impl Shared {
@@ -126,6 +128,7 @@ pub struct Server {
 pub async fn bind(config: Config) -> Result<Server, String> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data directory {}: {e}", config.data_dir.display()))?;
+    let lock = lock_data_dir(&config.data_dir)?;
     let mut opts = centum_engine::Options::durable(&config.data_dir);
     opts.storage.log.delayed = config.delayed_durability;
     opts.memory_limit = config.max_memory;
@@ -168,8 +171,41 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         mock_key,
         shutdown,
         hangups: Arc::default(),
+        _lock: lock,
     });
     Ok(Server { shared, listener, tls, stop, starting: Arc::default() })
+}
+
+/// Takes the data directory's lock (`centum.lock`, an exclusive `flock`
+/// held until the process ends, however it ends) and writes the server's
+/// process id into it. A second server on the same directory would write
+/// the same log and checkpoint files and corrupt them, so it is refused.
+fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, String> {
+    use std::io::Write;
+    let path = dir.join("centum.lock");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            return Err(format!(
+                "data directory {} is in use by another centum server (process {}); its lock {} is held",
+                dir.display(),
+                holder.trim(),
+                path.display()
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
+    }
+    file.set_len(0)
+        .and_then(|()| writeln!(file, "{}", std::process::id()))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(file)
 }
 
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {

@@ -1207,3 +1207,26 @@ fn a_statement_that_fails_to_prepare_fails_its_block() {
         assert_eq!(code(&e), Some("42601"), "{e:?}");
     });
 }
+
+/// A second server on a data directory in use is refused before it touches
+/// a file (two servers would write the same log and checkpoints), and the
+/// first goes on; once the first is gone, the directory opens again.
+#[test]
+fn a_second_server_on_the_same_data_directory_is_refused() {
+    let mut server = Server::start(&[]);
+    let mut c = connect(&server);
+    c.batch_execute("CREATE TABLE kept (id int PRIMARY KEY); INSERT INTO kept VALUES (1)").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_centum"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", common::free_port()), "--data-dir"])
+        .arg(server.dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a second server started on the same directory");
+    let err = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
+    assert!(err.contains("in use by another centum server"), "{err}");
+    c.batch_execute("INSERT INTO kept VALUES (2)").unwrap();
+    assert!(server.stop(), "unclean exit: {}", server.log_text());
+    server.launch(&[], &[]);
+    let n: i64 = connect(&server).query_one("SELECT count(*) FROM kept", &[]).unwrap().get(0);
+    assert_eq!(n, 2);
+}
