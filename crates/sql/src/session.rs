@@ -152,6 +152,38 @@ macro_rules! identity {
     };
 }
 
+/// The settings `SHOW ALL` lists (besides any a client set), with what
+/// each does.
+const SETTING_DESCRIPTIONS: &[(&str, &str)] = &[
+    ("application_name", "The name the client gave, shown in pg_stat_activity."),
+    ("client_encoding", "The client's character encoding (always UTF8)."),
+    ("datestyle", "How dates and times are written out."),
+    ("default_transaction_isolation", "The isolation level new transactions start with."),
+    (
+        "idle_in_transaction_session_timeout",
+        "How long a session may sit idle inside a block before it is ended (0: no limit).",
+    ),
+    (
+        "idle_session_timeout",
+        "How long a session may sit idle outside a block before it is ended (0: no limit).",
+    ),
+    ("integer_datetimes", "Whether times are stored as integers (always on)."),
+    ("lock_timeout", "How long one wait for a row another transaction holds may last (0: no limit)."),
+    ("max_identifier_length", "The longest name an identifier may have."),
+    ("search_path", "The schemas unqualified names are looked up in, in order."),
+    ("server_encoding", "The database's character encoding (always UTF8)."),
+    ("server_version", "The PostgreSQL version the server answers as."),
+    (
+        "standard_conforming_strings",
+        "Whether backslashes in '...' strings are ordinary characters (always on).",
+    ),
+    ("statement_mem", "How much one statement's sorts, hash tables and results may hold."),
+    ("statement_timeout", "How long one statement may run (0: no limit)."),
+    ("synchronous_commit", "Whether a commit waits until its log record is on disk."),
+    ("timezone", "The time zone times are shown in (always UTC)."),
+    ("transaction_isolation", "The isolation level of the current transaction."),
+];
+
 /// One client's session.
 pub struct Session {
     catalog: Arc<Catalog>,
@@ -723,6 +755,9 @@ impl Session {
                 Ok(tag(&format!("DISCARD {object_type}")))
             }
             S::Set(set) => self.set(set),
+            S::ShowVariable { variable } if variable.len() == 1 && variable[0].value.eq_ignore_ascii_case("all") => {
+                Ok(self.show_all())
+            }
             S::ShowVariable { variable } => {
                 let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
                 let value = self.show(&name)?;
@@ -934,6 +969,30 @@ impl Session {
     }
 
     /// A session variable's value, as SHOW prints it.
+    /// `SHOW ALL`: every setting with its value in this session and what
+    /// it does, by name, as PostgreSQL lists them.
+    fn show_all(&self) -> QueryResult {
+        let mut names: Vec<&str> = SETTING_DESCRIPTIONS.iter().map(|(n, _)| *n).collect();
+        names.extend(self.settings.keys().map(String::as_str));
+        names.sort_unstable();
+        names.dedup();
+        let rows = names
+            .into_iter()
+            .filter_map(|n| {
+                let value = self.show(n).ok()?;
+                let about = SETTING_DESCRIPTIONS.iter().find(|(k, _)| *k == n).map_or("", |(_, d)| d);
+                Some(vec![Value::Text(n.to_string()), Value::Text(value), Value::Text(about.to_string())])
+            })
+            .collect();
+        let text = |name: &str| OutputColumn { name: name.into(), ty: Some(DataType::Text) };
+        QueryResult {
+            columns: Arc::from(vec![text("name"), text("setting"), text("description")]),
+            rows,
+            tag: "SHOW".into(),
+            notices: vec![],
+        }
+    }
+
     pub fn show(&self, name: &str) -> Result<String> {
         Ok(match name {
             "transaction_isolation" | "transaction isolation level" => {
