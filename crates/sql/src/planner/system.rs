@@ -147,7 +147,15 @@ impl Binder<'_> {
         let sig = sig?;
         let _ = sig.min;
         let mut exprs = Vec::with_capacity(args.len() + 1);
-        for (a, want) in args.into_iter().zip(&sig.params) {
+        // The size functions take a regclass: a quoted name names the
+        // relation, as `pg_total_relation_size('t')` does in PostgreSQL.
+        let takes_regclass = matches!(sig.func, CatalogFn::Size(0..=2));
+        for (i, (a, want)) in args.into_iter().zip(&sig.params).enumerate() {
+            if let (0, true, (Expr::Literal(Value::Text(s)), None)) = (i, takes_regclass, &a) {
+                let oid = sysfn::regclass_in(&Snapshot::take(self.catalog)?, s, self.search_path)?;
+                exprs.push(Expr::Literal(Value::Integer(oid)));
+                continue;
+            }
             let want = Some(want.clone());
             let (e, t) = self.coerce_untyped(a, &want)?;
             exprs.push(match t {

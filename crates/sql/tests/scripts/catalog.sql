@@ -386,3 +386,6 @@ SELECT c.relname, pg_catalog.pg_table_size(c.oid) > 0 AS has_rows, pg_catalog.pg
 FROM pg_catalog.pg_class c WHERE c.relname IN ('t', 'p') ORDER BY 1;
 INSERT INTO p VALUES (1, 'one');
 SELECT pg_catalog.pg_table_size('p'::regclass) > 0, pg_catalog.pg_total_relation_size('p'::regclass) > pg_catalog.pg_table_size('p'::regclass), pg_catalog.pg_database_size(current_database()) > 0, pg_catalog.pg_database_size('other');
+-- A quoted name is a regclass for the size functions.
+SELECT pg_total_relation_size('p') = pg_total_relation_size('p'::regclass), pg_relation_size('p') = pg_table_size('p'::regclass), pg_indexes_size('p') > 0;
+SELECT pg_total_relation_size('no_such_table');
