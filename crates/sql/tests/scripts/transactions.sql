@@ -37,7 +37,6 @@ SHOW synchronous_commit;
 SHOW no_such_setting;
 SET application_name = 'tests';
 SHOW application_name;
-SHOW ALL;
 RESET statement_timeout;
 SHOW default_transaction_isolation;
 RESET ALL;
