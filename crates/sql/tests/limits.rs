@@ -257,6 +257,27 @@ fn absurd_bucket_counts_are_refused_not_allocated() {
     );
 }
 
+/// A CREATE TABLE refused after its serial and identity columns' sequences
+/// were made (here: a bucket array over the memory limit) takes them back,
+/// so the same name can be created afterwards.
+#[test]
+fn a_refused_create_table_leaves_no_sequence_behind() {
+    let engine = centum_engine::Database::open(centum_engine::Options {
+        memory_limit: Some(64 << 20),
+        ..Default::default()
+    })
+    .unwrap();
+    let d = Database::open(engine).unwrap();
+    let mut s = d.session();
+    let big = "CREATE TABLE t1 (c0 serial, c1 int GENERATED ALWAYS AS IDENTITY, c2 int PRIMARY KEY) \
+               WITH (bucket_count = 1073741824)";
+    assert_eq!(s.execute(big).unwrap_err().sqlstate(), "53200");
+    s.execute("CREATE TABLE t1 (c0 serial, c1 int GENERATED ALWAYS AS IDENTITY, c2 int PRIMARY KEY)")
+        .unwrap();
+    s.execute("INSERT INTO t1 (c2) VALUES (7)").unwrap();
+    assert_eq!(answer(&mut s, "SELECT c0 + c1 FROM t1"), Ok(Value::Integer(2)));
+}
+
 /// The deadline is read in proportion to the work done, not once per so
 /// many rows: rows that each take long (megabyte strings, a LIKE that
 /// backtracks), a filter that rejects every row, and a sort of millions of

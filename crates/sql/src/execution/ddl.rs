@@ -396,13 +396,30 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
         bl.table_constraint(b, c)?;
     }
     validate_expressions(b, &bl)?;
+    // The sequences of serial and identity columns come first; if the
+    // table then cannot be made (a bucket array over the memory limit, a
+    // failed log write), they go again, or the next CREATE TABLE of the
+    // name would find them (42P07).
+    let mut made: Vec<&String> = Vec::new();
+    let undo = |made: &[&String]| {
+        for seq in made {
+            let _ = b.catalog.drop_sequence(seq, true);
+        }
+    };
     for (seq, def) in &bl.sequences {
-        b.catalog.create_sequence(seq, def.clone(), false)?;
+        if let Err(e) = b.catalog.create_sequence(seq, def.clone(), false) {
+            undo(&made);
+            return Err(e);
+        }
+        made.push(seq);
     }
-    let Builder { def, meta, notices, .. } = bl;
-    let def = def.extra(crate::catalog::encode_table_meta(&meta));
-    b.catalog.db().create_table(def)?;
+    let def = bl.def.clone().extra(crate::catalog::encode_table_meta(&bl.meta));
+    if let Err(e) = b.catalog.db().create_table(def) {
+        undo(&made);
+        return Err(e.into());
+    }
     b.catalog.invalidate();
+    let notices = bl.notices;
     Ok(DdlOutcome { tag: "CREATE TABLE".into(), notices })
 }
 
