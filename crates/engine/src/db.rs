@@ -623,7 +623,7 @@ impl Database {
                 }
             }
             if !pending {
-                pending = self.old_versions_live(t, ix);
+                pending = self.old_versions_live(t, ix, lock_deadline)?;
             }
             if !pending {
                 return Ok(());
@@ -636,7 +636,7 @@ impl Database {
     /// version held by an unfinished writer is decided by waiting for that
     /// writer: if it commits the version is replaced, if it aborts the
     /// version needs rewriting.
-    fn old_versions_live(&self, t: &Table, ix: &Index) -> bool {
+    fn old_versions_live(&self, t: &Table, ix: &Index, lock_deadline: Option<Instant>) -> Result<bool> {
         use crate::mvcc::visibility::{end, End};
         let nobody = crate::mvcc::TxnId(0);
         let _pin = crossbeam_epoch::pin();
@@ -650,13 +650,13 @@ impl Database {
                 loop {
                     match end(&self.shared.txns, v, nobody) {
                         End::Committed(_) => break,
-                        End::Pending(id, _) => self.shared.txns.wait_gone(id),
-                        End::Open | End::Mine => return true,
+                        End::Pending(id, _) => self.shared.txns.wait_gone_within(id, lock_deadline)?,
+                        End::Open | End::Mine => return Ok(true),
                     }
                 }
             }
         }
-        false
+        Ok(false)
     }
 
     /// Drops an index. It disappears at once for new statements; its
@@ -695,7 +695,8 @@ impl Database {
         let (shared, table) = (self.shared.clone(), t.clone());
         let finish = move || {
             for id in open {
-                shared.txns.wait_gone(id);
+                // No limits here: this thread runs no statement.
+                let _ = shared.txns.wait_gone_within(id, None);
             }
             let _tddl = table.ddl.lock().unwrap_or_else(|p| p.into_inner());
             let cur = table.indexes.load_full();

@@ -391,9 +391,8 @@ pub(crate) fn retire_undone(
     let _c = crate::critical::Critical::enter("retiring an aborted transaction's versions");
     let mut n = 0;
     for (t, table) in tables.iter().enumerate() {
-        let of_table = || writes.iter().filter(move |w| w.0 == t as u32).filter_map(|w| w.1.created());
-        n += of_table().count();
-        table.unlink_many(of_table);
+        n += table
+            .unlink_many(|| writes.iter().filter(move |w| w.0 == t as u32).filter_map(|w| w.1.created()));
     }
     // SAFETY: every created version is unreachable from every chain;
     // readers that reached one before hold epoch pins the deferral waits

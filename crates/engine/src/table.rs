@@ -287,7 +287,7 @@ impl Table {
     /// Unlinks many versions the caller owns the reclamation of (claiming
     /// each, or waiting for whoever claimed it first) and stops counting
     /// them; the caller then frees them through the epoch. `vs` lists them,
-    /// and is walked three times.
+    /// and is walked three times. Returns how many it lists.
     ///
     /// Nothing here grows with the number of versions but two bitsets, so
     /// undoing a bulk load that the memory limit stopped does not itself
@@ -297,7 +297,7 @@ impl Table {
     /// head, which unlinks every marked version in it (`Chains::sweep`).
     /// Unlinking them one by one would walk a chain once per version, which
     /// is quadratic in a long chain (a tiny `bucket_count`, duplicate keys).
-    pub(crate) fn unlink_many<I: Iterator<Item = VersionPtr>>(&self, vs: impl Fn() -> I) {
+    pub(crate) fn unlink_many<I: Iterator<Item = VersionPtr>>(&self, vs: impl Fn() -> I) -> usize {
         let _c = crate::critical::Critical::enter("unlinking row versions from their indexes");
         let set = self.indexes.load();
         let mut mine = Bits::default();
@@ -336,6 +336,7 @@ impl Table {
         }
         self.versions.add(-n);
         self.row_bytes.add(-bytes);
+        n as usize
     }
 
     /// Stops counting `v`, once it is unlinked (by the caller, or by a

@@ -625,16 +625,20 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        // A schema change's waits (for the transactions open when it
+        // An index build's waits (for the transactions open when it
         // started) end like a row wait: lock_timeout, statement_timeout,
-        // cancel.
-        self.cancel.store(false, Relaxed);
-        let limits = centum_engine::WaitLimits {
-            lock_timeout: self.lock_timeout,
-            deadline: self.statement_timeout.map(|d| Instant::now() + d),
-            cancel: Some(self.cancel.clone()),
+        // cancel. Only statements that build indexes wait so.
+        let r = if matches!(s, ast::Statement::CreateIndex(_) | ast::Statement::AlterTable(_)) {
+            self.cancel.store(false, Relaxed);
+            let limits = centum_engine::WaitLimits {
+                lock_timeout: self.lock_timeout,
+                deadline: self.statement_timeout.map(|d| Instant::now() + d),
+                cancel: Some(self.cancel.clone()),
+            };
+            centum_engine::mvcc::ddl_waits(limits, || self.run_other(s))
+        } else {
+            self.run_other(s)
         };
-        let r = centum_engine::mvcc::ddl_waits(limits, || self.run_other(s));
         if r.is_err() {
             self.fail();
         }

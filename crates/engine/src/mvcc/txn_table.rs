@@ -221,16 +221,8 @@ impl TxnTable {
     }
 
     /// Waits until transaction `id` has left its slot (no deadlock
-    /// detection: for callers that are not transactions themselves).
-    pub(crate) fn wait_gone(&self, id: TxnId) {
-        let mut spins = 0;
-        while self.state(id).is_some() {
-            super::clock::backoff(&mut spins);
-        }
-    }
-
-    /// [`TxnTable::wait_gone`], ending as the schema change's limits say
-    /// (see [`ddl_waits`]).
+    /// detection: for callers that are not transactions themselves),
+    /// ending as the schema change's limits say (see [`ddl_waits`]).
     pub(crate) fn wait_gone_within(
         &self,
         id: TxnId,
