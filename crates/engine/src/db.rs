@@ -23,6 +23,7 @@
 //! # Ok::<(), centum_engine::Error>(())
 //! ```
 
+use crate::ddl::{DdlState, Undo};
 use crate::durable;
 use crate::durable::catalog::TableImage;
 use crate::error::{Error, Result};
@@ -123,12 +124,17 @@ pub(crate) struct Shared {
     pub(crate) clock: Clock,
     pub(crate) txns: TxnTable,
     pub(crate) gc: Gc,
-    catalog: ArcSwap<HashMap<String, Arc<Table>>>,
+    pub(crate) catalog: ArcSwap<HashMap<String, Arc<Table>>>,
     /// The database-wide opaque bytes of the layer above, kept in the
     /// catalog image (changed under the DDL lock).
-    catalog_extra: ArcSwap<Vec<u8>>,
-    ddl: Mutex<()>,
-    next_table_id: AtomicU64,
+    pub(crate) catalog_extra: ArcSwap<Vec<u8>>,
+    /// The DDL lock and the schema claim (see [`crate::ddl`]).
+    pub(crate) ddl: Mutex<DdlState>,
+    /// The id of the transaction holding the schema claim; 0 for none.
+    pub(crate) claim_owner: AtomicU64,
+    /// Counts the schema claims that have ended.
+    pub(crate) claims_ended: AtomicU64,
+    pub(crate) next_table_id: AtomicU64,
     /// The data directory's log and checkpoints; `None` in memory only.
     pub(crate) storage: Option<Storage>,
     /// Set once a log sync failed: no more commits until restart. (A
@@ -192,7 +198,7 @@ impl Drop for Shared {
 /// An open database. Cheap to clone; every clone is the same database.
 #[derive(Clone)]
 pub struct Database {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     _collector: Arc<Collector>,
 }
 
@@ -274,7 +280,9 @@ impl Database {
             gc: Gc::new(start_ts),
             catalog: ArcSwap::from_pointee(catalog),
             catalog_extra: ArcSwap::from_pointee(catalog_extra),
-            ddl: Mutex::new(()),
+            ddl: Mutex::new(DdlState::default()),
+            claim_owner: AtomicU64::new(0),
+            claims_ended: AtomicU64::new(0),
             next_table_id: AtomicU64::new(next_table_id),
             storage,
             log_failed: AtomicBool::new(false),
@@ -390,7 +398,7 @@ impl Database {
     /// Creates a table with its indexes. With a data directory the new
     /// catalog is durable before the table can be used.
     pub fn create_table(&self, def: TableDef) -> Result<Arc<Table>> {
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ddl = self.shared.enter_ddl()?;
         let cat = self.shared.catalog.load_full();
         if cat.contains_key(&def.name) {
             return Err(Error::TableExists(def.name));
@@ -404,10 +412,12 @@ impl Database {
         let id = self.shared.next_table_id.load(SeqCst);
         let table = Arc::new(build_table(id, &def)?);
         self.shared.next_table_id.store(id + 1, SeqCst);
-        self.log_catalog(
-            cat.values().chain([&table]).map(|t| image_of(t)),
-            &self.shared.catalog_extra.load(),
-        )?;
+        if !ddl.remember(Undo::Created(table.clone())) {
+            self.log_catalog(
+                cat.values().chain([&table]).map(|t| image_of(t)),
+                &self.shared.catalog_extra.load(),
+            )?;
+        }
         let mut new = (*cat).clone();
         new.insert(def.name, table.clone());
         self.shared.catalog.store(Arc::new(new));
@@ -417,14 +427,18 @@ impl Database {
     /// Drops a table. Transactions already using it finish normally; the
     /// memory goes when the last of them does.
     pub fn drop_table(&self, name: &str) -> Result<()> {
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ddl = self.shared.enter_ddl()?;
         let cat = self.shared.catalog.load_full();
         let Some(t) = cat.get(name) else {
             return Err(Error::NoSuchTable(name.into()));
         };
-        let extra = self.shared.catalog_extra.load();
-        self.log_catalog(cat.values().filter(|o| !Arc::ptr_eq(o, t)).map(|t| image_of(t)), &extra)?;
-        t.dropped.store(true, SeqCst);
+        // In a transaction the table keeps taking writes until the commit:
+        // a rollback brings it back as it was.
+        if !ddl.remember(Undo::Dropped(t.clone())) {
+            let extra = self.shared.catalog_extra.load();
+            self.log_catalog(cat.values().filter(|o| !Arc::ptr_eq(o, t)).map(|t| image_of(t)), &extra)?;
+            t.dropped.store(true, SeqCst);
+        }
         let mut new = (*cat).clone();
         new.remove(name);
         self.shared.catalog.store(Arc::new(new));
@@ -435,7 +449,7 @@ impl Database {
     /// go on using it; from now on it is found under `to` only. With a data
     /// directory the new name is durable before it is used.
     pub fn rename_table(&self, from: &str, to: &str) -> Result<()> {
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ddl = self.shared.enter_ddl()?;
         let cat = self.shared.catalog.load_full();
         let Some(t) = cat.get(from).cloned() else {
             return Err(Error::NoSuchTable(from.into()));
@@ -450,7 +464,9 @@ impl Database {
             }
             image
         });
-        self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        if !ddl.remember(Undo::Renamed(t.clone(), from.into())) {
+            self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        }
         t.set_name(to.into());
         let mut new = (*cat).clone();
         new.remove(from);
@@ -463,7 +479,7 @@ impl Database {
     /// (see `TableDef::extra`). With a data directory they are durable, in
     /// the catalog image, before this returns.
     pub fn set_table_extra(&self, table: &str, extra: Vec<u8>) -> Result<()> {
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ddl = self.shared.enter_ddl()?;
         let cat = self.shared.catalog.load_full();
         let Some(t) = cat.get(table) else {
             return Err(Error::NoSuchTable(table.into()));
@@ -475,7 +491,9 @@ impl Database {
             }
             image
         });
-        self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        if !ddl.remember(Undo::Extra(t.clone(), t.extra())) {
+            self.log_catalog(images, &self.shared.catalog_extra.load())?;
+        }
         t.set_extra(extra);
         Ok(())
     }
@@ -489,11 +507,42 @@ impl Database {
     /// Replaces the database-wide opaque bytes of the layer above (for
     /// instance a SQL layer's sequences and schemas). With a data directory
     /// they are durable, in the catalog image, before this returns.
+    ///
+    /// Inside a transaction (see [`crate::ddl::ddl_scope`]) the change is
+    /// the transaction's: logged with its commit, undone by its abort.
     pub fn set_catalog_extra(&self, extra: Vec<u8>) -> Result<()> {
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
-        let cat = self.shared.catalog.load_full();
-        self.log_catalog(cat.values().map(|t| image_of(t)), &extra)?;
+        let ddl = self.shared.enter_ddl()?;
+        self.put_catalog_extra(&ddl, extra)
+    }
+
+    pub(crate) fn put_catalog_extra(&self, ddl: &crate::ddl::Entered<'_>, extra: Vec<u8>) -> Result<()> {
+        if !ddl.in_txn() {
+            let cat = self.shared.catalog.load_full();
+            self.log_catalog(cat.values().map(|t| image_of(t)), &extra)?;
+        }
         self.shared.catalog_extra.store(Arc::new(extra));
+        Ok(())
+    }
+
+    /// Replaces the database-wide extra bytes with a change that is no
+    /// schema change and belongs to no transaction (a sequence's
+    /// reservation mark): it never waits for the schema claim. `live` is
+    /// what the catalog holds now; `committed` what it holds without the
+    /// changes of the transaction holding the claim, if one does, and that
+    /// is what the log gets then.
+    pub fn write_catalog_extra(&self, live: Vec<u8>, committed: Vec<u8>) -> Result<()> {
+        let mut state = self.shared.claim_lock();
+        match state.claim.as_mut() {
+            Some(claim) => {
+                self.log_catalog(self.shared.committed_images(Some(claim)).into_iter(), &committed)?;
+                claim.committed_extra = Arc::new(committed);
+            }
+            None => {
+                let cat = self.shared.catalog.load_full();
+                self.log_catalog(cat.values().map(|t| image_of(t)), &live)?;
+            }
+        }
+        self.shared.catalog_extra.store(Arc::new(live));
         Ok(())
     }
 
@@ -538,8 +587,16 @@ impl Database {
     ///
     /// Its waits end as [`crate::mvcc::ddl_waits`] says, if the caller set
     /// limits; the index is then removed again.
+    ///
+    /// Inside a transaction (see [`crate::ddl::ddl_scope`]) the index is
+    /// the transaction's: retired again if it aborts. The versions that
+    /// transaction wrote itself are left for it to put into the index
+    /// ([`Transaction::relink_own_writes`]).
     pub fn create_index(&self, table: &str, def: IndexDef) -> Result<()> {
         let t = self.table(table)?;
+        // Wait out another transaction's schema claim before taking the
+        // table's lock, which that transaction may want too.
+        drop(self.shared.enter_ddl()?);
         let lock_deadline = crate::mvcc::txn_table::ddl_lock_deadline();
         let _tddl = loop {
             match t.ddl.try_lock() {
@@ -551,8 +608,9 @@ impl Database {
                 }
             }
         };
-        let ix = {
-            let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let me = crate::ddl::ddl_txn();
+        let (ix, fresh) = {
+            let mut ddl = self.shared.enter_ddl()?;
             if self.index_owner(&self.shared.catalog.load(), &def.name).is_some() {
                 return Err(Error::IndexExists(def.name));
             }
@@ -571,25 +629,25 @@ impl Database {
             }
             slots[pos] = Some(ix.clone());
             t.indexes.store(Arc::new(IndexSet { slots, retiring, gen }));
-            if let Err(e) = self.log_current_catalog() {
-                self.remove_index(&t, ix.name());
-                return Err(e);
+            let fresh = ddl.state.claim.as_ref().is_some_and(|c| Some(c.owner) == me && c.created(&t));
+            if !ddl.remember(Undo::IndexCreated(t.clone(), def.name.clone())) {
+                if let Err(e) = self.log_current_catalog() {
+                    remove_index(&self.shared, &t, ix.name());
+                    return Err(e);
+                }
             }
-            ix
+            (ix, fresh)
         };
         // Writers that loaded the old index set are in transactions open
-        // now; once they are gone every new version is in the index.
-        let drained = self
-            .shared
-            .txns
-            .active_ids()
-            .into_iter()
-            .try_for_each(|id| self.shared.txns.wait_gone_within(id, lock_deadline));
-        if let Err(e) = drained.and_then(|()| self.rewrite_old_versions(&t, &ix, lock_deadline)) {
-            self.remove_index(&t, ix.name());
-            // The catalog was logged with the index: log it without, or a
-            // restart would build it again.
-            let _ = self.log_current_catalog();
+        // now; once they are gone every new version is in the index. A
+        // table created by the building transaction itself has had no
+        // other writers (the layer above keeps others away from it until
+        // the commit), and that transaction must not wait for itself.
+        let others = self.shared.txns.active_ids().into_iter().filter(|&id| Some(id) != me && !fresh);
+        let drained =
+            others.into_iter().try_for_each(|id| self.shared.txns.wait_gone_within(id, lock_deadline));
+        if let Err(e) = drained.and_then(|()| self.rewrite_old_versions(&t, &ix, lock_deadline, me)) {
+            self.forget_index(&t, ix.name(), me);
             return Err(e);
         }
         let tick = self.shared.clock.allocate();
@@ -601,7 +659,17 @@ impl Database {
 
     /// Replaces every live version made before `ix` existed by an identical
     /// one that is in `ix`, until none is left.
-    fn rewrite_old_versions(&self, t: &Arc<Table>, ix: &Index, lock_deadline: Option<Instant>) -> Result<()> {
+    /// Versions of transaction `me`, the builder's own, are its business.
+    fn rewrite_old_versions(
+        &self,
+        t: &Arc<Table>,
+        ix: &Index,
+        lock_deadline: Option<Instant>,
+        me: Option<crate::TxnId>,
+    ) -> Result<()> {
+        let mine = |v: crate::row::version::VersionPtr| {
+            me.is_some_and(|m| v.begin().load(SeqCst) == m.raw() || v.end().load(SeqCst) == m.raw())
+        };
         loop {
             crate::mvcc::txn_table::ddl_past_limits(lock_deadline)?;
             let mut pending = false;
@@ -609,8 +677,10 @@ impl Database {
             let step = (t.scan.len() / 256).max(1);
             for bucket in (0..t.scan.len()).step_by(step) {
                 let r = self.run(Isolation::Snapshot, 1, |txn| {
-                    let old: Vec<_> =
-                        txn.scan_buckets(t, bucket..bucket + step)?.filter(|r| !ix.covers(r.v)).collect();
+                    let old: Vec<_> = txn
+                        .scan_buckets(t, bucket..bucket + step)?
+                        .filter(|r| !ix.covers(r.v) && !mine(r.v))
+                        .collect();
                     for r in old {
                         txn.update(&r, r.values())?;
                     }
@@ -623,7 +693,7 @@ impl Database {
                 }
             }
             if !pending {
-                pending = self.old_versions_live(t, ix, lock_deadline)?;
+                pending = self.old_versions_live(t, ix, lock_deadline, &mine)?;
             }
             if !pending {
                 return Ok(());
@@ -636,7 +706,13 @@ impl Database {
     /// version held by an unfinished writer is decided by waiting for that
     /// writer: if it commits the version is replaced, if it aborts the
     /// version needs rewriting.
-    fn old_versions_live(&self, t: &Table, ix: &Index, lock_deadline: Option<Instant>) -> Result<bool> {
+    fn old_versions_live(
+        &self,
+        t: &Table,
+        ix: &Index,
+        lock_deadline: Option<Instant>,
+        mine: &dyn Fn(crate::row::version::VersionPtr) -> bool,
+    ) -> Result<bool> {
         use crate::mvcc::visibility::{end, End};
         let nobody = crate::mvcc::TxnId(0);
         let _pin = crossbeam_epoch::pin();
@@ -644,7 +720,7 @@ impl Database {
             let mut cur = t.scan.first(b);
             while let Some(v) = cur {
                 cur = t.scan.next(v);
-                if !t.scan.is_live(v) || ix.covers(v) || v.begin().load(SeqCst) == INFINITY {
+                if !t.scan.is_live(v) || ix.covers(v) || v.begin().load(SeqCst) == INFINITY || mine(v) {
                     continue;
                 }
                 loop {
@@ -662,51 +738,48 @@ impl Database {
     /// Drops an index. It disappears at once for new statements; its
     /// memory goes once the transactions open now have finished (they may
     /// still walk it, for instance to validate a SERIALIZABLE read).
+    ///
+    /// Inside a transaction (see [`crate::ddl::ddl_scope`]) an index the
+    /// transaction built goes at once; any other is retired at commit
+    /// (until then the transaction still sees it).
     pub fn drop_index(&self, name: &str) -> Result<()> {
         let t = self
             .index_owner(&self.shared.catalog.load(), name)
             .ok_or_else(|| Error::NoSuchIndex(name.into()))?;
+        drop(self.shared.enter_ddl()?);
         let _tddl = t.ddl.lock().unwrap_or_else(|p| p.into_inner());
-        let _ddl = self.shared.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let mut ddl = self.shared.enter_ddl()?;
+        if let Some(claim) = ddl.state.claim.as_mut().filter(|c| Some(c.owner) == ddl.txn) {
+            let built = claim
+                .undo
+                .iter()
+                .position(|u| matches!(u, Undo::IndexCreated(o, n) if Arc::ptr_eq(o, &t) && n == name));
+            match built {
+                Some(at) => {
+                    claim.undo.remove(at);
+                    remove_index(&self.shared, &t, name);
+                }
+                None => claim.drop_indexes.push((t.clone(), name.into())),
+            }
+            return Ok(());
+        }
         self.shared.check_log()?;
-        self.remove_index(&t, name);
+        remove_index(&self.shared, &t, name);
         self.log_current_catalog()
     }
 
-    /// Takes index `name` out of use in two steps. First it is marked
-    /// retiring: no longer found, read or written, but versions are still
-    /// unlinked from it, so nothing it reaches is ever freed. Once every
-    /// transaction open at that moment has finished (no one can hold it
-    /// then), a background thread removes it, freeing its slot.
-    fn remove_index(&self, t: &Arc<Table>, name: &str) {
-        let cur = t.indexes.load_full();
-        // A slot still retiring may carry the same name (an index of that
-        // name dropped, or failed to build, while transactions of its time
-        // are still open): only the live one is meant.
-        let live =
-            |(s, r): (&Option<Arc<Index>>, &bool)| !*r && s.as_ref().is_some_and(|ix| ix.name() == name);
-        let Some(pos) = cur.slots.iter().zip(&cur.retiring).position(live) else {
+    /// Takes back an index whose build failed: out of the transaction's
+    /// undo steps if it belongs to one, else logged without it (it was
+    /// logged with it, and a restart would build it again).
+    fn forget_index(&self, t: &Arc<Table>, name: &str, me: Option<crate::TxnId>) {
+        remove_index(&self.shared, t, name);
+        let mut state = self.shared.claim_lock();
+        if let Some(claim) = state.claim.as_mut().filter(|c| Some(c.owner) == me) {
+            claim.undo.retain(|u| !matches!(u, Undo::IndexCreated(o, n) if Arc::ptr_eq(o, t) && n == name));
             return;
-        };
-        let mut retiring = cur.retiring.clone();
-        retiring[pos] = true;
-        t.indexes.store(Arc::new(IndexSet { slots: cur.slots.clone(), retiring, gen: cur.gen }));
-        let open = self.shared.txns.active_ids();
-        let (shared, table) = (self.shared.clone(), t.clone());
-        let finish = move || {
-            for id in open {
-                // No limits here: this thread runs no statement.
-                let _ = shared.txns.wait_gone_within(id, None);
-            }
-            let _tddl = table.ddl.lock().unwrap_or_else(|p| p.into_inner());
-            let cur = table.indexes.load_full();
-            let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
-            slots[pos] = None;
-            retiring[pos] = false;
-            table.indexes.store(Arc::new(IndexSet { slots, retiring, gen: cur.gen }));
-        };
-        // Without a thread the index just stays retiring: harmless.
-        let _ = std::thread::Builder::new().name("centum-index-drop".into()).spawn(finish);
+        }
+        drop(state);
+        let _ = self.log_current_catalog();
     }
 
     /// Takes a checkpoint now: makes every commit so far durable, closes
@@ -805,7 +878,7 @@ fn retry_backoff(attempt: u32) {
 }
 
 /// How the catalog image records `table`.
-fn image_of(table: &Table) -> TableImage {
+pub(crate) fn image_of(table: &Table) -> TableImage {
     TableImage { id: table.id, def: table.def() }
 }
 
@@ -853,4 +926,39 @@ fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u
             Index::Range(RangeIndex::new(def.name.clone(), def.unique, key, slot, gen, ready_ts))
         }
     })
+}
+
+/// Takes index `name` out of use in two steps. First it is marked
+/// retiring: no longer found, read or written, but versions are still
+/// unlinked from it, so nothing it reaches is ever freed. Once every
+/// transaction open at that moment has finished (no one can hold it
+/// then), a background thread removes it, freeing its slot.
+pub(crate) fn remove_index(shared: &Arc<Shared>, t: &Arc<Table>, name: &str) {
+    let cur = t.indexes.load_full();
+    // A slot still retiring may carry the same name (an index of that
+    // name dropped, or failed to build, while transactions of its time
+    // are still open): only the live one is meant.
+    let live = |(s, r): (&Option<Arc<Index>>, &bool)| !*r && s.as_ref().is_some_and(|ix| ix.name() == name);
+    let Some(pos) = cur.slots.iter().zip(&cur.retiring).position(live) else {
+        return;
+    };
+    let mut retiring = cur.retiring.clone();
+    retiring[pos] = true;
+    t.indexes.store(Arc::new(IndexSet { slots: cur.slots.clone(), retiring, gen: cur.gen }));
+    let open = shared.txns.active_ids();
+    let (shared, table) = (shared.clone(), t.clone());
+    let finish = move || {
+        for id in open {
+            // No limits here: this thread runs no statement.
+            let _ = shared.txns.wait_gone_within(id, None);
+        }
+        let _tddl = table.ddl.lock().unwrap_or_else(|p| p.into_inner());
+        let cur = table.indexes.load_full();
+        let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
+        slots[pos] = None;
+        retiring[pos] = false;
+        table.indexes.store(Arc::new(IndexSet { slots, retiring, gen: cur.gen }));
+    };
+    // Without a thread the index just stays retiring: harmless.
+    let _ = std::thread::Builder::new().name("centum-index-drop".into()).spawn(finish);
 }

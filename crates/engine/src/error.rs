@@ -140,6 +140,10 @@ pub enum Error {
         /// The limit, bytes.
         limit: usize,
     },
+    /// A schema change inside a transaction that would have to copy or
+    /// index rows the same transaction wrote and has not committed.
+    #[error("cannot index or rewrite table \"{0}\" in the transaction that has changed its rows; commit those changes first")]
+    OwnWrites(String),
     /// A broken invariant inside the engine: a bug, reported rather than
     /// acted on.
     #[error("internal error: {0}")]
@@ -176,7 +180,7 @@ impl Error {
             Error::NoSuchColumn(_) => "42703",
             Error::InvalidDefinition(_) => "42P16",
             Error::IndexNotReady(_) => "55000",
-            Error::NotRangeIndex(_) => "0A000",
+            Error::NotRangeIndex(_) | Error::OwnWrites(_) => "0A000",
             Error::RowAlreadyChanged => "55000",
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",

@@ -28,6 +28,7 @@ mod chunked;
 mod counter;
 mod critical;
 pub mod db;
+pub mod ddl;
 mod durable;
 pub mod error;
 pub mod gc;
@@ -43,6 +44,7 @@ pub mod table;
 
 pub use centum_storage as storage;
 pub use db::{Database, DatabaseStats, Options};
+pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};

@@ -181,7 +181,7 @@ pub(crate) fn alter_role(
                 if let Some(l) = o.login {
                     r.login = l;
                 }
-                if let Some(p) = o.password {
+                if let Some(p) = o.password.clone() {
                     r.verifier = p;
                 }
                 Ok(())
@@ -196,7 +196,7 @@ pub(crate) fn alter_role(
                 });
             }
             catalog.alter_role(&name, |r| {
-                r.name = to;
+                r.name = to.clone();
                 // PostgreSQL clears an MD5 password on rename; a SCRAM
                 // verifier does not depend on the name, so it stays.
                 Ok(())

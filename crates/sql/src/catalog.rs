@@ -15,7 +15,7 @@
 //! compare to decide whether to plan again.
 
 use crate::error::{Error, Result};
-use centum_engine::{Database, Table};
+use centum_engine::{Database, Table, TxnId};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, RwLock};
@@ -119,6 +119,7 @@ pub struct SequenceDef {
     pub reserved: Option<i64>,
 }
 
+#[derive(Clone)]
 struct SeqState {
     def: SequenceDef,
     /// The last value handed out (`None`: never called).
@@ -129,7 +130,7 @@ struct SeqState {
 const SEQ_RESERVE: i64 = 1024;
 
 /// Database-wide SQL objects, kept in the database's `extra` bytes.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Globals {
     schemas: Vec<String>,
     sequences: BTreeMap<String, SeqState>,
@@ -138,6 +139,65 @@ struct Globals {
     types: Vec<(String, String)>,
     /// Functions and procedures: name and CREATE text.
     routines: Vec<(String, String)>,
+}
+
+/// The globals as the catalog holds them: live, and while an open
+/// transaction has changed them without committing, also as committed
+/// (what other sessions see and what the log gets meanwhile). The engine's
+/// schema claim says when that transaction has ended; the next access
+/// then settles them from the engine's bytes (see [`Catalog::settle`]).
+#[derive(Default)]
+struct GlobalsCell {
+    live: Globals,
+    pending: Option<(TxnId, Globals)>,
+}
+
+impl std::ops::Deref for GlobalsCell {
+    type Target = Globals;
+    fn deref(&self) -> &Globals {
+        &self.live
+    }
+}
+
+impl std::ops::DerefMut for GlobalsCell {
+    fn deref_mut(&mut self) -> &mut Globals {
+        &mut self.live
+    }
+}
+
+impl GlobalsCell {
+    /// What the calling thread sees: the live globals for the transaction
+    /// that changed them, the committed ones for everyone else.
+    fn view(&self) -> &Globals {
+        match &self.pending {
+            Some((owner, committed)) if centum_engine::ddl_txn() != Some(*owner) => committed,
+            _ => &self.live,
+        }
+    }
+
+    /// The sequence `name` as the calling thread sees it.
+    fn sequence_mut(&mut self, name: &str) -> Option<&mut SeqState> {
+        match &mut self.pending {
+            Some((owner, committed)) if centum_engine::ddl_txn() != Some(*owner) => {
+                committed.sequences.get_mut(name)
+            }
+            _ => self.live.sequences.get_mut(name),
+        }
+    }
+
+    /// Copies sequence `name`'s position to the other copy of the globals
+    /// (sequences are not transactional: nextval is never undone).
+    fn mirror_sequence(&mut self, name: &str) {
+        let Some((owner, committed)) = &mut self.pending else { return };
+        let (from, to) = if centum_engine::ddl_txn() != Some(*owner) {
+            (&*committed, &mut self.live)
+        } else {
+            (&self.live, committed)
+        };
+        if let (Some(f), Some(t)) = (from.sequences.get(name), to.sequences.get_mut(name)) {
+            *t = f.clone();
+        }
+    }
 }
 
 /// A role: who may log in, and how its password is checked.
@@ -158,8 +218,10 @@ pub struct Role {
 pub struct Catalog {
     db: Database,
     tables: RwLock<HashMap<String, Arc<TableInfo>>>,
-    globals: Mutex<Globals>,
+    globals: Mutex<GlobalsCell>,
     version: AtomicU64,
+    /// The schema epoch the table cache belongs to.
+    cached_epoch: AtomicU64,
     /// Compiled functions and procedures, by name.
     pub(crate) compiled: crate::procedures::Cache,
     /// The server's sessions (`pg_stat_activity`).
@@ -175,8 +237,9 @@ impl Catalog {
         Ok(Catalog {
             db,
             tables: RwLock::new(HashMap::new()),
-            globals: Mutex::new(globals),
+            globals: Mutex::new(GlobalsCell { live: globals, pending: None }),
             version: AtomicU64::new(1),
+            cached_epoch: AtomicU64::new(0),
             compiled: Default::default(),
             activity,
         })
@@ -187,9 +250,10 @@ impl Catalog {
         &self.db
     }
 
-    /// Changes with every DDL; plans made at another version are stale.
+    /// Changes with every DDL, and when a transaction that changed the
+    /// schema ends; plans made at another version are stale.
     pub fn version(&self) -> u64 {
-        self.version.load(SeqCst)
+        self.version.load(SeqCst) + self.db.schema_epoch()
     }
 
     /// Forgets cached table facts after a DDL.
@@ -200,49 +264,68 @@ impl Catalog {
 
     /// Whether a schema exists (`public` and `pg_catalog` always do).
     pub fn has_schema(&self, name: &str) -> bool {
-        name == "public" || name == "pg_catalog" || self.lock_globals().schemas.iter().any(|s| s == name)
+        name == "public"
+            || name == "pg_catalog"
+            || self.lock_globals().view().schemas.iter().any(|s| s == name)
     }
 
     /// Creates a schema.
     pub fn create_schema(&self, name: &str, if_not_exists: bool) -> Result<()> {
-        let mut g = self.lock_globals();
-        if name == "public" || name == "pg_catalog" || g.schemas.iter().any(|s| s == name) {
-            if if_not_exists {
-                return Ok(());
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            if name == "public" || name == "pg_catalog" || g.schemas.iter().any(|s| s == name) {
+                if if_not_exists {
+                    return Ok(());
+                }
+                return Err(Error::Duplicate {
+                    code: "42P06",
+                    message: format!("schema \"{name}\" already exists"),
+                });
             }
-            return Err(Error::Duplicate {
-                code: "42P06",
-                message: format!("schema \"{name}\" already exists"),
-            });
-        }
-        g.schemas.push(name.to_string());
-        self.save_globals(&mut g, |g| {
-            g.schemas.pop();
+            g.schemas.push(name.to_string());
+            self.save_globals(&mut g, |g| {
+                g.schemas.pop();
+            })
         })
     }
 
     /// Drops an empty schema.
     pub fn drop_schema(&self, name: &str, if_exists: bool) -> Result<()> {
-        let prefix = format!("{name}.");
-        if self.db.table_names().iter().any(|t| t.starts_with(&prefix)) {
-            return Err(Error::other(
-                "2BP01",
-                format!("cannot drop schema {name} because other objects depend on it"),
-            ));
-        }
-        let mut g = self.lock_globals();
-        let Some(pos) = g.schemas.iter().position(|s| s == name) else {
-            if if_exists {
-                return Ok(());
+        self.changing(|| {
+            let prefix = format!("{name}.");
+            if self.db.table_names().iter().any(|t| t.starts_with(&prefix)) {
+                return Err(Error::other(
+                    "2BP01",
+                    format!("cannot drop schema {name} because other objects depend on it"),
+                ));
             }
-            return Err(Error::UndefinedObject(format!("schema \"{name}\" does not exist")));
-        };
-        let removed = g.schemas.remove(pos);
-        self.save_globals(&mut g, |g| g.schemas.insert(pos, removed))
+            let mut g = self.lock_globals();
+            let Some(pos) = g.schemas.iter().position(|s| s == name) else {
+                if if_exists {
+                    return Ok(());
+                }
+                return Err(Error::UndefinedObject(format!("schema \"{name}\" does not exist")));
+            };
+            let removed = g.schemas.remove(pos);
+            self.save_globals(&mut g, |g| g.schemas.insert(pos, removed))
+        })
     }
 
     /// The table named `name` (engine name).
+    ///
+    /// A table that another open transaction has created, dropped or
+    /// changed gives [`Error::Claimed`] until that transaction ends (the
+    /// caller waits and asks again, see [`Database::wait_claim`]).
     pub fn table(&self, name: &str) -> Result<Arc<TableInfo>> {
+        if let Some(owner) = self.db.claimed(name, centum_engine::ddl_txn()) {
+            return Err(Error::Claimed { owner, relation: display_name(name) });
+        }
+        let epoch = self.db.schema_epoch();
+        if self.cached_epoch.load(SeqCst) != epoch {
+            // What a transaction that has ended cached may be undone.
+            self.tables.write().unwrap_or_else(|e| e.into_inner()).clear();
+            self.cached_epoch.store(epoch, SeqCst);
+        }
         if let Some(t) = self.tables.read().unwrap_or_else(|e| e.into_inner()).get(name) {
             return Ok(t.clone());
         }
@@ -270,71 +353,137 @@ impl Catalog {
         Ok(())
     }
 
-    fn lock_globals(&self) -> std::sync::MutexGuard<'_, Globals> {
-        self.globals.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_globals(&self) -> std::sync::MutexGuard<'_, GlobalsCell> {
+        let mut g = self.globals.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((owner, _)) = &g.pending {
+            if self.db.claim_owner() != Some(*owner) {
+                self.settle(&mut g);
+            }
+        }
+        g
+    }
+
+    /// After the transaction that changed the globals has ended: the
+    /// engine's bytes hold its changes if it committed and not if it
+    /// aborted. Sequences keep the positions held here.
+    fn settle(&self, g: &mut GlobalsCell) {
+        g.pending = None;
+        let Ok(mut now) = decode_globals(&self.db.catalog_extra()) else { return };
+        for (name, st) in now.sequences.iter_mut() {
+            if let Some(held) = g.live.sequences.get(name) {
+                st.last = held.last;
+            }
+        }
+        g.live = now;
+    }
+
+    /// Runs `change`, a change of definitions in the globals, once no other
+    /// transaction holds the schema claim (bounded by the statement's
+    /// limits); again if one took it meanwhile. The wait comes before the
+    /// globals' lock, which the claim's holder may need (for nextval).
+    fn changing<T>(&self, mut change: impl FnMut() -> Result<T>) -> Result<T> {
+        loop {
+            self.db.enter_schema_change()?;
+            match change() {
+                Err(Error::Claimed { .. }) => continue,
+                r => return r,
+            }
+        }
     }
 
     /// Writes the globals durably after a change of definitions, which
-    /// makes plans stale; on failure runs `undo` on them.
-    fn save_globals(&self, g: &mut Globals, undo: impl FnOnce(&mut Globals)) -> Result<()> {
-        self.write_globals(g, undo)?;
+    /// makes plans stale; on failure runs `undo` on them. Inside a
+    /// transaction the change is that transaction's (see [`GlobalsCell`]).
+    /// Fails with [`Error::Claimed`], changing nothing, if another
+    /// transaction took the schema claim (see [`Catalog::changing`]).
+    fn save_globals(&self, g: &mut GlobalsCell, undo: impl FnOnce(&mut Globals)) -> Result<()> {
+        let mut before = g.live.clone();
+        undo(&mut before);
+        match self.db.try_set_catalog_extra(encode_globals(&g.live)) {
+            Ok(None) => {}
+            Ok(Some(owner)) => {
+                g.live = before;
+                return Err(Error::Claimed { owner, relation: String::new() });
+            }
+            Err(e) => {
+                g.live = before;
+                return Err(e.into());
+            }
+        }
+        if let (Some(me), None) = (centum_engine::ddl_txn(), &g.pending) {
+            g.pending = Some((me, before));
+        }
         self.version.fetch_add(1, SeqCst);
         Ok(())
     }
 
-    /// Writes the globals durably without touching any definition (a
-    /// sequence's reservation mark): plans stay valid.
-    fn write_globals(&self, g: &mut Globals, undo: impl FnOnce(&mut Globals)) -> Result<()> {
-        self.db.set_catalog_extra(encode_globals(g)).map_err(|e| {
-            undo(g);
+    /// Writes the globals durably without touching any definition (sequence
+    /// `name`'s reservation mark): plans stay valid, and no schema claim is
+    /// waited for. On failure runs `undo` on the copy it changed.
+    fn write_globals(&self, g: &mut GlobalsCell, name: &str, undo: impl FnOnce(&mut SeqState)) -> Result<()> {
+        g.mirror_sequence(name);
+        let live = encode_globals(&g.live);
+        let committed = match &g.pending {
+            Some((_, c)) => encode_globals(c),
+            None => live.clone(),
+        };
+        self.db.write_catalog_extra(live, committed).map_err(|e| {
+            if let Some(st) = g.sequence_mut(name) {
+                undo(st);
+            }
+            g.mirror_sequence(name);
             e.into()
         })
     }
 
     /// Creates a sequence.
     pub fn create_sequence(&self, name: &str, def: SequenceDef, if_not_exists: bool) -> Result<()> {
-        let mut g = self.lock_globals();
-        if g.sequences.contains_key(name) || self.db.table(name).is_ok() {
-            if if_not_exists {
-                return Ok(());
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            if g.sequences.contains_key(name) || self.db.table(name).is_ok() {
+                if if_not_exists {
+                    return Ok(());
+                }
+                return Err(Error::Duplicate {
+                    code: "42P07",
+                    message: format!("relation \"{}\" already exists", display_name(name)),
+                });
             }
-            return Err(Error::Duplicate {
-                code: "42P07",
-                message: format!("relation \"{}\" already exists", display_name(name)),
-            });
-        }
-        g.sequences.insert(name.to_string(), SeqState { def, last: None });
-        let key = name.to_string();
-        self.save_globals(&mut g, |g| {
-            g.sequences.remove(&key);
+            g.sequences.insert(name.to_string(), SeqState { def: def.clone(), last: None });
+            let key = name.to_string();
+            self.save_globals(&mut g, |g| {
+                g.sequences.remove(&key);
+            })
         })
     }
 
     /// Drops a sequence.
     pub fn drop_sequence(&self, name: &str, if_exists: bool) -> Result<()> {
-        let mut g = self.lock_globals();
-        let Some(state) = g.sequences.remove(name) else {
-            if if_exists {
-                return Ok(());
-            }
-            return Err(Error::UndefinedTable(display_name(name)));
-        };
-        let key = name.to_string();
-        self.save_globals(&mut g, |g| {
-            g.sequences.insert(key, state);
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(state) = g.sequences.remove(name) else {
+                if if_exists {
+                    return Ok(());
+                }
+                return Err(Error::UndefinedTable(display_name(name)));
+            };
+            let key = name.to_string();
+            self.save_globals(&mut g, |g| {
+                g.sequences.insert(key, state);
+            })
         })
     }
 
     /// Whether a sequence exists.
     pub fn has_sequence(&self, name: &str) -> bool {
-        self.lock_globals().sequences.contains_key(name)
+        self.lock_globals().view().sequences.contains_key(name)
     }
 
     /// The next value of sequence `name`. Values are reserved durably
     /// 1,024 at a time, so a restart skips at most that many.
     pub fn nextval(&self, name: &str) -> Result<i64> {
         let mut g = self.lock_globals();
-        let st = g.sequences.get_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
+        let st = g.sequence_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
         let d = &st.def;
         let next = match st.last {
             None => match d.reserved {
@@ -362,13 +511,12 @@ impl Catalog {
             let r = if d.increment > 0 { r.min(d.max) } else { r.max(d.min) };
             let old = st.def.reserved;
             st.def.reserved = Some(r);
-            let key = name.to_string();
-            self.write_globals(&mut g, |g| {
-                if let Some(st) = g.sequences.get_mut(&key) {
-                    st.def.reserved = old;
-                    st.last = prev_last;
-                }
+            self.write_globals(&mut g, name, |st| {
+                st.def.reserved = old;
+                st.last = prev_last;
             })?;
+        } else {
+            g.mirror_sequence(name);
         }
         Ok(next)
     }
@@ -377,7 +525,7 @@ impl Catalog {
     /// the value after it when `called`, else `value` itself.
     pub fn setval(&self, name: &str, value: i64, called: bool) -> Result<i64> {
         let mut g = self.lock_globals();
-        let st = g.sequences.get_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
+        let st = g.sequence_mut(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
         if value < st.def.min || value > st.def.max {
             return Err(Error::other(
                 "22003",
@@ -389,142 +537,151 @@ impl Catalog {
                 ),
             ));
         }
-        let old = (st.last, st.def.reserved);
+        let old = (st.last, st.def.reserved, st.def.start);
         st.last = if called { Some(value) } else { None };
         // A durable mark that makes a restart continue after `value`.
         st.def.reserved = Some(if called { value } else { value - st.def.increment });
         if !called {
             st.def.start = value;
         }
-        let key = name.to_string();
-        self.write_globals(&mut g, |g| {
-            if let Some(st) = g.sequences.get_mut(&key) {
-                (st.last, st.def.reserved) = old;
-            }
-        })?;
+        self.write_globals(&mut g, name, |st| (st.last, st.def.reserved, st.def.start) = old)?;
         Ok(value)
     }
 
     /// Names of every sequence.
     pub fn sequence_names(&self) -> Vec<String> {
-        self.lock_globals().sequences.keys().cloned().collect()
+        self.lock_globals().view().sequences.keys().cloned().collect()
     }
 
     /// Every role, in the order they were created.
     pub fn roles(&self) -> Vec<Role> {
-        self.lock_globals().roles.clone()
+        self.lock_globals().view().roles.clone()
     }
 
     /// The role named `name`.
     pub fn role(&self, name: &str) -> Option<Role> {
-        self.lock_globals().roles.iter().find(|r| r.name == name).cloned()
+        self.lock_globals().view().roles.iter().find(|r| r.name == name).cloned()
     }
 
     /// Creates a role (42710 if it exists).
     pub fn create_role(&self, role: Role) -> Result<()> {
-        let mut g = self.lock_globals();
-        if g.roles.iter().any(|r| r.name == role.name) {
-            return Err(Error::Duplicate {
-                code: "42710",
-                message: format!("role \"{}\" already exists", role.name),
-            });
-        }
-        g.roles.push(role);
-        self.save_globals(&mut g, |g| {
-            g.roles.pop();
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            if g.roles.iter().any(|r| r.name == role.name) {
+                return Err(Error::Duplicate {
+                    code: "42710",
+                    message: format!("role \"{}\" already exists", role.name),
+                });
+            }
+            g.roles.push(role.clone());
+            self.save_globals(&mut g, |g| {
+                g.roles.pop();
+            })
         })
     }
 
     /// Changes role `name` with `change` (42704 if there is none).
-    pub fn alter_role(&self, name: &str, change: impl FnOnce(&mut Role) -> Result<()>) -> Result<()> {
-        let mut g = self.lock_globals();
-        let Some(pos) = g.roles.iter().position(|r| r.name == name) else {
-            return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));
-        };
-        let old = g.roles[pos].clone();
-        change(&mut g.roles[pos])?;
-        self.save_globals(&mut g, |g| g.roles[pos] = old)
+    pub fn alter_role(&self, name: &str, change: impl Fn(&mut Role) -> Result<()>) -> Result<()> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.roles.iter().position(|r| r.name == name) else {
+                return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));
+            };
+            let old = g.roles[pos].clone();
+            change(&mut g.roles[pos])?;
+            self.save_globals(&mut g, |g| g.roles[pos] = old)
+        })
     }
 
     /// Drops role `name`; `Ok(false)` if there is none.
     pub fn drop_role(&self, name: &str) -> Result<bool> {
-        let mut g = self.lock_globals();
-        let Some(pos) = g.roles.iter().position(|r| r.name == name) else { return Ok(false) };
-        let removed = g.roles.remove(pos);
-        self.save_globals(&mut g, |g| g.roles.insert(pos, removed)).map(|()| true)
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.roles.iter().position(|r| r.name == name) else { return Ok(false) };
+            let removed = g.roles.remove(pos);
+            self.save_globals(&mut g, |g| g.roles.insert(pos, removed)).map(|()| true)
+        })
     }
 }
 
 impl Catalog {
     /// The CREATE TYPE text of composite type `name`.
     pub fn type_source(&self, name: &str) -> Option<String> {
-        self.lock_globals().types.iter().find(|t| t.0 == name).map(|t| t.1.clone())
+        self.lock_globals().view().types.iter().find(|t| t.0 == name).map(|t| t.1.clone())
     }
 
     /// Creates composite type `name` from its CREATE TYPE text (42710 if it
     /// exists).
     pub fn create_type(&self, name: &str, source: String) -> Result<()> {
-        let mut g = self.lock_globals();
-        if g.types.iter().any(|t| t.0 == name) || self.db.table(name).is_ok() {
-            return Err(Error::Duplicate {
-                code: "42710",
-                message: format!("type \"{name}\" already exists"),
-            });
-        }
-        g.types.push((name.to_string(), source));
-        self.save_globals(&mut g, |g| {
-            g.types.pop();
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            if g.types.iter().any(|t| t.0 == name) || self.db.table(name).is_ok() {
+                return Err(Error::Duplicate {
+                    code: "42710",
+                    message: format!("type \"{name}\" already exists"),
+                });
+            }
+            g.types.push((name.to_string(), source.clone()));
+            self.save_globals(&mut g, |g| {
+                g.types.pop();
+            })
         })
     }
 
     /// Drops composite type `name`; `Ok(false)` if there is none.
     pub fn drop_type(&self, name: &str) -> Result<bool> {
-        let mut g = self.lock_globals();
-        let Some(pos) = g.types.iter().position(|t| t.0 == name) else { return Ok(false) };
-        let removed = g.types.remove(pos);
-        self.save_globals(&mut g, |g| g.types.insert(pos, removed)).map(|()| true)
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.types.iter().position(|t| t.0 == name) else { return Ok(false) };
+            let removed = g.types.remove(pos);
+            self.save_globals(&mut g, |g| g.types.insert(pos, removed)).map(|()| true)
+        })
     }
 
     /// The CREATE text of function or procedure `name`.
     pub fn routine_source(&self, name: &str) -> Option<String> {
-        self.lock_globals().routines.iter().find(|r| r.0 == name).map(|r| r.1.clone())
+        self.lock_globals().view().routines.iter().find(|r| r.0 == name).map(|r| r.1.clone())
     }
 
     /// Names of every function and procedure.
     pub fn routine_names(&self) -> Vec<String> {
-        self.lock_globals().routines.iter().map(|r| r.0.clone()).collect()
+        self.lock_globals().view().routines.iter().map(|r| r.0.clone()).collect()
     }
 
     /// Stores routine `name`'s CREATE text, replacing an existing one only
     /// if `replace` (42723 otherwise). Returns the text it replaced.
     pub fn put_routine(&self, name: &str, source: String, replace: bool) -> Result<Option<String>> {
-        let mut g = self.lock_globals();
-        match g.routines.iter().position(|r| r.0 == name) {
-            Some(_) if !replace => Err(Error::Duplicate {
-                code: "42723",
-                message: format!("function \"{name}\" already exists with same argument types"),
-            }),
-            Some(pos) => {
-                let old = std::mem::replace(&mut g.routines[pos].1, source);
-                let keep = old.clone();
-                self.save_globals(&mut g, |g| g.routines[pos].1 = keep).map(|()| Some(old))
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            match g.routines.iter().position(|r| r.0 == name) {
+                Some(_) if !replace => Err(Error::Duplicate {
+                    code: "42723",
+                    message: format!("function \"{name}\" already exists with same argument types"),
+                }),
+                Some(pos) => {
+                    let old = std::mem::replace(&mut g.routines[pos].1, source.clone());
+                    let keep = old.clone();
+                    self.save_globals(&mut g, |g| g.routines[pos].1 = keep).map(|()| Some(old))
+                }
+                None => {
+                    g.routines.push((name.to_string(), source.clone()));
+                    self.save_globals(&mut g, |g| {
+                        g.routines.pop();
+                    })
+                    .map(|()| None)
+                }
             }
-            None => {
-                g.routines.push((name.to_string(), source));
-                self.save_globals(&mut g, |g| {
-                    g.routines.pop();
-                })
-                .map(|()| None)
-            }
-        }
+        })
     }
 
     /// Drops routine `name`; `Ok(false)` if there is none.
     pub fn drop_routine(&self, name: &str) -> Result<bool> {
-        let mut g = self.lock_globals();
-        let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
-        let removed = g.routines.remove(pos);
-        self.save_globals(&mut g, |g| g.routines.insert(pos, removed)).map(|()| true)
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
+            let removed = g.routines.remove(pos);
+            self.save_globals(&mut g, |g| g.routines.insert(pos, removed)).map(|()| true)
+        })
     }
 }
 
@@ -849,12 +1006,12 @@ impl Catalog {
     /// Names of the schemas created with CREATE SCHEMA (not `public` or
     /// `pg_catalog`).
     pub fn schema_names(&self) -> Vec<String> {
-        self.lock_globals().schemas.clone()
+        self.lock_globals().view().schemas.clone()
     }
 
     /// Sequence `name`'s definition.
     pub fn sequence_def(&self, name: &str) -> Option<SequenceDef> {
-        self.lock_globals().sequences.get(name).map(|s| s.def.clone())
+        self.lock_globals().view().sequences.get(name).map(|s| s.def.clone())
     }
 }
 

@@ -126,6 +126,19 @@ pub enum Error {
         /// The context lines.
         context: String,
     },
+    /// A table or definition that an open transaction has changed and not
+    /// yet committed (55P03 where it is met too late to wait for it). The
+    /// session waits for `owner` and plans the statement again when it
+    /// meets this while planning.
+    #[error(
+        "could not obtain lock on relation \"{relation}\": a transaction in progress changed its definition"
+    )]
+    Claimed {
+        /// The transaction holding the change.
+        owner: centum_engine::TxnId,
+        /// The relation (or other object) it changed.
+        relation: String,
+    },
     /// Any other error with a SQLSTATE of its own.
     #[error("{message}")]
     Other {
@@ -164,6 +177,7 @@ impl Error {
             Error::InvalidParameter(_) => "22023",
             Error::Raised { code, .. } => code,
             Error::Context { inner, .. } => inner.sqlstate(),
+            Error::Claimed { .. } => "55P03",
             Error::Other { code, .. } => code,
         }
     }

@@ -468,19 +468,7 @@ impl Session {
         }
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
-            // CREATE INDEX waits for every transaction open when it starts
-            // (their writes must reach the new index), so it cannot run
-            // inside one: the implicit transaction commits before it and
-            // begins again after it. DDL is not transactional anyway.
-            let outside = implicit && builds_index(s);
-            if outside {
-                self.commit()?;
-            }
-            let r = self.run(s);
-            if outside {
-                self.begin(None, false)?;
-            }
-            match r {
+            match self.run(s) {
                 Ok(r) => out.push(r),
                 Err(e) => {
                     if implicit {
@@ -607,8 +595,37 @@ impl Session {
         }
     }
 
+    /// The transaction of the open block, if there is one: schema changes
+    /// belong to it, and it may use what it changed (see
+    /// [`centum_engine::ddl`]).
+    fn block_txn(&self) -> Option<centum_engine::TxnId> {
+        self.txn.as_ref().filter(|_| self.state == TxnStatus::InBlock).map(|t| t.id())
+    }
+
+    /// The limits of a wait of the statement starting now.
+    fn wait_limits(&self) -> centum_engine::WaitLimits {
+        centum_engine::WaitLimits {
+            lock_timeout: self.lock_timeout,
+            deadline: self.statement_timeout.map(|d| Instant::now() + d),
+            cancel: Some(self.cancel.clone()),
+        }
+    }
+
+    /// Plans `s`. A table that another open transaction has changed
+    /// cannot be planned against until that transaction ends: the session
+    /// waits for it (lock_timeout, statement_timeout, cancel, deadlock
+    /// detection) and plans again.
     fn plan(&self, s: &ast::Statement, declared: Vec<Option<DataType>>) -> Result<Planned> {
-        plan_statement(&self.catalog, &self.search_path, s, declared)
+        let me = self.block_txn();
+        let _act = centum_engine::act_for(me);
+        loop {
+            match plan_statement(&self.catalog, &self.search_path, s, declared.clone()) {
+                Err(Error::Claimed { owner, .. }) => {
+                    self.catalog.db().wait_claim(me, owner, self.wait_limits())?;
+                }
+                r => return r,
+            }
+        }
     }
 
     /// Runs one parsed statement.
@@ -625,17 +642,24 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
-        // An index build's waits (for the transactions open when it
-        // started) end like a row wait: lock_timeout, statement_timeout,
-        // cancel. Only statements that build indexes wait so.
-        let r = if matches!(s, ast::Statement::CreateIndex(_) | ast::Statement::AlterTable(_)) {
+        let me = self.block_txn();
+        let _act = centum_engine::act_for(me);
+        // A schema change waits for another transaction's uncommitted
+        // schema changes to end, and an index build for the transactions
+        // open when it started: these waits end like a row wait
+        // (lock_timeout, statement_timeout, cancel). Inside a block the
+        // change is the block's: its own rows then go into the indexes
+        // it built.
+        let r = if is_ddl(s) {
             self.cancel.store(false, Relaxed);
-            let limits = centum_engine::WaitLimits {
-                lock_timeout: self.lock_timeout,
-                deadline: self.statement_timeout.map(|d| Instant::now() + d),
-                cancel: Some(self.cancel.clone()),
-            };
-            centum_engine::mvcc::ddl_waits(limits, || self.run_other(s))
+            centum_engine::ddl_scope(self.wait_limits(), me, || {
+                self.catalog.db().enter_schema_change()?;
+                let r = self.run_other(s)?;
+                if let Some(t) = &self.txn {
+                    t.relink_own_writes()?;
+                }
+                Ok(r)
+            })
         } else {
             self.run_other(s)
         };
@@ -652,24 +676,7 @@ impl Session {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
-        if self.read_only
-            && matches!(
-                s,
-                S::CreateTable(_)
-                    | S::CreateIndex(_)
-                    | S::Drop { .. }
-                    | S::AlterTable(_)
-                    | S::Truncate(_)
-                    | S::CreateSequence { .. }
-                    | S::CreateSchema { .. }
-                    | S::CreateRole(_)
-                    | S::AlterRole { .. }
-                    | S::CreateFunction(_)
-                    | S::DropFunction(_)
-                    | S::DropProcedure { .. }
-                    | S::CreateType { .. }
-            )
-        {
+        if self.read_only && is_ddl(s) {
             return Err(Error::read_only(&first_words(&s.to_string())));
         }
         match s {
@@ -702,10 +709,6 @@ impl Session {
                 let (t, notices) = crate::procedures::drop_types(&self.catalog, names, *if_exists)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
-            S::CreateIndex(_) if self.state != TxnStatus::Idle => Err(Error::TransactionState {
-                code: "25001",
-                message: "CREATE INDEX cannot run inside a transaction block".into(),
-            }),
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
             S::Drop { object_type: ast::ObjectType::Role, if_exists, names, .. } => {
                 let (t, notices) = crate::auth::drop_roles(&self.catalog, names, *if_exists, &self.user)?;
@@ -718,12 +721,8 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
-            S::AlterTable(_) if self.state != TxnStatus::Idle && builds_index(s) => Err(Error::TransactionState {
-                code: "25001",
-                message: "ALTER TABLE that builds an index (ADD or DROP COLUMN, a UNIQUE or PRIMARY KEY constraint) cannot run inside a transaction block".into(),
-            }),
             S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
-            S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names)),
+            S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names, self.txn.as_ref())),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
                 ddl::create_sequence(&b, name, data_type.as_ref(), sequence_options, *if_not_exists),
             ),
@@ -759,7 +758,9 @@ impl Session {
                 Ok(tag(&format!("DISCARD {object_type}")))
             }
             S::Set(set) => self.set(set),
-            S::ShowVariable { variable } if variable.len() == 1 && variable[0].value.eq_ignore_ascii_case("all") => {
+            S::ShowVariable { variable }
+                if variable.len() == 1 && variable[0].value.eq_ignore_ascii_case("all") =>
+            {
                 Ok(self.show_all())
             }
             S::ShowVariable { variable } => {
@@ -1372,22 +1373,27 @@ fn create_user_as_role(sql: &str) -> Option<String> {
     Some(format!("CREATE ROLE {rest} LOGIN"))
 }
 
-/// Whether `s` builds an index. A build waits for every transaction open
-/// when it starts, so it cannot run inside one: it would wait for itself.
-fn builds_index(s: &ast::Statement) -> bool {
-    let unique = |c: &ast::TableConstraint| {
-        matches!(c, ast::TableConstraint::Unique(_) | ast::TableConstraint::PrimaryKey(_))
-    };
-    match s {
-        ast::Statement::CreateIndex(_) => true,
-        ast::Statement::AlterTable(at) => at.operations.iter().any(|op| match op {
-            ast::AlterTableOperation::AddConstraint { constraint, .. } => unique(constraint),
-            // Adding or dropping a column rebuilds the table's indexes.
-            ast::AlterTableOperation::AddColumn { .. } | ast::AlterTableOperation::DropColumn { .. } => true,
-            _ => false,
-        }),
-        _ => false,
-    }
+/// Whether `s` changes the schema: it then waits for another
+/// transaction's uncommitted schema changes, and inside a block belongs to
+/// the block.
+fn is_ddl(s: &ast::Statement) -> bool {
+    use ast::Statement as S;
+    matches!(
+        s,
+        S::CreateTable(_)
+            | S::CreateIndex(_)
+            | S::Drop { .. }
+            | S::AlterTable(_)
+            | S::Truncate(_)
+            | S::CreateSequence { .. }
+            | S::CreateSchema { .. }
+            | S::CreateRole(_)
+            | S::AlterRole { .. }
+            | S::CreateFunction(_)
+            | S::DropFunction(_)
+            | S::DropProcedure { .. }
+            | S::CreateType { .. }
+    )
 }
 
 pub(crate) fn first_words(s: &str) -> String {

@@ -45,8 +45,19 @@ use std::sync::{Arc, Mutex};
 
 /// The redo record of a transaction committing at `ts`, or `None` when it
 /// changed no SCHEMA_AND_DATA table.
-pub(crate) fn redo_record(inner: &TxnInner, txns: &TxnTable, me: TxnId, ts: u64) -> Result<Option<Record>> {
+pub(crate) fn redo_record(
+    inner: &TxnInner,
+    txns: &TxnTable,
+    me: TxnId,
+    ts: u64,
+    schema: Option<&[u8]>,
+) -> Result<Option<Record>> {
     let mut rec: Option<Record> = None;
+    // A schema change of the transaction goes first: the rows after it
+    // may belong to tables it creates.
+    if let Some(image) = schema {
+        rec.get_or_insert_with(|| Record::with_capacity(ts, 256 + image.len())).schema(image);
+    }
     // A version this transaction made and then replaced or deleted has its
     // end field holding our id; it never existed for anyone else.
     let replaced_by_me = |v: VersionPtr| v.end().load(SeqCst) == me.raw();

@@ -285,13 +285,23 @@ impl Transaction {
                 e => e,
             });
         }
-        if self.inner.get_mut().writes.is_empty() {
+        // A transaction that changed the schema holds the DDL lock from
+        // here to the end of its commit: its record carries the catalog
+        // image, and no other image may be logged in between.
+        let claimed = self.db.holds_claim(self.id);
+        let db = self.db.clone();
+        let mut ddl = claimed.then(|| db.claim_lock());
+        if self.inner.get_mut().writes.is_empty() && (!claimed || self.db.storage.is_none()) {
             self.finished = true;
+            if let Some(state) = ddl.as_mut() {
+                self.db.release_committed(state);
+            }
             self.db.txns.set_state(self.id, TxnState::Committed(self.read_ts));
             self.db.txns.release(self.id);
             return Ok(());
         }
         if let Err(e) = self.db.check_log() {
+            drop(ddl);
             self.finished = true;
             self.abort_inner();
             return Err(e);
@@ -305,6 +315,7 @@ impl Transaction {
             self.commit_ts = Some(t);
             ts = Some(t);
             if let Err(e) = self.validate(t) {
+                drop(ddl);
                 self.finished = true;
                 self.abort_inner();
                 return Err(e);
@@ -314,20 +325,30 @@ impl Transaction {
         // commit point: no one can see these versions before that, and a
         // transaction that depends on this one logs after it.
         if self.db.storage.is_some() {
-            let logged = durable::redo_record(self.inner.get_mut(), &self.db.txns, self.id, ts.unwrap_or(0))
-                .and_then(|rec| match rec {
-                    None => Ok(()),
-                    Some(rec) => {
-                        let (db, id) = (&self.db, self.id);
-                        let mut stamped = ts;
-                        let r = db
-                            .log(rec, self.durability, &mut || *stamped.get_or_insert_with(|| stamp(db, id)));
-                        ts = stamped;
-                        self.commit_ts = stamped;
-                        r
-                    }
-                });
+            let image = ddl.as_ref().and_then(|state| state.claim.as_ref()).map(|c| self.db.claim_image(c));
+            // A schema change is durable before it is acknowledged, as
+            // every schema change outside a transaction is.
+            let durability = if image.is_some() { LogDurability::Sync } else { self.durability };
+            let logged = durable::redo_record(
+                self.inner.get_mut(),
+                &self.db.txns,
+                self.id,
+                ts.unwrap_or(0),
+                image.as_deref(),
+            )
+            .and_then(|rec| match rec {
+                None => Ok(()),
+                Some(rec) => {
+                    let (db, id) = (&self.db, self.id);
+                    let mut stamped = ts;
+                    let r = db.log(rec, durability, &mut || *stamped.get_or_insert_with(|| stamp(db, id)));
+                    ts = stamped;
+                    self.commit_ts = stamped;
+                    r
+                }
+            });
             if let Err(e) = logged {
+                drop(ddl);
                 self.finished = true;
                 self.abort_inner();
                 return Err(e);
@@ -360,6 +381,9 @@ impl Transaction {
             }
         }
         self.db.txns.release(self.id);
+        if let Some(mut state) = ddl {
+            self.db.release_committed(&mut state);
+        }
         if !garbage.is_empty() {
             let item = GcItem { ts, tables: inner.tables, versions: garbage, undone: Chunked::default() };
             let help = self.db.gc.push(item);
@@ -376,6 +400,8 @@ impl Transaction {
     }
 
     fn abort_inner(&mut self) {
+        let db = self.db.clone();
+        let mut ddl = db.holds_claim(self.id).then(|| db.claim_lock());
         let _c = crate::critical::Critical::enter("undoing an aborted transaction's writes");
         let inner = std::mem::take(self.inner.get_mut());
         // Clear replacement links first: once Aborted is published another
@@ -402,6 +428,12 @@ impl Transaction {
                 created += 1;
             }
         }
+        // Its schema changes are taken back before its slot is free: a
+        // schema change waiting for it finds the catalog as it was.
+        if let Some(state) = ddl.as_mut() {
+            self.db.release_aborted(state);
+        }
+        drop(ddl);
         self.db.txns.release(self.id);
         // A big transaction's versions (a bulk load cut short by a timeout
         // or an error) go to the collector, so the client hears of the

@@ -385,6 +385,11 @@ pub fn ddl_waits<R>(limits: super::WaitLimits, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// The calling thread's schema-change limits (none if unset).
+pub(crate) fn ddl_limits() -> super::WaitLimits {
+    DDL_LIMITS.with(|l| l.borrow().clone().unwrap_or_default())
+}
+
 /// When a schema change's lock wait must end, counted from now.
 pub(crate) fn ddl_lock_deadline() -> Option<Instant> {
     DDL_LIMITS.with(|l| l.borrow().as_ref().and_then(|l| l.lock_timeout).map(|t| Instant::now() + t))

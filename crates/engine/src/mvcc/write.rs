@@ -66,6 +66,35 @@ impl Transaction {
         Ok(())
     }
 
+    /// Puts the versions this transaction has written into indexes built
+    /// since it wrote them. An index built inside the transaction (see
+    /// [`crate::ddl`]) indexes every version but the builder's own, which
+    /// only the builder can replace: each is replaced by an identical one
+    /// made under the new index set. A unique index refuses a duplicate
+    /// among them here.
+    pub fn relink_own_writes(&self) -> Result<()> {
+        let me = self.id.raw();
+        let stale: Vec<(Arc<Table>, VersionPtr)> = {
+            let inner = self.inner.borrow();
+            inner
+                .writes
+                .iter()
+                .filter_map(|&(t, w)| {
+                    let n = w.created()?;
+                    let table = &inner.tables[t as usize];
+                    let current = n.end().load(SeqCst) != me;
+                    let uncovered = table.indexes.load().iter().any(|ix| !ix.covers(n));
+                    (current && uncovered).then(|| (table.clone(), n))
+                })
+                .collect()
+        };
+        for (table, v) in stale {
+            let row = Row::new(&table, v);
+            self.update(&row, row.values())?;
+        }
+        Ok(())
+    }
+
     /// Replaces `row` with `values`. Returns false if the row was deleted by
     /// a concurrent transaction (READ COMMITTED only; the other levels fail).
     pub fn update(&self, row: &Row<'_>, values: Vec<Value>) -> Result<bool> {

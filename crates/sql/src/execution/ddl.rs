@@ -818,7 +818,13 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
 }
 
 /// TRUNCATE: deletes every row of each table, in one transaction.
-pub(crate) fn truncate(b: &Binder, names: &[ast::TruncateTableTarget]) -> Result<DdlOutcome> {
+/// TRUNCATE: deletes every row, in `txn` (the open block's) if given,
+/// else in a transaction of its own.
+pub(crate) fn truncate(
+    b: &Binder,
+    names: &[ast::TruncateTableTarget],
+    txn: Option<&centum_engine::Transaction>,
+) -> Result<DdlOutcome> {
     let tables: Vec<String> = names.iter().map(|n| b.table_name(&n.name)).collect::<Result<_>>()?;
     for t in &tables {
         let info = b.catalog.table(t)?;
@@ -831,7 +837,7 @@ pub(crate) fn truncate(b: &Binder, names: &[ast::TruncateTableTarget]) -> Result
             }
         }
     }
-    b.catalog.db().run(Isolation::Snapshot, 3, |txn| {
+    let empty = |txn: &centum_engine::Transaction| {
         for t in &tables {
             let table = b.catalog.db().table(t)?;
             let rows: Vec<_> = txn.scan(&table)?.collect();
@@ -840,7 +846,11 @@ pub(crate) fn truncate(b: &Binder, names: &[ast::TruncateTableTarget]) -> Result
             }
         }
         Ok(())
-    })?;
+    };
+    match txn {
+        Some(txn) => empty(txn)?,
+        None => b.catalog.db().run(Isolation::Snapshot, 3, |txn| empty(txn))?,
+    }
     Ok(done("TRUNCATE TABLE"))
 }
 
@@ -881,6 +891,13 @@ fn rewrite(
     map: impl Fn(&[centum_types::Value], &crate::execution::ExecCtx) -> Result<Vec<centum_types::Value>>,
 ) -> Result<()> {
     let db = b.catalog.db();
+    // Inside a block the copy below cannot see the block's own changes to
+    // the table.
+    if let Some(me) = centum_engine::ddl_txn() {
+        if db.written_by(name, me)? {
+            return Err(centum_engine::Error::OwnWrites(name.into()).into());
+        }
+    }
     let tmp = format!("{name}{REWRITE}");
     let _ = db.drop_table(&tmp);
     let indexes = def.indexes.clone();

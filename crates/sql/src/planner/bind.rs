@@ -166,9 +166,13 @@ impl<'a> Binder<'a> {
         let parts = object_parts(name)?;
         match parts.as_slice() {
             [t] => {
+                let db = self.catalog.db();
                 for s in self.search_path {
                     let n = qualify(s, t);
-                    if self.catalog.db().table(&n).is_ok() {
+                    // A name another open transaction has changed (a table
+                    // it dropped, or one it created) is decided when that
+                    // transaction ends.
+                    if db.table(&n).is_ok() || db.claimed(&n, centum_engine::ddl_txn()).is_some() {
                         return Ok(n);
                     }
                 }
