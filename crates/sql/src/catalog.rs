@@ -251,9 +251,14 @@ impl Catalog {
     }
 
     /// Changes with every DDL, and when a transaction that changed the
-    /// schema ends; plans made at another version are stale.
+    /// schema ends; plans made at another version are stale. The
+    /// transaction holding uncommitted schema changes sees versions of its
+    /// own (odd ones), so that no plan or compiled routine made on its
+    /// changes is used by anyone else (the compiled routines are shared).
     pub fn version(&self) -> u64 {
-        self.version.load(SeqCst) + self.db.schema_epoch()
+        let v = self.version.load(SeqCst) + self.db.schema_epoch();
+        let mine = self.db.claim_owner().is_some_and(|o| Some(o) == centum_engine::ddl_txn());
+        v * 2 + u64::from(mine)
     }
 
     /// Forgets cached table facts after a DDL.
@@ -385,7 +390,7 @@ impl Catalog {
         loop {
             self.db.enter_schema_change()?;
             match change() {
-                Err(Error::Claimed { .. }) => continue,
+                Err(e) if e.claimed_by().is_some() => continue,
                 r => return r,
             }
         }

@@ -182,6 +182,16 @@ impl Error {
         }
     }
 
+    /// The transaction whose uncommitted schema change the statement met
+    /// ([`Error::Claimed`], inside routines' context too).
+    pub fn claimed_by(&self) -> Option<centum_engine::TxnId> {
+        match self {
+            Error::Claimed { owner, .. } => Some(*owner),
+            Error::Context { inner, .. } => inner.claimed_by(),
+            _ => None,
+        }
+    }
+
     /// Where the error happened inside routines (CONTEXT), if it did.
     pub fn context(&self) -> Option<&str> {
         match self {

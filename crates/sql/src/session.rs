@@ -419,6 +419,9 @@ impl Session {
     /// module); everywhere else unwinding is safe, because dropping a
     /// transaction aborts it.
     pub(crate) fn guarded<R>(&mut self, f: impl FnOnce(&mut Session) -> Result<R>) -> Result<R> {
+        // The thread acts for the open block (statements that begin or end
+        // one set it again for themselves).
+        let _act = centum_engine::act_for(self.block_txn());
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
             Ok(r) => r,
             Err(panic) => {
@@ -620,9 +623,10 @@ impl Session {
         let _act = centum_engine::act_for(me);
         loop {
             match plan_statement(&self.catalog, &self.search_path, s, declared.clone()) {
-                Err(Error::Claimed { owner, .. }) => {
-                    self.catalog.db().wait_claim(me, owner, self.wait_limits())?;
-                }
+                Err(e) => match e.claimed_by() {
+                    Some(owner) => self.catalog.db().wait_claim(me, owner, self.wait_limits())?,
+                    None => return Err(e),
+                },
                 r => return r,
             }
         }

@@ -276,3 +276,31 @@ fn a_block_that_never_commits_leaves_no_schema_behind_a_crash() {
     assert_eq!(scalar(&mut s, "SELECT nextval('s2')"), 1);
     assert!(db.catalog().db().table("fresh").unwrap().index("fresh_k").is_ok());
 }
+
+/// Compiled routines are shared between sessions: one compiled on a
+/// block's uncommitted table must not write into that table for another
+/// session, whose rows would go with the block's ROLLBACK.
+#[test]
+fn a_routine_compiled_on_a_blocks_changes_serves_no_one_else() {
+    bounded(|| {
+        let db = db();
+        let mut a = db.session();
+        exec(
+            &mut a,
+            "CREATE TABLE t (k int); \
+             CREATE PROCEDURE ins(v int) LANGUAGE plpgsql AS $$ BEGIN INSERT INTO t VALUES (v); END $$",
+        );
+        exec(&mut a, "BEGIN; ALTER TABLE t ADD COLUMN w int DEFAULT 1; CALL ins(1)");
+        let other = db.clone();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(other.session().execute("CALL ins(2)").map(|_| ()).map_err(|e| e.sqlstate()));
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        exec(&mut a, "ROLLBACK");
+        // The other session waited for the block, then ran on the table as
+        // committed.
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)).unwrap(), Ok(()));
+        assert_eq!(ints(&mut a, "SELECT k FROM t"), vec![2]);
+    });
+}

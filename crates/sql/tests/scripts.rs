@@ -125,4 +125,5 @@ scripts!(
     procedure_limits,
     merge,
     alter,
+    ddl_transactions,
 );

@@ -289,8 +289,8 @@ impl Transaction {
         // here to the end of its commit: its record carries the catalog
         // image, and no other image may be logged in between.
         let claimed = self.db.holds_claim(self.id);
-        let db = self.db.clone();
-        let mut ddl = claimed.then(|| db.claim_lock());
+        let db = claimed.then(|| self.db.clone());
+        let mut ddl = db.as_ref().map(|db| db.claim_lock());
         if self.inner.get_mut().writes.is_empty() && (!claimed || self.db.storage.is_none()) {
             self.finished = true;
             if let Some(state) = ddl.as_mut() {
@@ -400,8 +400,8 @@ impl Transaction {
     }
 
     fn abort_inner(&mut self) {
-        let db = self.db.clone();
-        let mut ddl = db.holds_claim(self.id).then(|| db.claim_lock());
+        let db = self.db.holds_claim(self.id).then(|| self.db.clone());
+        let mut ddl = db.as_ref().map(|db| db.claim_lock());
         let _c = crate::critical::Critical::enter("undoing an aborted transaction's writes");
         let inner = std::mem::take(self.inner.get_mut());
         // Clear replacement links first: once Aborted is published another

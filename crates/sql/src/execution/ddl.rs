@@ -745,11 +745,48 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
                 }
                 notices.append(&mut bl.notices);
             }
+            ast::AlterTableOperation::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
+                rename_table(b, &table, to)?;
+                // Any further operation names the table by its new name.
+                break;
+            }
             other => return Err(Error::unsupported(format!("ALTER TABLE {other}"))),
         }
     }
     b.catalog.invalidate();
     Ok(DdlOutcome { tag: "ALTER TABLE".into(), notices })
+}
+
+/// ALTER TABLE ... RENAME TO: the table keeps its schema, rows, indexes,
+/// sequences and constraints; foreign keys that reference it follow it.
+fn rename_table(b: &Binder, table: &str, to: &ast::ObjectName) -> Result<()> {
+    let parts = object_parts(to)?;
+    let [new_short] = parts.as_slice() else {
+        return Err(Error::Syntax("RENAME TO takes a table name without a schema".into()));
+    };
+    let new = match table.split_once('.') {
+        Some((schema, _)) => format!("{schema}.{new_short}"),
+        None => new_short.clone(),
+    };
+    if b.catalog.db().table(&new).is_ok() || b.catalog.has_sequence(&new) {
+        return Err(Error::Duplicate {
+            code: "42P07",
+            message: format!("relation \"{}\" already exists", crate::catalog::display_name(&new)),
+        });
+    }
+    let referencing: Vec<String> =
+        b.catalog.table(table)?.referenced_by.iter().map(|(child, _)| child.clone()).collect();
+    b.catalog.db().rename_table(table, &new)?;
+    b.catalog.invalidate();
+    for child in referencing.iter().map(|c| if c == table { new.clone() } else { c.clone() }) {
+        let mut meta = b.catalog.table(&child)?.meta.clone();
+        for fk in meta.foreign_keys.iter_mut().filter(|f| f.ref_table == table) {
+            fk.ref_table = new.clone();
+        }
+        b.catalog.set_meta(&child, &meta)?;
+    }
+    Ok(())
 }
 
 /// New CHECK and FOREIGN KEY constraints must hold for the rows already

@@ -1,0 +1,75 @@
+-- Schema changes inside transaction blocks commit and roll back with them.
+CREATE TABLE base (id int PRIMARY KEY, v text);
+INSERT INTO base VALUES (1, 'one'), (2, 'two');
+BEGIN;
+CREATE TABLE fresh (id serial PRIMARY KEY, base_id int REFERENCES base(id), note text);
+INSERT INTO fresh (base_id, note) VALUES (1, 'a'), (2, 'b');
+CREATE INDEX fresh_note ON fresh (note);
+SELECT id, base_id, note FROM fresh WHERE note = 'b';
+ROLLBACK;
+SELECT * FROM fresh;
+SELECT nextval('fresh_id_seq');
+BEGIN;
+DROP TABLE base;
+SELECT * FROM base;
+ROLLBACK;
+SELECT * FROM base ORDER BY id;
+BEGIN;
+ALTER TABLE base ADD COLUMN w int DEFAULT 7;
+ALTER TABLE base ADD CONSTRAINT v_unique UNIQUE (v);
+SELECT * FROM base ORDER BY id;
+ROLLBACK;
+SELECT * FROM base ORDER BY id;
+INSERT INTO base VALUES (3, 'one');
+DELETE FROM base WHERE id = 3;
+-- An error inside the block undoes its schema changes too.
+BEGIN;
+CREATE TABLE doomed (k int);
+ALTER TABLE base ADD CONSTRAINT v_check CHECK (length(v) > 5);
+COMMIT;
+SELECT * FROM doomed;
+-- A migration: tables, constraints, indexes, then data, in one block.
+BEGIN;
+CREATE TABLE author (id bigserial PRIMARY KEY, name varchar(100) NOT NULL);
+CREATE TABLE book (id bigserial PRIMARY KEY, title text NOT NULL, author_id bigint NOT NULL);
+ALTER TABLE book ADD CONSTRAINT book_author_fk FOREIGN KEY (author_id) REFERENCES author (id);
+CREATE INDEX book_author_idx ON book (author_id);
+ALTER TABLE author ADD CONSTRAINT author_name_uniq UNIQUE (name);
+ALTER TABLE book ADD COLUMN pages int NULL;
+INSERT INTO author (name) VALUES ('Ann'), ('Bob');
+INSERT INTO book (title, author_id, pages) VALUES ('First', 1, 100), ('Second', 2, NULL);
+COMMIT;
+SELECT b.title, a.name, b.pages FROM book b JOIN author a ON a.id = b.author_id ORDER BY b.id;
+INSERT INTO book (title, author_id) VALUES ('Orphan', 9);
+INSERT INTO author (name) VALUES ('Ann');
+-- Renames follow foreign keys, and roll back.
+BEGIN;
+ALTER TABLE author RENAME TO writer;
+INSERT INTO book (title, author_id) VALUES ('Third', 1);
+SELECT name FROM writer ORDER BY id;
+SELECT name FROM author;
+ROLLBACK;
+SELECT name FROM author ORDER BY id;
+ALTER TABLE author RENAME TO writer;
+INSERT INTO book (title, author_id) VALUES ('Orphan', 9);
+DELETE FROM writer WHERE id = 1;
+SELECT count(*) FROM book;
+ALTER TABLE writer RENAME TO book;
+-- Dropping an index inside a block keeps it until COMMIT.
+BEGIN;
+DROP INDEX book_author_idx;
+ROLLBACK;
+BEGIN;
+DROP INDEX book_author_idx;
+CREATE INDEX book_author_id_idx ON book (author_id, id);
+COMMIT;
+SELECT title FROM book WHERE author_id = 2;
+-- Sequences and functions made in a block go with its rollback.
+BEGIN;
+CREATE SEQUENCE tickets;
+SELECT nextval('tickets');
+CREATE FUNCTION twice(x int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN x * 2; END $$;
+SELECT twice(21);
+ROLLBACK;
+SELECT nextval('tickets');
+SELECT twice(21);
