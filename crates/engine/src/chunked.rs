@@ -59,6 +59,42 @@ impl<T> Chunked<T> {
         self.first.iter().chain(self.rest.iter().flatten())
     }
 
+    /// Removes the entries from position `at` on and returns them, in
+    /// order.
+    pub(crate) fn split_off(&mut self, at: usize) -> Vec<T> {
+        let mut tail = Vec::new();
+        if at >= self.len {
+            return tail;
+        }
+        if at < self.first.len() {
+            tail.extend(self.first.drain(at..));
+            tail.extend(self.rest.drain(..).flatten());
+        } else {
+            let mut skip = at - self.first.len();
+            let chunk = self
+                .rest
+                .iter()
+                .position(|c| {
+                    let here = skip < c.len();
+                    if !here {
+                        skip -= c.len();
+                    }
+                    here
+                })
+                .unwrap_or(self.rest.len());
+            let mut later = self.rest.split_off(chunk).into_iter();
+            if let Some(mut c) = later.next() {
+                tail.extend(c.drain(skip..));
+                if !c.is_empty() {
+                    self.rest.push(c);
+                }
+            }
+            tail.extend(later.flatten());
+        }
+        self.len = at;
+        tail
+    }
+
     /// Keeps the entries for which `keep` says true, in order.
     pub(crate) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
         self.first.retain(&mut keep);
@@ -73,6 +109,22 @@ impl<T> Chunked<T> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_off_returns_the_tail_and_keeps_the_head() {
+        for at in [0, 5, CHUNK - 1, CHUNK, CHUNK + 3, 2 * CHUNK, 3 * CHUNK + 6, 3 * CHUNK + 7, 4 * CHUNK] {
+            let mut c = Chunked::default();
+            let n = 3 * CHUNK + 7;
+            (0..n).for_each(|i| c.push(i));
+            let tail = c.split_off(at);
+            assert_eq!(tail, (at.min(n)..n).collect::<Vec<_>>(), "at {at}");
+            assert_eq!(c.len(), at.min(n));
+            assert!(c.iter().copied().eq(0..at.min(n)), "at {at}");
+            c.push(usize::MAX);
+            assert_eq!(c.iter().last(), Some(&usize::MAX));
+            assert_eq!(c.len(), at.min(n) + 1);
+        }
+    }
 
     #[test]
     fn keeps_order_across_chunks() {

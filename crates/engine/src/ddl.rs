@@ -319,8 +319,26 @@ impl Shared {
     /// back, newest first.
     pub(crate) fn release_aborted(self: &Arc<Self>, state: &mut DdlState) {
         let Some(claim) = state.claim.take() else { return };
+        self.undo_steps(claim.undo);
+        self.catalog_extra.store(claim.committed_extra);
+        self.claims_ended.fetch_add(1, SeqCst);
+        self.claim_owner.store(0, SeqCst);
+    }
+
+    /// Takes back the claim's changes after a savepoint of its holder
+    /// (`steps` and `drops`: how many undo steps and index drops it had
+    /// then). The claim stays held.
+    pub(crate) fn undo_since(self: &Arc<Self>, state: &mut DdlState, steps: usize, drops: usize) {
+        let Some(claim) = state.claim.as_mut() else { return };
+        claim.drop_indexes.truncate(drops);
+        let later = claim.undo.split_off(steps.min(claim.undo.len()));
+        self.undo_steps(later);
+    }
+
+    /// Runs undo steps, newest first, on the live catalog.
+    fn undo_steps(self: &Arc<Self>, steps: Vec<Undo>) {
         let mut cat = (*self.catalog.load_full()).clone();
-        for u in claim.undo.into_iter().rev() {
+        for u in steps.into_iter().rev() {
             match u {
                 Undo::Created(t) => {
                     cat.retain(|_, o| !Arc::ptr_eq(o, &t));
@@ -339,9 +357,20 @@ impl Shared {
             }
         }
         self.catalog.store(Arc::new(cat));
-        self.catalog_extra.store(claim.committed_extra);
-        self.claims_ended.fetch_add(1, SeqCst);
-        self.claim_owner.store(0, SeqCst);
+    }
+
+    /// How many undo steps and index drops the claim of `me` has (zero if
+    /// it holds none): a savepoint's mark.
+    pub(crate) fn claim_mark(&self, me: TxnId) -> (usize, usize) {
+        if !self.holds_claim(me) {
+            return (0, 0);
+        }
+        let state = self.lock_ddl();
+        state
+            .claim
+            .as_ref()
+            .filter(|c| c.owner == me)
+            .map_or((0, 0), |c| (c.undo.len(), c.drop_indexes.len()))
     }
 }
 

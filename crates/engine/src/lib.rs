@@ -48,7 +48,7 @@ pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
-pub use mvcc::{Isolation, RangeScan, Row, Scan, Transaction, TxnId, WaitLimits};
+pub use mvcc::{Isolation, RangeScan, Row, Savepoint, Scan, Transaction, TxnId, WaitLimits};
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
 pub use table::{Table, TableStats};

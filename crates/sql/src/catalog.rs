@@ -200,6 +200,9 @@ impl GlobalsCell {
     }
 }
 
+/// The globals at a savepoint ([`Catalog::globals_mark`]).
+pub(crate) struct GlobalsMark(Option<Globals>);
+
 /// A role: who may log in, and how its password is checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Role {
@@ -380,6 +383,34 @@ impl Catalog {
             }
         }
         g.live = now;
+    }
+
+    /// The globals as transaction `me` sees them now: what a savepoint
+    /// keeps, to go back to with [`Catalog::globals_rollback`].
+    pub(crate) fn globals_mark(&self, me: TxnId) -> GlobalsMark {
+        let g = self.lock_globals();
+        GlobalsMark(g.pending.as_ref().filter(|(owner, _)| *owner == me).map(|_| g.live.clone()))
+    }
+
+    /// Takes back transaction `me`'s changes of the globals since `mark`
+    /// (ROLLBACK TO SAVEPOINT). Sequences keep their positions.
+    pub(crate) fn globals_rollback(&self, me: TxnId, mark: &GlobalsMark) -> Result<()> {
+        let mut g = self.lock_globals();
+        let Some((owner, committed)) = &g.pending else { return Ok(()) };
+        if *owner != me {
+            return Ok(());
+        }
+        let mut back = mark.0.clone().unwrap_or_else(|| committed.clone());
+        for (name, st) in back.sequences.iter_mut() {
+            if let Some(now) = g.live.sequences.get(name) {
+                *st = now.clone();
+            }
+        }
+        g.live = back;
+        let _act = centum_engine::act_for(Some(me));
+        self.db.set_catalog_extra(encode_globals(&g.live))?;
+        self.version.fetch_add(1, SeqCst);
+        Ok(())
     }
 
     /// Runs `change`, a change of definitions in the globals, once no other

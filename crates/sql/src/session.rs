@@ -55,6 +55,7 @@ impl Database {
         Session {
             catalog: self.catalog.clone(),
             txn: None,
+            savepoints: Vec::new(),
             state: TxnStatus::Idle,
             block_used: false,
             read_only: false,
@@ -189,6 +190,8 @@ pub struct Session {
     catalog: Arc<Catalog>,
     txn: Option<Transaction>,
     state: TxnStatus,
+    /// The block's savepoints, oldest first.
+    savepoints: Vec<SavepointMark>,
     /// Whether the block ran a statement yet (SET TRANSACTION must come first).
     block_used: bool,
     /// Whether the block is READ ONLY.
@@ -434,6 +437,7 @@ impl Session {
                 if let Some(t) = self.txn.take() {
                     t.abort();
                 }
+                self.savepoints.clear();
                 self.fail();
                 Err(Error::other("XX000", format!("internal error: {what}")))
             }
@@ -588,21 +592,94 @@ impl Session {
     /// An error inside a block: the block stays failed (25P02) until
     /// ROLLBACK, but its engine transaction is rolled back now, so the rows
     /// it changed or claimed are free for others at once, as PostgreSQL
-    /// releases a failed transaction's locks at the error.
+    /// releases a failed transaction's locks at the error. With savepoints
+    /// only what came after the newest one is rolled back: ROLLBACK TO can
+    /// then take the block up again from there.
     fn fail(&mut self) {
         if self.state == TxnStatus::InBlock {
             self.state = TxnStatus::Failed;
-            if let Some(t) = self.txn.take() {
-                t.abort();
+            match self.savepoints.last() {
+                Some(sp) => self.undo_to(sp),
+                None => {
+                    if let Some(t) = self.txn.take() {
+                        t.abort();
+                    }
+                }
             }
         }
+    }
+
+    /// Rolls the block's transaction back to a savepoint: its writes and
+    /// schema changes since then, and the globals it changed.
+    fn undo_to(&self, sp: &SavepointMark) {
+        let Some(t) = &self.txn else { return };
+        t.rollback_to(&sp.engine);
+        if let Err(e) = self.catalog.globals_rollback(t.id(), &sp.globals) {
+            tracing::error!(error = %e, "rolling the catalog's globals back to a savepoint failed");
+        }
+        self.catalog.invalidate();
+    }
+
+    /// `r`, failing the block if it is an error.
+    fn failing<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.fail();
+        }
+        r
+    }
+
+    /// SAVEPOINT name.
+    fn savepoint(&mut self, name: &str) -> Result<QueryResult> {
+        let Some(t) = self.txn.as_ref().filter(|_| self.state == TxnStatus::InBlock) else {
+            return Err(no_block("SAVEPOINT"));
+        };
+        let mark = SavepointMark {
+            name: name.to_string(),
+            engine: t.savepoint(),
+            globals: self.catalog.globals_mark(t.id()),
+        };
+        self.savepoints.push(mark);
+        self.block_used = true;
+        Ok(tag("SAVEPOINT"))
+    }
+
+    /// The newest savepoint named `name` (3B001 if there is none).
+    fn find_savepoint(&self, name: &str) -> Result<usize> {
+        self.savepoints
+            .iter()
+            .rposition(|s| s.name == name)
+            .ok_or_else(|| Error::other("3B001", format!("savepoint \"{name}\" does not exist")))
+    }
+
+    /// RELEASE [SAVEPOINT] name: forgets it and every newer one; what was
+    /// done since stays part of the block.
+    fn release(&mut self, name: &str) -> Result<QueryResult> {
+        if self.state == TxnStatus::Idle {
+            return Err(no_block("RELEASE SAVEPOINT"));
+        }
+        let at = self.find_savepoint(name)?;
+        self.savepoints.truncate(at);
+        Ok(tag("RELEASE"))
+    }
+
+    /// ROLLBACK TO [SAVEPOINT] name: takes back everything since it (the
+    /// savepoint stays), and takes a failed block up again.
+    fn rollback_to(&mut self, name: &str) -> Result<QueryResult> {
+        if self.state == TxnStatus::Idle {
+            return Err(no_block("ROLLBACK TO SAVEPOINT"));
+        }
+        let at = self.find_savepoint(name)?;
+        self.savepoints.truncate(at + 1);
+        self.undo_to(&self.savepoints[at]);
+        self.state = TxnStatus::InBlock;
+        Ok(tag("ROLLBACK"))
     }
 
     /// The transaction of the open block, if there is one: schema changes
     /// belong to it, and it may use what it changed (see
     /// [`centum_engine::ddl`]).
     fn block_txn(&self) -> Option<centum_engine::TxnId> {
-        self.txn.as_ref().filter(|_| self.state == TxnStatus::InBlock).map(|t| t.id())
+        self.txn.as_ref().filter(|_| self.state != TxnStatus::Idle).map(|t| t.id())
     }
 
     /// The limits of a wait of the statement starting now.
@@ -641,6 +718,18 @@ impl Session {
             }
             S::Commit { .. } => return self.commit(),
             S::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
+            S::Rollback { savepoint: Some(name), .. } => {
+                let r = self.rollback_to(&crate::planner::bind::ident(name));
+                return self.failing(r);
+            }
+            S::Savepoint { name } if self.state != TxnStatus::Failed => {
+                let r = self.savepoint(&crate::planner::bind::ident(name));
+                return self.failing(r);
+            }
+            S::ReleaseSavepoint { name } if self.state != TxnStatus::Failed => {
+                let r = self.release(&crate::planner::bind::ident(name));
+                return self.failing(r);
+            }
             _ => {}
         }
         if self.state == TxnStatus::Failed {
@@ -846,6 +935,7 @@ impl Session {
             txn.set_delayed_durability(true);
         }
         self.txn = Some(txn);
+        self.savepoints.clear();
         self.txn_time = TimestampTz::now();
         self.state = TxnStatus::InBlock;
         self.block_used = false;
@@ -863,6 +953,7 @@ impl Session {
             TxnStatus::Failed => Ok(self.rollback()),
             TxnStatus::InBlock => {
                 self.state = TxnStatus::Idle;
+                self.savepoints.clear();
                 self.next_isolation = None;
                 self.read_only = false;
                 match self.txn.take() {
@@ -881,6 +972,7 @@ impl Session {
         if let Some(t) = self.txn.take() {
             t.abort();
         }
+        self.savepoints.clear();
         self.state = TxnStatus::Idle;
         self.next_isolation = None;
         self.read_only = false;
@@ -1126,6 +1218,22 @@ impl Session {
                 r => return r,
             }
         }
+    }
+}
+
+/// A savepoint of the block: where its engine transaction and the
+/// catalog's globals stood.
+struct SavepointMark {
+    name: String,
+    engine: centum_engine::Savepoint,
+    globals: crate::catalog::GlobalsMark,
+}
+
+/// 25P01: `what` outside a transaction block.
+fn no_block(what: &str) -> Error {
+    Error::TransactionState {
+        code: "25P01",
+        message: format!("{what} can only be used in transaction blocks"),
     }
 }
 

@@ -126,4 +126,5 @@ scripts!(
     merge,
     alter,
     ddl_transactions,
+    savepoints,
 );

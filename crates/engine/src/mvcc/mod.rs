@@ -16,6 +16,6 @@ pub(crate) mod word;
 pub(crate) mod write;
 
 pub use read::{RangeScan, Row, Scan};
-pub use transaction::{Isolation, Transaction, WaitLimits};
+pub use transaction::{Isolation, Savepoint, Transaction, WaitLimits};
 pub use txn_table::ddl_waits;
 pub use word::TxnId;

@@ -89,6 +89,14 @@ impl WriteKind {
     }
 }
 
+/// A point in a transaction to roll back to ([`Transaction::savepoint`]).
+#[derive(Clone, Debug)]
+pub struct Savepoint {
+    writes: usize,
+    schema_steps: usize,
+    schema_drops: usize,
+}
+
 /// A scanned range to re-check at commit (SERIALIZABLE).
 pub(crate) enum ScanRecord {
     /// The whole table.
@@ -391,6 +399,57 @@ impl Transaction {
         }
         self.db.clock.wait_visible(ts);
         Ok(())
+    }
+
+    /// A savepoint: [`Transaction::rollback_to`] takes back everything the
+    /// transaction does after it.
+    pub fn savepoint(&self) -> Savepoint {
+        let (steps, drops) = self.db.claim_mark(self.id);
+        Savepoint { writes: self.inner.borrow().writes.len(), schema_steps: steps, schema_drops: drops }
+    }
+
+    /// Takes back every write (and schema change, see [`crate::ddl`]) made
+    /// since `sp`, as an abort does, and leaves the rest of the
+    /// transaction as it was: its earlier writes stay, and so do the rows
+    /// they hold. New versions made since are unlinked and freed; versions
+    /// replaced or deleted since are current again. A retryable failure
+    /// since `sp` (a deadlock, a write conflict) no longer dooms the
+    /// transaction.
+    pub fn rollback_to(&self, sp: &Savepoint) {
+        let later = self.inner.borrow_mut().writes.split_off(sp.writes);
+        if self.db.holds_claim(self.id) {
+            let mut state = self.db.claim_lock();
+            self.db.undo_since(&mut state, sp.schema_steps, sp.schema_drops);
+        }
+        self.doomed.take();
+        if later.is_empty() {
+            return;
+        }
+        let _c = crate::critical::Critical::enter("undoing writes after a savepoint");
+        let me = self.id.raw();
+        // Newest first: a version made and then replaced after the
+        // savepoint is current again only for a moment, invisible to all.
+        for &(_, w) in later.iter().rev() {
+            if let WriteKind::Update(o, _) = w {
+                o.set_newer(None);
+            }
+            match w {
+                WriteKind::Update(o, _) | WriteKind::Delete(o) => {
+                    let _ = o.end().compare_exchange(me, INFINITY, SeqCst, SeqCst);
+                }
+                WriteKind::Insert(_) => {}
+            }
+            if let Some(n) = w.created() {
+                n.begin().store(INFINITY, SeqCst);
+            }
+        }
+        let tables = self.inner.borrow().tables.clone();
+        let guard = crossbeam_epoch::pin();
+        for &(t, w) in &later {
+            if let Some(n) = w.created() {
+                tables[t as usize].retire(&guard, n);
+            }
+        }
     }
 
     /// Aborts, discarding every change.

@@ -1,0 +1,74 @@
+-- Savepoints: nested, released, rolled back to, after errors, with DDL.
+CREATE TABLE sp (k int PRIMARY KEY, v int);
+INSERT INTO sp VALUES (1, 1);
+BEGIN;
+UPDATE sp SET v = 2 WHERE k = 1;
+SAVEPOINT a;
+INSERT INTO sp VALUES (2, 2);
+UPDATE sp SET v = 3 WHERE k = 1;
+DELETE FROM sp WHERE k = 2;
+SELECT * FROM sp ORDER BY k;
+ROLLBACK TO a;
+SELECT * FROM sp ORDER BY k;
+SAVEPOINT b;
+INSERT INTO sp VALUES (1, 9);
+SELECT 1;
+RELEASE b;
+ROLLBACK TO SAVEPOINT b;
+INSERT INTO sp VALUES (3, 3);
+RELEASE a;
+ROLLBACK TO a;
+COMMIT;
+SELECT * FROM sp ORDER BY k;
+-- After an error, ROLLBACK TO takes the block up again; work before stays.
+BEGIN;
+INSERT INTO sp VALUES (4, 4);
+SAVEPOINT s;
+INSERT INTO sp VALUES (4, 5);
+ROLLBACK TO s;
+INSERT INTO sp VALUES (5, 5);
+COMMIT;
+SELECT * FROM sp ORDER BY k;
+-- Names may repeat: the newest wins, and RELEASE of it uncovers the older.
+BEGIN;
+SAVEPOINT x;
+INSERT INTO sp VALUES (6, 6);
+SAVEPOINT x;
+INSERT INTO sp VALUES (7, 7);
+ROLLBACK TO x;
+SELECT k FROM sp WHERE k > 5 ORDER BY k;
+RELEASE x;
+ROLLBACK TO x;
+SELECT k FROM sp WHERE k > 5 ORDER BY k;
+COMMIT;
+-- Outside a block.
+SAVEPOINT nowhere;
+RELEASE nowhere;
+ROLLBACK TO nowhere;
+-- Schema changes after a savepoint go with it; sequences do not go back.
+CREATE SEQUENCE tick;
+BEGIN;
+SAVEPOINT s1;
+CREATE TABLE inner_t (a serial PRIMARY KEY, b int);
+INSERT INTO inner_t (b) VALUES (10);
+SELECT nextval('tick');
+SAVEPOINT s2;
+CREATE INDEX inner_b ON inner_t (b);
+ALTER TABLE sp ADD COLUMN c int DEFAULT 1;
+SELECT * FROM sp ORDER BY k;
+DROP TABLE sp;
+SELECT * FROM inner_t WHERE b = 10;
+ROLLBACK TO s2;
+SELECT * FROM inner_t;
+SELECT * FROM sp ORDER BY k;
+ROLLBACK TO s1;
+SELECT nextval('tick');
+SELECT * FROM inner_t;
+COMMIT;
+SELECT count(*) FROM sp;
+SELECT * FROM inner_t;
+-- An error in the block without a savepoint: only ROLLBACK helps.
+BEGIN;
+INSERT INTO sp VALUES (1, 1);
+ROLLBACK TO s1;
+COMMIT;
