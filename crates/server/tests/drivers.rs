@@ -19,9 +19,13 @@
 //!  node-postgres   its own protocol code: unnamed statements with text
 //!                  parameters, Parse/Bind/Describe/Execute/Sync pipelined
 //!                  (tests/clients/node_pg_crud.js)
+//!  Django 5.2      migrations in transactions (tables, foreign keys,
+//!                  unique constraints, indexes, a many-to-many table),
+//!                  its catalog introspection, the ORM with savepoints
+//!                  (tests/clients/django_app)
 //! ```
 //!
-//! psycopg and node-postgres are installed on demand (pip, npm). When that
+//! psycopg, Django and node-postgres are installed on demand (pip, npm). When that
 //! is impossible the test is skipped with a message, except under CI (`CI`
 //! set), where a missing driver is a failure.
 
@@ -411,9 +415,18 @@ fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<(bool, String)> {
 
 /// A python3 that can `import psycopg`, installing it with pip if needed.
 fn python_with_psycopg() -> Option<&'static str> {
+    python_with("psycopg", &["psycopg[binary]"])
+}
+
+/// A python3 that can import `module`, installing `packages` with pip if
+/// needed.
+fn python_with(module: &str, packages: &[&str]) -> Option<&'static str> {
     let importable = || {
-        run_bounded(Command::new("python3").args(["-c", "import psycopg"]), Duration::from_secs(60))
-            .is_some_and(|(ok, _)| ok)
+        run_bounded(
+            Command::new("python3").args(["-c", &format!("import {module}")]),
+            Duration::from_secs(60),
+        )
+        .is_some_and(|(ok, _)| ok)
     };
     if run_bounded(Command::new("python3").arg("--version"), Duration::from_secs(30)).is_none() {
         skip("python3 is not installed");
@@ -423,14 +436,40 @@ fn python_with_psycopg() -> Option<&'static str> {
         return Some("python3");
     }
     let install = run_bounded(
-        Command::new("python3").args(["-m", "pip", "install", "--quiet", "psycopg[binary]"]),
+        Command::new("python3").args(["-m", "pip", "install", "--quiet"]).args(packages),
         Duration::from_secs(300),
     );
     if importable() {
         return Some("python3");
     }
-    skip(&format!("cannot install psycopg: {:?}", install.map(|(_, text)| text)));
+    skip(&format!("cannot install {module}: {:?}", install.map(|(_, text)| text)));
     None
+}
+
+/// Django's migrations run each migration in one transaction, DDL and
+/// all; its ORM nests transactions with savepoints.
+/// (tests/clients/django_app: migrate, then the models in use.)
+#[test]
+fn django_migrates_and_uses_its_models() {
+    if python_with_psycopg().is_none() {
+        return;
+    }
+    let Some(python) = python_with("django", &["django>=5.2,<5.3"]) else { return };
+    let server = Server::start(&[]);
+    let work = tempfile::tempdir().unwrap();
+    let app = clients_dir().join("django_app");
+    for f in ["settings.py", "shop/__init__.py", "shop/models.py"] {
+        let to = work.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(app.join(f), to).unwrap();
+    }
+    let (ok, text) = run_bounded(
+        Command::new(python).arg(app.join("run.py")).arg(work.path()).arg(server.url("centum")),
+        SCENARIO_LIMIT,
+    )
+    .expect("run python3");
+    assert!(ok, "django scenario failed:\n{text}\nserver log:\n{}", server.log_text());
+    assert!(text.contains("django scenario: ok"), "{text}");
 }
 
 #[test]

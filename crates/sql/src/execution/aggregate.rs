@@ -13,11 +13,22 @@ pub(crate) struct Acc {
     count: i64,
     value: Value,
     seen: Option<HashSet<Vec<Value>>>,
+    /// An ordered aggregate's inputs (sort key values, arguments), held
+    /// until the group ends.
+    pending: Vec<(Vec<Value>, Vec<Value>)>,
+    /// `array_agg`'s elements in text form (`None`: NULL).
+    items: Vec<Option<String>>,
 }
 
 impl Acc {
     pub fn new(call: &AggCall) -> Acc {
-        Acc { count: 0, value: Value::Null, seen: call.distinct.then(HashSet::new) }
+        Acc {
+            count: 0,
+            value: Value::Null,
+            seen: call.distinct.then(HashSet::new),
+            pending: Vec::new(),
+            items: Vec::new(),
+        }
     }
 
     /// Adds one input row.
@@ -35,7 +46,20 @@ impl Acc {
         for a in &call.args {
             args.push(eval(a, row, outer, cx)?);
         }
-        if args[0].is_null() {
+        if !call.order.is_empty() {
+            let keys =
+                call.order.iter().map(|k| eval(&k.expr, row, outer, cx)).collect::<Result<Vec<_>>>()?;
+            cx.budget.hold(&args)?;
+            cx.budget.hold(&keys)?;
+            self.pending.push((keys, args));
+            return Ok(());
+        }
+        self.accumulate(call, args, cx)
+    }
+
+    /// Adds one input's argument values.
+    fn accumulate(&mut self, call: &AggCall, mut args: Vec<Value>, cx: &ExecCtx) -> Result<()> {
+        if args[0].is_null() && call.func != AggFunc::ArrayAgg {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
@@ -48,8 +72,14 @@ impl Acc {
         }
         self.count += 1;
         let v = args.swap_remove(0);
+        if call.func == AggFunc::ArrayAgg {
+            let item = (!v.is_null()).then(|| v.to_string());
+            cx.budget.charge(item.as_ref().map_or(8, |s| s.len() + 24))?;
+            self.items.push(item);
+            return Ok(());
+        }
         self.value = match call.func {
-            AggFunc::Count | AggFunc::CountStar => Value::Null,
+            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg => Value::Null,
             AggFunc::Sum | AggFunc::Avg => {
                 let v = match v {
                     Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_)
@@ -129,8 +159,20 @@ impl Acc {
     }
 
     /// The aggregate's result.
-    pub fn finish(self, call: &AggCall) -> Result<Value> {
+    pub fn finish(mut self, call: &AggCall, cx: &ExecCtx) -> Result<Value> {
+        if !self.pending.is_empty() {
+            let mut inputs = std::mem::take(&mut self.pending);
+            inputs.sort_by(|a, b| super::query::compare_keys(&a.0, &b.0, &call.order));
+            for (_, args) in inputs {
+                self.accumulate(call, args, cx)?;
+            }
+        }
         Ok(match call.func {
+            AggFunc::ArrayAgg if self.count == 0 => Value::Null,
+            AggFunc::ArrayAgg => {
+                let items: Vec<Option<&str>> = self.items.iter().map(|i| i.as_deref()).collect();
+                Value::Text(crate::system::arrays::render_opt(&items))
+            }
             AggFunc::Count | AggFunc::CountStar => Value::BigInt(self.count),
             AggFunc::Avg => match self.value {
                 Value::Null => Value::Null,

@@ -745,6 +745,9 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
                 }
                 notices.append(&mut bl.notices);
             }
+            ast::AlterTableOperation::AlterColumn { column_name, op } => {
+                alter_column(b, &table, &ident(column_name), op)?;
+            }
             ast::AlterTableOperation::RenameTable { table_name } => {
                 let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
                 rename_table(b, &table, to)?;
@@ -756,6 +759,85 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
     }
     b.catalog.invalidate();
     Ok(DdlOutcome { tag: "ALTER TABLE".into(), notices })
+}
+
+/// ALTER TABLE ... ALTER COLUMN: defaults and NOT NULL change the SQL
+/// facts only (SET NOT NULL after checking the rows); DROP NOT NULL of a
+/// column the engine itself keeps NOT NULL, and a change of type, rewrite
+/// the table (see [`rewrite`]) with the column converted (by the USING
+/// expression if given, else by a cast).
+fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperation) -> Result<()> {
+    use ast::AlterColumnOperation as Op;
+    let info = b.catalog.table(table)?;
+    let col = info
+        .table
+        .column_index(name)
+        .map_err(|_| Error::UndefinedColumn(format!("\"{name}\" of relation \"{}\"", short(table))))?;
+    let column = info.table.columns()[col].clone();
+    let mut meta = info.meta.clone();
+    let cols = OutputColumn::of_table(info.table.columns());
+    let scope = Scope::of(short(table), &cols);
+    let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+    match op {
+        Op::SetDefault { value } => {
+            let t = binder.expr(value, &Ctx::plain(&Scope::default()))?;
+            binder.coerce_untyped(t, &Some(column.ty.clone()))?;
+            meta.columns[col].default = Some(value.to_string());
+            b.catalog.set_meta(table, &meta)
+        }
+        Op::DropDefault => {
+            meta.columns[col].default = None;
+            b.catalog.set_meta(table, &meta)
+        }
+        Op::SetNotNull => {
+            if !column.nullable || meta.not_null.contains(&col) {
+                return Ok(());
+            }
+            meta.not_null.push(col);
+            verify_existing(b, table, &meta, &info.meta)?;
+            b.catalog.set_meta(table, &meta)
+        }
+        Op::DropNotNull => {
+            let in_pk = meta
+                .primary_key
+                .as_ref()
+                .and_then(|pk| info.table.index(pk).ok())
+                .is_some_and(|ix| ix.key_columns().contains(&col));
+            if in_pk {
+                return Err(Error::other("42P16", format!("column \"{name}\" is in a primary key")));
+            }
+            if meta.not_null.contains(&col) {
+                meta.not_null.retain(|&c| c != col);
+                return b.catalog.set_meta(table, &meta);
+            }
+            if column.nullable {
+                return Ok(());
+            }
+            let mut def = info.table.def();
+            def.columns[col].nullable = true;
+            rewrite(b, table, &info.meta, def, meta, |old, _| Ok(old.to_vec()))
+        }
+        Op::SetDataType { data_type: dt, using, .. } => {
+            let ty = data_type(dt)?;
+            let using = match using {
+                Some(e) => Some(binder.expr(e, &Ctx::plain(&scope))?.0),
+                None if ty == column.ty => return Ok(()),
+                None => None,
+            };
+            let mut def = info.table.def();
+            def.columns[col].ty = ty.clone();
+            rewrite(b, table, &info.meta, def, meta, |old, cx| {
+                let mut row = old.to_vec();
+                let v = match &using {
+                    Some(e) => crate::execution::eval::eval(e, old, &[], cx)?,
+                    None => std::mem::replace(&mut row[col], centum_types::Value::Null),
+                };
+                row[col] = v.coerce_to(&ty)?;
+                Ok(row)
+            })
+        }
+        other => Err(Error::unsupported(format!("ALTER COLUMN ... {other}"))),
+    }
 }
 
 /// ALTER TABLE ... RENAME TO: the table keeps its schema, rows, indexes,

@@ -505,6 +505,24 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
                 }
                 Some(a.checked_rem(b).unwrap_or(0))
             }
+            BinOp::BitAnd => Some(a & b),
+            BinOp::BitOr => Some(a | b),
+            BinOp::BitXor => Some(a ^ b),
+            // The left operand's width; shifts past it give 0 (or -1).
+            BinOp::ShiftLeft | BinOp::ShiftRight => {
+                let bits = match int_rank(&l) {
+                    1 => 16,
+                    2 => 32,
+                    _ => 64,
+                };
+                let s = b.rem_euclid(bits) as u32;
+                let v = if op == BinOp::ShiftLeft { a << s } else { a >> s };
+                return Ok(match int_rank(&l) {
+                    1 => Value::SmallInt(v as i16),
+                    2 => Value::Integer(v as i32),
+                    _ => Value::BigInt(v),
+                });
+            }
             _ => None,
         }
         .ok_or_else(|| int_overflow(name))?;

@@ -155,7 +155,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             let mut out = Vec::with_capacity(groups.len());
             for (mut key, accs) in groups {
                 for (acc, call) in accs.into_iter().zip(aggs) {
-                    key.push(acc.finish(call)?);
+                    key.push(acc.finish(call, cx)?);
                 }
                 out.push(Ok(key));
             }
@@ -234,6 +234,33 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             let out = crate::procedures::call(routine, vals, cx)?;
             let rows = if routine.returns_set() { out.rows } else { vec![vec![out.value]] };
             Box::new(rows.into_iter().map(Ok))
+        }
+        Plan::Unnest { args, types, ordinality } => {
+            let mut arrays = Vec::with_capacity(args.len());
+            for (e, ty) in args.iter().zip(types) {
+                let items = match eval(e, &[], &outer, cx)? {
+                    Value::Null => vec![],
+                    v => crate::system::arrays::parse(&v.to_string())?,
+                };
+                let typed = items
+                    .into_iter()
+                    .map(|i| match i {
+                        None => Ok(Value::Null),
+                        Some(s) => Ok(Value::Text(s).coerce_to(ty)?),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                arrays.push(typed);
+            }
+            let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+            let ordinality = *ordinality;
+            Box::new((0..n).map(move |i| {
+                let mut row: Vec<Value> =
+                    arrays.iter().map(|a| a.get(i).cloned().unwrap_or(Value::Null)).collect();
+                if ordinality {
+                    row.push(Value::BigInt(i as i64 + 1));
+                }
+                Ok(row)
+            }))
         }
         Plan::Series { args } => {
             let vals = args

@@ -11,7 +11,7 @@
 //! parameters (`id = $1` makes `$1` the type of `id`).
 
 use super::expr::{BinOp, Expr, SeqOp, SubqueryKind};
-use super::plan::{AggCall, AggFunc, OutputColumn, Plan};
+use super::plan::{AggCall, AggFunc, OutputColumn, Plan, SortKey};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::execution::functions;
@@ -453,7 +453,10 @@ impl<'a> Binder<'a> {
             if let Some(func) = agg_func(f) {
                 let plain = Ctx::plain(ctx.scope);
                 let call = self.aggregate(func, f, &plain)?;
-                let key = format!("{:?}/{:?}/{}/{:?}", call.func, call.args, call.distinct, call.filter);
+                let key = format!(
+                    "{:?}/{:?}/{}/{:?}/{:?}",
+                    call.func, call.args, call.distinct, call.filter, call.order
+                );
                 let mut g = g.borrow_mut();
                 let ng = g.group.len();
                 let ty = call.ty.clone();
@@ -652,6 +655,11 @@ impl<'a> Binder<'a> {
             B::Multiply => BinOp::Mul,
             B::Divide => BinOp::Div,
             B::Modulo => BinOp::Mod,
+            B::BitwiseAnd => BinOp::BitAnd,
+            B::BitwiseOr => BinOp::BitOr,
+            B::PGBitwiseXor => BinOp::BitXor,
+            B::PGBitwiseShiftLeft => BinOp::ShiftLeft,
+            B::PGBitwiseShiftRight => BinOp::ShiftRight,
             B::StringConcat => BinOp::Concat,
             B::And | B::Or => {
                 let which = if matches!(op, B::And) { "AND" } else { "OR" };
@@ -897,9 +905,26 @@ impl<'a> Binder<'a> {
     }
 
     fn aggregate(&mut self, func: AggFunc, f: &ast::Function, ctx: &Ctx) -> Result<AggCall> {
+        let mut order = Vec::new();
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::List(list) => {
                 let distinct = matches!(list.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct));
+                for c in &list.clauses {
+                    match c {
+                        ast::FunctionArgumentClause::OrderBy(keys) => {
+                            for o in keys {
+                                let e = self.expr(&o.expr, ctx)?.0;
+                                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                                order.push(SortKey {
+                                    expr: e,
+                                    desc,
+                                    nulls_first: o.options.nulls_first.unwrap_or(desc),
+                                });
+                            }
+                        }
+                        other => return Err(Error::unsupported(format!("aggregate clause {other}"))),
+                    }
+                }
                 let mut args = Vec::new();
                 for a in &list.args {
                     match a {
@@ -946,7 +971,7 @@ impl<'a> Binder<'a> {
             },
             AggFunc::Min | AggFunc::Max => arg_ty.clone().or(Some(DataType::Text)),
             AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
-            AggFunc::StringAgg => Some(DataType::Text),
+            AggFunc::StringAgg | AggFunc::ArrayAgg => Some(DataType::Text),
         };
         let mut bound = Vec::new();
         for (i, a) in args.into_iter().enumerate() {
@@ -959,7 +984,7 @@ impl<'a> Binder<'a> {
             bound.push(self.coerce_untyped(a, &want)?.0);
         }
         let filter = f.filter.as_ref().map(|e| self.expr(e, ctx).map(|t| t.0)).transpose()?;
-        Ok(AggCall { func, args: bound, distinct, filter, ty })
+        Ok(AggCall { func, args: bound, distinct, filter, order, ty })
     }
 }
 
@@ -978,6 +1003,7 @@ pub(crate) fn agg_func(f: &ast::Function) -> Option<AggFunc> {
         "bool_and" | "every" => AggFunc::BoolAnd,
         "bool_or" => AggFunc::BoolOr,
         "string_agg" => AggFunc::StringAgg,
+        "array_agg" => AggFunc::ArrayAgg,
         _ => return None,
     })
 }
@@ -1252,6 +1278,16 @@ fn result_type(op: BinOp, l: &Option<DataType>, r: &Option<DataType>) -> Result<
     match op {
         BinOp::Concat => Ok(Some(DataType::Text)),
         BinOp::And | BinOp::Or => Ok(Some(DataType::Boolean)),
+        BinOp::ShiftLeft | BinOp::ShiftRight => match (l, r) {
+            (Some(a), Some(b)) if is_int(a) && is_int(b) => Ok(Some(a.clone())),
+            (Some(a), None) if is_int(a) => Ok(Some(a.clone())),
+            _ => Err(no_op()),
+        },
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => match (l, r) {
+            (Some(a), Some(b)) if is_int(a) && is_int(b) => Ok(wider(a, b)),
+            (None, Some(t)) | (Some(t), None) if is_int(t) => Ok(Some(t.clone())),
+            _ => Err(no_op()),
+        },
         _ => match (l, r) {
             (Some(a), Some(b)) if is_numeric(a) && is_numeric(b) => Ok(wider(a, b)),
             (Some(DataType::Date), Some(b)) if is_int(b) && matches!(op, BinOp::Add | BinOp::Sub) => {

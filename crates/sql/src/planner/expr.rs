@@ -46,6 +46,16 @@ pub enum BinOp {
     And,
     /// `OR`
     Or,
+    /// `&` (integers)
+    BitAnd,
+    /// `|` (integers)
+    BitOr,
+    /// `#` (integers)
+    BitXor,
+    /// `<<` (integers)
+    ShiftLeft,
+    /// `>>` (integers)
+    ShiftRight,
 }
 
 impl BinOp {
@@ -66,6 +76,11 @@ impl BinOp {
             BinOp::GtEq => ">=",
             BinOp::And => "AND",
             BinOp::Or => "OR",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "#",
+            BinOp::ShiftLeft => "<<",
+            BinOp::ShiftRight => ">>",
         }
     }
 

@@ -111,6 +111,8 @@ pub enum AggFunc {
     BoolOr,
     /// `string_agg(x, sep)`.
     StringAgg,
+    /// `array_agg(x)`: an array in text form (NULLs included).
+    ArrayAgg,
 }
 
 /// One aggregate call.
@@ -124,6 +126,8 @@ pub struct AggCall {
     pub distinct: bool,
     /// `FILTER (WHERE ...)`.
     pub filter: Option<Expr>,
+    /// `ORDER BY` inside the call: the order the inputs are aggregated in.
+    pub order: Vec<SortKey>,
     /// Result type.
     pub ty: Option<DataType>,
 }
@@ -259,6 +263,17 @@ pub enum Plan {
         /// Right input.
         right: Box<Plan>,
     },
+    /// `unnest(a, b, ...)` in FROM: row i holds element i of each array
+    /// (NULL past an array's end), converted to the array's element type;
+    /// then the ordinality if asked for.
+    Unnest {
+        /// The arrays, in PostgreSQL's text form.
+        args: Vec<Expr>,
+        /// Their element types.
+        types: Vec<DataType>,
+        /// WITH ORDINALITY.
+        ordinality: bool,
+    },
     /// `generate_series(start, stop [, step])`.
     Series {
         /// Start, stop, step.
@@ -335,6 +350,7 @@ impl Plan {
                 right.explain_into(out, depth + 1, ann);
             }
             Plan::Series { .. } => node(out, "Function Scan on generate_series".into()),
+            Plan::Unnest { .. } => node(out, "Function Scan on unnest".into()),
             Plan::Routine { routine, .. } => node(out, format!("Function Scan on {}", routine.name)),
             Plan::System(t) => node(out, format!("System Scan on {}.{}", t.name().0, t.name().1)),
         }
@@ -429,7 +445,7 @@ impl Plan {
         match self {
             Plan::Access(a) => a.table.id() == table.id(),
             Plan::Routine { .. } => true,
-            Plan::Values { .. } | Plan::Series { .. } | Plan::System(_) => false,
+            Plan::Values { .. } | Plan::Series { .. } | Plan::Unnest { .. } | Plan::System(_) => false,
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
@@ -492,6 +508,7 @@ impl Plan {
                 group.iter().for_each(&mut *f);
                 for a in aggs {
                     a.args.iter().for_each(&mut *f);
+                    a.order.iter().for_each(|k| f(&k.expr));
                     if let Some(x) = &a.filter {
                         f(x);
                     }
@@ -511,7 +528,9 @@ impl Plan {
                 left.each_expr(f);
                 right.each_expr(f);
             }
-            Plan::Series { args } | Plan::Routine { args, .. } => args.iter().for_each(&mut *f),
+            Plan::Series { args } | Plan::Routine { args, .. } | Plan::Unnest { args, .. } => {
+                args.iter().for_each(&mut *f)
+            }
             Plan::System(_) => {}
         }
     }

@@ -450,16 +450,24 @@ impl<'a> Binder<'a> {
 
     fn from(&mut self, from: &[ast::TableWithJoins]) -> Result<Vec<Step>> {
         let mut steps = Vec::new();
+        let left =
+            |steps: &[Step]| steps.iter().fold(Scope::default(), |s, st: &Step| s.concat(&st.item.scope));
         for twj in from {
-            let item = self.factor(&twj.relation)?;
+            let item = match &twj.relation {
+                // unnest() in FROM reads the items before it, as every
+                // function call in FROM may (an implicit LATERAL).
+                ast::TableFactor::UNNEST { .. } if !steps.is_empty() => {
+                    self.lateral_factor(&twj.relation, left(&steps))?
+                }
+                relation => self.factor(relation)?,
+            };
             steps.push(Step { item, kind: JoinKind::Inner, on: None });
             for j in &twj.joins {
                 let item = match &j.relation {
                     ast::TableFactor::Derived { lateral: true, subquery, alias, .. } => {
-                        let left =
-                            steps.iter().fold(Scope::default(), |s, st: &Step| s.concat(&st.item.scope));
-                        self.lateral(subquery, alias.as_ref(), left)?
+                        self.lateral(subquery, alias.as_ref(), left(&steps))?
                     }
+                    ast::TableFactor::UNNEST { .. } => self.lateral_factor(&j.relation, left(&steps))?,
                     relation => self.factor(relation)?,
                 };
                 let (kind, c, _) = match &j.join_operator {
@@ -591,8 +599,44 @@ impl<'a> Binder<'a> {
                 let (plan, scope, _) = self.join_all(steps, None, None)?;
                 Ok(Item { plan, scope, base: None, lateral: false })
             }
+            ast::TableFactor::UNNEST { alias, array_exprs, with_offset: false, with_ordinality, .. } => {
+                self.unnest(array_exprs, *with_ordinality, alias.as_ref())
+            }
             other => Err(Error::unsupported(format!("FROM item {other}"))),
         }
+    }
+
+    /// `unnest(a, b, ...) [WITH ORDINALITY]` in FROM. Arrays are text in
+    /// Centum (see `system::arrays`); a cast to `type[]` gives the element
+    /// type, else the elements are text.
+    fn unnest(
+        &mut self,
+        arrays: &[ast::Expr],
+        ordinality: bool,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Item> {
+        let empty = Scope::default();
+        let (mut args, mut types) = (Vec::new(), Vec::new());
+        for a in arrays {
+            let ty = super::system::element_type(a)?.unwrap_or(DataType::Text);
+            args.push(self.expr(a, &Ctx::plain(&empty))?.0);
+            types.push(ty);
+        }
+        let mut cols: Vec<OutputColumn> =
+            types.iter().map(|t| OutputColumn { name: "unnest".into(), ty: Some(t.clone()) }).collect();
+        if ordinality {
+            cols.push(OutputColumn { name: "ordinality".into(), ty: Some(DataType::BigInt) });
+        }
+        // One array with a bare alias: its column takes the alias's name.
+        if let (Some(a), [only, ..]) =
+            (alias.filter(|a| a.columns.is_empty() && arrays.len() == 1), &mut cols[..])
+        {
+            only.name = ident(&a.name);
+        }
+        rename_columns(&mut cols, alias);
+        let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| "unnest".into());
+        let plan = Plan::Unnest { args, types, ordinality };
+        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
     }
 
     /// A virtual catalog table named by `parts`: qualified with
@@ -616,6 +660,15 @@ impl<'a> Binder<'a> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A FROM item bound with the items before it (`left`) as its
+    /// innermost outer scope, so it may read their row.
+    fn lateral_factor(&mut self, relation: &ast::TableFactor, left: Scope) -> Result<Item> {
+        self.outer.push(left);
+        let bound = self.factor(relation);
+        self.outer.pop();
+        Ok(Item { lateral: true, ..bound? })
     }
 
     /// `LATERAL (subquery)`: bound with the items before it as its

@@ -211,23 +211,19 @@ impl Binder<'_> {
         chain: &[ast::AccessExpr],
         ctx: &Ctx,
     ) -> Result<Typed> {
+        // `t.col[i]` arrives as `t` with the chain `.col`, `[i]`.
+        let qualified;
+        let (root, chain) = match (root, chain) {
+            (ast::Expr::Identifier(t), [ast::AccessExpr::Dot(ast::Expr::Identifier(c)), rest @ ..]) => {
+                qualified = ast::Expr::CompoundIdentifier(vec![t.clone(), c.clone()]);
+                (&qualified, rest)
+            }
+            _ => (root, chain),
+        };
         let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
             return Err(Error::unsupported("this kind of subscript or field access"));
         };
-        let elem = match root {
-            ast::Expr::Cast { data_type: ast::DataType::Array(def), .. } => match def {
-                ast::ArrayElemTypeDef::AngleBracket(t)
-                | ast::ArrayElemTypeDef::SquareBracket(t, _)
-                | ast::ArrayElemTypeDef::Parenthesis(t)
-                | ast::ArrayElemTypeDef::Qualified(t, _) => Some(super::bind::data_type(t)?),
-                ast::ArrayElemTypeDef::None => None,
-            },
-            ast::Expr::Identifier(c) => crate::system::tables::array_element_type(&super::bind::ident(c)),
-            ast::Expr::CompoundIdentifier(ids) => {
-                ids.last().and_then(|c| crate::system::tables::array_element_type(&super::bind::ident(c)))
-            }
-            _ => None,
-        };
+        let elem = element_type(root)?;
         let a = self.expr(root, ctx)?;
         let a = self.coerce_untyped(a, &Some(DataType::Text))?;
         let i = self.expr(index, ctx)?;
@@ -247,6 +243,26 @@ impl Binder<'_> {
         }
         Ok((Expr::Subquery(Box::new(plan), SubqueryKind::Array), Some(DataType::Text)))
     }
+}
+
+/// The element type of an array (arrays being text in Centum): that of a
+/// cast to `type[]`, or of a catalog column PostgreSQL declares as an array
+/// of numbers (`conkey`, ...); `None` if unknown.
+pub(crate) fn element_type(e: &ast::Expr) -> Result<Option<DataType>> {
+    Ok(match e {
+        ast::Expr::Cast { data_type: ast::DataType::Array(def), .. } => match def {
+            ast::ArrayElemTypeDef::AngleBracket(t)
+            | ast::ArrayElemTypeDef::SquareBracket(t, _)
+            | ast::ArrayElemTypeDef::Parenthesis(t)
+            | ast::ArrayElemTypeDef::Qualified(t, _) => Some(super::bind::data_type(t)?),
+            ast::ArrayElemTypeDef::None => None,
+        },
+        ast::Expr::Identifier(c) => crate::system::tables::array_element_type(&super::bind::ident(c)),
+        ast::Expr::CompoundIdentifier(ids) => {
+            ids.last().and_then(|c| crate::system::tables::array_element_type(&super::bind::ident(c)))
+        }
+        _ => None,
+    })
 }
 
 /// `OPERATOR(schema.op)`: the operator it names.

@@ -15,3 +15,9 @@ SELECT 1 AS r, count(*) FROM sales GROUP BY 1;
 SELECT region AS r FROM sales GROUP BY r ORDER BY r;
 SELECT region, max(qty) FROM sales GROUP BY region ORDER BY max(qty) DESC NULLS LAST, region;
 SELECT avg(price) FROM sales;
+-- Ordered aggregates and array_agg.
+SELECT string_agg(x::text, ',' ORDER BY x DESC) FROM (VALUES (2), (1), (3)) v(x);
+SELECT array_agg(x ORDER BY x NULLS FIRST) FROM (VALUES (2), (NULL), (1)) v(x);
+SELECT g, array_agg(s ORDER BY s), string_agg(s, '|' ORDER BY s DESC) FROM (VALUES (1, 'b'), (1, 'a c'), (2, 'z')) v(g, s) GROUP BY g ORDER BY g;
+SELECT array_agg(x) FROM (VALUES (1)) v(x) WHERE x > 5;
+SELECT 12 & 10, 12 | 10, 12 # 10, 1 << 10, 1024 >> 3, (7::smallint & 3::smallint);

@@ -44,3 +44,7 @@ SELECT x FROM generate_series(1, 3) x WHERE x NOT IN (SELECT score FROM t);
 SELECT x FROM generate_series(1, 3) x WHERE x IN (SELECT 1.0 UNION SELECT 2.5);
 SELECT x FROM generate_series(1, 3) x WHERE x::double precision IN (SELECT 2);
 SELECT x, (SELECT count(*) FROM t WHERE score > x * 30) FROM generate_series(1, 3) x;
+-- unnest in FROM, with ordinality, and reading the items before it.
+SELECT * FROM unnest('{a,b,"c d"}'::text[], '{1,2}'::int[]) WITH ORDINALITY AS u(x, y, n);
+SELECT u FROM unnest('{3,1,2}'::int[]) AS u ORDER BY u;
+SELECT t.k, e FROM (VALUES (1, '{x,y}'), (2, '{z}')) t(k, arr), unnest(t.arr::text[]) AS e ORDER BY t.k, e;
