@@ -13,7 +13,7 @@
 //!   no merge of two catalogs.
 //! - **Live changes, undo steps.** A change is applied to the live catalog
 //!   at once, so the transaction sees its own tables and indexes, and is
-//!   remembered as an [`Undo`] step. Nothing is logged. Other sessions are
+//!   remembered as an undo step (`Undo`). Nothing is logged. Other sessions are
 //!   kept away from the changed tables by the layer above, which asks
 //!   [`Database::claimed`] before it uses a table by name.
 //! - **Commit.** The transaction's redo record carries the catalog image
