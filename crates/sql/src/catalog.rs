@@ -388,6 +388,11 @@ impl Catalog {
     /// The globals as transaction `me` sees them now: what a savepoint
     /// keeps, to go back to with [`Catalog::globals_rollback`].
     pub(crate) fn globals_mark(&self, me: TxnId) -> GlobalsMark {
+        // Only the holder of the schema claim can have changed them (and
+        // the globals' lock is shared by every session).
+        if self.db.claim_owner() != Some(me) {
+            return GlobalsMark(None);
+        }
         let g = self.lock_globals();
         GlobalsMark(g.pending.as_ref().filter(|(owner, _)| *owner == me).map(|_| g.live.clone()))
     }
@@ -395,6 +400,9 @@ impl Catalog {
     /// Takes back transaction `me`'s changes of the globals since `mark`
     /// (ROLLBACK TO SAVEPOINT). Sequences keep their positions.
     pub(crate) fn globals_rollback(&self, me: TxnId, mark: &GlobalsMark) -> Result<()> {
+        if self.db.claim_owner() != Some(me) {
+            return Ok(());
+        }
         let mut g = self.lock_globals();
         let Some((owner, committed)) = &g.pending else { return Ok(()) };
         if *owner != me {

@@ -1,7 +1,8 @@
 //! A statement that fails inside a block rolls the transaction back in the
 //! engine at once: what it changed or claimed is free for other sessions
 //! before the client says ROLLBACK. The block itself stays failed (25P02)
-//! until then, as in PostgreSQL.
+//! until then, as in PostgreSQL. With savepoints, only what came after
+//! the newest one is freed.
 
 use centum_sql::{Database, TxnStatus};
 use std::sync::mpsc;
@@ -109,4 +110,30 @@ fn row_waits_end_at_lock_timeout_statement_timeout_or_cancel() {
     waiter.execute(update).unwrap();
     let v = waiter.execute("SELECT v FROM acct WHERE id = 1").unwrap().pop().unwrap().rows;
     assert_eq!(v, vec![vec![centum_types::Value::Integer(2)]]);
+}
+
+/// ROLLBACK TO SAVEPOINT frees the rows changed after the savepoint, and
+/// keeps the ones changed before it; an error after a savepoint frees only
+/// what came after it, and the block goes on from there.
+#[test]
+fn rolling_back_to_a_savepoint_frees_only_the_rows_after_it() {
+    let d = db();
+    let mut a = d.session();
+    a.execute("BEGIN; UPDATE acct SET v = 1 WHERE id = 1; SAVEPOINT s; UPDATE acct SET v = 2 WHERE id = 2")
+        .unwrap();
+    a.execute("ROLLBACK TO s").unwrap();
+    let mut b = d.session();
+    b.execute("SET lock_timeout = 200").unwrap();
+    b.execute("UPDATE acct SET v = 3 WHERE id = 2").unwrap();
+    assert_eq!(b.execute("UPDATE acct SET v = 3 WHERE id = 1").unwrap_err().sqlstate(), "55P03");
+    // An error after a new savepoint: row 1 stays held, the block goes on.
+    a.execute("SAVEPOINT t").unwrap();
+    assert_eq!(a.execute("SELECT 1/0").unwrap_err().sqlstate(), "22012");
+    assert_eq!(a.status(), TxnStatus::Failed);
+    assert_eq!(b.execute("UPDATE acct SET v = 3 WHERE id = 1").unwrap_err().sqlstate(), "55P03");
+    a.execute("ROLLBACK TO t").unwrap();
+    a.execute("COMMIT").unwrap();
+    let v = a.execute("SELECT v FROM acct ORDER BY id").unwrap();
+    let vals: Vec<_> = v[0].rows.iter().map(|r| r[0].clone()).collect();
+    assert_eq!(vals, vec![centum_types::Value::Integer(1), centum_types::Value::Integer(3)]);
 }

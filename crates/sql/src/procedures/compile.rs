@@ -138,7 +138,12 @@ pub(crate) enum OpKind {
     Block {
         label: Option<String>,
         body: Vec<Op>,
+        /// The EXCEPTION section: with any handler the block runs under a
+        /// savepoint, rolled back when a handler takes the error.
+        handlers: Vec<Handler>,
     },
+    /// RAISE alone in a handler.
+    Reraise,
     Sql {
         stmt: CStmt,
         into: Option<(Vec<usize>, bool)>,
@@ -364,9 +369,27 @@ impl Compiler<'_> {
             self.scopes.last_mut().expect("scope").push((d.name.clone(), var));
         }
         body.extend(self.stmts(&b.body)?);
+        let mut handlers = Vec::new();
+        for h in &b.handlers {
+            let ctx = |e: Error| e.with_context(self_context(self.routine, h.line, "exception handler"));
+            let mut catches = Vec::new();
+            for c in &h.conditions {
+                catches.push(Catch::of(c).map_err(ctx)?);
+            }
+            // SQLSTATE and SQLERRM name the caught error inside the handler.
+            let (sqlstate, sqlerrm) = (self.slot(DataType::Text), self.slot(DataType::Text));
+            self.scopes.push(vec![
+                ("sqlstate".into(), Var::Scalar { slot: sqlstate, constant: true }),
+                ("sqlerrm".into(), Var::Scalar { slot: sqlerrm, constant: true }),
+            ]);
+            let hbody = self.stmts(&h.body);
+            self.scopes.pop();
+            handlers.push(Handler { catches, body: hbody?, sqlstate, sqlerrm });
+        }
         self.labels.pop();
         self.scopes.pop();
-        Ok(Op { line, what: "statement block", kind: OpKind::Block { label: b.label.clone(), body } })
+        let kind = OpKind::Block { label: b.label.clone(), body, handlers };
+        Ok(Op { line, what: "statement block", kind })
     }
 
     fn decl_type(&mut self, span: &Span) -> Result<PlType> {
@@ -582,9 +605,10 @@ impl Compiler<'_> {
                     let slot = self.assign_target(target).map_err(|e| self.at(e, target, what))?;
                     ops.push(Op { line: s.line, what, kind: OpKind::RowCount(slot) });
                 }
-                OpKind::Block { label: None, body: ops }
+                OpKind::Block { label: None, body: ops, handlers: vec![] }
             }
             Kind::Null => OpKind::Null,
+            Kind::Reraise => OpKind::Reraise,
         };
         Ok(Op { line: s.line, what, kind })
     }
@@ -1100,6 +1124,51 @@ pub(crate) fn self_context(routine: &Compiled, line: usize, what: &str) -> Strin
     format!("PL/pgSQL function {} line {line} at {what}", routine.signature)
 }
 
+/// One exception handler: the errors it takes, its statements, and the
+/// slots of SQLSTATE and SQLERRM.
+pub(crate) struct Handler {
+    pub catches: Vec<Catch>,
+    pub body: Vec<Op>,
+    pub sqlstate: usize,
+    pub sqlerrm: usize,
+}
+
+/// What a handler's condition matches.
+#[derive(Debug)]
+pub(crate) enum Catch {
+    /// OTHERS: every error but a cancel (57014) and a failed ASSERT.
+    Others,
+    /// One SQLSTATE.
+    Code(&'static str),
+    /// A whole class (a code ending in `000`, such as
+    /// `integrity_constraint_violation`).
+    Class(&'static str),
+}
+
+impl Catch {
+    fn of(condition: &str) -> Result<Catch> {
+        if condition == "others" {
+            return Ok(Catch::Others);
+        }
+        let code = match condition.strip_prefix("sqlstate:") {
+            Some(text) => runtime_code(text)?,
+            None => condition_code(condition).ok_or_else(|| {
+                Error::UndefinedObject(format!("unrecognized exception condition \"{condition}\""))
+            })?,
+        };
+        Ok(if code.ends_with("000") { Catch::Class(&code[..2]) } else { Catch::Code(code) })
+    }
+
+    /// Whether an error with SQLSTATE `code` is caught.
+    pub fn matches(&self, code: &str) -> bool {
+        match self {
+            Catch::Others => code != "57014" && code != "P0004",
+            Catch::Code(c) => *c == code,
+            Catch::Class(c) => code.starts_with(c),
+        }
+    }
+}
+
 /// The SQLSTATE of a condition name or a five-character code.
 pub(crate) fn condition_code(c: &str) -> Option<&'static str> {
     let named = match c.to_lowercase().as_str() {
@@ -1116,6 +1185,19 @@ pub(crate) fn condition_code(c: &str) -> Option<&'static str> {
         "invalid_parameter_value" => "22023",
         "invalid_text_representation" => "22P02",
         "data_exception" => "22000",
+        "integrity_constraint_violation" => "23000",
+        "string_data_right_truncation" => "22001",
+        "invalid_datetime_format" => "22007",
+        "lock_not_available" => "55P03",
+        "query_canceled" => "57014",
+        "undefined_column" => "42703",
+        "undefined_function" => "42883",
+        "duplicate_table" => "42P07",
+        "duplicate_object" => "42710",
+        "syntax_error" => "42601",
+        "out_of_memory" => "53200",
+        "program_limit_exceeded" => "54000",
+        "transaction_rollback" => "40000",
         "serialization_failure" => "40001",
         "deadlock_detected" => "40P01",
         "insufficient_privilege" => "42501",

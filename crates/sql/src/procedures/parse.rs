@@ -87,12 +87,23 @@ pub(crate) struct Decl {
     pub line: usize,
 }
 
-/// `[<<label>>] [DECLARE ...] BEGIN ... END`.
+/// `[<<label>>] [DECLARE ...] BEGIN ... [EXCEPTION WHEN ...] END`.
 #[derive(Debug)]
 pub(crate) struct Block {
     pub label: Option<String>,
     pub decls: Vec<Decl>,
     pub body: Vec<Stmt>,
+    pub handlers: Vec<Handler>,
+}
+
+/// `WHEN condition [OR condition ...] THEN statements` of an EXCEPTION
+/// section. A condition is a name (`unique_violation`, `others`) or
+/// `SQLSTATE 'code'`, kept as `sqlstate:code`.
+#[derive(Debug)]
+pub(crate) struct Handler {
+    pub conditions: Vec<String>,
+    pub body: Vec<Stmt>,
+    pub line: usize,
 }
 
 /// A statement and its line.
@@ -176,6 +187,8 @@ pub(crate) enum Kind {
         perform: bool,
     },
     Null,
+    /// RAISE alone in an exception handler: the error it caught again.
+    Reraise,
 }
 
 impl Kind {
@@ -200,13 +213,14 @@ impl Kind {
             Kind::Sql { perform: true, .. } => "PERFORM",
             Kind::Sql { .. } => "SQL statement",
             Kind::Null => "NULL",
+            Kind::Reraise => "RAISE",
         }
     }
 }
 
 /// Parses a whole body: one block, optionally followed by `;`.
 pub(crate) fn parse(toks: &[Tok]) -> Result<Block> {
-    let mut p = Parser { toks, at: 0 };
+    let mut p = Parser { toks, at: 0, handlers: 0 };
     let block = p.block(None)?;
     p.eat(&Token::SemiColon);
     if p.at < toks.len() {
@@ -218,6 +232,8 @@ pub(crate) fn parse(toks: &[Tok]) -> Result<Block> {
 struct Parser<'t> {
     toks: &'t [Tok],
     at: usize,
+    /// Exception handlers the parser is inside (RAISE alone re-raises).
+    handlers: usize,
 }
 
 /// Whether `t` is the unquoted keyword `kw` (any case).
@@ -365,8 +381,35 @@ impl Parser<'_> {
         }
         self.expect_kw("begin")?;
         let body = self.stmts(&["end", "exception"])?;
-        if self.kw("exception") {
-            return Err(Error::Unsupported("EXCEPTION blocks are not supported in PL/pgSQL".into()));
+        let mut handlers = Vec::new();
+        if self.eat_kw("exception") {
+            while self.kw("when") {
+                let line = self.line();
+                self.at += 1;
+                let mut conditions = Vec::new();
+                loop {
+                    if self.eat_kw("sqlstate") {
+                        match self.peek() {
+                            Some(Token::SingleQuotedString(s)) => conditions.push(format!("sqlstate:{s}")),
+                            _ => return Err(self.syntax()),
+                        }
+                        self.at += 1;
+                    } else {
+                        conditions.push(self.name()?);
+                    }
+                    if !self.eat_kw("or") {
+                        break;
+                    }
+                }
+                self.expect_kw("then")?;
+                self.handlers += 1;
+                let body = self.stmts(&["when", "end"]);
+                self.handlers -= 1;
+                handlers.push(Handler { conditions, body: body?, line });
+            }
+            if handlers.is_empty() {
+                return Err(self.syntax());
+            }
         }
         self.expect_kw("end")?;
         if let (Some(l), Some(Token::Word(_))) = (&label, self.peek()) {
@@ -374,7 +417,7 @@ impl Parser<'_> {
                 return Err(Error::Syntax(format!("end label differs from block's label \"{l}\"")));
             }
         }
-        Ok(Block { label, decls, body })
+        Ok(Block { label, decls, body, handlers })
     }
 
     fn decl(&mut self) -> Result<Decl> {
@@ -657,8 +700,15 @@ impl Parser<'_> {
                 }
             }
             Some(Token::Word(_)) if !self.kw("using") => condition = Some(self.name()?),
+            Some(Token::SemiColon) if self.handlers > 0 => {
+                self.at += 1;
+                return Ok(Kind::Reraise);
+            }
             Some(Token::SemiColon) => {
-                return Err(Error::unsupported("RAISE without parameters outside an exception handler"))
+                return Err(Error::other(
+                    "42601",
+                    "RAISE without parameters cannot be used outside an exception handler",
+                ))
             }
             _ => {}
         }

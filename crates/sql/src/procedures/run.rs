@@ -38,6 +38,8 @@ enum Flow {
 }
 
 struct Frame {
+    /// Errors the handlers running now took, innermost last.
+    caught: Vec<Error>,
     vals: Vec<Value>,
     arrays: Vec<Option<Rc<Vec<Vec<Value>>>>>,
     row_count: u64,
@@ -83,6 +85,7 @@ pub(crate) fn call(c: &Arc<Compiled>, args: Vec<Value>, cx: &ExecCtx) -> Result<
     };
     let _depth = DepthGuard::enter()?;
     let mut f = Frame {
+        caught: Vec::new(),
         vals: vec![Value::Null; p.slots.len()],
         arrays: vec![None; p.arrays],
         row_count: 0,
@@ -163,6 +166,35 @@ fn label_matches(target: &Option<String>, label: &Option<String>) -> bool {
 impl Runner<'_, '_> {
     fn context(&self, op: &Op, e: Error) -> Error {
         e.with_context(super::compile::self_context(self.c, op.line, op.what))
+    }
+
+    /// A block with an EXCEPTION section. It runs under a savepoint; an
+    /// error a handler takes rolls the transaction back to it (the
+    /// block's writes and schema changes are undone; variables keep their
+    /// values) and the handler runs instead. Other errors pass on.
+    fn guarded(&self, body: &[Op], handlers: &[super::compile::Handler], f: &mut Frame) -> Result<Flow> {
+        let txn = self.cx.txn;
+        let sp = txn.savepoint();
+        let globals = self.cx.catalog.globals_mark(txn.id());
+        let e = match self.ops(body, f) {
+            Ok(flow) => return Ok(flow),
+            Err(e) => e,
+        };
+        let code = e.sqlstate();
+        let Some(h) = handlers.iter().find(|h| h.catches.iter().any(|c| c.matches(code))) else {
+            return Err(e);
+        };
+        txn.rollback_to(&sp);
+        self.cx.catalog.globals_rollback(txn.id(), &globals)?;
+        if self.cx.catalog.db().claim_owner() == Some(txn.id()) {
+            self.cx.catalog.invalidate();
+        }
+        f.vals[h.sqlstate] = Value::Text(code.to_string());
+        f.vals[h.sqlerrm] = Value::Text(e.to_string());
+        f.caught.push(e);
+        let r = self.ops(&h.body, f);
+        f.caught.pop();
+        r
     }
 
     fn ops(&self, ops: &[Op], f: &mut Frame) -> Result<Flow> {
@@ -302,11 +334,13 @@ impl Runner<'_, '_> {
                     return Ok(if *cont { Flow::Continue(label.clone()) } else { Flow::Exit(label.clone()) });
                 }
             }
-            OpKind::Block { label, body } => {
-                return Ok(match self.ops(body, f)? {
+            OpKind::Block { label, body, handlers } => {
+                let flow =
+                    if handlers.is_empty() { self.ops(body, f)? } else { self.guarded(body, handlers, f)? };
+                return Ok(match flow {
                     Flow::Exit(Some(l)) if label.as_deref() == Some(l.as_str()) => Flow::Normal,
                     other => other,
-                })
+                });
             }
             OpKind::Sql { stmt, into } => {
                 let (rows, count) = self.run(stmt, f).map_err(ctx)?;
@@ -400,6 +434,12 @@ impl Runner<'_, '_> {
             }
             OpKind::RowCount(slot) => self.set(f, *slot, Value::BigInt(f.row_count as i64)).map_err(ctx)?,
             OpKind::Null => {}
+            OpKind::Reraise => {
+                let caught = f.caught.last().cloned();
+                return Err(
+                    caught.unwrap_or_else(|| Error::other("XX000", "RAISE without an error to raise"))
+                );
+            }
         }
         Ok(Flow::Normal)
     }

@@ -4,11 +4,9 @@
 -- these bodies and checks others only at the call).
 CREATE TABLE t (id int PRIMARY KEY, v text);
 CREATE TYPE pair AS (a int, b text);
-CREATE FUNCTION exception_block() RETURNS int LANGUAGE plpgsql AS $$
+CREATE FUNCTION reraise_outside() RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
-  RETURN 1;
-EXCEPTION WHEN others THEN
-  RETURN 0;
+  RAISE;
 END;
 $$;
 CREATE FUNCTION case_statement(x int) RETURNS int LANGUAGE plpgsql AS $$

@@ -426,3 +426,71 @@ DROP FUNCTION no_such_fn;
 DROP FUNCTION IF EXISTS no_such_fn;
 DROP PROCEDURE add_item;
 CALL add_item(30, 'x', 1);
+-- EXCEPTION blocks: a handler takes the error, the block's writes are undone.
+CREATE TABLE ex_t (k int PRIMARY KEY, v text);
+CREATE FUNCTION safe_insert(k int, v text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ex_t VALUES (k, v);
+  RETURN 'inserted';
+EXCEPTION WHEN unique_violation THEN
+  RETURN 'duplicate: ' || SQLSTATE;
+END $$;
+SELECT safe_insert(1, 'a');
+SELECT safe_insert(1, 'b');
+SELECT * FROM ex_t;
+CREATE FUNCTION partial(n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE done int := 0;
+BEGIN
+  BEGIN
+    INSERT INTO ex_t VALUES (10, 'x');
+    done := 1;
+    PERFORM 1 / (n - n);
+  EXCEPTION WHEN division_by_zero THEN
+    RETURN done;
+  END;
+  RETURN -1;
+END $$;
+SELECT partial(3);
+SELECT count(*) FROM ex_t WHERE k = 10;
+CREATE FUNCTION classes() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO ex_t VALUES (NULL, 'n');
+  RETURN 'no';
+EXCEPTION
+  WHEN data_exception THEN RETURN 'data';
+  WHEN integrity_constraint_violation THEN RETURN 'integrity ' || SQLSTATE;
+END $$;
+SELECT classes();
+CREATE FUNCTION reraise() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'boom' USING ERRCODE = '22023';
+EXCEPTION WHEN others THEN
+  RAISE NOTICE 'caught %', SQLERRM;
+  RAISE;
+END $$;
+SELECT reraise();
+CREATE FUNCTION by_code() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 / 0;
+  RETURN 'no';
+EXCEPTION WHEN SQLSTATE '22012' OR unique_violation THEN RETURN 'code ' || SQLSTATE;
+END $$;
+SELECT by_code();
+CREATE FUNCTION uncaught() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 / 0;
+  RETURN 'no';
+EXCEPTION WHEN unique_violation THEN RETURN 'wrong';
+END $$;
+SELECT uncaught();
+CREATE FUNCTION bad_condition() RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 1;
+EXCEPTION WHEN no_such_condition THEN RETURN 2;
+END $$;
+BEGIN;
+INSERT INTO ex_t VALUES (20, 'outer');
+SELECT safe_insert(20, 'again');
+SELECT safe_insert(21, 'new');
+COMMIT;
+SELECT k, v FROM ex_t ORDER BY k;
