@@ -437,6 +437,51 @@ impl Database {
         })
     }
 
+    /// Waits until no transaction but the calling thread's own (see
+    /// [`ddl_scope`]) has uncommitted writes in table `name`: what a schema
+    /// change that copies the table does first, so that no such write is
+    /// left behind in the old table. Bounded as [`crate::mvcc::ddl_waits`]
+    /// says; with the caller's transaction, a cycle of waits is a deadlock.
+    pub fn wait_for_writers(&self, name: &str) -> Result<()> {
+        use crate::mvcc::visibility::{begin, end, Begin, End};
+        let t = self.table(name)?;
+        let me = ddl_txn();
+        let nobody = TxnId(0);
+        let lock_deadline = ddl_lock_deadline();
+        loop {
+            let mut writer = None;
+            {
+                let _pin = crossbeam_epoch::pin();
+                'scan: for b in 0..t.scan.len() {
+                    let mut cur = t.scan.first(b);
+                    while let Some(v) = cur {
+                        cur = t.scan.next(v);
+                        let id =
+                            match (begin(&self.shared.txns, v, nobody), end(&self.shared.txns, v, nobody)) {
+                                (Begin::Pending(id, _), _) | (_, End::Pending(id, _)) => id,
+                                _ => continue,
+                            };
+                        if Some(id) != me {
+                            writer = Some(id);
+                            break 'scan;
+                        }
+                    }
+                }
+            }
+            let Some(id) = writer else { return Ok(()) };
+            match me {
+                Some(me) => {
+                    let mut limits = ddl_limits();
+                    if let Some(d) = lock_deadline {
+                        limits.lock_timeout = Some(d.saturating_duration_since(std::time::Instant::now()));
+                    }
+                    self.shared.txns.wait_for(me, id, &limits)?
+                }
+                None => self.shared.txns.wait_gone_within(id, lock_deadline)?,
+            }
+        }
+    }
+
     /// Whether transaction `txn` has written versions of table `name` that
     /// are not committed yet (a schema change that copies or indexes the
     /// table cannot carry them along).

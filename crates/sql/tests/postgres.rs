@@ -448,6 +448,46 @@ fn compare_script(server: &Server, admin: &mut Client, name: &str, listed: &List
     }
 }
 
+/// Interleavings of sessions (`tests/interleavings/NAME.sql`): `SESSION x;`
+/// switches to session `x` (a connection to each side, opened at first
+/// use). Every statement must get the same outcome on both sides: there
+/// is no list of accepted differences here. Waits are kept short by the
+/// scripts' `lock_timeout`, since one thread drives every session.
+fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report: &mut String) {
+    let path = interleavings_dir().join(format!("{name}.sql"));
+    let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let dbname = format!("interleave_{name}");
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{dbname}\"")).unwrap();
+    admin.batch_execute(&format!("CREATE DATABASE \"{dbname}\"")).unwrap();
+    let db = common::db();
+    let mut sessions: BTreeMap<String, (Client, centum_sql::Session)> = BTreeMap::new();
+    let mut current = "a".to_string();
+    for stmt in common::statements(&script) {
+        if let Some(next) = stmt.strip_prefix("SESSION ") {
+            current = next.trim().to_lowercase();
+            continue;
+        }
+        let (pg, centum) = sessions.entry(current.clone()).or_insert_with(|| {
+            let pg = server.connect(&dbname).unwrap_or_else(|e| panic!("connect to {dbname}: {e}"));
+            (pg, db.session())
+        });
+        let want = run_postgres(pg, &stmt);
+        let got = run_centum(centum, &stmt);
+        if want != got {
+            writeln!(
+                report,
+                "interleaving {name}, session {current}:\n{}\n  PostgreSQL:\n{want}\n  Centum:\n{got}\n",
+                normalize(&stmt)
+            )
+            .unwrap();
+        }
+    }
+}
+
+fn interleavings_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interleavings")
+}
+
 /// The accepted differences, per script. Lines of
 /// `tests/scripts/postgres-differences.txt`:
 ///
@@ -502,6 +542,20 @@ fn scripts_agree_with_postgres() {
         let listed = accepted.remove(name).unwrap_or_default();
         compare_script(&server, &mut admin, name, &listed, &mut report);
     }
+    let mut interleavings: Vec<String> = std::fs::read_dir(interleavings_dir())
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            if p.extension()? != "sql" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().to_string())
+        })
+        .collect();
+    interleavings.sort();
+    for name in &interleavings {
+        compare_interleaving(&server, &mut admin, name, &mut report);
+    }
     for (name, listed) in accepted {
         for key in listed.keys() {
             writeln!(report, "listed in {DIFFERENCES} for a script that does not exist:\n{name}\t{key}\n")
@@ -510,8 +564,9 @@ fn scripts_agree_with_postgres() {
     }
     let _ = writeln!(
         std::io::stderr(),
-        "tests/postgres.rs: {} scripts compared with PostgreSQL in {:.1?}",
+        "tests/postgres.rs: {} scripts and {} interleavings compared with PostgreSQL in {:.1?}",
         names.len(),
+        interleavings.len(),
         started.elapsed()
     );
     assert!(report.is_empty(), "Centum and PostgreSQL disagree (see docs/sql-compatibility.md):\n\n{report}");

@@ -1017,6 +1017,9 @@ fn rewrite(
             return Err(centum_engine::Error::OwnWrites(name.into()).into());
         }
     }
+    // Writes other transactions have not committed would stay behind in the
+    // old table: wait for them first (lock_timeout, statement_timeout).
+    db.wait_for_writers(name)?;
     let tmp = format!("{name}{REWRITE}");
     let _ = db.drop_table(&tmp);
     let indexes = def.indexes.clone();

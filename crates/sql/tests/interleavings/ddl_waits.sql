@@ -1,0 +1,48 @@
+-- Schema changes in blocks against another session: it waits for them
+-- (here until lock_timeout), then sees what committed; a schema change
+-- waits for the rows another open transaction has changed.
+SESSION a;
+CREATE TABLE t (id int PRIMARY KEY, v int);
+INSERT INTO t VALUES (1, 10), (2, 20);
+BEGIN;
+ALTER TABLE t ADD COLUMN w int DEFAULT 5;
+SESSION b;
+SET lock_timeout = 100;
+SELECT id, v FROM t ORDER BY id;
+INSERT INTO t VALUES (3, 30);
+SESSION a;
+ROLLBACK;
+SESSION b;
+SELECT * FROM t ORDER BY id;
+SESSION a;
+BEGIN;
+DROP TABLE t;
+SESSION b;
+UPDATE t SET v = 11 WHERE id = 1;
+SESSION a;
+ROLLBACK;
+SESSION b;
+UPDATE t SET v = 11 WHERE id = 1;
+SESSION a;
+BEGIN;
+CREATE INDEX t_v ON t (v);
+ALTER TABLE t ADD CONSTRAINT v_pos CHECK (v > 0);
+COMMIT;
+SESSION b;
+INSERT INTO t VALUES (4, -1);
+BEGIN;
+UPDATE t SET v = 12 WHERE id = 1;
+SESSION a;
+SET lock_timeout = 100;
+ALTER TABLE t ADD COLUMN z int;
+SESSION b;
+COMMIT;
+SESSION a;
+ALTER TABLE t ADD COLUMN z int;
+SELECT * FROM t ORDER BY id;
+BEGIN;
+ALTER TABLE t RENAME TO t2;
+COMMIT;
+SESSION b;
+SELECT id, v FROM t2 ORDER BY id;
+SELECT id FROM t;
