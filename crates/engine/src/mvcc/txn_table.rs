@@ -222,18 +222,34 @@ impl TxnTable {
 
     /// Waits until transaction `id` has left its slot (no deadlock
     /// detection: for callers that are not transactions themselves),
-    /// ending as the schema change's limits say (see [`ddl_waits`]).
+    /// ending as the schema change's limits say (see [`ddl_waits`]). It
+    /// sleeps on the slot's wait stripe rather than spinning.
     pub(crate) fn wait_gone_within(
         &self,
         id: TxnId,
         lock_deadline: Option<Instant>,
     ) -> Result<(), crate::Error> {
         let mut spins = 0;
-        while self.state(id).is_some() {
+        loop {
             ddl_past_limits(lock_deadline)?;
-            super::clock::backoff(&mut spins);
+            match self.state(id) {
+                None => return Ok(()),
+                // Finished: its slot is given back in a moment.
+                Some(st) if st.is_final() => super::clock::backoff(&mut spins),
+                Some(_) => {
+                    // Sleep until its outcome is final (set_state wakes the
+                    // stripe), waking now and then to check the limits.
+                    let target = &self.slots[id.slot()];
+                    target.sleepers.fetch_add(1, SeqCst);
+                    let (m, cv) = &self.waits[id.slot() % WAIT_STRIPES];
+                    let g = m.lock().unwrap_or_else(|p| p.into_inner());
+                    if self.state(id).is_some_and(|st| !st.is_final()) {
+                        let _ = cv.wait_timeout(g, Duration::from_millis(5));
+                    }
+                    target.sleepers.fetch_sub(1, SeqCst);
+                }
+            }
         }
-        Ok(())
     }
 
     /// Waits until transaction `other` has finished, on behalf of `me`.
