@@ -416,6 +416,24 @@ impl Database {
         self.shared.claims_ended.load(SeqCst)
     }
 
+    /// Whether table `name` exists only as an uncommitted creation of
+    /// another transaction than `me` (for that transaction's neighbours it
+    /// does not exist yet, as in PostgreSQL).
+    pub fn created_by_other(&self, name: &str, me: Option<TxnId>) -> bool {
+        let s = &self.shared;
+        let owner = s.claim_owner.load(SeqCst);
+        if owner == 0 || me.is_some_and(|m| m.raw() == owner) {
+            return false;
+        }
+        let state = s.lock_ddl();
+        let Some(claim) = state.claim.as_ref().filter(|c| Some(c.owner) != me) else { return false };
+        // The name is the claim's new one if the committed catalog has no
+        // table of that name (a column change drops the table and renames
+        // a new one to its name: that table was there before).
+        s.catalog.load().contains_key(name)
+            && !s.committed_images(Some(claim)).iter().any(|i| i.def.name == name)
+    }
+
     /// The transaction holding the schema claim, if any.
     pub fn claim_owner(&self) -> Option<TxnId> {
         match self.shared.claim_owner.load(SeqCst) {

@@ -325,7 +325,13 @@ impl Catalog {
     /// changed gives [`Error::Claimed`] until that transaction ends (the
     /// caller waits and asks again, see [`Database::wait_claim`]).
     pub fn table(&self, name: &str) -> Result<Arc<TableInfo>> {
-        if let Some(owner) = self.db.claimed(name, centum_engine::ddl_txn()) {
+        let me = centum_engine::ddl_txn();
+        if let Some(owner) = self.db.claimed(name, me) {
+            // A table another transaction created and has not committed
+            // does not exist yet; one it changed is waited for.
+            if self.db.created_by_other(name, me) {
+                return Err(Error::UndefinedTable(display_name(name)));
+            }
             return Err(Error::Claimed { owner, relation: display_name(name) });
         }
         let epoch = self.db.schema_epoch();

@@ -46,3 +46,14 @@ COMMIT;
 SESSION b;
 SELECT id, v FROM t2 ORDER BY id;
 SELECT id FROM t;
+-- A table created in an open block does not exist for others yet.
+SESSION a;
+BEGIN;
+CREATE TABLE fresh (k int PRIMARY KEY);
+INSERT INTO fresh VALUES (1);
+SESSION b;
+SELECT k FROM fresh;
+SESSION a;
+COMMIT;
+SESSION b;
+SELECT k FROM fresh;
