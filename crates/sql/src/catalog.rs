@@ -321,9 +321,10 @@ impl Catalog {
 
     /// The table named `name` (engine name).
     ///
-    /// A table that another open transaction has created, dropped or
-    /// changed gives [`Error::Claimed`] until that transaction ends (the
-    /// caller waits and asks again, see [`Database::wait_claim`]).
+    /// A table that another open transaction has dropped or changed gives
+    /// [`Error::Claimed`] until that transaction ends (the caller waits and
+    /// asks again, see `centum_engine::Database::wait_claim`); one it
+    /// created does not exist yet (42P01).
     pub fn table(&self, name: &str) -> Result<Arc<TableInfo>> {
         let me = centum_engine::ddl_txn();
         if let Some(owner) = self.db.claimed(name, me) {
