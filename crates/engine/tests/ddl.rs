@@ -270,6 +270,9 @@ fn a_schema_change_in_a_transaction_is_durable_whole_or_not_at_all() {
             // The transaction sees its own schema.
             assert_eq!(db.table_names(), vec!["fresh".to_string()]);
             marker.join().unwrap();
+            // A checkpoint meanwhile writes the committed catalog into
+            // its manifest, not the open transaction's.
+            db.checkpoint().unwrap();
             fs.image_count()
         });
         assert!(marks > first_image, "the marks logged nothing");
@@ -287,6 +290,8 @@ fn a_schema_change_in_a_transaction_is_durable_whole_or_not_at_all() {
             assert!(got == before || (commit && got == after), "image {n}: {got:?}");
         }
     }
+    // A checkpoint after the commit keeps its catalog and rows.
+    db.checkpoint().unwrap();
     let db = Database::open(common::sim_options(&fs.crash_now())).unwrap();
     assert_eq!(schema_state(&db), (vec!["fresh".into()], 50, b"after".to_vec()));
     assert!(db.table("fresh").unwrap().index("fresh_grp").is_ok());
