@@ -222,16 +222,47 @@ impl Shared {
             std::thread::sleep(Duration::from_micros(50));
             return Ok(());
         }
+        self.wait_txn(me, owner, lock_deadline)
+    }
+
+    /// Waits for transaction `other` to finish: on behalf of transaction
+    /// `me` in the waits-for graph (a cycle is 40P01), or as a plain
+    /// bounded wait; ends as the schema change's limits say.
+    fn wait_txn(
+        &self,
+        me: Option<TxnId>,
+        other: TxnId,
+        lock_deadline: Option<std::time::Instant>,
+    ) -> Result<()> {
         match me {
             Some(me) => {
                 let mut limits = ddl_limits();
                 if let Some(d) = lock_deadline {
                     limits.lock_timeout = Some(d.saturating_duration_since(std::time::Instant::now()));
                 }
-                self.txns.wait_for(me, owner, &limits)
+                self.txns.wait_for(me, other, &limits)
             }
-            None => self.txns.wait_gone_within(owner, lock_deadline),
+            None => self.txns.wait_gone_within(other, lock_deadline),
         }
+    }
+
+    /// The first transaction that `pick` accepts among those with
+    /// uncommitted writes (new or ended versions) in `t`.
+    fn pending_writer(&self, t: &Table, pick: impl Fn(TxnId) -> bool) -> Option<TxnId> {
+        use crate::mvcc::visibility::{begin, end, Begin, End};
+        let nobody = TxnId(0);
+        let _pin = crossbeam_epoch::pin();
+        for b in 0..t.scan.len() {
+            let mut cur = t.scan.first(b);
+            while let Some(v) = cur {
+                cur = t.scan.next(v);
+                match (begin(&self.txns, v, nobody), end(&self.txns, v, nobody)) {
+                    (Begin::Pending(id, _), _) | (_, End::Pending(id, _)) if pick(id) => return Some(id),
+                    _ => {}
+                }
+            }
+        }
+        None
     }
 
     /// The catalog image as committed while a claim is held: the live
@@ -461,43 +492,13 @@ impl Database {
     /// left behind in the old table. Bounded as [`crate::mvcc::ddl_waits`]
     /// says; with the caller's transaction, a cycle of waits is a deadlock.
     pub fn wait_for_writers(&self, name: &str) -> Result<()> {
-        use crate::mvcc::visibility::{begin, end, Begin, End};
         let t = self.table(name)?;
         let me = ddl_txn();
-        let nobody = TxnId(0);
         let lock_deadline = ddl_lock_deadline();
-        loop {
-            let mut writer = None;
-            {
-                let _pin = crossbeam_epoch::pin();
-                'scan: for b in 0..t.scan.len() {
-                    let mut cur = t.scan.first(b);
-                    while let Some(v) = cur {
-                        cur = t.scan.next(v);
-                        let id =
-                            match (begin(&self.shared.txns, v, nobody), end(&self.shared.txns, v, nobody)) {
-                                (Begin::Pending(id, _), _) | (_, End::Pending(id, _)) => id,
-                                _ => continue,
-                            };
-                        if Some(id) != me {
-                            writer = Some(id);
-                            break 'scan;
-                        }
-                    }
-                }
-            }
-            let Some(id) = writer else { return Ok(()) };
-            match me {
-                Some(me) => {
-                    let mut limits = ddl_limits();
-                    if let Some(d) = lock_deadline {
-                        limits.lock_timeout = Some(d.saturating_duration_since(std::time::Instant::now()));
-                    }
-                    self.shared.txns.wait_for(me, id, &limits)?
-                }
-                None => self.shared.txns.wait_gone_within(id, lock_deadline)?,
-            }
+        while let Some(id) = self.shared.pending_writer(&t, |id| Some(id) != me) {
+            self.shared.wait_txn(me, id, lock_deadline)?;
         }
+        Ok(())
     }
 
     /// Whether transaction `txn` has written versions of table `name` that
@@ -505,16 +506,6 @@ impl Database {
     /// table cannot carry them along).
     pub fn written_by(&self, name: &str, txn: TxnId) -> Result<bool> {
         let t = self.table(name)?;
-        let _pin = crossbeam_epoch::pin();
-        for b in 0..t.scan.len() {
-            let mut cur = t.scan.first(b);
-            while let Some(v) = cur {
-                cur = t.scan.next(v);
-                if v.begin().load(SeqCst) == txn.raw() || v.end().load(SeqCst) == txn.raw() {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
+        Ok(self.shared.pending_writer(&t, |id| id == txn).is_some())
     }
 }

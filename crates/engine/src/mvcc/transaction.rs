@@ -445,9 +445,11 @@ impl Transaction {
         }
         // The read set may name versions made since (SERIALIZABLE records
         // what it read, its own writes too): they are about to be freed.
-        let freed: std::collections::HashSet<VersionPtr> =
-            later.iter().filter_map(|&(_, w)| w.created()).collect();
-        self.inner.borrow_mut().reads.retain(|v| !freed.contains(v));
+        if !self.inner.borrow().reads.is_empty() {
+            let freed: std::collections::HashSet<VersionPtr> =
+                later.iter().filter_map(|&(_, w)| w.created()).collect();
+            self.inner.borrow_mut().reads.retain(|v| !freed.contains(v));
+        }
         let tables = self.inner.borrow().tables.clone();
         let guard = crossbeam_epoch::pin();
         for &(t, w) in &later {
