@@ -172,19 +172,26 @@ impl Shared {
     /// acknowledged and the caller undoes its change. A failed write
     /// (disk full: 53100, other I/O errors: 58030) refuses only the commits
     /// it carried, and later ones go on once the disk takes writes again; a
-    /// failed sync stops every later commit until restart.
+    /// failed sync stops every later commit until restart. `after` is for
+    /// a transaction with commit dependencies (see
+    /// `centum_storage::Log::commit_stamped`); a record refused for them
+    /// fails with 40001.
     pub(crate) fn log(
         &self,
         record: Record,
         durability: LogDurability,
+        after: Option<u64>,
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<()> {
         let Some(storage) = &self.storage else { return Ok(()) };
-        storage.commit_stamped(record, durability, stamp).map(drop).map_err(|e| {
+        storage.commit_stamped(record, durability, after, stamp).map(drop).map_err(|e| {
             if storage.is_failed() && !self.log_failed.swap(true, SeqCst) {
                 tracing::error!(error = %e, "the redo log failed: no more commits until restart");
             }
-            Error::from(e)
+            match e {
+                centum_storage::Error::DependencyFailed => Error::Serialization(DEPENDENCY_FAILED),
+                e => Error::from(e),
+            }
         })
     }
 }
@@ -194,6 +201,10 @@ impl Drop for Shared {
         self.gc.drain_on_close();
     }
 }
+
+/// Why a transaction with a commit dependency fails when the transaction
+/// it depended on does not commit.
+pub(crate) const DEPENDENCY_FAILED: &str = "a transaction whose changes this one used failed to commit";
 
 /// An open database. Cheap to clone; every clone is the same database.
 #[derive(Clone)]
@@ -560,8 +571,9 @@ impl Database {
         rec.schema(&image);
         let clock = &self.shared.clock;
         let mut ts = None;
-        let r =
-            self.shared.log(rec, LogDurability::Sync, &mut || *ts.get_or_insert_with(|| clock.allocate()));
+        let r = self
+            .shared
+            .log(rec, LogDurability::Sync, None, &mut || *ts.get_or_insert_with(|| clock.allocate()));
         if let Some(ts) = ts {
             clock.finish(ts);
         }

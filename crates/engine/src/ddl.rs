@@ -240,7 +240,7 @@ impl Shared {
                 if let Some(d) = lock_deadline {
                     limits.lock_timeout = Some(d.saturating_duration_since(std::time::Instant::now()));
                 }
-                self.txns.wait_for(me, other, &limits)
+                self.txns.wait_for(me, other, &limits, false)
             }
             None => self.txns.wait_gone_within(other, lock_deadline),
         }

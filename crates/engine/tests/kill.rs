@@ -9,7 +9,11 @@
 //!   not at all);
 //! - each writer's orders are a gap-free prefix of what it committed, and
 //!   its one scratch row is the one its last surviving commit left
-//!   (commits of one session survive in order; deletes are replayed).
+//!   (commits of one session survive in order; deletes are replayed);
+//! - one row that every order adds to (a READ COMMITTED increment, so the
+//!   writers build on each other's logged versions before they are durable:
+//!   early lock release) equals the number of orders present: a kill while
+//!   dependents wait on a holder's fsync keeps both or neither.
 //!
 //! Then the next cycle's child recovers the same directory and goes on. The
 //! number of cycles is `CENTUM_KILL_CYCLES` (default 6; the long run uses
@@ -28,6 +32,8 @@ const DIR_ENV: &str = "CENTUM_KILL_CHILD_DIR";
 const CYCLE_ENV: &str = "CENTUM_KILL_CHILD_CYCLE";
 const WRITERS: i64 = 4;
 const LINES: i64 = 3;
+/// The `counters` row every order adds one to.
+const TOTAL: i64 = -1;
 
 fn options(dir: &Path) -> Options {
     Options {
@@ -78,6 +84,14 @@ fn create_schema(db: &Database) {
             .column_not_null("seq", DataType::BigInt)
             .index(IndexDef::hash("scratch_writer", &["writer"], 256)),
     );
+    let counters = db.table("counters").unwrap();
+    db.run(Isolation::ReadCommitted, 1, |txn| {
+        if txn.get(&counters, "counters_pkey", &[Value::BigInt(TOTAL)])?.is_none() {
+            txn.insert(&counters, vec![Value::BigInt(TOTAL), Value::BigInt(0)])?;
+        }
+        Ok(())
+    })
+    .unwrap();
 }
 
 /// The child: writers commit until killed (or, as a bound, for 60 s).
@@ -102,7 +116,7 @@ fn child_load() {
                 let mut seq = 0i64;
                 while Instant::now() < deadline {
                     let id = (writer << 32) | seq;
-                    db.run(Isolation::Snapshot, 20, |txn| {
+                    db.run(Isolation::ReadCommitted, 20, |txn| {
                         let note = "n".repeat((seq % 50) as usize);
                         txn.insert(
                             &orders,
@@ -123,6 +137,11 @@ fn child_load() {
                             }
                             None => txn.insert(&counters, vec![Value::BigInt(writer), Value::BigInt(1)])?,
                         }
+                        let total = txn.get(&counters, "counters_pkey", &[Value::BigInt(TOTAL)])?.unwrap();
+                        txn.update_with(&total, |cur| {
+                            let Value::BigInt(n) = cur[1] else { unreachable!() };
+                            Some(vec![Value::BigInt(TOTAL), Value::BigInt(n + 1)])
+                        })?;
                         for r in txn.lookup(&scratch, "scratch_writer", &[Value::BigInt(writer)])? {
                             txn.delete(&r)?;
                         }
@@ -163,6 +182,9 @@ fn check(db: &Database, acked: &HashSet<i64>) -> usize {
         assert_eq!(n as i64, LINES, "order {id} has {n} lines");
     }
     assert_eq!(txn.scan(&lines).unwrap().count(), present.len() * LINES as usize);
+    let total = txn.get(&counters, "counters_pkey", &[Value::BigInt(TOTAL)]).unwrap();
+    let total = total.map_or(0, |r| r.int(1).unwrap());
+    assert_eq!(total, present.len() as i64, "the shared counter disagrees with the orders present");
     for (writer, mut seqs) in per_writer {
         seqs.sort_unstable();
         let v =

@@ -69,6 +69,13 @@ pub enum Error {
     /// The storage was shut down.
     #[error("storage is closed")]
     Closed,
+    /// The record was refused, or taken out of the buffer before it was
+    /// written, because a write failed for a record it may depend on: one
+    /// appended before it whose transaction's changes its transaction may
+    /// have used before they were durable (see [`crate::Log::commit_stamped`]).
+    /// Nothing of it was logged; running the transaction again may succeed.
+    #[error("a log write failed for a transaction whose changes this one may have used")]
+    DependencyFailed,
 }
 
 impl Error {
@@ -76,7 +83,9 @@ impl Error {
     /// file system is out of space, `58030` (io_error) for other I/O
     /// failures and for a log or checkpointer stopped by one, `XX001`
     /// (data_corrupted) for corruption, `54000` (program_limit_exceeded) for
-    /// an oversized record, `57P01` (admin_shutdown) once closed.
+    /// an oversized record, `57P01` (admin_shutdown) once closed, `40001`
+    /// (serialization_failure) for a record refused for a failed write it
+    /// may depend on.
     pub fn sqlstate(&self) -> &'static str {
         match self {
             Error::Io { .. } if self.is_disk_full() => "53100",
@@ -84,6 +93,7 @@ impl Error {
             Error::Corrupt { .. } => "XX001",
             Error::RecordTooLarge { .. } => "54000",
             Error::Closed => "57P01",
+            Error::DependencyFailed => "40001",
         }
     }
 
@@ -124,6 +134,7 @@ impl Error {
             Error::CheckpointFailed(why) => Error::CheckpointFailed(why.clone()),
             Error::RecordTooLarge { bytes } => Error::RecordTooLarge { bytes: *bytes },
             Error::Closed => Error::Closed,
+            Error::DependencyFailed => Error::DependencyFailed,
         }
     }
 

@@ -76,9 +76,26 @@ impl Storage {
         &self,
         record: Record,
         durability: Durability,
+        after: Option<u64>,
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<u64> {
-        self.log.commit_stamped(record, durability, stamp)
+        self.log.commit_stamped(record, durability, after, stamp)
+    }
+
+    /// Whether a commit asking for `durability` returns before its record
+    /// is durable.
+    pub fn delays(&self, durability: Durability) -> bool {
+        match durability {
+            Durability::Default => self.opts.log.delayed,
+            Durability::Sync => false,
+            Durability::Delayed => true,
+        }
+    }
+
+    /// The highest commit timestamp among records that a failed write took
+    /// down, 0 if none; see [`Log::failed_upto`].
+    pub fn failed_upto(&self) -> u64 {
+        self.log.failed_upto()
     }
 
     /// The log, for callers that keep their own handle.

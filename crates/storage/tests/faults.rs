@@ -1,9 +1,12 @@
 //! Injected I/O errors.
 //!
 //! * A failed *write* to the log fails only the commits of that flush, with
-//!   the write's error (`53100` for a full disk, `58030` otherwise); the log
-//!   cuts the partial batch off and goes on, so once writes succeed again
-//!   commits do too, and recovery returns exactly the acknowledged commits.
+//!   the write's error (`53100` for a full disk, `58030` otherwise), and
+//!   the synchronous commits appended while it was under way (`40001`: they
+//!   may have used its transactions' changes); the log cuts the partial
+//!   batch off and goes on, so once writes succeed again commits do too,
+//!   and recovery returns exactly the acknowledged commits. A record whose
+//!   transaction may depend on a failed one is refused (`40001`).
 //! * A failed *sync* of the log fails that commit (in doubt: it may or may
 //!   not come back) and every later one with "log failed", even though the
 //!   file system works again, until a restart.
@@ -286,6 +289,28 @@ fn after_a_failed_sync_commits_are_refused_until_restart() {
 }
 
 #[test]
+fn a_record_that_may_depend_on_a_failed_write_is_refused() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, small_opts());
+    let commit =
+        |ts: u64, after: Option<u64>| storage.commit_stamped(row(0), Durability::Sync, after, &mut || ts);
+    commit(1, None).unwrap();
+    fs.fail_write(1);
+    assert!(matches!(commit(2, None), Err(Error::Io { .. })));
+    assert_eq!(storage.failed_upto(), 2);
+    // A transaction that read ts 2's changes before they were durable (it
+    // began before ts 2) may not commit; nothing of it is logged.
+    let e = commit(3, Some(1)).unwrap_err();
+    assert!(matches!(e, Error::DependencyFailed), "{e}");
+    assert_eq!(e.sqlstate(), "40001");
+    // One that began after ts 2, or depends on nothing, commits.
+    commit(4, Some(2)).unwrap();
+    commit(5, None).unwrap();
+    drop(storage);
+    assert_eq!(recovered_ts(&fs, small_opts()), BTreeSet::from([1, 4, 5]));
+}
+
+#[test]
 fn many_committers_through_flapping_writes_get_exactly_their_outcomes() {
     let fs = SimFs::new();
     fs.set_sync_delay(Duration::from_micros(200));
@@ -330,7 +355,11 @@ fn many_committers_through_flapping_writes_get_exactly_their_outcomes() {
                         match storage.commit_with(row(ts), durability) {
                             Ok(()) => acked.lock().unwrap().insert(ts),
                             Err(e) => {
-                                assert!(e.is_disk_full(), "{e}");
+                                // A synchronous record appended while a
+                                // failed write was under way goes with it.
+                                let later =
+                                    matches!(e, Error::DependencyFailed) && durability == Durability::Sync;
+                                assert!(e.is_disk_full() || later, "{e}");
                                 refused.lock().unwrap().insert(ts)
                             }
                         };

@@ -109,7 +109,7 @@ fn stamped_commits_take_timestamps_in_log_order() {
                     // The record is built before its timestamp exists.
                     let rec = record(0);
                     let ts = storage
-                        .commit_stamped(rec, Durability::Sync, &mut || {
+                        .commit_stamped(rec, Durability::Sync, None, &mut || {
                             let mut c = clock.lock().unwrap();
                             *c += 1;
                             stamped.lock().unwrap().push(*c);
@@ -139,7 +139,7 @@ fn a_refused_record_takes_no_timestamp() {
     fs.fail_sync(1);
     assert!(storage.commit(record(1)).is_err());
     let mut called = false;
-    let r = storage.commit_stamped(record(0), Durability::Sync, &mut || {
+    let r = storage.commit_stamped(record(0), Durability::Sync, None, &mut || {
         called = true;
         2
     });

@@ -31,7 +31,7 @@ pub(crate) mod catalog;
 
 use crate::error::{Error, Result};
 use crate::mvcc::transaction::{TxnInner, WriteKind};
-use crate::mvcc::txn_table::TxnTable;
+use crate::mvcc::txn_table::{TxnState, TxnTable};
 use crate::mvcc::visibility::{self, Begin};
 use crate::mvcc::TxnId;
 use crate::row::version::VersionPtr;
@@ -75,10 +75,19 @@ pub(crate) fn redo_record(
         if let Some(o) = old {
             match visibility::begin(txns, o, me) {
                 Begin::Committed(created) => rec.delete(table.id, created, o.header().stmt),
+                // Made by a transaction whose record is already in the log,
+                // ahead of this one (a commit dependency).
+                Begin::Pending(_, TxnState::Logged(created)) => {
+                    rec.delete(table.id, created, o.header().stmt)
+                }
                 // Made by this transaction: its insert is not logged either.
                 Begin::Mine => {}
-                // A version can only be replaced once its creator committed.
-                Begin::Pending(..) | Begin::Aborted => {
+                // A logged creator that aborted since: its record's write
+                // failed, so this commit must fail too.
+                Begin::Aborted => return Err(Error::Serialization(crate::db::DEPENDENCY_FAILED)),
+                // A version can only be replaced once its creator committed
+                // or logged.
+                Begin::Pending(..) => {
                     return Err(Error::Internal("a replaced version has no committed creator".into()));
                 }
             }

@@ -11,8 +11,12 @@
 //! ```text
 //!  Active --(take commit timestamp ts)--> Preparing(ts)
 //!     Preparing: SERIALIZABLE validates its read and scan sets as of ts;
-//!                then the redo record is written and synced (group commit)
-//!  Preparing --(publish)--> Committed(ts)      the commit point
+//!                then the redo record is appended to the log
+//!  Preparing --(record appended)--> Logged(ts)
+//!     Logged: the record is written and synced (group commit); others may
+//!             build on this transaction's versions meanwhile, with a
+//!             commit dependency on it (early lock release, `write.rs`)
+//!  Logged --(publish)--> Committed(ts)      the commit point
 //!  post-process: write ts into the begin/end fields it owns, release the
 //!                slot, queue replaced versions for garbage collection,
 //!                wait until the watermark reaches ts, acknowledge.
@@ -21,15 +25,33 @@
 //! Read-only transactions take no timestamp and skip validation: they are
 //! serialised at their read timestamp, where all their reads were valid.
 //!
+//! ## Commit dependencies
+//!
+//! A transaction that used a Logged transaction's changes (see
+//! `visibility.rs`) depends on it. Its own record is appended after the
+//! other's, so it is durable only if the other is; the log refuses it, or
+//! fails it in its buffer, when a write failed for a record it may depend
+//! on. A dependent that logs nothing, or whose record is delayed (so
+//! acknowledged at the append), first waits for the transactions it
+//! depends on to finish and then checks the log's failures. Either way a
+//! dependent never commits without the changes it used: it fails with
+//! 40001 instead.
+//!
 //! ## Abort
 //!
 //! The transaction publishes Aborted, gives back the end fields it took
 //! (so waiting writers may take them), marks its new versions' begin as
 //! INFINITY (visible to nobody), and unlinks and reclaims them.
+//!
+//! A Logged transaction aborts only when the log's write of its record
+//! fails, and by then a dependent may hold the end field of one of its
+//! versions. Such a version is freed by whichever of the two lets go last:
+//! each claims it by swapping its end field from INFINITY to RETIRED after
+//! the creator has marked its begin INFINITY, and only one swap succeeds.
 
 use super::txn_table::TxnState;
 use super::visibility::{self, End};
-use super::word::{TxnId, INFINITY};
+use super::word::{TxnId, INFINITY, RETIRED};
 use crate::chunked::Chunked;
 use crate::db::Shared;
 use crate::durable;
@@ -152,6 +174,9 @@ pub struct Transaction {
     /// The commit timestamp once taken: it must be finished on every path,
     /// or the watermark would stop.
     pub(crate) commit_ts: Option<u64>,
+    /// The read timestamp at begin: every transaction this one can depend
+    /// on was stamped after it.
+    first_read_ts: u64,
     pub(crate) finished: bool,
     /// When the commit returns: after the log sync, or before it.
     durability: LogDurability,
@@ -189,6 +214,7 @@ impl Transaction {
             doomed: Cell::new(None),
             followed: Cell::new(0),
             commit_ts: None,
+            first_read_ts: read_ts,
             finished: false,
             durability: LogDurability::Default,
             waits: RefCell::new(WaitLimits::default()),
@@ -234,14 +260,11 @@ impl Transaction {
     pub fn begin_statement(&mut self) {
         if self.isolation == Isolation::ReadCommitted {
             // A row this transaction already wrote on top of a commit newer
-            // than its last snapshot: a snapshot older than that commit
-            // would see the row's replaced version beside this
-            // transaction's own, so wait until the commit is visible.
-            let followed = self.followed.get();
-            if followed != 0 {
-                self.db.clock.wait_visible(followed);
-            }
-            let w = self.db.clock.watermark();
+            // than the watermark (or a logged one): a snapshot older than
+            // that commit would see the row's replaced version beside this
+            // transaction's own, so read at or after it (see
+            // `visibility.rs` on snapshots above the watermark).
+            let w = self.db.clock.watermark().max(self.followed.get());
             self.db.txns.set_read_ts(self.id, w);
             self.read_ts = w;
         }
@@ -332,11 +355,18 @@ impl Transaction {
         // The redo record is durable (or, delayed, appended) before the
         // commit point: no one can see these versions before that, and a
         // transaction that depends on this one logs after it.
-        if self.db.storage.is_some() {
+        let depends = self.db.txns.dependency(self.id);
+        let mut logged_record = false;
+        if let Some(storage) = &self.db.storage {
             let image = ddl.as_ref().and_then(|state| state.claim.as_ref()).map(|c| self.db.claim_image(c));
             // A schema change is durable before it is acknowledged, as
             // every schema change outside a transaction is.
             let durability = if image.is_some() { LogDurability::Sync } else { self.durability };
+            if depends != 0 && storage.delays(durability) {
+                // Acknowledged once appended: only after what it depends on.
+                self.db.clock.wait_visible(depends);
+            }
+            let after = (depends != 0).then_some(self.first_read_ts);
             let logged = durable::redo_record(
                 self.inner.get_mut(),
                 &self.db.txns,
@@ -347,15 +377,28 @@ impl Transaction {
             .and_then(|rec| match rec {
                 None => Ok(()),
                 Some(rec) => {
+                    logged_record = true;
                     let (db, id) = (&self.db, self.id);
                     let mut stamped = ts;
-                    let r = db.log(rec, durability, &mut || *stamped.get_or_insert_with(|| stamp(db, id)));
+                    let r = db.log(rec, durability, after, &mut || {
+                        let t = *stamped.get_or_insert_with(|| stamp(db, id));
+                        db.txns.set_state(id, TxnState::Logged(t));
+                        t
+                    });
                     ts = stamped;
                     self.commit_ts = stamped;
                     r
                 }
             });
             if let Err(e) = logged {
+                drop(ddl);
+                self.finished = true;
+                self.abort_inner();
+                return Err(e);
+            }
+        }
+        if depends != 0 && !logged_record {
+            if let Err(e) = self.check_dependencies(depends) {
                 drop(ddl);
                 self.finished = true;
                 self.abort_inner();
@@ -401,6 +444,18 @@ impl Transaction {
         Ok(())
     }
 
+    /// For a dependent whose record did not go through the log's check:
+    /// waits until every transaction it depends on has finished, then fails
+    /// if the log lost any of them.
+    fn check_dependencies(&self, depends: u64) -> Result<()> {
+        let Some(storage) = &self.db.storage else { return Ok(()) };
+        self.db.clock.wait_visible(depends);
+        if storage.failed_upto() > self.first_read_ts || storage.is_failed() {
+            return Err(Error::Serialization(crate::db::DEPENDENCY_FAILED));
+        }
+        Ok(())
+    }
+
     /// A savepoint: [`Transaction::rollback_to`] takes back everything the
     /// transaction does after it.
     pub fn savepoint(&self) -> Savepoint {
@@ -427,6 +482,9 @@ impl Transaction {
         }
         let _c = crate::critical::Critical::enter("undoing writes after a savepoint");
         let me = self.id.raw();
+        let tables = self.inner.borrow().tables.clone();
+        let guard = crossbeam_epoch::pin();
+        let orphans = self.built_on_others(&later);
         // Newest first: a version made and then replaced after the
         // savepoint is current again only for a moment, invisible to all.
         for &(_, w) in later.iter().rev() {
@@ -443,6 +501,7 @@ impl Transaction {
                 n.begin().store(INFINITY, SeqCst);
             }
         }
+        free_orphans(&guard, &tables, orphans);
         // The read set may name versions made since (SERIALIZABLE records
         // what it read, its own writes too): they are about to be freed.
         if !self.inner.borrow().reads.is_empty() {
@@ -450,13 +509,32 @@ impl Transaction {
                 later.iter().filter_map(|&(_, w)| w.created()).collect();
             self.inner.borrow_mut().reads.retain(|v| !freed.contains(v));
         }
-        let tables = self.inner.borrow().tables.clone();
-        let guard = crossbeam_epoch::pin();
         for &(t, w) in &later {
             if let Some(n) = w.created() {
                 tables[t as usize].retire(&guard, n);
             }
         }
+    }
+
+    /// The versions among `writes`' replaced and deleted ones that another
+    /// transaction made, with their tables: those a logged transaction
+    /// made may be left to this one to free (see the module docs).
+    fn built_on_others<'a>(
+        &self,
+        writes: impl IntoIterator<Item = &'a (u32, WriteKind)>,
+    ) -> Vec<(u32, VersionPtr)> {
+        if self.db.txns.dependency(self.id) == 0 {
+            return Vec::new();
+        }
+        let me = self.id.raw();
+        writes
+            .into_iter()
+            .filter_map(|&(t, w)| match w {
+                WriteKind::Update(o, _) | WriteKind::Delete(o) => Some((t, o)),
+                WriteKind::Insert(_) => None,
+            })
+            .filter(|(_, o)| o.begin().load(SeqCst) != me)
+            .collect()
     }
 
     /// Aborts, discarding every change.
@@ -470,6 +548,8 @@ impl Transaction {
         let mut ddl = db.as_ref().map(|db| db.claim_lock());
         let _c = crate::critical::Critical::enter("undoing an aborted transaction's writes");
         let inner = std::mem::take(self.inner.get_mut());
+        let guard = crossbeam_epoch::pin();
+        let orphans = self.built_on_others(inner.writes.iter());
         // Clear replacement links first: once Aborted is published another
         // writer may take the old version and set its own.
         for &(_, w) in inner.writes.iter() {
@@ -478,6 +558,9 @@ impl Transaction {
             }
         }
         self.db.txns.set_state(self.id, TxnState::Aborted);
+        // A stamped transaction may have been logged: others may hold the
+        // end fields of its versions.
+        let logged = self.commit_ts.is_some();
         if let Some(ts) = self.commit_ts.take() {
             self.db.clock.finish(ts);
         }
@@ -494,6 +577,7 @@ impl Transaction {
                 created += 1;
             }
         }
+        free_orphans(&guard, &inner.tables, orphans);
         // Its schema changes are taken back before its slot is free: a
         // schema change waiting for it finds the catalog as it was.
         if let Some(state) = ddl.as_mut() {
@@ -504,15 +588,17 @@ impl Transaction {
         // A big transaction's versions (a bulk load cut short by a timeout
         // or an error) go to the collector, so the client hears of the
         // abort at once: they are invisible already.
-        if created > ABORT_INLINE {
+        if created > ABORT_INLINE && !logged {
             let undone = inner.writes;
             self.db.gc.push(GcItem { ts: 0, tables: inner.tables, versions: Chunked::default(), undone });
             return;
         }
-        let guard = crossbeam_epoch::pin();
         for &(t, w) in inner.writes.iter() {
             if let Some(n) = w.created() {
-                inner.tables[t as usize].retire(&guard, n);
+                // A dependent holding its end field frees it instead.
+                if !logged || claim_orphan(n) {
+                    inner.tables[t as usize].retire(&guard, n);
+                }
             }
         }
     }
@@ -584,6 +670,24 @@ impl Transaction {
             }
         }
         Ok(())
+    }
+}
+
+/// Claims version `v`, whose creator aborted, for freeing: true for the
+/// one caller whose swap of its end field from INFINITY to RETIRED
+/// succeeds (see the module docs).
+fn claim_orphan(v: VersionPtr) -> bool {
+    v.begin().load(SeqCst) == INFINITY && v.end().compare_exchange(INFINITY, RETIRED, SeqCst, SeqCst).is_ok()
+}
+
+/// Frees the versions among `candidates` (replaced or deleted by a
+/// transaction that has just given back their end fields) whose creator
+/// aborted and left them to it.
+fn free_orphans(guard: &crossbeam_epoch::Guard, tables: &[Arc<Table>], candidates: Vec<(u32, VersionPtr)>) {
+    for (t, v) in candidates {
+        if claim_orphan(v) {
+            tables[t as usize].retire(guard, v);
+        }
     }
 }
 

@@ -32,8 +32,14 @@ use std::time::{Duration, Instant};
 pub(crate) enum TxnState {
     /// Running; its writes are invisible to everyone else.
     Active,
-    /// Has a commit timestamp and is validating or logging.
+    /// Has a commit timestamp and is validating or appending its redo
+    /// record.
     Preparing(u64),
+    /// Its redo record is in the log (appended, maybe not yet durable):
+    /// it will commit at this timestamp unless the log's write of the
+    /// record fails. Others may build on its changes (early lock release,
+    /// see `write.rs`), taking a commit dependency on it.
+    Logged(u64),
     /// Committed at this timestamp.
     Committed(u64),
     /// Aborted.
@@ -44,22 +50,28 @@ const ACTIVE: u64 = 0;
 const PREPARING: u64 = 1;
 const COMMITTED: u64 = 2;
 const ABORTED: u64 = 3;
+const LOGGED: u64 = 4;
+/// Bits of a packed state that hold its kind; the timestamp is above them.
+const KIND_BITS: u32 = 3;
 
 impl TxnState {
     fn pack(self) -> u64 {
         match self {
             TxnState::Active => ACTIVE,
-            TxnState::Preparing(ts) => (ts << 2) | PREPARING,
-            TxnState::Committed(ts) => (ts << 2) | COMMITTED,
+            TxnState::Preparing(ts) => (ts << KIND_BITS) | PREPARING,
+            TxnState::Logged(ts) => (ts << KIND_BITS) | LOGGED,
+            TxnState::Committed(ts) => (ts << KIND_BITS) | COMMITTED,
             TxnState::Aborted => ABORTED,
         }
     }
 
     fn unpack(raw: u64) -> TxnState {
-        match raw & 3 {
+        let ts = raw >> KIND_BITS;
+        match raw & ((1 << KIND_BITS) - 1) {
             ACTIVE => TxnState::Active,
-            PREPARING => TxnState::Preparing(raw >> 2),
-            COMMITTED => TxnState::Committed(raw >> 2),
+            PREPARING => TxnState::Preparing(ts),
+            LOGGED => TxnState::Logged(ts),
+            COMMITTED => TxnState::Committed(ts),
             _ => TxnState::Aborted,
         }
     }
@@ -67,6 +79,12 @@ impl TxnState {
     /// Whether the transaction has reached its outcome.
     pub(crate) fn is_final(self) -> bool {
         matches!(self, TxnState::Committed(_) | TxnState::Aborted)
+    }
+
+    /// Whether a writer waiting for the transaction may go on: it has
+    /// reached its outcome, or (`or_logged`) its redo record is in the log.
+    pub(crate) fn ends_wait(self, or_logged: bool) -> bool {
+        self.is_final() || (or_logged && matches!(self, TxnState::Logged(_)))
     }
 }
 
@@ -86,8 +104,11 @@ struct Slot {
     follows: AtomicBool,
     /// Raw id of the transaction this one waits for, 0 when not waiting.
     waiting_for: AtomicU64,
-    /// Transactions sleeping until this one finishes.
+    /// Transactions sleeping until this one finishes (or is logged).
     sleepers: AtomicU32,
+    /// The highest commit timestamp of a logged, not yet committed
+    /// transaction whose changes this one has used (0: none).
+    depends: AtomicU64,
     /// Next free slot + 1 (free stack link).
     next_free: AtomicU32,
     /// Times the slot was taken: with the slot number it makes a unique
@@ -142,6 +163,7 @@ impl TxnTable {
         s.follows.store(follows, SeqCst);
         s.read_ts.store(read_ts, SeqCst);
         s.waiting_for.store(0, SeqCst);
+        s.depends.store(0, SeqCst);
         s.id.store(id.raw(), SeqCst);
         Some(id)
     }
@@ -167,15 +189,32 @@ impl TxnTable {
     }
 
     /// Publishes a new state of transaction `id` (which must own its slot)
-    /// and wakes whoever sleeps on it once the outcome is final.
+    /// and wakes whoever sleeps on it once the outcome is final or its
+    /// record is logged.
     pub(crate) fn set_state(&self, id: TxnId, st: TxnState) {
         let s = &self.slots[id.slot()];
         s.state.store(st.pack(), SeqCst);
-        if st.is_final() && s.sleepers.load(SeqCst) > 0 {
+        if st.ends_wait(true) && s.sleepers.load(SeqCst) > 0 {
             let (m, cv) = &self.waits[id.slot() % WAIT_STRIPES];
             let _g = m.lock().unwrap_or_else(|p| p.into_inner());
             cv.notify_all();
         }
+    }
+
+    /// Records that transaction `me` used changes of a logged transaction
+    /// that will commit at `ts`: `me` may commit only after it.
+    #[inline]
+    pub(crate) fn depend(&self, me: TxnId, ts: u64) {
+        let d = &self.slots[me.slot()].depends;
+        if d.load(SeqCst) < ts {
+            d.fetch_max(ts, SeqCst);
+        }
+    }
+
+    /// The highest commit timestamp that transaction `me` depends on (see
+    /// [`TxnTable::depend`]), 0 if none.
+    pub(crate) fn dependency(&self, me: TxnId) -> u64 {
+        self.slots[me.slot()].depends.load(SeqCst)
     }
 
     /// Moves the read timestamp of an active transaction forward (a new
@@ -252,7 +291,8 @@ impl TxnTable {
         }
     }
 
-    /// Waits until transaction `other` has finished, on behalf of `me`.
+    /// Waits until transaction `other` has finished (or, `or_logged`, has
+    /// its redo record in the log), on behalf of `me`.
     /// Fails with a deadlock if `other` (transitively) waits for `me`, and
     /// as `limits` say (lock timeout, deadline, cancel).
     pub(crate) fn wait_for(
@@ -260,15 +300,10 @@ impl TxnTable {
         me: TxnId,
         other: TxnId,
         limits: &super::WaitLimits,
+        or_logged: bool,
     ) -> Result<(), crate::Error> {
         let mine = &self.slots[me.slot()];
         mine.waiting_for.store(other.raw(), SeqCst);
-        let result = self.wait_loop(me, other, limits);
-        mine.waiting_for.store(0, SeqCst);
-        result
-    }
-
-    fn wait_loop(&self, me: TxnId, other: TxnId, limits: &super::WaitLimits) -> Result<(), crate::Error> {
         let lock_deadline = limits.lock_timeout.map(|t| std::time::Instant::now() + t);
         let target = &self.slots[other.slot()];
         target.sleepers.fetch_add(1, SeqCst);
@@ -278,7 +313,7 @@ impl TxnTable {
         loop {
             match self.state(other) {
                 None => break,
-                Some(st) if st.is_final() => break,
+                Some(st) if st.ends_wait(or_logged) => break,
                 Some(_) => {}
             }
             if self.waits_for(other, me) {
@@ -289,16 +324,20 @@ impl TxnTable {
                 result = Err(e);
                 break;
             }
-            if spins < 64 {
-                // Most waits end within a commit; don't sleep for those.
+            if spins < 32 {
+                // A holder that is about to publish its outcome: a few
+                // hundred nanoseconds of spinning saves a sleep and a
+                // wake-up. Anything longer (the holder's statements, its
+                // fsync) sleeps: yielding in a loop would burn a core on
+                // system calls while the holder waits for the disk.
                 spins += 1;
-                std::thread::yield_now();
+                std::hint::spin_loop();
                 continue;
             }
             let g = m.lock().unwrap_or_else(|p| p.into_inner());
             let done = match self.state(other) {
                 None => true,
-                Some(st) => st.is_final(),
+                Some(st) => st.ends_wait(or_logged),
             };
             if !done {
                 // The timeout re-runs deadlock detection now and then, for
@@ -307,6 +346,7 @@ impl TxnTable {
             }
         }
         target.sleepers.fetch_sub(1, SeqCst);
+        mine.waiting_for.store(0, SeqCst);
         result
     }
 
@@ -475,7 +515,7 @@ mod tests {
         let a = t.register(1, false).unwrap();
         let b = t.register(1, false).unwrap();
         let t2 = t.clone();
-        let h = std::thread::spawn(move || t2.wait_for(b, a, &Default::default()));
+        let h = std::thread::spawn(move || t2.wait_for(b, a, &Default::default(), false));
         std::thread::sleep(Duration::from_millis(20));
         t.set_state(a, TxnState::Aborted);
         assert_eq!(h.join().unwrap(), Ok(()));
@@ -487,9 +527,9 @@ mod tests {
         let a = t.register(1, false).unwrap();
         let b = t.register(1, false).unwrap();
         let t2 = t.clone();
-        let h = std::thread::spawn(move || t2.wait_for(a, b, &Default::default()));
+        let h = std::thread::spawn(move || t2.wait_for(a, b, &Default::default(), false));
         std::thread::sleep(Duration::from_millis(20));
-        assert_eq!(t.wait_for(b, a, &Default::default()), Err(crate::Error::Deadlock));
+        assert_eq!(t.wait_for(b, a, &Default::default(), false), Err(crate::Error::Deadlock));
         t.set_state(b, TxnState::Aborted);
         assert_eq!(h.join().unwrap(), Ok(()));
     }

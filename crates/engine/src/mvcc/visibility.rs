@@ -13,6 +13,8 @@
 //!  my id                                   check end
 //!  other id             active             no
 //!  other id             preparing(ts)      no if ts > RT; else wait for outcome
+//!  other id             logged(ts)         no if ts > RT; else as committed(ts),
+//!                                          taking a commit dependency
 //!  other id             committed(ts)      ts <= RT, then check end
 //!  other id             aborted            no
 //!
@@ -23,14 +25,25 @@
 //!                                                 I deleted it, I don't see it)
 //!  other id             active             yes
 //!  other id             preparing(ts)      yes if ts > RT; else wait for outcome
+//!  other id             logged(ts)         yes if ts > RT; else no, taking a
+//!                                          commit dependency
 //!  other id             committed(ts)      RT < ts
 //!  other id             aborted            yes
 //! ```
 //!
-//! Ordinary snapshots read at the clock's watermark, so "preparing with a
-//! timestamp at or below RT" cannot happen for them; it happens only for
-//! SERIALIZABLE validation, which reads at its own commit timestamp and
-//! waits (briefly: the other transaction is already committing).
+//! Ordinary snapshots read at the clock's watermark, so "preparing or
+//! logged with a timestamp at or below RT" cannot happen for them. It
+//! happens for SERIALIZABLE validation, which reads at its own commit
+//! timestamp, and for a READ COMMITTED writer that built on a logged
+//! transaction's version (early lock release, see `write.rs`): its later
+//! statements read at that transaction's timestamp. Every transaction
+//! stamped at or below RT has stamped already (later ones get larger
+//! timestamps), so such a snapshot is complete. A preparing one is waited
+//! for (briefly: it is validating or appending its record). A logged one's
+//! record is in the log ahead of anything the reader will append, so the
+//! reader treats it as committed and records a *commit dependency*
+//! ([`TxnTable::depend`]): the reader's own commit then waits for it and
+//! fails with 40001 if it failed (see `transaction.rs`).
 
 use super::clock::backoff;
 use super::txn_table::{TxnState, TxnTable};
@@ -114,6 +127,7 @@ pub(crate) fn visible(txns: &TxnTable, v: VersionPtr, me: TxnId, rt: u64, op: u3
                 backoff(&mut spins);
                 continue;
             }
+            Begin::Pending(_, TxnState::Logged(ts)) if ts <= rt => txns.depend(me, ts),
             Begin::Pending(..) => return false,
             Begin::Mine if v.header().stmt >= op => return false,
             Begin::Committed(_) | Begin::Mine => {}
@@ -125,6 +139,10 @@ pub(crate) fn visible(txns: &TxnTable, v: VersionPtr, me: TxnId, rt: u64, op: u3
             End::Pending(_, TxnState::Preparing(ts)) if ts <= rt => {
                 backoff(&mut spins);
                 continue;
+            }
+            End::Pending(_, TxnState::Logged(ts)) if ts <= rt => {
+                txns.depend(me, ts);
+                false
             }
             End::Pending(..) => true,
         };

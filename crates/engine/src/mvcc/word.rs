@@ -21,6 +21,10 @@
 pub(crate) const TXN_BIT: u64 = 1 << 63;
 /// End field of a live version; begin field of an aborted one.
 pub(crate) const INFINITY: u64 = TXN_BIT - 1;
+/// End field of a version whose creator aborted, once the one who frees it
+/// has claimed it (see `transaction.rs` on aborts after early lock
+/// release). No read timestamp reaches it.
+pub(crate) const RETIRED: u64 = INFINITY - 1;
 /// Bits of a transaction id that name its slot in the transaction table.
 pub(crate) const SLOT_BITS: u32 = 16;
 /// Most transactions that can be open at once.

@@ -13,6 +13,18 @@
 //!   re-applies its change there, as PostgreSQL does, so a hot row does not
 //!   turn into a stream of aborts. A row deleted meanwhile is skipped.
 //!
+//! *Early lock release.* The wait ends as soon as the holder's redo record
+//! is in the log (state Logged), not when it is durable: the writer then
+//! treats the holder as committed, follows the `newer` link to the
+//! holder's version and builds on it, with a *commit dependency* on the
+//! holder. The holder's record precedes the writer's in the log, so the
+//! writer is durable only if the holder is. If the log's write of the
+//! holder's record fails, the writer's record is refused or taken out of
+//! the log's buffer (the log fails every synchronous record appended while
+//! a failed write was under way, and refuses a dependent's record after
+//! one), and the writer fails with 40001 (see `transaction.rs`). So a
+//! hot row is held for the holder's statements, not for its fsync.
+//!
 //! Unique indexes are checked after the new version is linked in: a
 //! version linked later than ours will see ours in its own check, so
 //! between two concurrent inserters of one key at least one sees the other
@@ -22,7 +34,7 @@
 use super::transaction::{Isolation, Transaction, WriteKind};
 use super::txn_table::TxnState;
 use super::visibility::{self, Begin, End};
-use super::word::{TxnId, Word, INFINITY};
+use super::word::{TxnId, Word, INFINITY, RETIRED};
 use crate::error::{Error, Result};
 use crate::index::btree::Direction;
 use crate::index::Index;
@@ -38,6 +50,8 @@ use std::sync::Arc;
 enum Blocker {
     /// Another transaction that has not finished.
     Txn(TxnId),
+    /// A transaction whose record is logged, to commit at this timestamp.
+    Logged(u64),
     /// A committed change after our snapshot (or ever, for READ COMMITTED),
     /// with its commit timestamp.
     Committed(u64),
@@ -276,16 +290,25 @@ impl Transaction {
     /// is gone.
     fn lock(&self, mut v: VersionPtr) -> Result<Option<VersionPtr>> {
         let txns = &self.db.txns;
+        // A version reached through a logged holder's `newer` link may be
+        // freed if the holder aborts, until this transaction holds its end
+        // field: look at it only under a pin (dropped for waits).
+        let mut pin = None;
         loop {
             let raw = v.end().load(SeqCst);
             let blocker = match Word::decode(raw) {
                 Word::Ts(INFINITY) => None,
+                // Its creator aborted after this transaction built on it:
+                // the row is gone, and the commit will fail (it depends on
+                // the creator).
+                Word::Ts(RETIRED) => return Ok(None),
                 Word::Ts(ts) => Some(Blocker::Committed(ts)),
                 Word::Txn(id) if id == self.id => return Err(Error::RowAlreadyChanged),
                 Word::Txn(id) => match txns.state(id) {
                     None => continue,
                     Some(TxnState::Aborted) => None,
                     Some(TxnState::Committed(ts)) => Some(Blocker::Committed(ts)),
+                    Some(TxnState::Logged(ts)) => Some(Blocker::Logged(ts)),
                     Some(_) => Some(Blocker::Txn(id)),
                 },
             };
@@ -298,12 +321,22 @@ impl Transaction {
                 Some(_) if self.isolation != Isolation::ReadCommitted => {
                     return Err(Error::Serialization("concurrent update"));
                 }
-                Some(Blocker::Txn(id)) => txns.wait_for(self.id, id, &self.waits.borrow())?,
-                Some(Blocker::Committed(ts)) => {
-                    // Committed replacements are never undone: follow them,
-                    // and read later statements at or after this commit.
+                Some(Blocker::Txn(id)) => {
+                    pin = None;
+                    txns.wait_for(self.id, id, &self.waits.borrow(), true)?
+                }
+                Some(Blocker::Committed(ts)) | Some(Blocker::Logged(ts)) => {
+                    // Committed replacements are never undone, and logged
+                    // ones only by a failed log write, which fails this
+                    // transaction too (the dependency): follow them, and
+                    // read later statements at or after this commit.
+                    if matches!(blocker, Some(Blocker::Logged(_))) {
+                        txns.depend(self.id, ts);
+                    }
                     self.followed.set(self.followed.get().max(ts));
-                    let _pin = crossbeam_epoch::pin();
+                    // Pinned before reading the link: a holder that aborts
+                    // clears it before it retires its version.
+                    pin.get_or_insert_with(crossbeam_epoch::pin);
                     match v.newer() {
                         Some(n) => v = n,
                         None => return Ok(None),
@@ -332,7 +365,7 @@ impl Transaction {
             if self.isolation != Isolation::ReadCommitted {
                 return Err(Error::Serialization("a concurrent change of the same key"));
             }
-            self.db.txns.wait_for(self.id, id, &self.waits.borrow())?;
+            self.db.txns.wait_for(self.id, id, &self.waits.borrow(), false)?;
         }
         Ok(())
     }
@@ -384,10 +417,26 @@ impl Transaction {
     fn unique_verdict(&self, ix: &Index, w: VersionPtr) -> Result<Option<TxnId>> {
         let txns = &self.db.txns;
         let snapshot = self.isolation != Isolation::ReadCommitted;
-        match visibility::begin(txns, w, self.id) {
+        // A logged transaction's change counts as committed, with a
+        // commit dependency on it (early lock release).
+        let begin = match visibility::begin(txns, w, self.id) {
+            Begin::Pending(_, TxnState::Logged(ts)) => {
+                txns.depend(self.id, ts);
+                Begin::Committed(ts)
+            }
+            b => b,
+        };
+        let end = || match visibility::end(txns, w, self.id) {
+            End::Pending(_, TxnState::Logged(ts)) => {
+                txns.depend(self.id, ts);
+                End::Committed(ts)
+            }
+            e => e,
+        };
+        match begin {
             Begin::Aborted => Ok(None),
             Begin::Pending(id, _) => Ok(Some(id)),
-            Begin::Mine | Begin::Committed(_) => match visibility::end(txns, w, self.id) {
+            Begin::Mine | Begin::Committed(_) => match end() {
                 End::Mine => Ok(None),
                 // A row our snapshot sees, deleted by a transaction that
                 // committed since: a write to the same key that came first.

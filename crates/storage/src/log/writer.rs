@@ -38,8 +38,15 @@
 //!   neither be replayed nor end up between two good batches. The
 //!   synchronous committers of the batch get the error (their transactions
 //!   abort); its delayed records, whose commits were acknowledged already,
-//!   go back to the front of the buffer for the next flush. The log goes
-//!   on, and commits succeed again as soon as a write does. A truncation
+//!   go back to the front of the buffer for the next flush. The synchronous
+//!   records appended while the write was under way are taken out of the
+//!   buffer and fail too ([`Error::DependencyFailed`]): under early lock
+//!   release their transactions may have used the changes of the batch's
+//!   transactions before they were durable. For the same reason a record
+//!   whose committer says it may depend on records stamped after some
+//!   timestamp is refused once a write has failed for one (see
+//!   [`Log::commit_stamped`]). The log goes on, and commits succeed again
+//!   as soon as a write does. A truncation
 //!   that fails leaves the segment marked, and the next flush cuts it back
 //!   before writing anything.
 //! * A failed *fdatasync* (of a batch, of that truncation, or of a new
@@ -52,7 +59,7 @@
 use std::mem;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::thread::Thread;
@@ -132,6 +139,8 @@ struct State {
     /// Records in the last flush: more than one means committers are
     /// arriving together.
     last_count: u32,
+    /// The commit timestamp of the last record appended.
+    last_ts: u64,
     stats: LogStats,
 }
 
@@ -212,6 +221,9 @@ struct Shared {
     /// The flusher waiting for delayed records.
     flusher_cv: Condvar,
     tail: Mutex<Tail>,
+    /// The highest commit timestamp among the records a failed write took
+    /// down (written under `state`'s lock, read without it).
+    failed_upto: AtomicU64,
 }
 
 /// The redo log. Cheap to share behind an `Arc`; `commit` is called from
@@ -268,10 +280,12 @@ impl Log {
                 closed: false,
                 delayed_since: None,
                 last_count: 0,
+                last_ts: 0,
                 stats: LogStats::default(),
             }),
             flusher_cv: Condvar::new(),
             tail: Mutex::new(Tail { file, pos, dirty: false, sink }),
+            failed_upto: AtomicU64::new(0),
         });
         let s = shared.clone();
         let flusher =
@@ -286,7 +300,7 @@ impl Log {
     /// fate is unknown (it may or may not be replayed at recovery) and the
     /// log takes no more commits.
     pub fn commit(&self, record: Record, durability: Durability) -> Result<()> {
-        self.append(record, durability, None).map(drop)
+        self.append(record, durability, None, None).map(drop)
     }
 
     /// Like [`Log::commit`], but the record's commit timestamp is taken by
@@ -296,19 +310,36 @@ impl Log {
     /// earlier timestamp that is still in a later batch. `stamp` is not
     /// called when the record is refused before appending (too large, log
     /// failed or closed); then no timestamp was taken.
+    ///
+    /// `after` is for a transaction that may have used changes of others
+    /// whose records were appended but not yet durable (early lock release:
+    /// every such transaction was stamped after `after`). Such a record is
+    /// refused with [`Error::DependencyFailed`] if a write has failed for a
+    /// record stamped after `after`: the changes it used may be lost.
     pub fn commit_stamped(
         &self,
         record: Record,
         durability: Durability,
+        after: Option<u64>,
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<u64> {
-        self.append(record, durability, Some(stamp))
+        self.append(record, durability, after, Some(stamp))
+    }
+
+    /// The highest commit timestamp among the records that a failed write
+    /// took down (those of its batch, and the synchronous ones appended
+    /// while it was being written), 0 if no write has failed. A transaction
+    /// that used changes of transactions stamped after `t` before they were
+    /// durable must not commit while this is above `t`.
+    pub fn failed_upto(&self) -> u64 {
+        self.shared.failed_upto.load(SeqCst)
     }
 
     fn append(
         &self,
         mut record: Record,
         durability: Durability,
+        after: Option<u64>,
         stamp: Option<&mut dyn FnMut() -> u64>,
     ) -> Result<u64> {
         let delayed = match durability {
@@ -326,6 +357,9 @@ impl Log {
         if st.closed {
             return Err(Error::Closed);
         }
+        if after.is_some_and(|t| self.shared.failed_upto.load(SeqCst) > t) {
+            return Err(Error::DependencyFailed);
+        }
         // The count and the CRC are computed under the lock, after the
         // stamp; the CRC pass costs about what the copy into the buffer does.
         if let Some(stamp) = stamp {
@@ -333,6 +367,7 @@ impl Log {
         }
         let bytes = record.finish();
         let ts = record.commit_ts();
+        st.last_ts = st.last_ts.max(ts);
         let at = st.buf.len();
         st.buf.extend_from_slice(&bytes);
         st.records += 1;
@@ -481,9 +516,21 @@ impl Shared {
                 if !mem::replace(&mut st.writes_failing, true) {
                     tracing::error!(error = %e, "redo log write failed; commits fail until a write succeeds");
                 }
+                // The synchronous records appended while this batch was
+                // being written go too: their transactions may have used
+                // changes of this batch's transactions before they were
+                // durable (early lock release), and must not outlive them.
+                // Delayed records never depend on an unwritten one (their
+                // committers wait for that first), and were acknowledged.
+                self.mark_failed_upto(&st);
+                let later = mem::take(&mut st.riders);
+                self.keep_delayed(&mut st);
                 self.requeue(&mut st, &buf, &delayed);
                 for t in &riders {
                     t.resolve(Err(e.duplicate()));
+                }
+                for t in &later {
+                    t.resolve(Err(Error::DependencyFailed));
                 }
             }
             Err(Failure::Sync(e)) => {
@@ -509,6 +556,26 @@ impl Shared {
             next.thread.unpark();
         }
         st
+    }
+
+    /// Records that every record appended so far may be lost.
+    fn mark_failed_upto(&self, st: &State) {
+        self.failed_upto.fetch_max(st.last_ts, SeqCst);
+    }
+
+    /// Takes every synchronous record out of the pending batch, keeping the
+    /// delayed ones in order.
+    fn keep_delayed(&self, st: &mut State) {
+        let mut buf = empty_buf();
+        let mut ranges = Vec::with_capacity(st.delayed.len());
+        for r in &st.delayed {
+            let at = buf.len();
+            buf.extend_from_slice(&st.buf[r.clone()]);
+            ranges.push(at..buf.len());
+        }
+        st.records = ranges.len() as u32;
+        st.buf = buf;
+        st.delayed = ranges;
     }
 
     /// Puts the delayed records of a batch whose write failed back in front
