@@ -198,6 +198,19 @@ impl From<Error> for Failure {
     }
 }
 
+/// How far ahead of the log's end the segment file is filled with zeros.
+/// A batch written into bytes the file already has costs `fdatasync` only
+/// the data: appending past the end also makes it write the file's new
+/// size, which on this project's test machine took a sync from about 9,500
+/// to about 6,300 a second and cost a third more CPU. So the leader that
+/// would write past the zeros first writes this many more (their size is
+/// synced with its own batch), once per this much log (a sixteenth of a
+/// segment where segments are smaller than 16 MiB). Zeros after the
+/// last batch read as a torn tail (9.6.2 of the design), which is where the
+/// log ends; a segment is cut back to its last batch before the next one
+/// is created, and when the log closes.
+const ZERO_AHEAD: u64 = 1 << 20;
+
 /// Receives every batch after its fdatasync, in log order (the checkpoint
 /// worker's queue).
 pub(crate) type BatchSink = Box<dyn Fn(Batch) + Send>;
@@ -210,6 +223,8 @@ struct Tail {
     /// A failed write may have left bytes after `pos` that no truncation
     /// has removed yet.
     dirty: bool,
+    /// The file holds zeros from `pos` up to here (see [`ZERO_AHEAD`]).
+    zeroed: u64,
     sink: Option<BatchSink>,
 }
 
@@ -241,6 +256,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn empty_buf() -> Vec<u8> {
     vec![0u8; BATCH_FRAME_LEN]
+}
+
+/// Writes zeros into `file` from `from` up to `to`.
+fn zero_fill(file: &dyn File, from: u64, to: u64) -> std::io::Result<()> {
+    static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(ZEROS.len() as u64);
+        file.write_at(at, &ZEROS[..n as usize])?;
+        at += n;
+    }
+    Ok(())
 }
 
 /// Creates segment `id` with its header, synced, its directory entry synced.
@@ -284,7 +311,7 @@ impl Log {
                 stats: LogStats::default(),
             }),
             flusher_cv: Condvar::new(),
-            tail: Mutex::new(Tail { file, pos, dirty: false, sink }),
+            tail: Mutex::new(Tail { file, pos, dirty: false, zeroed: pos.offset, sink }),
             failed_upto: AtomicU64::new(0),
         });
         let s = shared.clone();
@@ -426,7 +453,13 @@ impl Log {
             let _ = h.join();
         }
         // Dropping the sink lets the checkpoint worker see the end.
-        lock(&self.shared.tail).sink = None;
+        let mut tail = lock(&self.shared.tail);
+        tail.sink = None;
+        // A clean end: the last segment stops at its last batch.
+        if result.is_ok() && tail.zeroed > tail.pos.offset {
+            let _ = self.shared.cut_back(&mut tail);
+        }
+        drop(tail);
         match result {
             Err(Error::LogFailed(_)) | Ok(()) => Ok(()),
             Err(e) => Err(e),
@@ -614,14 +647,23 @@ impl Shared {
             self.cut_back(&mut tail)?;
         }
         if tail.pos.offset >= self.opts.segment_size && tail.pos.offset > HEADER_LEN {
+            // The full segment ends at its last batch, not in zeros.
+            if tail.zeroed > tail.pos.offset {
+                self.cut_back(&mut tail)?;
+            }
             let next = tail.pos.segment + 1;
             tail.file = create_segment(self.fs.as_ref(), &self.dir, next)?;
             tail.pos = LogPos { segment: next, offset: HEADER_LEN };
+            tail.zeroed = HEADER_LEN;
         }
         let start = tail.pos;
         fill_batch_header(buf, start, count);
         let path = || self.dir.join(segment_name(start.segment));
-        if let Err(e) = tail.file.write_at(start.offset, buf) {
+        let end = start.offset + buf.len() as u64;
+        let ahead = ZERO_AHEAD.min(self.opts.segment_size / 16);
+        let room =
+            if end > tail.zeroed { zero_fill(tail.file.as_ref(), tail.zeroed, end + ahead) } else { Ok(()) };
+        if let Err(e) = room.and_then(|()| tail.file.write_at(start.offset, buf)) {
             let e = Error::io(path(), "write", e);
             tail.dirty = true;
             match self.cut_back(&mut tail) {
@@ -633,8 +675,8 @@ impl Shared {
             }
             return Err(Failure::Write(e));
         }
+        tail.zeroed = tail.zeroed.max(end + ahead);
         tail.file.sync_data().map_err(|e| Failure::Sync(Error::io(path(), "fdatasync", e)))?;
-        let end = start.offset + buf.len() as u64;
         tail.pos.offset = end;
         let written = buf.len() as u64;
         let bytes = mem::take(buf);
@@ -651,6 +693,7 @@ impl Shared {
     fn cut_back(&self, tail: &mut Tail) -> Result<(), Failure> {
         let path = self.dir.join(segment_name(tail.pos.segment));
         tail.file.set_len(tail.pos.offset).map_err(|e| Failure::Write(Error::io(&path, "truncate", e)))?;
+        tail.zeroed = tail.pos.offset;
         tail.file.sync_data().map_err(|e| Failure::Sync(Error::io(&path, "fdatasync", e)))?;
         tail.dirty = false;
         Ok(())
