@@ -5,6 +5,10 @@
 //! 32 clients. Every run must finish with zero failed transactions, and
 //! afterwards the money must add up: what the accounts, tellers and
 //! branches gained equals the sum of the deltas in pgbench_history.
+//! Then 200 clients at scale 1, where every transaction updates the one
+//! branch row and one of ten teller rows: writers queue on those rows and
+//! build on each other's logged versions (early lock release), and still
+//! none fails and the money adds up.
 //!
 //! Runs are bounded by transaction count (`-t`), not time, so the test
 //! does the same work on any machine.
@@ -55,6 +59,15 @@ fn check_balances(psql_bin: &Path, server: &Server, runs: i64) {
     let (a, t, b, h) = balances(psql_bin, server);
     assert_eq!((a, t, b), (h, h, h), "accounts, tellers and branches must each gain the history's deltas");
     assert_eq!(count(psql_bin, server, "pgbench_history"), runs * 60);
+}
+
+#[test]
+fn two_hundred_clients_on_one_branch_row_all_commit_and_the_money_adds_up() {
+    let (Some(bin), Some(psql_bin)) = (require("pgbench"), require("psql")) else { return };
+    let server = Server::start(&["--max-connections", "250"]);
+    pgbench(&bin, &server, &["-i", "-s", "1", "-q"]);
+    tpcb(&bin, &server, "prepared", 200);
+    check_balances(&psql_bin, &server, 200);
 }
 
 #[test]

@@ -1376,6 +1376,21 @@ fn explain(p: &Planned) -> Vec<String> {
     explain_with(p, &|_| String::new())
 }
 
+/// Whether an EXPLAIN runs its statement: `EXPLAIN ANALYZE`, or PostgreSQL's
+/// option list with `ANALYZE` (`ANALYZE true`, `on` or `1`; `false`, `off`
+/// or `0` turn it off). The other options (BUFFERS, VERBOSE, COSTS, ...)
+/// change nothing here.
+fn explain_analyzes(analyze: bool, options: &Option<Vec<ast::UtilityOption>>) -> bool {
+    let on = |o: &ast::UtilityOption| match &o.arg {
+        None => true,
+        Some(arg) => !matches!(
+            arg.to_string().trim_matches('\'').to_lowercase().as_str(),
+            "false" | "off" | "0" | "no"
+        ),
+    };
+    analyze || options.iter().flatten().any(|o| o.name.value.eq_ignore_ascii_case("analyze") && on(o))
+}
+
 /// The EXPLAIN lines of `p`, with `annotate(node)` after each operator
 /// (see [`crate::planner::plan::Plan::explain_with`]).
 fn explain_with(p: &Planned, annotate: &dyn Fn(usize) -> String) -> Vec<String> {
@@ -1543,7 +1558,9 @@ pub(crate) fn plan_statement(
             let (call, cols) = b.call_statement(f)?;
             (Statement::Call(Box::new(call)), cols)
         }
-        ast::Statement::Explain { statement, analyze: false, .. } => {
+        ast::Statement::Explain { statement, analyze, options, .. }
+            if !explain_analyzes(*analyze, options) =>
+        {
             let inner = plan_statement(catalog, search_path, statement, declared)?;
             let lines = explain(&inner);
             let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
@@ -1558,7 +1575,7 @@ pub(crate) fn plan_statement(
             let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
             (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
         }
-        ast::Statement::Explain { statement, analyze: true, .. } => {
+        ast::Statement::Explain { statement, .. } => {
             let inner = plan_statement(catalog, search_path, statement, declared)?;
             if let Statement::Utility(_) | Statement::Explain(_) | Statement::ExplainAnalyze(_) =
                 inner.statement

@@ -11,7 +11,12 @@ fn db() -> Database {
 
 /// The plan's lines with every time replaced by `T`.
 fn analyze(s: &mut Session, sql: &str) -> Vec<String> {
-    let r = s.execute(&format!("EXPLAIN ANALYZE {sql}")).unwrap().pop().unwrap();
+    explain(s, &format!("EXPLAIN ANALYZE {sql}"))
+}
+
+/// The lines an EXPLAIN statement prints, with every time replaced by `T`.
+fn explain(s: &mut Session, sql: &str) -> Vec<String> {
+    let r = s.execute(sql).unwrap().pop().unwrap();
     assert_eq!(r.tag, "EXPLAIN");
     r.rows
         .into_iter()
@@ -113,4 +118,25 @@ fn dml_runs_for_real_and_parameters_bind() {
     assert_eq!(first, "Index Scan using a_k on a (actual time=T..T rows=100 loops=1)");
     // Statements that are not planned cannot be analyzed.
     assert_eq!(s.execute("EXPLAIN ANALYZE VACUUM").unwrap_err().sqlstate(), "0A000");
+}
+
+#[test]
+fn the_option_list_form_analyzes_as_postgresql_does() {
+    let mut s = setup();
+    let analyzed =
+        ["Index Scan using a_pkey on a (actual time=T..T rows=1 loops=1)", "  Index Cond: (id = 5)"];
+    for sql in [
+        "EXPLAIN (ANALYZE) SELECT * FROM a WHERE id = 5",
+        "EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM a WHERE id = 5",
+        "EXPLAIN (analyze true, costs off) SELECT * FROM a WHERE id = 5",
+    ] {
+        let got = explain(&mut s, sql);
+        assert_eq!(got[..2], analyzed, "{sql}");
+        assert_eq!(got.last().unwrap(), "Execution Time: T ms", "{sql}");
+    }
+    // Turned off, it only plans: the DELETE does not run.
+    let got = explain(&mut s, "EXPLAIN (ANALYZE false) DELETE FROM a WHERE id = 5");
+    assert!(got.iter().all(|l| !l.contains("actual")), "{got:?}");
+    let n = s.execute("SELECT count(*) FROM a WHERE id = 5").unwrap().pop().unwrap().rows;
+    assert_eq!(n, vec![vec![Value::BigInt(1)]]);
 }

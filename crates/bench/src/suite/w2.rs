@@ -1,7 +1,8 @@
 //! W2, TPC-B, driven by PostgreSQL's own pgbench client against both
 //! servers: W2b is pgbench's default script (five statements in one
 //! transaction) in each query mode; W2a sends the same five statements
-//! as single-statement transactions, the seed's way. Afterwards the
+//! as single-statement transactions, the seed's way; W2c is pgbench's
+//! select-only script. Afterwards the
 //! balances must agree (accounts, tellers, branches and history each sum
 //! to the same total) and history must hold one row per transaction.
 
@@ -11,8 +12,9 @@ use super::{pgbench, Ctx, Res};
 pub const DESCRIPTION: &str = "pgbench's schema at the run's scale factor, loaded by `pgbench -i`. W2b: pgbench's \
 default TPC-B script (UPDATE accounts, SELECT the balance, UPDATE tellers, UPDATE branches, INSERT history, in one \
 transaction) run by the real `pgbench` client against both servers in each query mode. W2a: the same five statements \
-as five single-statement transactions (the seed's test 2), reported as statements per second. Durable commits on both \
-servers; failed transactions must be zero.";
+as five single-statement transactions (the seed's test 2), reported as statements per second. W2c: pgbench's \
+select-only script (`-S`: one SELECT of an account's balance by key per transaction), `-M prepared`: the cost of a \
+round trip and a key look-up. Durable commits on both servers; failed transactions must be zero.";
 
 /// W2a's script: pgbench's TPC-B statements without BEGIN and END, so
 /// each is its own transaction.
@@ -107,6 +109,25 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 ep.system,
                 clients,
                 5.0 * o.per_second(),
+            );
+        }
+    }
+    for &clients in &ctx.scale.w2b_clients.clone() {
+        let who = super::clients(clients);
+        for ep in endpoints {
+            let label = format!("W2c {}: select-only, {who}", ep.system);
+            let cpu = ep.cpu()?;
+            let args = ["-S", "-M", "prepared", "-s", &scale.to_string()];
+            let o = pgbench::run(&bin, ep, clients, secs, &args, &scratch, &label)?;
+            let case = format!("W2c select-only, -M prepared, {who}");
+            ctx.report.figure(Figure::new("W2", &case, ep.system, "tps", o.per_second()).with_load(&o));
+            ctx.cpu_per_transaction("W2", &case, ep, cpu, o.committed)?;
+            ctx.report.check(
+                "W2",
+                ep.system,
+                format!("no failed transactions: select-only, {who}"),
+                o.rolled_back == 0,
+                format!("{} failed", o.rolled_back),
             );
         }
     }
