@@ -120,12 +120,18 @@ fn when_the_holders_log_write_fails_its_dependents_fail_with_40001_and_leave_not
     fs.set_sync_delay(Duration::from_millis(1500));
     // An unrelated commit keeps the log busy with a slow sync, so the
     // holder's record waits in the buffer for the next write.
+    let writes = fs.writes();
     let busy = {
         let (db, c) = (db.clone(), c.clone());
         std::thread::spawn(move || {
             db.run(Isolation::ReadCommitted, 1, |txn| increment(txn, &c, 2)).unwrap();
         })
     };
+    // Once its batch is written and its 1.5 s sync is under way, the next
+    // write fails: the holder's.
+    while fs.writes() == writes {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     std::thread::sleep(Duration::from_millis(200));
     fs.fail_write(1);
     let (logged_tx, logged_rx) = std::sync::mpsc::channel();
