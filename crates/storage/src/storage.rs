@@ -85,11 +85,7 @@ impl Storage {
     /// Whether a commit asking for `durability` returns before its record
     /// is durable.
     pub fn delays(&self, durability: Durability) -> bool {
-        match durability {
-            Durability::Default => self.opts.log.delayed,
-            Durability::Sync => false,
-            Durability::Delayed => true,
-        }
+        self.log.delays(durability)
     }
 
     /// The highest commit timestamp among records that a failed write took

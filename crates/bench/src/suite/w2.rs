@@ -6,7 +6,9 @@
 //! balances must agree (accounts, tellers, branches and history each sum
 //! to the same total) and history must hold one row per transaction.
 
+use super::driver::Outcome;
 use super::report::Figure;
+use super::servers::Endpoint;
 use super::{pgbench, Ctx, Res};
 
 pub const DESCRIPTION: &str = "pgbench's schema at the run's scale factor, loaded by `pgbench -i`. W2b: pgbench's \
@@ -28,6 +30,28 @@ UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
 UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 ";
+
+/// Records a pgbench run of `case` on `ep`: its tps, the server's CPU per
+/// transaction since `cpu`, and the check that no transaction failed.
+fn record_tps(
+    ctx: &mut Ctx,
+    case: &str,
+    ep: &Endpoint,
+    cpu: std::time::Duration,
+    o: &Outcome,
+    what: &str,
+) -> Res<()> {
+    ctx.report.figure(Figure::new("W2", case, ep.system, "tps", o.per_second()).with_load(o));
+    ctx.cpu_per_transaction("W2", case, ep, cpu, o.committed)?;
+    ctx.report.check(
+        "W2",
+        ep.system,
+        format!("no failed transactions: {what}"),
+        o.rolled_back == 0,
+        format!("{} failed", o.rolled_back),
+    );
+    Ok(())
+}
 
 pub fn run(ctx: &mut Ctx) -> Res<()> {
     let pg = ctx.postgres()?;
@@ -60,15 +84,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 )?;
                 transactions[i] += o.committed;
                 let case = format!("W2b TPC-B, -M {mode}, {who} (durable)");
-                ctx.report.figure(Figure::new("W2", &case, ep.system, "tps", o.per_second()).with_load(&o));
-                ctx.cpu_per_transaction("W2", &case, ep, cpu, o.committed)?;
-                ctx.report.check(
-                    "W2",
-                    ep.system,
-                    format!("no failed transactions: -M {mode}, {who}"),
-                    o.rolled_back == 0,
-                    format!("{} failed", o.rolled_back),
-                );
+                record_tps(ctx, &case, ep, cpu, &o, &format!("-M {mode}, {who}"))?;
                 ctx.point(
                     "w2b-throughput",
                     "W2b: TPC-B transactions/s by clients (durable, real pgbench)",
@@ -120,15 +136,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             let args = ["-S", "-M", "prepared", "-s", &scale.to_string()];
             let o = pgbench::run(&bin, ep, clients, secs, &args, &scratch, &label)?;
             let case = format!("W2c select-only, -M prepared, {who}");
-            ctx.report.figure(Figure::new("W2", &case, ep.system, "tps", o.per_second()).with_load(&o));
-            ctx.cpu_per_transaction("W2", &case, ep, cpu, o.committed)?;
-            ctx.report.check(
-                "W2",
-                ep.system,
-                format!("no failed transactions: select-only, {who}"),
-                o.rolled_back == 0,
-                format!("{} failed", o.rolled_back),
-            );
+            record_tps(ctx, &case, ep, cpu, &o, &format!("select-only, {who}"))?;
         }
     }
     for (i, ep) in endpoints.iter().enumerate() {

@@ -353,6 +353,16 @@ impl Log {
         self.append(record, durability, after, Some(stamp))
     }
 
+    /// Whether a commit asking for `durability` returns before its record
+    /// is durable.
+    pub fn delays(&self, durability: Durability) -> bool {
+        match durability {
+            Durability::Default => self.shared.opts.delayed,
+            Durability::Sync => false,
+            Durability::Delayed => true,
+        }
+    }
+
     /// The highest commit timestamp among the records that a failed write
     /// took down (those of its batch, and the synchronous ones appended
     /// while it was being written), 0 if no write has failed. A transaction
@@ -369,11 +379,7 @@ impl Log {
         after: Option<u64>,
         stamp: Option<&mut dyn FnMut() -> u64>,
     ) -> Result<u64> {
-        let delayed = match durability {
-            Durability::Default => self.shared.opts.delayed,
-            Durability::Sync => false,
-            Durability::Delayed => true,
-        };
+        let delayed = self.delays(durability);
         if record.encoded_len() > MAX_FRAME {
             return Err(Error::RecordTooLarge { bytes: record.encoded_len() });
         }
