@@ -21,7 +21,7 @@
 //! through the embedded API.
 //!
 //! `centum-bench suite` runs the seeds' workloads (W1-W6 in
-//! `workloads.md`) against PostgreSQL and SQLite in the same run, checks
+//! `workloads.md`) and a mixed read-write OLTP transaction (W7) against PostgreSQL and SQLite in the same run, checks
 //! every workload's results, and writes CSV, JSON, PNG plots and
 //! `BENCHMARKS.md`; `--quick` is the small-scale smoke run CI makes.
 //!
@@ -64,7 +64,7 @@ enum Command {
     Disk(disk::Args),
     /// Prepared point SELECT and UPDATE through the SQL layer, in-process.
     Sql(sql::Args),
-    /// The seeds' workloads W1-W6 against PostgreSQL and SQLite, with
+    /// The seeds' workloads W1-W6 and mixed OLTP (W7) against PostgreSQL and SQLite, with
     /// plots and BENCHMARKS.md.
     Suite(suite::Args),
 }

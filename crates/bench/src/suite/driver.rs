@@ -51,7 +51,17 @@ impl Recorder {
     /// deadlock (40P01), counting each retry. The transaction counts as
     /// committed when `txn` returns `Ok(true)`, as rolled back on purpose
     /// on `Ok(false)`.
-    pub fn transaction(&mut self, mut txn: impl FnMut() -> Result<bool, postgres::Error>) -> Res<()> {
+    pub fn transaction(&mut self, txn: impl FnMut() -> Result<bool, postgres::Error>) -> Res<()> {
+        self.retrying(is_conflict, txn).map_err(|e| describe(e).into())
+    }
+
+    /// [`Recorder::transaction`] for any client: `retry` says which errors
+    /// a new attempt resolves.
+    pub fn retrying<E>(
+        &mut self,
+        retry: impl Fn(&E) -> bool,
+        mut txn: impl FnMut() -> Result<bool, E>,
+    ) -> Result<(), E> {
         let started = Instant::now();
         loop {
             match txn() {
@@ -64,8 +74,8 @@ impl Recorder {
                     }
                     return Ok(());
                 }
-                Err(e) if is_conflict(&e) => self.retries += 1,
-                Err(e) => return Err(describe(e).into()),
+                Err(e) if retry(&e) => self.retries += 1,
+                Err(e) => return Err(e),
             }
         }
     }

@@ -240,7 +240,10 @@ impl Report {
                     let _ = writeln!(s, "- {n}");
                 }
             }
-            let _ = writeln!(s, "\nSeed's figure, for context: {}\n", super::seed_figure(w));
+            match super::seed_figure(w) {
+                Some(seed) => _ = writeln!(s, "\nSeed's figure, for context: {seed}\n"),
+                None => s.push('\n'),
+            }
             for (file, title) in plots.iter().filter(|(f, _)| f.starts_with(&w.to_lowercase())) {
                 let _ = writeln!(s, "![{title}]({file})\n");
             }
