@@ -127,4 +127,5 @@ scripts!(
     alter,
     ddl_transactions,
     savepoints,
+    columns,
 );

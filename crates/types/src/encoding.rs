@@ -112,7 +112,12 @@ impl Value {
     pub fn decode_var(ty: &DataType, bytes: &[u8]) -> Value {
         match ty {
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text => {
-                Value::Text(String::from_utf8_lossy(bytes).into_owned())
+                // Stored text is valid UTF-8 (it was a `String`); the
+                // lossy path is only for damaged bytes, and is slower.
+                Value::Text(match std::str::from_utf8(bytes) {
+                    Ok(s) => s.to_owned(),
+                    Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+                })
             }
             DataType::Bytea => Value::Bytea(bytes.to_vec()),
             _ => Value::decode_fixed(ty, bytes),

@@ -53,6 +53,11 @@ impl<'a> Row<'a> {
         self.table.layout.values(self.v.data())
     }
 
+    /// The columns marked in `wanted`, the others NULL (not decoded).
+    pub fn values_of(&self, wanted: &[bool]) -> Vec<Value> {
+        self.table.layout.values_of(self.v.data(), wanted)
+    }
+
     /// An integer column without building a [`Value`]; `None` for NULL.
     pub fn int(&self, col: usize) -> Option<i64> {
         self.table.layout.int(self.v.data(), col)

@@ -184,6 +184,13 @@ impl RowLayout {
         (0..self.types.len()).map(|c| self.value(data, c)).collect()
     }
 
+    /// The columns marked in `wanted` as values, the others NULL.
+    pub fn values_of(&self, data: &[u8], wanted: &[bool]) -> Vec<Value> {
+        (0..self.types.len())
+            .map(|c| if wanted.get(c).copied().unwrap_or(true) { self.value(data, c) } else { Value::Null })
+            .collect()
+    }
+
     /// Column `col` as an `i64`, for integer columns, without building a
     /// [`Value`]. `None` for NULL or a non-integer column.
     #[inline]

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::planner::expr::Expr;
 use crate::planner::plan::{Access, AccessPath, JoinKind, Plan, SetOpKind, SortKey};
 use centum_engine::{KeyRange, Row};
-use centum_types::Value;
+use centum_types::{DataType, Value};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
@@ -570,29 +570,43 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
     }
 }
 
+/// The values of a row the access reads: the columns the plan uses, the
+/// others NULL.
+fn decode(a: &Access, row: &Row) -> Vec<Value> {
+    match &a.columns {
+        None => row.values(),
+        Some(wanted) => row.values_of(wanted),
+    }
+}
+
 fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Result<AccessRows<'a>> {
     let txn = cx.txn;
     let table = &a.table;
     let cols = table.columns();
-    let filter = a.filter.as_ref();
     let outer_f = outer.to_vec();
-    let keep = move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
-        // A scan whose filter rejects most rows still stops at the deadline.
-        if let Err(e) = cx.tick(1) {
-            return Some(Err(e));
-        }
-        let vals = row.values();
-        match filter {
-            None => Some(Ok((row, vals))),
-            Some(f) => match test(f, &vals, &outer_f, cx) {
-                Ok(true) => Some(Ok((row, vals))),
-                Ok(false) => None,
-                Err(e) => Some(Err(e)),
-            },
+    // The row filter, with the range's bounds when the index does not
+    // answer them exactly.
+    let keep = move |bounds_exact: bool| {
+        let checks: Vec<&'a Expr> =
+            a.filter.iter().chain(a.bound_check.as_deref().filter(|_| !bounds_exact)).collect();
+        move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
+            // A scan whose filter rejects most rows still stops at the deadline.
+            if let Err(e) = cx.tick(1) {
+                return Some(Err(e));
+            }
+            let vals = decode(a, &row);
+            for f in &checks {
+                match test(f, &vals, &outer_f, cx) {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            Some(Ok((row, vals)))
         }
     };
     Ok(match &a.path {
-        AccessPath::Scan => Box::new(txn.scan(table)?.filter_map(keep)),
+        AccessPath::Scan => Box::new(txn.scan(table)?.filter_map(keep(false))),
         AccessPath::Key { index, unique, key, key_types, .. } => {
             let mut values = Vec::with_capacity(key.len());
             for (e, ty) in key.iter().zip(key_types) {
@@ -602,9 +616,9 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
                 }
             }
             if *unique {
-                Box::new(txn.get(table, index, &values)?.into_iter().filter_map(keep))
+                Box::new(txn.get(table, index, &values)?.into_iter().filter_map(keep(false)))
             } else {
-                Box::new(txn.lookup(table, index, &values)?.into_iter().filter_map(keep))
+                Box::new(txn.lookup(table, index, &values)?.into_iter().filter_map(keep(false)))
             }
         }
         AccessPath::Range { index, eq, lower, upper, dir } => {
@@ -617,16 +631,30 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
                     None => return Ok(Box::new(std::iter::empty())),
                 }
             }
-            let next_ty = kc.get(eq.len()).map(|&c| cols[c].ty.clone());
-            let (lo, hi) = match &next_ty {
-                Some(t) => match (bound_value(lower, t, outer, cx)?, bound_value(upper, t, outer, cx)?) {
-                    (Some(l), Some(h)) => (l, h),
-                    _ => return Ok(Box::new(std::iter::empty())),
-                },
+            let next = kc.get(eq.len()).map(|&c| &cols[c]);
+            let (lo, hi) = match next {
+                Some(c) => {
+                    match (bound_value(lower, &c.ty, outer, cx)?, bound_value(upper, &c.ty, outer, cx)?) {
+                        (Some(l), Some(h)) => (l, h),
+                        _ => return Ok(Box::new(std::iter::empty())),
+                    }
+                }
                 None => (Bound::Unbounded, Bound::Unbounded),
             };
+            // An integer key holding no NULLs compares in the index as in
+            // SQL; a bound that was not a key of its type left its side open
+            // (`Unbounded`), and then the rows must be checked.
+            let side_exact = |given: &Bound<Expr>, got: &Bound<Value>| {
+                matches!(given, Bound::Unbounded) || !matches!(got, Bound::Unbounded)
+            };
+            let exact = next.is_some_and(|c| {
+                !c.nullable
+                    && matches!(c.ty, DataType::SmallInt | DataType::Integer | DataType::BigInt)
+                    && side_exact(lower, &lo)
+                    && side_exact(upper, &hi)
+            });
             let range = KeyRange { eq: eqv, lower: lo, upper: hi };
-            Box::new(txn.range(table, index, &range, *dir)?.filter_map(keep))
+            Box::new(txn.range(table, index, &range, *dir)?.filter_map(keep(exact)))
         }
     })
 }
@@ -662,7 +690,7 @@ pub(crate) fn point(plan: &Plan, cx: &ExecCtx, outer: &[Value]) -> Result<Option
             })
             .collect(),
         _ => {
-            let vals = row.values();
+            let vals = decode(a, &row);
             if let Some(f) = &a.filter {
                 if !test(f, &vals, outer, cx)? {
                     return Ok(Some(vec![]));

@@ -13,7 +13,9 @@
 //! Unique full-key look-ups win, then full-key look-ups, then the longest
 //! prefix with bounds, then an index that delivers the wanted order. The
 //! conditions an index answers exactly (key equalities) are dropped from
-//! the filter; bounds stay in it as a cheap re-check.
+//! the filter. The bounds of a range move to the access's bound check,
+//! which the executor skips when the index answers them exactly too (see
+//! `Access::bound_check`).
 
 use super::expr::{BinOp, Expr};
 use super::plan::{Access, AccessPath};
@@ -26,6 +28,11 @@ pub struct Order {
     /// Columns of the table, most significant first.
     pub columns: Vec<(usize, bool, Option<bool>)>,
 }
+
+/// An access path an index offers: (score, path, the conditions it
+/// consumes, the conditions that gave its bounds, whether it delivers the
+/// order wanted).
+type Candidate = (u32, AccessPath, Vec<usize>, Vec<usize>, bool);
 
 struct Cond {
     expr: Expr,
@@ -47,8 +54,7 @@ pub fn choose(
     let eq = |col: usize| conds.iter().position(|c| matches!(&c.shape, Some((k, BinOp::Eq, _)) if *k == col));
     let defs = access.table.def().indexes;
     let types: Vec<centum_types::DataType> = access.table.columns().iter().map(|c| c.ty.clone()).collect();
-    // (score, index number, path, consumed conditions, delivers order)
-    let mut best: Option<(u32, AccessPath, Vec<usize>, bool)> = None;
+    let mut best: Option<Candidate> = None;
     for ix in &defs {
         let cols: Vec<usize> = ix.columns.iter().filter_map(|n| access.table.column_index(n).ok()).collect();
         if cols.len() != ix.columns.len() {
@@ -74,7 +80,13 @@ pub fn choose(
                     key: key_of(&eqs),
                     key_types: cols.iter().map(|&c| types[c].clone()).collect(),
                 };
-                (if ix.unique { 100 } else { 80 }, path, eqs.iter().flatten().copied().collect(), false)
+                (
+                    if ix.unique { 100 } else { 80 },
+                    path,
+                    eqs.iter().flatten().copied().collect(),
+                    vec![],
+                    false,
+                )
             }
             IndexKind::Range => {
                 if prefix == cols.len() {
@@ -85,30 +97,33 @@ pub fn choose(
                         key: key_of(&eqs),
                         key_types: cols.iter().map(|&c| types[c].clone()).collect(),
                     };
-                    (if ix.unique { 95 } else { 75 }, path, eqs.iter().flatten().copied().collect(), false)
+                    (
+                        if ix.unique { 95 } else { 75 },
+                        path,
+                        eqs.iter().flatten().copied().collect(),
+                        vec![],
+                        false,
+                    )
                 } else {
                     let next = cols[prefix];
                     let mut lower = Bound::Unbounded;
                     let mut upper = Bound::Unbounded;
-                    for c in &conds {
+                    let mut bounds = Vec::new();
+                    for (i, c) in conds.iter().enumerate() {
                         if let Some((k, op, v)) = &c.shape {
                             if *k != next {
                                 continue;
                             }
-                            match op {
-                                BinOp::Gt if matches!(lower, Bound::Unbounded) => {
-                                    lower = Bound::Excluded(v.clone())
-                                }
-                                BinOp::GtEq if matches!(lower, Bound::Unbounded) => {
-                                    lower = Bound::Included(v.clone())
-                                }
-                                BinOp::Lt if matches!(upper, Bound::Unbounded) => {
-                                    upper = Bound::Excluded(v.clone())
-                                }
-                                BinOp::LtEq if matches!(upper, Bound::Unbounded) => {
-                                    upper = Bound::Included(v.clone())
-                                }
-                                _ => {}
+                            let (side, bound) = match op {
+                                BinOp::Gt => (&mut lower, Bound::Excluded(v.clone())),
+                                BinOp::GtEq => (&mut lower, Bound::Included(v.clone())),
+                                BinOp::Lt => (&mut upper, Bound::Excluded(v.clone())),
+                                BinOp::LtEq => (&mut upper, Bound::Included(v.clone())),
+                                _ => continue,
+                            };
+                            if matches!(side, Bound::Unbounded) {
+                                *side = bound;
+                                bounds.push(i);
                             }
                         }
                     }
@@ -132,7 +147,7 @@ pub fn choose(
                         upper,
                         dir: dir.unwrap_or(Direction::Forward),
                     };
-                    (score + dir.is_some() as u32, path, consumed, dir.is_some())
+                    (score + dir.is_some() as u32, path, consumed, bounds, dir.is_some())
                 }
             }
         };
@@ -140,29 +155,31 @@ pub fn choose(
             best = Some(candidate);
         }
     }
-    let (path, consumed, ordered) = match best {
-        Some((_, path, consumed, ordered)) => (path, consumed, ordered),
-        None => (AccessPath::Scan, vec![], false),
+    let (path, consumed, bounds, ordered) = match best {
+        Some((_, path, consumed, bounds, ordered)) => (path, consumed, bounds, ordered),
+        None => (AccessPath::Scan, vec![], vec![], false),
     };
     let mut cond_text = Vec::new();
     let mut filter = Vec::new();
     let mut filter_text = Vec::new();
-    let range_col = matches!(&path, AccessPath::Range { .. });
+    let mut bound_check = Vec::new();
     for (i, c) in conds.into_iter().enumerate() {
         if consumed.contains(&i) {
             cond_text.push(c.text);
-        } else {
-            if range_col
-                && matches!(&c.shape, Some((_, op, _)) if matches!(op, BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq))
-            {
-                cond_text.push(c.text.clone());
+        } else if bounds.contains(&i) {
+            // A BETWEEN gives two bounds with one text.
+            if !cond_text.contains(&c.text) {
+                cond_text.push(c.text);
             }
+            bound_check.push(c.expr);
+        } else {
             filter_text.push(c.text);
             filter.push(c.expr);
         }
     }
     access.path = path;
     access.filter = Expr::and_all(filter);
+    access.bound_check = Expr::and_all(bound_check).map(Box::new);
     access.cond_text = cond_text.into_iter().filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" AND ");
     access.filter_text = filter_text.into_iter().filter(|t| !t.is_empty()).collect::<Vec<_>>().join(" AND ");
     Ok((access, ordered))

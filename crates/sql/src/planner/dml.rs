@@ -432,8 +432,10 @@ impl<'a> Binder<'a> {
             alias: alias.to_string(),
             path: AccessPath::Scan,
             filter: None,
+            bound_check: None,
             cond_text: String::new(),
             filter_text: String::new(),
+            columns: None,
         };
         let (mut access, _) = access::choose(base, conds, None)?;
         if let Some(w) = selection {
@@ -623,8 +625,10 @@ impl<'a> Binder<'a> {
             alias: alias.clone(),
             path: AccessPath::Scan,
             filter: None,
+            bound_check: None,
             cond_text: String::new(),
             filter_text: String::new(),
+            columns: None,
         };
         let (mut target, _) = access::choose(base, conds, None)?;
         if !matches!(target.path, AccessPath::Scan) {

@@ -71,10 +71,20 @@ pub struct Access {
     pub path: AccessPath,
     /// Conditions rows must meet (on the table's columns).
     pub filter: Option<Expr>,
+    /// The conditions that gave a range path its bounds. The scan checks
+    /// them on each row unless the index answers them exactly: an integer
+    /// key column that holds no NULLs, and bounds whose values are keys of
+    /// the column's type (not `id > 2.5` on an int key, where the scan
+    /// starts from an open side).
+    pub bound_check: Option<Box<Expr>>,
     /// The access conditions and filter as SQL text, for EXPLAIN.
     pub cond_text: String,
     /// The filter as SQL text, for EXPLAIN.
     pub filter_text: String,
+    /// Which of the table's columns the query reads (`None`: all); the
+    /// others are not decoded and read as NULL. Set by
+    /// [`Plan::prune_columns`].
+    pub columns: Option<Box<[bool]>>,
 }
 
 /// Join kinds.
@@ -155,6 +165,10 @@ pub enum SetOpKind {
 }
 
 /// A query plan.
+// A table access is the largest operator; plans are built once per
+// prepared statement and walked by reference, so its size costs nothing
+// that boxing it would save.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Plan {
     /// Literal rows (`VALUES`, or one empty row for `SELECT` without FROM).
@@ -460,6 +474,37 @@ impl Plan {
 
     /// Calls `f` on every expression of this plan and its inputs.
     pub(crate) fn each_expr(&self, f: &mut impl FnMut(&Expr)) {
+        self.own_exprs(f);
+        self.each_input(&mut |p| p.each_expr(f));
+    }
+
+    /// Calls `f` on each input of this operator (none for a leaf).
+    fn each_input(&self, f: &mut impl FnMut(&Plan)) {
+        match self {
+            Plan::Values { .. }
+            | Plan::Access(_)
+            | Plan::System(_)
+            | Plan::Series { .. }
+            | Plan::Routine { .. }
+            | Plan::Unnest { .. } => {}
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Distinct { input, .. } => f(input),
+            Plan::NestedLoop { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => {
+                f(left);
+                f(right);
+            }
+        }
+    }
+
+    /// Calls `f` on the expressions of this operator itself, not of its
+    /// inputs.
+    fn own_exprs(&self, f: &mut impl FnMut(&Expr)) {
         let bound = |b: &std::ops::Bound<Expr>, f: &mut dyn FnMut(&Expr)| {
             if let std::ops::Bound::Included(e) | std::ops::Bound::Excluded(e) = b {
                 f(e);
@@ -477,61 +522,82 @@ impl Plan {
                         bound(upper, f);
                     }
                 }
-                if let Some(x) = &a.filter {
-                    f(x);
-                }
+                a.filter.iter().chain(a.bound_check.as_deref()).for_each(&mut *f);
             }
-            Plan::Filter { input, pred } => {
-                f(pred);
-                input.each_expr(f);
+            Plan::Filter { pred, .. } => f(pred),
+            Plan::Project { exprs, .. } => exprs.iter().for_each(&mut *f),
+            Plan::NestedLoop { on, .. } => on.iter().for_each(&mut *f),
+            Plan::HashJoin { left_keys, right_keys, on, .. } => {
+                left_keys.iter().chain(right_keys).chain(on).for_each(&mut *f)
             }
-            Plan::Project { input, exprs } => {
-                exprs.iter().for_each(&mut *f);
-                input.each_expr(f);
-            }
-            Plan::NestedLoop { left, right, on, .. } => {
-                if let Some(x) = on {
-                    f(x);
-                }
-                left.each_expr(f);
-                right.each_expr(f);
-            }
-            Plan::HashJoin { left, right, left_keys, right_keys, on, .. } => {
-                left_keys.iter().chain(right_keys).for_each(&mut *f);
-                if let Some(x) = on {
-                    f(x);
-                }
-                left.each_expr(f);
-                right.each_expr(f);
-            }
-            Plan::Aggregate { input, group, aggs } => {
+            Plan::Aggregate { group, aggs, .. } => {
                 group.iter().for_each(&mut *f);
                 for a in aggs {
                     a.args.iter().for_each(&mut *f);
                     a.order.iter().for_each(|k| f(&k.expr));
-                    if let Some(x) = &a.filter {
-                        f(x);
-                    }
+                    a.filter.iter().for_each(&mut *f);
                 }
-                input.each_expr(f);
             }
-            Plan::Sort { input, keys } => {
-                keys.iter().for_each(|k| f(&k.expr));
-                input.each_expr(f);
-            }
-            Plan::Limit { input, limit, offset } => {
-                limit.iter().chain(offset).for_each(&mut *f);
-                input.each_expr(f);
-            }
-            Plan::Distinct { input, .. } => input.each_expr(f),
-            Plan::SetOp { left, right, .. } => {
-                left.each_expr(f);
-                right.each_expr(f);
-            }
+            Plan::Sort { keys, .. } => keys.iter().for_each(|k| f(&k.expr)),
+            Plan::Limit { limit, offset, .. } => limit.iter().chain(offset).for_each(&mut *f),
+            Plan::Distinct { .. } | Plan::SetOp { .. } | Plan::System(_) => {}
             Plan::Series { args } | Plan::Routine { args, .. } | Plan::Unnest { args, .. } => {
                 args.iter().for_each(&mut *f)
             }
-            Plan::System(_) => {}
+        }
+    }
+
+    /// Marks in each table access the columns the plan reads, so that the
+    /// others are never decoded (left NULL); `needed` are the columns of
+    /// this operator's output that its consumer reads, `None` for all.
+    ///
+    /// The pass is conservative: an operator that passes rows through
+    /// (filter, sort, limit) adds the columns its own expressions read;
+    /// one that computes its output (projection, aggregate) asks only for
+    /// what its expressions read; joins, set operations and DISTINCT ask
+    /// for every column; and an expression with a subquery asks for every
+    /// column, because the subquery sees the whole row as its outer row.
+    pub fn prune_columns(&mut self, needed: Option<Vec<usize>>) {
+        let mut own: Option<Vec<usize>> = Some(Vec::new());
+        self.own_exprs(&mut |e| {
+            e.walk(&mut |x| match x {
+                Expr::Column(c) => own.iter_mut().for_each(|v| v.push(*c)),
+                Expr::Subquery(..) => own = None,
+                _ => {}
+            })
+        });
+        let passed = needed.zip(own.clone()).map(|(mut n, o)| {
+            n.extend(o);
+            n
+        });
+        match self {
+            Plan::Access(a) => {
+                a.columns = passed.map(|cols| {
+                    let mut mask = vec![false; a.table.columns().len()];
+                    for c in cols {
+                        if let Some(m) = mask.get_mut(c) {
+                            *m = true;
+                        }
+                    }
+                    mask.into_boxed_slice()
+                })
+            }
+            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
+                input.prune_columns(passed)
+            }
+            Plan::Project { input, .. } | Plan::Aggregate { input, .. } => input.prune_columns(own),
+            Plan::Values { .. }
+            | Plan::System(_)
+            | Plan::Series { .. }
+            | Plan::Routine { .. }
+            | Plan::Unnest { .. } => {}
+            Plan::Distinct { input, .. } => input.prune_columns(None),
+            Plan::NestedLoop { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => {
+                left.prune_columns(None);
+                right.prune_columns(None);
+            }
         }
     }
 }

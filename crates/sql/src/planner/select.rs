@@ -57,7 +57,9 @@ impl<'a> Binder<'a> {
         }
         let out = self.query_body(q);
         self.ctes.truncate(depth);
-        out
+        let (mut plan, cols) = out?;
+        plan.prune_columns(None);
+        Ok((plan, cols))
     }
 
     fn query_body(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
@@ -570,8 +572,10 @@ impl<'a> Binder<'a> {
                     alias: alias_name.clone(),
                     path: AccessPath::Scan,
                     filter: None,
+                    bound_check: None,
                     cond_text: String::new(),
                     filter_text: String::new(),
+                    columns: None,
                 };
                 Ok(Item {
                     plan: Plan::Access(access.clone()),
