@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 /// Arguments of `centum-bench engine`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which benchmarks: lookup, insert, soak, or all (soak is left out of
-    /// all because it runs for a minute).
+    /// Which benchmarks: lookup, insert, scan, soak, or all (soak is left
+    /// out of all because it runs for a minute).
     #[arg(default_value = "all")]
     which: String,
     /// Rows in the look-up table.
@@ -36,8 +36,51 @@ pub fn run(args: Args) -> Result<(), Error> {
     if all || args.which == "insert" {
         insert(&args)?;
     }
+    if all || args.which == "scan" {
+        scan(&args)?;
+    }
     if args.which == "soak" {
         soak(&args)?;
+    }
+    Ok(())
+}
+
+/// Full scans of small tables, each in its own read-only transaction:
+/// empty and 10-row tables with a range primary key (a scan list sized for
+/// a million rows) and without any index. A scan costs what the table
+/// holds, not what its scan list was sized for.
+fn scan(args: &Args) -> Result<(), Error> {
+    let db = Database::open(Options::default())?;
+    for rows in [0i64, 10] {
+        for indexed in [true, false] {
+            let name = format!("scan_{rows}_{indexed}");
+            let mut def =
+                TableDef::new(&name).column_not_null("id", DataType::BigInt).column("v", DataType::Text);
+            if indexed {
+                def = def.index(IndexDef::range(&format!("{name}_pkey"), &["id"]).unique());
+            }
+            let t = db.create_table(def)?;
+            db.run(Isolation::Snapshot, 1, |txn| {
+                for i in 0..rows {
+                    txn.insert(&t, vec![Value::BigInt(i), Value::Text(format!("row {i}"))])?;
+                }
+                Ok(())
+            })?;
+            let (mut n, mut seen) = (0u64, 0usize);
+            let start = Instant::now();
+            while start.elapsed().as_secs_f64() < args.seconds {
+                for _ in 0..100 {
+                    let txn = db.begin(Isolation::Snapshot)?;
+                    seen += txn.scan(&t)?.count();
+                    txn.commit()?;
+                    n += 1;
+                }
+            }
+            assert_eq!(seen as u64, n * rows as u64, "every row is seen once");
+            let us = start.elapsed().as_secs_f64() * 1e6 / n as f64;
+            let how = if indexed { "range primary key" } else { "no index" };
+            println!("scan: {us:>8.2} us per full scan of a {rows}-row table ({how}), transaction included");
+        }
     }
     Ok(())
 }

@@ -728,7 +728,7 @@ impl Database {
         use crate::mvcc::visibility::{end, End};
         let nobody = crate::mvcc::TxnId(0);
         let _pin = crossbeam_epoch::pin();
-        for b in 0..t.scan.len() {
+        for b in t.scan.buckets_in_use() {
             let mut cur = t.scan.first(b);
             while let Some(v) = cur {
                 cur = t.scan.next(v);

@@ -252,7 +252,7 @@ impl Shared {
         use crate::mvcc::visibility::{begin, end, Begin, End};
         let nobody = TxnId(0);
         let _pin = crossbeam_epoch::pin();
-        for b in 0..t.scan.len() {
+        for b in t.scan.buckets_in_use() {
             let mut cur = t.scan.first(b);
             while let Some(v) = cur {
                 cur = t.scan.next(v);

@@ -9,6 +9,7 @@
 //! - index chains ([`crate::index::chain`]): concurrent pushes seen by a
 //!   walker; unlinks of neighbours, of the head while a push goes in, and
 //!   both at once; a batch sweep racing an unlink between its versions;
+//!   a scan list's occupancy map finding every push that has returned;
 //! - version install ([`crate::mvcc::write`]): two writers race for one end
 //!   field; a new version published into a chain is seen fully written;
 //! - the range index's B+tree ([`crate::index::btree`], with 4-entry nodes
@@ -166,6 +167,58 @@ fn loom_pushes_race_a_walker() {
     let all: BTreeSet<Vec<u8>> =
         [&[0][..], &[1, 0], &[2, 0], &[1, 2, 0], &[2, 1, 0]].map(|s| s.to_vec()).into();
     assert_eq!(seen, all);
+}
+
+/// Two pushes into different buckets of a scan list race a scanner that
+/// finds buckets through the occupancy map. Each pusher raises a flag once
+/// its push has returned (as its transaction would then commit); a
+/// scanner that saw the flag must find the version, although both pushes
+/// set bits in the same map word and the same summary word.
+#[test]
+fn loom_occupancy_map_finds_every_finished_push() {
+    let seen = explore(|| {
+        let c = Arc::new(Chains::with_occupancy(2, 0));
+        let done = Arc::new([
+            loom::sync::atomic::AtomicBool::new(false),
+            loom::sync::atomic::AtomicBool::new(false),
+        ]);
+        let pushers = [0u8, 1].map(|b| {
+            let (c, done) = (c.clone(), done.clone());
+            thread::spawn(move || {
+                let v = version(b);
+                c.push(b as usize, v);
+                done[b as usize].store(true, SeqCst);
+                v
+            })
+        });
+        let scanner = {
+            let (c, done) = (c.clone(), done.clone());
+            thread::spawn(move || {
+                let finished = [done[0].load(SeqCst), done[1].load(SeqCst)];
+                let mut found = [false; 2];
+                for b in c.buckets_in_use() {
+                    let mut cur = c.first(b);
+                    while let Some(v) = cur {
+                        found[tag(v) as usize] = true;
+                        cur = c.next(v);
+                    }
+                }
+                for i in 0..2 {
+                    assert!(!finished[i] || found[i], "push {i} had returned but the scan missed it");
+                }
+                (finished, found)
+            })
+        };
+        let out = scanner.join().expect("scanner");
+        let vs = pushers.map(|h| h.join().expect("pusher"));
+        assert_eq!(c.buckets_in_use().collect::<Vec<_>>(), [0, 1]);
+        free(vs);
+        out
+    });
+    // Scans before, between and after the pushes were all explored.
+    assert!(seen.contains(&([false, false], [false, false])), "{seen:?}");
+    assert!(seen.contains(&([true, true], [true, true])), "{seen:?}");
+    assert!(seen.iter().any(|(f, _)| f == &[true, false]), "{seen:?}");
 }
 
 /// Unlinking two neighbours at once (the Harris-Michael case where one

@@ -126,7 +126,7 @@ impl Table {
             layout: RowLayout::new(&types),
             columns,
             durability,
-            scan: Chains::new(scan_chains, 0),
+            scan: Chains::with_occupancy(scan_chains, 0),
             indexes: ArcSwap::from_pointee(IndexSet::new(vec![], 0)),
             dropped: AtomicBool::new(false),
             ddl: Mutex::new(()),
@@ -391,7 +391,7 @@ impl Drop for Table {
     fn drop(&mut self) {
         // Nothing else can reach the table now; versions still in the scan
         // list belong to it alone.
-        for b in 0..self.scan.len() {
+        for b in self.scan.buckets_in_use() {
             let mut cur = self.scan.first(b);
             while let Some(v) = cur {
                 cur = self.scan.next(v);

@@ -16,6 +16,17 @@
 //! Readers walk the chain without locks and skip marked versions. Memory is
 //! never freed here: whoever unlinks a version hands it to epoch-based
 //! reclamation only after it is unlinked from every chain it was in.
+//!
+//! A table's scan list is such a family, sized for the rows the table may
+//! reach, and a scan must visit every bucket. So that a scan costs what
+//! the table holds rather than what it was sized for, the scan list keeps
+//! an *occupancy map*: one bit per bucket that has ever held a version,
+//! and one summary bit per word of those bits. A push sets both (if
+//! unset) before it returns, so a scan that begins after a version's
+//! transaction commits finds its bucket. Bits are never cleared: clearing
+//! one when a bucket empties would race with a push into it, and a scan
+//! in the gap would miss a row. A scan therefore visits the buckets the
+//! table has ever used, skipping 4,096 unused ones per summary word.
 
 use crate::row::version::VersionPtr;
 use crate::sync::{AtomicUsize, Ordering::SeqCst};
@@ -25,6 +36,67 @@ pub(crate) struct Chains {
     buckets: Box<[AtomicUsize]>,
     mask: u64,
     slot: usize,
+    /// The occupancy map (scan lists only; see the module header).
+    occupied: Option<Occupancy>,
+}
+
+/// Bits per word of the occupancy map.
+const BITS: usize = usize::BITS as usize;
+
+/// Which buckets have ever held a version: bit `b % BITS` of `words[b /
+/// BITS]`, and bit `w % BITS` of `summary[w / BITS]` when `words[w]` has
+/// any bit set.
+struct Occupancy {
+    words: Box<[AtomicUsize]>,
+    summary: Box<[AtomicUsize]>,
+}
+
+impl Occupancy {
+    fn new(buckets: usize) -> Occupancy {
+        let words = buckets.div_ceil(BITS);
+        let zeros = |n: usize| (0..n).map(|_| AtomicUsize::new(0)).collect();
+        Occupancy { words: zeros(words), summary: zeros(words.div_ceil(BITS)) }
+    }
+
+    /// Marks bucket `b`. Both levels are checked by every caller, so that
+    /// when it returns both bits are set whoever set them.
+    #[inline]
+    fn set(&self, b: usize) {
+        let set_bit = |word: &AtomicUsize, bit: usize| {
+            if word.load(SeqCst) & (1 << bit) == 0 {
+                word.fetch_or(1 << bit, SeqCst);
+            }
+        };
+        let w = b / BITS;
+        set_bit(&self.words[w], b % BITS);
+        set_bit(&self.summary[w / BITS], w % BITS);
+    }
+
+    /// The first marked bucket at or after `from` (and before `end`).
+    fn next(&self, from: usize, end: usize) -> Option<usize> {
+        let mut w = from / BITS;
+        // Bits of the first word below `from` do not count.
+        let mut bits = self.words.get(w)?.load(SeqCst) & (usize::MAX << (from % BITS));
+        loop {
+            if bits != 0 {
+                let b = w * BITS + bits.trailing_zeros() as usize;
+                return (b < end).then_some(b);
+            }
+            // The next word with a bit, found through the summary.
+            w += 1;
+            let mut s = w / BITS;
+            let mut marks = self.summary.get(s)?.load(SeqCst) & (usize::MAX << (w % BITS));
+            while marks == 0 {
+                s += 1;
+                if s * BITS * BITS >= end {
+                    return None;
+                }
+                marks = self.summary.get(s)?.load(SeqCst);
+            }
+            w = s * BITS + marks.trailing_zeros() as usize;
+            bits = self.words.get(w)?.load(SeqCst);
+        }
+    }
 }
 
 /// The buckets a hash index asked for `buckets` gets: a power of two.
@@ -43,7 +115,38 @@ impl Chains {
     /// `buckets` (rounded up to a power of two) chains through link `slot`.
     pub(crate) fn new(buckets: u64, slot: usize) -> Chains {
         let n = bucket_count(buckets);
-        Chains { buckets: (0..n).map(|_| AtomicUsize::new(0)).collect(), mask: n - 1, slot }
+        Chains { buckets: (0..n).map(|_| AtomicUsize::new(0)).collect(), mask: n - 1, slot, occupied: None }
+    }
+
+    /// Like [`Chains::new`], with an occupancy map: a scan list.
+    pub(crate) fn with_occupancy(buckets: u64, slot: usize) -> Chains {
+        let mut c = Chains::new(buckets, slot);
+        c.occupied = Some(Occupancy::new(c.len()));
+        c
+    }
+
+    /// The first bucket at or after `from` and before `end` that may hold
+    /// a version: with an occupancy map, the next one that ever held one;
+    /// without, `from` itself.
+    #[inline]
+    pub(crate) fn next_bucket(&self, from: usize, end: usize) -> Option<usize> {
+        let end = end.min(self.len());
+        match &self.occupied {
+            _ if from >= end => None,
+            Some(o) => o.next(from, end),
+            None => Some(from),
+        }
+    }
+
+    /// The buckets that may hold a version, in order (see
+    /// [`Chains::next_bucket`]).
+    pub(crate) fn buckets_in_use(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut from = 0;
+        std::iter::from_fn(move || {
+            let b = self.next_bucket(from, self.len())?;
+            from = b + 1;
+            Some(b)
+        })
     }
 
     /// Number of buckets.
@@ -76,9 +179,12 @@ impl Chains {
         loop {
             link.store(cur, SeqCst);
             match head.compare_exchange_weak(cur, v.word(), SeqCst, SeqCst) {
-                Ok(_) => return,
+                Ok(_) => break,
                 Err(now) => cur = now,
             }
+        }
+        if let Some(o) = &self.occupied {
+            o.set(b);
         }
     }
 
@@ -323,5 +429,47 @@ mod tests {
     #[test]
     fn concurrent_unlinks_of_neighbours_lose_nothing() {
         race_removals(false);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod occupancy_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        /// The occupancy map finds exactly the buckets marked, from any
+        /// start to any end, at the edges of words and summary words too.
+        #[test]
+        fn occupancy_finds_the_marked_buckets(
+            shift in 6u32..15,
+            marks in proptest::collection::vec(any::<u64>(), 0..40),
+            edges in proptest::collection::vec(0usize..8, 0..6),
+            probes in proptest::collection::vec((any::<u64>(), any::<u64>()), 1..20),
+        ) {
+            let n = 1usize << shift;
+            let o = Occupancy::new(n);
+            let mut model = BTreeSet::new();
+            // Random buckets, and some at word and summary-word boundaries.
+            let edge = [0, BITS - 1, BITS, BITS * BITS - 1, BITS * BITS, n - 1, n / 2, n / 2 - 1];
+            for b in marks.iter().map(|m| *m as usize % n).chain(edges.iter().map(|&e| edge[e] % n)) {
+                o.set(b);
+                model.insert(b);
+            }
+            for (from, end) in probes {
+                let (from, end) = (from as usize % (n + 1), end as usize % (n + 1));
+                let want = if from < end { model.range(from..end).next().copied() } else { None };
+                let got = if from < end { o.next(from, end) } else { None };
+                prop_assert_eq!(got, want, "from {} end {}", from, end);
+            }
+            let mut all = Vec::new();
+            let mut from = 0;
+            while let Some(b) = o.next(from, n) {
+                all.push(b);
+                from = b + 1;
+            }
+            prop_assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+        }
     }
 }

@@ -422,6 +422,10 @@ impl<'a> Iterator for RangeScan<'a> {
     }
 }
 
+/// Chains a table scan walks under one epoch pin while they give no
+/// visible row.
+const CHAINS_PER_PIN: usize = 64;
+
 /// An iterator over a table's visible rows. It holds no epoch pin between
 /// calls: it collects one chain's visible rows at a time.
 pub struct Scan<'a> {
@@ -439,18 +443,26 @@ impl<'a> Iterator for Scan<'a> {
     fn next(&mut self) -> Option<Row<'a>> {
         let Scan { txn, table, op, bucket, end, rows } = self;
         let v = rows.next(txn, |batch, horizon| {
-            if *bucket >= *end {
-                return false;
-            }
+            // Chains until one gives a visible row, a few at most under
+            // one pin; buckets that never held a version are skipped.
             let chains = &table.scan;
-            let mut cur = chains.first(*bucket);
-            while let Some(v) = cur {
-                cur = chains.next(v);
-                if chains.is_live(v) && txn.sees(table, v, *op, horizon) {
-                    batch.push(v);
+            for _ in 0..CHAINS_PER_PIN {
+                let Some(b) = chains.next_bucket(*bucket, *end) else {
+                    *bucket = *end;
+                    return !batch.is_empty();
+                };
+                let mut cur = chains.first(b);
+                while let Some(v) = cur {
+                    cur = chains.next(v);
+                    if chains.is_live(v) && txn.sees(table, v, *op, horizon) {
+                        batch.push(v);
+                    }
+                }
+                *bucket = b + 1;
+                if !batch.is_empty() {
+                    break;
                 }
             }
-            *bucket += 1;
             true
         })?;
         Some(Row::new(self.table, v))

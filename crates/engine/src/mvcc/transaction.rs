@@ -627,7 +627,7 @@ impl Transaction {
             let found = match s {
                 ScanRecord::Table(t) => {
                     let table = &inner.tables[*t as usize];
-                    (0..table.scan.len()).any(|b| {
+                    table.scan.buckets_in_use().any(|b| {
                         let mut cur = table.scan.first(b);
                         while let Some(v) = cur {
                             if table.scan.is_live(v) && phantom(v) {
