@@ -128,4 +128,5 @@ scripts!(
     ddl_transactions,
     savepoints,
     columns,
+    in_lists,
 );

@@ -74,6 +74,22 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             if v.is_null() {
                 return Ok(Value::Null);
             }
+            if list.len() >= InSet::MIN_MEMBERS {
+                let set = in_set(e, cx, || {
+                    if !list.iter().all(statement_constant) {
+                        return Ok(None);
+                    }
+                    let members = list.iter().map(|x| eval(x, &[], outer, cx)).collect::<Result<Vec<_>>>()?;
+                    Ok(InSet::of(members.into_iter().map(Some)))
+                })?;
+                if let Some(found) = set.and_then(|s| s.verdict(&v)) {
+                    return Ok(if found == Some(true) {
+                        Value::Boolean(!*negated)
+                    } else {
+                        found.map_or(Value::Null, |_| Value::Boolean(*negated))
+                    });
+                }
+            }
             let mut saw_null = false;
             for item in list {
                 let x = eval(item, row, outer, cx)?;
@@ -156,6 +172,32 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             cx.tick_bytes(vals.iter().chain([&out]).map(heap_bytes).sum())?;
             out
         }
+        Expr::Catalog(crate::system::CatalogFn::AnyEq, args) if statement_constant(&args[1]) => {
+            let set = in_set(e, cx, || {
+                let a = eval(&args[1], &[], outer, cx)?;
+                if a.is_null() {
+                    return Ok(None);
+                }
+                let items = crate::system::arrays::parse(&text_of(&a))?;
+                Ok(InSet::of(items.into_iter().map(|x| x.map(Value::Text))))
+            })?;
+            let l = eval(&args[0], row, outer, cx)?;
+            match set {
+                Some(set) if l.is_null() => {
+                    if set.members == 0 {
+                        Value::Boolean(false)
+                    } else {
+                        Value::Null
+                    }
+                }
+                Some(set) => match set.verdict(&Value::Text(text_of(&l).into_owned())) {
+                    Some(found) => found.map_or(Value::Null, Value::Boolean),
+                    None => Value::Boolean(false),
+                },
+                // A NULL array.
+                None => Value::Null,
+            }
+        }
         Expr::Catalog(f, args) => {
             let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
             crate::system::functions::eval(*f, &vals, &|| cx.system_snapshot(), &cx.identity)?
@@ -187,6 +229,95 @@ fn truth(v: &Value) -> Option<bool> {
         Value::Boolean(b) => Some(*b),
         _ => None,
     }
+}
+
+/// The members of an `IN` list or an `= ANY` array that are constant for
+/// the statement, hashed, so that a scan tests each row in constant time
+/// instead of comparing it with every member (`id IN (10,000 values)`
+/// over 100,000 rows is a billion comparisons). Only members of one
+/// family whose equality is plain equality are hashed: integers (compared
+/// as i64) or text; other lists are compared member by member.
+pub(crate) struct InSet {
+    ints: std::collections::HashSet<i64>,
+    texts: std::collections::HashSet<String>,
+    /// Some member is NULL: a value not found is then unknown, not false.
+    null: bool,
+    /// Members, NULLs included.
+    members: usize,
+}
+
+impl InSet {
+    /// Lists shorter than this are compared member by member.
+    const MIN_MEMBERS: usize = 8;
+
+    /// The set of `members` (`None` is NULL), or `None` when they are not
+    /// all integers or all text.
+    fn of(members: impl Iterator<Item = Option<Value>>) -> Option<InSet> {
+        let mut s = InSet { ints: Default::default(), texts: Default::default(), null: false, members: 0 };
+        for m in members {
+            s.members += 1;
+            match m {
+                None | Some(Value::Null) => s.null = true,
+                Some(Value::SmallInt(i)) => _ = s.ints.insert(i as i64),
+                Some(Value::Integer(i)) => _ = s.ints.insert(i as i64),
+                Some(Value::BigInt(i)) => _ = s.ints.insert(i),
+                Some(Value::Text(t)) => _ = s.texts.insert(t),
+                Some(_) => return None,
+            }
+        }
+        (s.ints.is_empty() || s.texts.is_empty()).then_some(s)
+    }
+
+    /// Whether `v` (not NULL) is a member: `Some(Some(true))` found,
+    /// `Some(Some(false))` not, `Some(None)` unknown (not found, but a
+    /// member is NULL); `None` when `v` is not of the set's family and must
+    /// be compared member by member.
+    fn verdict(&self, v: &Value) -> Option<Option<bool>> {
+        let found = match v {
+            Value::SmallInt(i) if self.texts.is_empty() => self.ints.contains(&(*i as i64)),
+            Value::Integer(i) if self.texts.is_empty() => self.ints.contains(&(*i as i64)),
+            Value::BigInt(i) if self.texts.is_empty() => self.ints.contains(i),
+            Value::Text(t) if self.ints.is_empty() => self.texts.contains(t),
+            _ => return None,
+        };
+        Some(if found {
+            Some(true)
+        } else if self.null {
+            None
+        } else {
+            Some(false)
+        })
+    }
+}
+
+/// Whether `e` has one value for the whole statement: it reads no row,
+/// outer row, subquery, sequence or routine, and calls nothing volatile.
+fn statement_constant(e: &Expr) -> bool {
+    let mut constant = true;
+    e.walk(&mut |x| {
+        if matches!(
+            x,
+            Expr::Column(_) | Expr::Outer(_) | Expr::Subquery(..) | Expr::Sequence(..) | Expr::Routine(..)
+        ) {
+            constant = false;
+        }
+    });
+    constant && e.is_stable()
+}
+
+/// The statement's set for expression `e`, built by `build` on first use.
+fn in_set(
+    e: &Expr,
+    cx: &ExecCtx,
+    build: impl FnOnce() -> Result<Option<InSet>>,
+) -> Result<Option<std::rc::Rc<InSet>>> {
+    let key = e as *const Expr as usize;
+    if let Some(s) = cx.in_sets.borrow().get(&key) {
+        return Ok(s.clone());
+    }
+    let s = build()?.map(std::rc::Rc::new);
+    cx.in_sets.borrow_mut().insert(key, s.clone());
+    Ok(s)
 }
 
 fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {

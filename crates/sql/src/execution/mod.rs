@@ -46,6 +46,10 @@ pub struct ExecCtx<'a> {
     /// statement; `None` marks a correlated subquery. Keyed by the plan's
     /// address, which is stable while the statement runs.
     pub(crate) subqueries: RefCell<HashMap<usize, Option<std::rc::Rc<eval::SubqueryRows>>>>,
+    /// Membership sets of `IN` lists and `= ANY` arrays whose members are
+    /// constant for the statement, built on first use; `None` marks one
+    /// that is not. Keyed by the expression's address.
+    pub(crate) in_sets: RefCell<HashMap<usize, Option<std::rc::Rc<eval::InSet>>>>,
     /// The virtual catalog's view of the catalog, taken on first use so
     /// every catalog table and function in the statement agrees.
     pub(crate) system: OnceCell<std::rc::Rc<crate::system::snapshot::Snapshot>>,
@@ -159,6 +163,7 @@ impl<'a> ExecCtx<'a> {
             deadline,
             cancel: None,
             subqueries: RefCell::new(HashMap::new()),
+            in_sets: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: crate::system::Identity::DEFAULT,
             notices: Default::default(),
@@ -184,6 +189,7 @@ impl<'a> ExecCtx<'a> {
             deadline: self.deadline,
             cancel: self.cancel,
             subqueries: RefCell::new(HashMap::new()),
+            in_sets: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: self.identity,
             notices: self.notices.clone(),
