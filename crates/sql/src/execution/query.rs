@@ -621,6 +621,28 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
                 Box::new(txn.lookup(table, index, &values)?.into_iter().filter_map(keep(false)))
             }
         }
+        AccessPath::Keys { index, unique, keys, key_type, .. } => {
+            // Each distinct key once: `id IN (1, 1)` gives the row once.
+            let mut values = Vec::with_capacity(keys.len());
+            for e in keys {
+                if let Some(v) = key_value(eval(e, &[], outer, cx)?, key_type)? {
+                    values.push(v);
+                }
+            }
+            values.sort_by(|a, b| a.sql_cmp(b).unwrap_or(Ordering::Equal));
+            values.dedup_by(|a, b| a.sql_cmp(b) == Some(Ordering::Equal));
+            let mut rows = Vec::new();
+            for v in values {
+                cx.tick(1)?;
+                let key = [v];
+                if *unique {
+                    rows.extend(txn.get(table, index, &key)?);
+                } else {
+                    rows.extend(txn.lookup(table, index, &key)?);
+                }
+            }
+            Box::new(rows.into_iter().filter_map(keep(false)))
+        }
         AccessPath::Range { index, eq, lower, upper, dir } => {
             let ix = table.index(index)?;
             let kc = ix.key_columns();

@@ -45,6 +45,20 @@ pub enum AccessPath {
         /// The key columns' types, to convert key values to.
         key_types: Vec<centum_types::DataType>,
     },
+    /// Rows whose key is one of `keys` (`column IN (...)` on an index of
+    /// that one column): one look-up per distinct key.
+    Keys {
+        /// The index.
+        index: String,
+        /// Whether it is a hash index (for EXPLAIN).
+        hash: bool,
+        /// Whether at most one row can match each key.
+        unique: bool,
+        /// The keys, each constant per execution.
+        keys: Vec<Expr>,
+        /// The key column's type, to convert key values to.
+        key_type: centum_types::DataType,
+    },
     /// Rows of a range index between bounds, in index order.
     Range {
         /// The index.
@@ -392,7 +406,7 @@ impl Access {
         let alias = if self.alias != name { format!(" {}", self.alias) } else { String::new() };
         match &self.path {
             AccessPath::Scan => out.push(format!("{pad}Seq Scan on {name}{alias}{note}")),
-            AccessPath::Key { index, hash, .. } => {
+            AccessPath::Key { index, hash, .. } | AccessPath::Keys { index, hash, .. } => {
                 let kind = if *hash { "Hash Index Lookup" } else { "Index Scan" };
                 out.push(format!("{pad}{kind} using {index} on {name}{alias}{note}"));
                 detail(out, format!("Index Cond: {}", self.cond_text));
@@ -516,6 +530,7 @@ impl Plan {
                 match &a.path {
                     AccessPath::Scan => {}
                     AccessPath::Key { key, .. } => key.iter().for_each(&mut *f),
+                    AccessPath::Keys { keys, .. } => keys.iter().for_each(&mut *f),
                     AccessPath::Range { eq, lower, upper, .. } => {
                         eq.iter().for_each(&mut *f);
                         bound(lower, f);

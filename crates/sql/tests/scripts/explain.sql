@@ -27,3 +27,11 @@ EXPLAIN UPDATE items SET price = price + 1 WHERE id = 7;
 EXPLAIN DELETE FROM items WHERE price >= 99;
 SELECT count(*) FROM items WHERE price >= 99;
 SELECT count(*) FROM items WHERE cat = 3 AND price < 10;
+-- An IN list of constants on an indexed column: one look-up per member.
+EXPLAIN SELECT * FROM items WHERE id IN (3, 5, 8) AND cat > 1;
+EXPLAIN SELECT * FROM items WHERE sku IN ('sku1', 'sku2');
+EXPLAIN SELECT * FROM items WHERE price IN (1, 2);
+SELECT id, price FROM items WHERE price IN (1, 2, 2, 1000, NULL) AND id < 110 ORDER BY id;
+SELECT id FROM items WHERE id IN (3, 3, 5.0, 5.5, 8, NULL) ORDER BY id;
+-- Members that read the row are no look-up keys.
+EXPLAIN SELECT * FROM items WHERE id IN (3, cat);

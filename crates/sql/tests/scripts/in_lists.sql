@@ -24,3 +24,7 @@ SELECT id FROM n WHERE t = ANY('{x1,x2,x3,NULL,x9}') ORDER BY id;
 SELECT count(*) FROM n WHERE (t = ANY('{x1,x2,NULL}')) IS NULL;
 SELECT count(*) FROM n WHERE id = ANY('{}');
 SELECT count(*) FROM n WHERE NOT (id = ANY('{1,2,3,4,5,6,7,8,9,10}'));
+-- Writes through the look-up path.
+UPDATE n SET s = -1 WHERE id IN (2, 4, 4, 6, 99, NULL);
+DELETE FROM n WHERE id IN (1, 3, 3, 5) RETURNING id;
+SELECT id, s FROM n WHERE id < 8 ORDER BY id;
