@@ -332,3 +332,49 @@ fn a_crash_while_paused_loses_no_commit() {
     assert_eq!(got.rows, w.model);
     assert_eq!(got.catalog, w.catalog);
 }
+
+/// With no size trigger, a checkpoint still comes once the interval has
+/// passed and enough log has come since the last one; an idle log takes
+/// none.
+#[test]
+fn checkpoints_come_by_time_once_enough_log_has_come() {
+    let mut opts = small_opts();
+    opts.log.segment_size = 4 << 20;
+    opts.checkpoint.auto_checkpoint_interval = Some(std::time::Duration::from_millis(300));
+    let fs = SimFs::new();
+    let storage = common::start(&fs, opts);
+    let mut ts = 0;
+    // 1.5 MiB of log in records of 20 rows of 4 KiB.
+    for _ in 0..20 {
+        ts += 1;
+        let mut rec = Record::new(ts);
+        for seq in 0..20u32 {
+            rec.insert(1, seq, &vec![seq as u8; 4096]);
+        }
+        storage.commit(rec).unwrap();
+    }
+    // Past the interval, one more batch makes the worker look again (a
+    // slow machine may have taken one during the fill already).
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    ts += 1;
+    let mut rec = Record::new(ts);
+    rec.insert(1, 0, &[1; 100]);
+    storage.commit(rec).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while storage.checkpoint_stats().checkpoints == 0 {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint by time");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Now little log comes: however long it waits, no further checkpoint.
+    storage.checkpoint().unwrap();
+    let after = storage.checkpoint_stats().checkpoints;
+    for _ in 0..3 {
+        std::thread::sleep(std::time::Duration::from_millis(350));
+        ts += 1;
+        let mut rec = Record::new(ts);
+        rec.insert(1, 1, &[2; 100]);
+        storage.commit(rec).unwrap();
+    }
+    give_the_worker_time();
+    assert_eq!(storage.checkpoint_stats().checkpoints, after, "a checkpoint for a few hundred bytes of log");
+}

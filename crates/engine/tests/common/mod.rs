@@ -20,6 +20,7 @@ pub fn small_storage() -> StorageOptions {
         checkpoint: CheckpointOptions {
             data_file_size: 8192,
             auto_checkpoint_bytes: 0,
+            auto_checkpoint_interval: None,
             merge_threshold: 0.5,
             auto_merge: false,
         },

@@ -52,6 +52,11 @@ const MERGE_BLOCK: usize = 64 << 10;
 /// largest frame recovery accepts.
 const BLOCK_LIMIT: usize = 1 << 20;
 
+/// Log bytes that must have come since the last checkpoint for the
+/// interval to take another: an idle database is not checkpointed over
+/// and over.
+pub const AUTO_CHECKPOINT_MIN_BYTES: u64 = 1 << 20;
+
 /// Settings of checkpointing and merging.
 #[derive(Debug, Clone)]
 pub struct CheckpointOptions {
@@ -60,6 +65,12 @@ pub struct CheckpointOptions {
     /// Take a checkpoint by itself after this many log bytes (0: only when
     /// asked).
     pub auto_checkpoint_bytes: u64,
+    /// Take a checkpoint by itself once this long has passed since the
+    /// last one, if at least `AUTO_CHECKPOINT_MIN_BYTES` of log have come
+    /// since (`None`: by log size only). Bounds the log a restart replays
+    /// by time: a steady load of small transactions can take minutes to
+    /// write `auto_checkpoint_bytes`.
+    pub auto_checkpoint_interval: Option<Duration>,
     /// Merge pairs whose live share is below this (0.0 turns merging off).
     pub merge_threshold: f64,
     /// Merge as part of every checkpoint, not only on request.
@@ -71,6 +82,7 @@ impl Default for CheckpointOptions {
         CheckpointOptions {
             data_file_size: 64 << 20,
             auto_checkpoint_bytes: 256 << 20,
+            auto_checkpoint_interval: Some(Duration::from_secs(30)),
             merge_threshold: 0.5,
             auto_merge: true,
         }
@@ -189,6 +201,8 @@ pub(crate) struct Worker {
     processed: LogPos,
     manifest_seq: u64,
     bytes_since: u64,
+    /// When the last checkpoint (or the worker) began.
+    last_checkpoint: Instant,
     health: Health,
     /// The last manifest written (or recovered from): where catching up
     /// starts.
@@ -232,6 +246,7 @@ impl Worker {
             processed: manifest.replay,
             manifest_seq: manifest.seq,
             bytes_since: 0,
+            last_checkpoint: Instant::now(),
             health: Health::Good,
             base: manifest.clone(),
             received: manifest.replay,
@@ -469,7 +484,10 @@ impl Worker {
         }
         self.publish();
         let auto = self.opts.auto_checkpoint_bytes;
-        if auto > 0 && self.bytes_since >= auto {
+        let due_by_time = self.opts.auto_checkpoint_interval.is_some_and(|every| {
+            self.bytes_since >= AUTO_CHECKPOINT_MIN_BYTES && self.last_checkpoint.elapsed() >= every
+        });
+        if (auto > 0 && self.bytes_since >= auto) || due_by_time {
             self.checkpoint_inner(self.opts.auto_merge)?;
         }
         Ok(())
@@ -568,6 +586,7 @@ impl Worker {
         manifest.write(self.fs.as_ref(), &self.dir)?;
         self.manifest_seq = seq;
         self.bytes_since = 0;
+        self.last_checkpoint = Instant::now();
         for p in self.pairs.values_mut() {
             p.state = match p.state {
                 FileState::MergeTarget => FileState::Active,

@@ -25,6 +25,7 @@ pub fn small_opts() -> Options {
         checkpoint: CheckpointOptions {
             data_file_size: 4096,
             auto_checkpoint_bytes: 0,
+            auto_checkpoint_interval: None,
             merge_threshold: 0.5,
             auto_merge: false,
         },
