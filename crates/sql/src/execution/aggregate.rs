@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::planner::expr::BinOp;
 use crate::planner::plan::{AggCall, AggFunc};
 use centum_types::{Decimal, Value};
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 /// The running state of one aggregate call.
 pub(crate) struct Acc {

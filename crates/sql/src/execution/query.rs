@@ -9,7 +9,9 @@ use crate::planner::plan::{Access, AccessPath, JoinKind, Plan, SetOpKind, SortKe
 use centum_engine::{KeyRange, Row};
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+// The executor's own hash tables (groups, DISTINCT, hash joins, set
+// operations) hash whole rows of values: a fast non-cryptographic hash.
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::ops::Bound;
 
 /// A stream of rows.
