@@ -1,5 +1,6 @@
-//! `centum-bench suite`: the seeds' workloads (W1-W6 in `workloads.md`)
-//! and a mixed read-write OLTP transaction (W7),
+//! `centum-bench suite`: the seeds' workloads (W1-W6 in `workloads.md`),
+//! a mixed read-write OLTP transaction (W7), and Tarantool and the cost of
+//! a bare loopback request beside Centum and PostgreSQL (W8),
 //! each run against Centum and against the systems a user would pick
 //! instead, in one run on one machine, so that the figure that counts is a
 //! ratio.
@@ -8,7 +9,9 @@
 //! initialised in a directory of its own on a free loopback port (durable
 //! commits), SQLite through rusqlite (WAL with `synchronous=FULL`, and
 //! `:memory:`), and Centum both embedded (W3, W4) and as a `centum serve`
-//! process (W1, W2, W5, W6, W7). It measures the machine too: the fsync rate
+//! process (W1, W2, W5, W6, W7, W8), and for W8 Tarantool and
+//! `redis-server` (installed from Debian's packages when missing and
+//! possible, else skipped with the reason). It measures the machine too: the fsync rate
 //! and sequential write rate of the data directory's disk, so durable
 //! figures can be read against the physical limit.
 //!
@@ -20,6 +23,7 @@
 //! `BENCHMARKS.md` into `--out`.
 
 mod driver;
+mod peers;
 mod pgbench;
 mod plot;
 mod report;
@@ -31,6 +35,7 @@ mod w4;
 mod w5;
 mod w6;
 mod w7;
+mod w8;
 
 use report::Report;
 use std::path::{Path, PathBuf};
@@ -42,7 +47,7 @@ pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 /// Options of `centum-bench suite`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Workloads to run: w1 ... w7, or all.
+    /// Workloads to run: w1 ... w8, or all.
     #[arg(value_delimiter = ',', default_value = "all")]
     workloads: Vec<String>,
     /// Small scale, a few minutes in all: the CI smoke run.
@@ -247,7 +252,7 @@ impl Ctx {
 }
 
 /// The workloads, in order, with their titles.
-pub const WORKLOADS: [(&str, &str); 7] = [
+pub const WORKLOADS: [(&str, &str); 8] = [
     ("W1", "Sales orders (seed 001)"),
     ("W2", "TPC-B (seed 002, test 2)"),
     ("W3", "Single operations through the embedded API (seed 002, test 1)"),
@@ -255,6 +260,7 @@ pub const WORKLOADS: [(&str, &str); 7] = [
     ("W5", "Document vault (seed 000)"),
     ("W6", "New order (seed 004)"),
     ("W7", "Mixed read-write OLTP"),
+    ("W8", "The in-memory peer and the floor"),
 ];
 
 /// What a workload does, for `BENCHMARKS.md`.
@@ -266,13 +272,14 @@ pub fn describe(w: &str) -> &'static str {
         "W4" => w4::DESCRIPTION,
         "W5" => w5::DESCRIPTION,
         "W6" => w6::DESCRIPTION,
-        _ => w7::DESCRIPTION,
+        "W7" => w7::DESCRIPTION,
+        _ => w8::DESCRIPTION,
     }
 }
 
 /// The seed's own figure for a workload (`workloads.md`), for context:
-/// other hardware, other software, not a comparator. W7 comes from no
-/// seed.
+/// other hardware, other software, not a comparator. W7 and W8 come from
+/// no seed.
 pub fn seed_figure(w: &str) -> Option<&'static str> {
     Some(match w {
         "W1" => "10 M orders in 2 min 05 s on 16 logical cores in memory (about 80,000 orders/s), against 41 min 25 s with disk-based tables.",
@@ -295,7 +302,7 @@ pub fn run(args: Args) -> Res<()> {
             name => match WORKLOADS.iter().find(|(w, _)| *w == name) {
                 Some((w, _)) if !chosen.contains(w) => chosen.push(w),
                 Some(_) => {}
-                None => return Err(format!("unknown workload {w:?}: expected w1 ... w7 or all").into()),
+                None => return Err(format!("unknown workload {w:?}: expected w1 ... w8 or all").into()),
             },
         }
     }
@@ -340,7 +347,8 @@ pub fn run(args: Args) -> Res<()> {
             "W4" => w4::run(&mut ctx),
             "W5" => w5::run(&mut ctx),
             "W6" => w6::run(&mut ctx),
-            _ => w7::run(&mut ctx),
+            "W7" => w7::run(&mut ctx),
+            _ => w8::run(&mut ctx),
         };
         if let Err(e) = result {
             ctx.report.check(
