@@ -220,7 +220,14 @@ impl<'a> Binder<'a> {
                 Ok((Expr::Param(i), ty.clone()))
             }
             (Expr::Literal(Value::Text(s)), None) => {
-                let v = Value::parse(&s, &widen(target))?;
+                let v = match (target, Value::parse(&s, &widen(target))?) {
+                    // char(n) values are stored blank-padded and, as
+                    // PostgreSQL's bpchar, equal whatever their trailing
+                    // blanks: a literal meeting one is padded the same way
+                    // (one longer than n can equal nothing and stays).
+                    (DataType::Char(n), Value::Text(t)) => Value::Text(blank_padded(&t, *n as usize)),
+                    (_, v) => v,
+                };
                 Ok((Expr::Literal(v), ty.clone()))
             }
             (Expr::Literal(Value::Null), None) => Ok((Expr::Literal(Value::Null), ty.clone())),
@@ -1189,6 +1196,17 @@ pub(crate) fn unconstrained_numeric() -> DataType {
 
 /// A type with its length/precision limits dropped, for parsing literals
 /// compared against a column (`varchar(3) = 'abcd'` must not fail).
+/// `t` without its trailing blanks, padded with blanks to `n` characters.
+fn blank_padded(t: &str, n: usize) -> String {
+    let t = t.trim_end_matches(' ');
+    let len = t.chars().count();
+    if len >= n {
+        t.to_string()
+    } else {
+        format!("{t}{}", " ".repeat(n - len))
+    }
+}
+
 fn widen(t: &DataType) -> DataType {
     match t {
         DataType::Varchar(_) | DataType::Char(_) => DataType::Text,

@@ -28,3 +28,14 @@ SELECT count(*) FROM n WHERE NOT (id = ANY('{1,2,3,4,5,6,7,8,9,10}'));
 UPDATE n SET s = -1 WHERE id IN (2, 4, 4, 6, 99, NULL);
 DELETE FROM n WHERE id IN (1, 3, 3, 5) RETURNING id;
 SELECT id, s FROM n WHERE id < 8 ORDER BY id;
+-- char(n) is stored blank-padded and compares without trailing blanks.
+CREATE TABLE ch (x char(5) PRIMARY KEY, y char(5), z varchar(5));
+INSERT INTO ch VALUES ('abc', 'abc', 'abc'), ('de  ', 'de', 'de'), ('fghij', 'fghij', 'fghij');
+SELECT x FROM ch WHERE x = 'abc';
+SELECT x FROM ch WHERE y = 'abc  ';
+SELECT x FROM ch WHERE x = 'de';
+SELECT x FROM ch WHERE y = 'fghijk';
+SELECT x FROM ch WHERE x IN ('abc', 'de   ') ORDER BY x;
+SELECT x FROM ch WHERE y IN ('abc', 'de', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6') ORDER BY x;
+SELECT x FROM ch WHERE z = 'abc' AND y > 'abc' ORDER BY x;
+SELECT count(*) FROM ch WHERE x BETWEEN 'abc' AND 'de';
