@@ -14,7 +14,11 @@
 //! ```
 //!
 //! After an error in an extended-protocol message every message up to Sync
-//! is discarded, as PostgreSQL does. ReadyForQuery always carries the
+//! is discarded, as PostgreSQL does. The statements of a pipeline (several
+//! Executes before one Sync) run in one implicit transaction that the Sync
+//! commits, or rolls back after an error, as PostgreSQL's implicit
+//! transaction block; an Execute followed at once by its Sync is simply its
+//! own transaction. ReadyForQuery always carries the
 //! session's real transaction status (idle, in a block, failed block).
 //! Replies are buffered and written when the client will wait for them
 //! (ReadyForQuery, Flush, a full buffer), so a pipelined Bind/Execute/Sync
@@ -259,6 +263,11 @@ impl Connection {
     }
 
     async fn ready(&mut self) -> std::io::Result<()> {
+        // A pipeline's implicit transaction ends here (a Query after its
+        // messages joins it and ends it too, as in PostgreSQL).
+        if let Err(e) = self.session.end_implicit() {
+            self.error(e.into()).await?;
+        }
         let status = self.status();
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
         self.socket.flush().await
@@ -298,6 +307,13 @@ impl Connection {
                 return Ok(None);
             }
         };
+        // A message and the termination may be ready at once, and select!
+        // picks either: a message that arrived after pg_terminate_backend
+        // returned must not run.
+        if self.session.terminated() {
+            self.fatal("57P01", "terminating connection due to administrator command").await?;
+            return Ok(None);
+        }
         self.watched.set_busy(true);
         match got {
             Err(()) => {
@@ -369,6 +385,7 @@ impl Connection {
             if let Err(f) = step {
                 self.error(f).await?;
                 self.skip_to_sync = true;
+                self.session.fail_implicit();
             }
         }
         self.socket.flush().await.ok();
@@ -622,6 +639,18 @@ impl Connection {
                 Err(e) => Ok(Err(e.into())),
             };
         }
+        // Statements of a pipeline run in one implicit transaction up to
+        // its Sync. One followed at once by its Sync is its own transaction
+        // either way, and runs as one without a block.
+        if portal.pending.is_none()
+            && !self.sync_is_next()
+            && !lock(&portal.statement).prepared.controls_transaction()
+        {
+            if let Err(e) = self.session.begin_implicit() {
+                self.portals.insert(name, portal);
+                return Ok(Err(e.into()));
+            }
+        }
         if portal.pending.is_none() {
             let outcome = {
                 let mut st = lock(&portal.statement);
@@ -659,6 +688,12 @@ impl Connection {
         }
         self.portals.insert(name, portal);
         Ok(Ok(()))
+    }
+
+    /// Whether the next message, already read from the socket, is a Sync.
+    fn sync_is_next(&self) -> bool {
+        let buf = self.socket.read_buffer();
+        buf.len() >= 5 && buf[0] == b'S'
     }
 
     async fn close(&mut self, c: Close) -> std::io::Result<Step> {

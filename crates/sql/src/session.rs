@@ -58,6 +58,7 @@ impl Database {
             savepoints: Vec::new(),
             state: TxnStatus::Idle,
             block_used: false,
+            implicit: false,
             read_only: false,
             isolation: defaults.isolation,
             next_isolation: None,
@@ -138,6 +139,20 @@ impl Prepared {
     pub fn columns(&self) -> &[OutputColumn] {
         &self.planned.columns
     }
+
+    /// Whether the statement begins, ends or marks a transaction (BEGIN,
+    /// COMMIT, ROLLBACK, SAVEPOINT, RELEASE): such a statement never opens
+    /// an implicit transaction.
+    pub fn controls_transaction(&self) -> bool {
+        matches!(
+            self.statement,
+            ast::Statement::StartTransaction { .. }
+                | ast::Statement::Commit { .. }
+                | ast::Statement::Rollback { .. }
+                | ast::Statement::Savepoint { .. }
+                | ast::Statement::ReleaseSavepoint { .. }
+        )
+    }
 }
 
 /// Who session `s` is, for the statements it runs (a macro, so that it
@@ -194,6 +209,9 @@ pub struct Session {
     savepoints: Vec<SavepointMark>,
     /// Whether the block ran a statement yet (SET TRANSACTION must come first).
     block_used: bool,
+    /// The open block was begun implicitly for an extended-protocol
+    /// pipeline and ends at its Sync (see [`Session::begin_implicit`]).
+    implicit: bool,
     /// Whether the block is READ ONLY.
     read_only: bool,
     isolation: Isolation,
@@ -491,6 +509,44 @@ impl Session {
         Ok(out)
     }
 
+    /// Opens the implicit transaction that the statements of an
+    /// extended-protocol pipeline run in up to its Sync, as PostgreSQL's
+    /// implicit transaction block: they commit together at the Sync, and an
+    /// error rolls back all of them. Nothing happens inside a block. A BEGIN
+    /// in the pipeline makes the block explicit; COMMIT or ROLLBACK ends it.
+    pub fn begin_implicit(&mut self) -> Result<()> {
+        if self.state != TxnStatus::Idle {
+            return Ok(());
+        }
+        self.guarded(|s| s.begin(None, false).map(drop))?;
+        self.implicit = true;
+        Ok(())
+    }
+
+    /// At a Sync: commits the implicit transaction, or rolls it back if a
+    /// statement in it failed. An error is the commit's.
+    pub fn end_implicit(&mut self) -> Result<()> {
+        if !std::mem::take(&mut self.implicit) {
+            return Ok(());
+        }
+        self.guarded(|s| match s.state {
+            TxnStatus::InBlock => s.commit().map(drop),
+            TxnStatus::Failed => {
+                s.rollback();
+                Ok(())
+            }
+            TxnStatus::Idle => Ok(()),
+        })
+    }
+
+    /// A message of the pipeline failed outside any statement (an unknown
+    /// portal, a bad Bind): the implicit transaction fails with it.
+    pub fn fail_implicit(&mut self) {
+        if self.implicit {
+            self.fail();
+        }
+    }
+
     /// Prepares `sql` (one statement); `declared` gives parameter types the
     /// client named (the rest are inferred).
     pub fn prepare(&mut self, sql: &str, declared: &[Option<DataType>]) -> Result<Prepared> {
@@ -566,6 +622,17 @@ impl Session {
                 ));
             }
             let s = s.clone();
+            if self.implicit {
+                match s.as_ref() {
+                    // The implicit block becomes the client's own.
+                    ast::Statement::StartTransaction { .. } => {
+                        self.implicit = false;
+                        return Ok(tag("BEGIN"));
+                    }
+                    ast::Statement::Commit { .. } | ast::Statement::Rollback { .. } => self.implicit = false,
+                    _ => {}
+                }
+            }
             return self.run(&s);
         }
         if self.state == TxnStatus::Failed {

@@ -1,0 +1,257 @@
+//! Pipelines with an error in the middle, sent message by message to the
+//! real server and to PostgreSQL, must get the same answers: the same
+//! messages in the same order, the same SQLSTATEs, the same transaction
+//! status at each Sync, and the same rows left behind.
+//!
+//! A pipeline here is what libpq's pipeline mode and pgbench's
+//! `\startpipeline` send: Parse/Bind/Execute for several statements and
+//! one Sync. Until the Sync they run in one implicit transaction (unless
+//! the pipeline opens a block itself); after an error every message up to
+//! the Sync is skipped, and the Sync ends the failed implicit transaction
+//! (rolling back what the pipeline wrote) or leaves an explicit block
+//! failed until ROLLBACK.
+//!
+//! The transcripts leave out what legitimately differs between the two
+//! servers (ParameterStatus, notices, error texts) and are compared whole.
+
+mod common;
+#[path = "../../sql/tests/pg/mod.rs"]
+mod pg;
+
+use common::Server;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// A raw protocol connection.
+struct Wire {
+    stream: TcpStream,
+}
+
+fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind];
+    m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+    m.extend_from_slice(body);
+    m
+}
+
+fn cstr(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+}
+
+/// Parse (unnamed statement, no parameter types), Bind (unnamed portal,
+/// no parameters, text results), Execute (all rows).
+fn statement(sql: &str) -> Vec<u8> {
+    let mut parse = Vec::new();
+    cstr(&mut parse, "");
+    cstr(&mut parse, sql);
+    parse.extend_from_slice(&0i16.to_be_bytes());
+    let mut bind = Vec::new();
+    cstr(&mut bind, "");
+    cstr(&mut bind, "");
+    bind.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    let mut execute = Vec::new();
+    cstr(&mut execute, "");
+    execute.extend_from_slice(&0i32.to_be_bytes());
+    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute)].concat()
+}
+
+fn sync() -> Vec<u8> {
+    message(b'S', &[])
+}
+
+impl Wire {
+    fn connect(port: u16, user: &str) -> Wire {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut body = 196608i32.to_be_bytes().to_vec();
+        for (k, v) in [("user", user), ("database", "postgres")] {
+            cstr(&mut body, k);
+            cstr(&mut body, v);
+        }
+        body.push(0);
+        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&body);
+        stream.write_all(&startup).unwrap();
+        let mut w = Wire { stream };
+        let hello = w.until_ready();
+        assert_eq!(hello.last().map(String::as_str), Some("ReadyForQuery I"), "{hello:?}");
+        w
+    }
+
+    /// Sends `bytes`, then reads until the ReadyForQuery of each Sync in
+    /// them.
+    fn round(&mut self, bytes: &[u8], syncs: usize) -> Vec<String> {
+        self.stream.write_all(bytes).unwrap();
+        (0..syncs).flat_map(|_| self.until_ready()).collect()
+    }
+
+    /// The messages up to and including the next ReadyForQuery, rendered.
+    fn until_ready(&mut self) -> Vec<String> {
+        let mut out = Vec::new();
+        loop {
+            let mut head = [0u8; 5];
+            self.stream.read_exact(&mut head).expect("read a message");
+            let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize - 4;
+            let mut body = vec![0u8; len];
+            self.stream.read_exact(&mut body).unwrap();
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            let line = match head[0] {
+                b'1' => "ParseComplete".to_string(),
+                b'2' => "BindComplete".to_string(),
+                b'3' => "CloseComplete".to_string(),
+                b'n' => "NoData".to_string(),
+                b's' => "PortalSuspended".to_string(),
+                b'I' => "EmptyQueryResponse".to_string(),
+                b'C' => format!("CommandComplete {}", text(&body[..body.len() - 1])),
+                b'T' => "RowDescription".to_string(),
+                b'D' => {
+                    let n = i16::from_be_bytes([body[0], body[1]]) as usize;
+                    let mut at = 2;
+                    let mut values = Vec::new();
+                    for _ in 0..n {
+                        let l = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
+                        at += 4;
+                        if l < 0 {
+                            values.push("NULL".to_string());
+                        } else {
+                            values.push(text(&body[at..at + l as usize]));
+                            at += l as usize;
+                        }
+                    }
+                    format!("DataRow {}", values.join("|"))
+                }
+                b'E' => {
+                    let code = body
+                        .split(|&b| b == 0)
+                        .find(|f| f.first() == Some(&b'C'))
+                        .map(|f| text(&f[1..]))
+                        .unwrap_or_default();
+                    format!("ErrorResponse {code}")
+                }
+                b'Z' => {
+                    out.push(format!("ReadyForQuery {}", body[0] as char));
+                    return out;
+                }
+                // Start-up chatter, notices: not compared.
+                b'R' | b'S' | b'K' | b'N' => continue,
+                other => format!("message {}", other as char),
+            };
+            out.push(line);
+        }
+    }
+}
+
+/// The pipelines, each sent as one write and answered up to its Sync's
+/// ReadyForQuery; the last of each group shows what was left behind.
+fn rounds() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+    let s = statement;
+    vec![
+        ("setup", vec![s("DROP TABLE IF EXISTS p"), s("CREATE TABLE p (a int PRIMARY KEY)"), sync()]),
+        (
+            "an error at execution rolls back the implicit transaction and skips the rest",
+            vec![
+                s("INSERT INTO p VALUES (1)"),
+                s("SELECT 1 / (count(*) - count(*)) FROM p"),
+                s("INSERT INTO p VALUES (2)"),
+                sync(),
+            ],
+        ),
+        ("nothing of it is left", vec![s("SELECT count(*) FROM p"), sync()]),
+        (
+            "a pipeline without errors commits at its Sync",
+            vec![
+                s("INSERT INTO p VALUES (3)"),
+                s("INSERT INTO p VALUES (4)"),
+                s("SELECT a FROM p ORDER BY a"),
+                sync(),
+            ],
+        ),
+        (
+            "a constraint error in the middle",
+            vec![
+                s("INSERT INTO p VALUES (5)"),
+                s("INSERT INTO p VALUES (3)"),
+                s("INSERT INTO p VALUES (6)"),
+                sync(),
+            ],
+        ),
+        ("after it, only the earlier pipeline's rows", vec![s("SELECT a FROM p ORDER BY a"), sync()]),
+        (
+            "a syntax error at Parse skips to the Sync; the next Sync group runs",
+            vec![
+                s("INSERT INTO p VALUES (7)"),
+                s("SELEC 1"),
+                s("INSERT INTO p VALUES (8)"),
+                sync(),
+                s("SELECT count(*) FROM p"),
+                sync(),
+            ],
+        ),
+        (
+            "an explicit block stays failed after the Sync",
+            vec![
+                s("BEGIN"),
+                s("INSERT INTO p VALUES (9)"),
+                s("SELECT 1 / (count(*) - count(*)) FROM p"),
+                s("INSERT INTO p VALUES (10)"),
+                sync(),
+            ],
+        ),
+        ("in the failed block, statements are refused", vec![s("SELECT 1"), sync()]),
+        ("ROLLBACK ends it", vec![s("ROLLBACK"), s("SELECT a FROM p ORDER BY a"), sync()]),
+        (
+            "an explicit block committed inside a pipeline",
+            vec![
+                s("BEGIN"),
+                s("INSERT INTO p VALUES (11)"),
+                s("COMMIT"),
+                s("INSERT INTO p VALUES (11)"),
+                sync(),
+            ],
+        ),
+        ("the committed block's row stays", vec![s("SELECT a FROM p ORDER BY a"), sync()]),
+    ]
+}
+
+fn transcript(port: u16, user: &str) -> String {
+    let mut w = Wire::connect(port, user);
+    let mut out = String::new();
+    for (what, parts) in rounds() {
+        out.push_str(&format!("-- {what}\n"));
+        let syncs = parts.iter().filter(|p| **p == sync()).count();
+        for line in w.round(&parts.concat(), syncs) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn pipelines_with_errors_answer_as_postgresql() {
+    let server = Server::start(&[]);
+    let centum = transcript(server.port, "centum");
+    // What PostgreSQL answers must hold for Centum whether or not
+    // PostgreSQL is here to ask: the error codes and the statuses.
+    for want in [
+        "ErrorResponse 22012\nReadyForQuery I",
+        "ErrorResponse 23505\nReadyForQuery I",
+        "ErrorResponse 42601\nReadyForQuery I",
+        "ErrorResponse 22012\nReadyForQuery E",
+        "ErrorResponse 25P02\nReadyForQuery E",
+    ] {
+        assert!(centum.contains(want), "missing {want:?} in:\n{centum}");
+    }
+    let Some(bin) = pg::find_bin() else {
+        if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+            panic!("PostgreSQL's server programs are missing; CI must install them");
+        }
+        let _ = writeln!(std::io::stderr(), "tests/pipeline.rs: PostgreSQL not found: comparison SKIPPED");
+        return;
+    };
+    let postgres = pg::Server::start(bin);
+    let expected = transcript(postgres.port, "postgres");
+    assert_eq!(centum, expected, "Centum (left) and PostgreSQL (right) differ");
+}
