@@ -332,6 +332,7 @@ pub fn run(args: Args) -> Res<()> {
     let centum_bin = servers::centum_bin(args.centum.as_deref())?;
     let mut ctx = Ctx { scale, dir: dir.clone(), pg_bin, centum_bin, report };
     ctx.report.machine.postgres = servers::Postgres::version_of(&ctx.pg_bin);
+    ctx.report.machine.postgres_settings = servers::tuned_settings();
     for w in chosen {
         // The disk's fsync rate moves with what else the machine does; the
         // rate just before each workload is the limit its durable figures
@@ -441,6 +442,7 @@ fn machine(dir: &Path, quick: bool) -> Res<report::Machine> {
         fsyncs_per_sec: rates.fsyncs_per_sec,
         seq_write_mib_per_sec: rates.seq_write_mb_per_sec,
         postgres: String::new(),
+        postgres_settings: Vec::new(),
         sqlite: rusqlite::version().to_string(),
         centum: env!("CARGO_PKG_VERSION").to_string(),
     })

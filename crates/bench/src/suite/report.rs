@@ -113,6 +113,9 @@ pub struct Machine {
     /// 1 MiB writes, then one fdatasync.
     pub seq_write_mib_per_sec: f64,
     pub postgres: String,
+    /// The settings PostgreSQL runs with beyond durability (tuned for the
+    /// machine; see `servers::tuned_settings`).
+    pub postgres_settings: Vec<String>,
     pub sqlite: String,
     pub centum: String,
 }
@@ -210,9 +213,13 @@ impl Report {
         let _ = writeln!(
             s,
             "- Systems: Centum {} (durable: every commit's log record fdatasync'ed before it is acknowledged); \
-             PostgreSQL {} (`shared_buffers=2GB`, `max_connections=300`, `fsync=on`, `synchronous_commit=on`); \
-             SQLite {} through rusqlite (WAL with `synchronous=FULL` when durable, `:memory:` when not).",
-            m.centum, m.postgres, m.sqlite
+             PostgreSQL {} (`fsync=on`, `synchronous_commit=on`, `max_connections=300`, autovacuum on, and as \
+             a tuning guide sets them for this machine: {}); SQLite {} through rusqlite (WAL with \
+             `synchronous=FULL` when durable, `:memory:` when not).",
+            m.centum,
+            m.postgres,
+            m.postgres_settings.iter().map(|s| format!("`{}`", s.replace(" = ", "="))).collect::<Vec<_>>().join(", "),
+            m.sqlite
         );
         let _ = writeln!(
             s,
