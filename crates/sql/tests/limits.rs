@@ -303,6 +303,30 @@ fn statement_timeout_stops_expensive_rows_filters_and_sorts() {
     }
 }
 
+/// Work that multiplies inside one statement stops at statement_timeout
+/// too: a correlated EXISTS and a correlated scalar subquery that scan a
+/// table once per outer row, a nested loop on a condition no index or
+/// hash serves, and an aggregate and a sort over a cross product.
+#[test]
+fn statement_timeout_stops_correlated_subqueries_and_nested_loops() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("CREATE TABLE big (id int PRIMARY KEY, v int)").unwrap();
+    s.execute("INSERT INTO big SELECT g, g % 13 FROM generate_series(1, 20000) g").unwrap();
+    s.execute("SET statement_timeout = 200").unwrap();
+    for sql in [
+        "SELECT count(*) FROM big a WHERE EXISTS (SELECT 1 FROM big b WHERE b.v = a.v + 100)",
+        "SELECT sum((SELECT count(*) FROM big b WHERE b.v = a.v)) FROM big a",
+        "SELECT count(*) FROM big a, big b WHERE a.v + b.v = -1",
+        "SELECT a.v, count(*) FROM big a, big b GROUP BY a.v",
+        "SELECT a.id FROM big a, big b ORDER BY a.v + b.v LIMIT 1",
+    ] {
+        let started = std::time::Instant::now();
+        assert_eq!(answer(&mut s, sql), Err("57014".into()), "{sql}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{sql}: {:?}", started.elapsed());
+    }
+}
+
 /// Sorting in runs and merging them keeps ORDER BY's order and its
 /// stability for inputs of many runs.
 #[test]
