@@ -32,6 +32,19 @@ pub fn init(pgbench: &Path, ep: &Endpoint, scale: u32) -> Res<()> {
     Ok(())
 }
 
+/// pgbench's tables' totals on `ep`: the sums of the account, teller and
+/// branch balances and of history's deltas (equal after any number of
+/// TPC-B transactions), then history's rows and the accounts.
+pub fn balances(ep: &Endpoint) -> Res<[i64; 6]> {
+    let row = ep.connect()?.query_one(
+        "SELECT (SELECT sum(abalance) FROM pgbench_accounts)::bigint, (SELECT sum(tbalance) FROM pgbench_tellers)::bigint, \
+         (SELECT sum(bbalance) FROM pgbench_branches)::bigint, (SELECT sum(delta) FROM pgbench_history)::bigint, \
+         (SELECT count(*) FROM pgbench_history), (SELECT count(*) FROM pgbench_accounts)",
+        &[],
+    )?;
+    Ok(std::array::from_fn(|k| row.get::<_, Option<i64>>(k).unwrap_or(0)))
+}
+
 /// Runs `pgbench -n -T seconds -c clients -j threads` plus `args` against
 /// `ep`, with a progress bar; its transaction log goes to `scratch` and is
 /// removed once read.

@@ -140,15 +140,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         }
     }
     for (i, ep) in endpoints.iter().enumerate() {
-        let mut c = ep.connect()?;
-        let row = c.query_one(
-            "SELECT (SELECT sum(abalance) FROM pgbench_accounts)::bigint, (SELECT sum(tbalance) FROM pgbench_tellers)::bigint, \
-             (SELECT sum(bbalance) FROM pgbench_branches)::bigint, (SELECT sum(delta) FROM pgbench_history)::bigint, \
-             (SELECT count(*) FROM pgbench_history), (SELECT count(*) FROM pgbench_accounts)",
-            &[],
-        )?;
-        let sums: Vec<i64> = (0..4).map(|k| row.get::<_, Option<i64>>(k).unwrap_or(0)).collect();
-        let (history, accounts): (i64, i64) = (row.get(4), row.get(5));
+        let totals = pgbench::balances(ep)?;
+        let (sums, history, accounts) = (&totals[..4], totals[4], totals[5]);
         ctx.report.check(
             "W2",
             ep.system,

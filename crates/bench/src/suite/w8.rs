@@ -147,16 +147,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 format!("{} failed", o.rolled_back),
             );
             if c == 2 {
-                let mut conn = ep.connect()?;
-                let row = conn.query_one(
-                    "SELECT (SELECT sum(abalance) FROM pgbench_accounts)::bigint, \
-                     (SELECT sum(tbalance) FROM pgbench_tellers)::bigint, \
-                     (SELECT sum(bbalance) FROM pgbench_branches)::bigint, \
-                     (SELECT sum(delta) FROM pgbench_history)::bigint, (SELECT count(*) FROM pgbench_history)",
-                    &[],
-                )?;
-                let sums: Vec<i64> = (0..5).map(|k| row.get::<_, Option<i64>>(k).unwrap_or(0)).collect();
-                balances(ctx, ep.system, &sums, o.committed);
+                balances(ctx, ep.system, &pgbench::balances(ep)?, o.committed);
             }
         }
     }

@@ -83,11 +83,7 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                     Ok(InSet::of(members.into_iter().map(Some)))
                 })?;
                 if let Some(found) = set.and_then(|s| s.verdict(&v)) {
-                    return Ok(if found == Some(true) {
-                        Value::Boolean(!*negated)
-                    } else {
-                        found.map_or(Value::Null, |_| Value::Boolean(*negated))
-                    });
+                    return Ok(found.map_or(Value::Null, |f| Value::Boolean(f != *negated)));
                 }
             }
             let mut saw_null = false;
@@ -190,10 +186,7 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                         Value::Null
                     }
                 }
-                Some(set) => match set.verdict(&Value::Text(text_of(&l).into_owned())) {
-                    Some(found) => found.map_or(Value::Null, Value::Boolean),
-                    None => Value::Boolean(false),
-                },
+                Some(set) => set.text_verdict(&text_of(&l)).map_or(Value::Null, Value::Boolean),
                 // A NULL array.
                 None => Value::Null,
             }
@@ -238,8 +231,8 @@ fn truth(v: &Value) -> Option<bool> {
 /// family whose equality is plain equality are hashed: integers (compared
 /// as i64) or text; other lists are compared member by member.
 pub(crate) struct InSet {
-    ints: std::collections::HashSet<i64>,
-    texts: std::collections::HashSet<String>,
+    ints: foldhash::HashSet<i64>,
+    texts: foldhash::HashSet<String>,
     /// Some member is NULL: a value not found is then unknown, not false.
     null: bool,
     /// Members, NULLs included.
@@ -277,32 +270,32 @@ impl InSet {
             Value::SmallInt(i) if self.texts.is_empty() => self.ints.contains(&(*i as i64)),
             Value::Integer(i) if self.texts.is_empty() => self.ints.contains(&(*i as i64)),
             Value::BigInt(i) if self.texts.is_empty() => self.ints.contains(i),
-            Value::Text(t) if self.ints.is_empty() => self.texts.contains(t),
+            Value::Text(t) if self.ints.is_empty() => return Some(self.text_verdict(t)),
             _ => return None,
         };
-        Some(if found {
-            Some(true)
-        } else if self.null {
-            None
-        } else {
-            Some(false)
-        })
+        Some(self.answer(found))
+    }
+
+    /// [`InSet::verdict`] of a text value, for a set of text members (or
+    /// none at all).
+    fn text_verdict(&self, t: &str) -> Option<bool> {
+        self.answer(self.texts.contains(t))
+    }
+
+    /// SQL's answer for a value found or not: not found in a set with a
+    /// NULL member is unknown.
+    fn answer(&self, found: bool) -> Option<bool> {
+        (found || !self.null).then_some(found)
     }
 }
 
 /// Whether `e` has one value for the whole statement: it reads no row,
-/// outer row, subquery, sequence or routine, and calls nothing volatile.
+/// outer row or subquery, and calls nothing volatile (sequences and
+/// routines count as volatile).
 fn statement_constant(e: &Expr) -> bool {
-    let mut constant = true;
-    e.walk(&mut |x| {
-        if matches!(
-            x,
-            Expr::Column(_) | Expr::Outer(_) | Expr::Subquery(..) | Expr::Sequence(..) | Expr::Routine(..)
-        ) {
-            constant = false;
-        }
-    });
-    constant && e.is_stable()
+    let mut outer = false;
+    e.walk(&mut |x| outer |= matches!(x, Expr::Outer(_)));
+    !outer && e.is_row_independent() && e.is_stable()
 }
 
 /// The statement's set for expression `e`, built by `build` on first use.

@@ -589,15 +589,16 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
     // The row filter, with the range's bounds when the index does not
     // answer them exactly.
     let keep = move |bounds_exact: bool| {
-        let checks: Vec<&'a Expr> =
-            a.filter.iter().chain(a.bound_check.as_deref().filter(|_| !bounds_exact)).collect();
+        // No allocation: an index nested loop opens the access per row.
+        let checks: [Option<&'a Expr>; 2] =
+            [a.filter.as_ref(), a.bound_check.as_deref().filter(|_| !bounds_exact)];
         move |row: Row<'a>| -> Option<Result<(Row<'a>, Vec<Value>)>> {
             // A scan whose filter rejects most rows still stops at the deadline.
             if let Err(e) = cx.tick(1) {
                 return Some(Err(e));
             }
             let vals = decode(a, &row);
-            for f in &checks {
+            for f in checks.iter().flatten() {
                 match test(f, &vals, &outer_f, cx) {
                     Ok(true) => {}
                     Ok(false) => return None,

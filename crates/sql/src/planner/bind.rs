@@ -1194,8 +1194,6 @@ pub(crate) fn unconstrained_numeric() -> DataType {
     DataType::Numeric { precision: None, scale: None }
 }
 
-/// A type with its length/precision limits dropped, for parsing literals
-/// compared against a column (`varchar(3) = 'abcd'` must not fail).
 /// `t` without its trailing blanks, padded with blanks to `n` characters.
 fn blank_padded(t: &str, n: usize) -> String {
     let t = t.trim_end_matches(' ');
@@ -1207,6 +1205,8 @@ fn blank_padded(t: &str, n: usize) -> String {
     }
 }
 
+/// A type with its length/precision limits dropped, for parsing literals
+/// compared against a column (`varchar(3) = 'abcd'` must not fail).
 fn widen(t: &DataType) -> DataType {
     match t {
         DataType::Varchar(_) | DataType::Char(_) => DataType::Text,

@@ -473,16 +473,11 @@ impl Plan {
         match self {
             Plan::Access(a) => a.table.id() == table.id(),
             Plan::Routine { .. } => true,
-            Plan::Values { .. } | Plan::Series { .. } | Plan::Unnest { .. } | Plan::System(_) => false,
-            Plan::Filter { input, .. }
-            | Plan::Project { input, .. }
-            | Plan::Aggregate { input, .. }
-            | Plan::Sort { input, .. }
-            | Plan::Limit { input, .. }
-            | Plan::Distinct { input, .. } => input.inputs_read(table),
-            Plan::NestedLoop { left, right, .. }
-            | Plan::HashJoin { left, right, .. }
-            | Plan::SetOp { left, right, .. } => left.inputs_read(table) || right.inputs_read(table),
+            p => {
+                let mut found = false;
+                p.each_input(&mut |i| found |= i.inputs_read(table));
+                found
+            }
         }
     }
 
@@ -581,13 +576,17 @@ impl Plan {
                 _ => {}
             })
         });
-        let passed = needed.zip(own.clone()).map(|(mut n, o)| {
-            n.extend(o);
-            n
-        });
+        // What the consumer reads and what this operator's own expressions
+        // read, for operators that pass rows through.
+        let both = |own: Option<Vec<usize>>| {
+            needed.zip(own).map(|(mut n, o)| {
+                n.extend(o);
+                n
+            })
+        };
         match self {
             Plan::Access(a) => {
-                a.columns = passed.map(|cols| {
+                a.columns = both(own).map(|cols| {
                     let mut mask = vec![false; a.table.columns().len()];
                     for c in cols {
                         if let Some(m) = mask.get_mut(c) {
@@ -598,7 +597,7 @@ impl Plan {
                 })
             }
             Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
-                input.prune_columns(passed)
+                input.prune_columns(both(own))
             }
             Plan::Project { input, .. } | Plan::Aggregate { input, .. } => input.prune_columns(own),
             Plan::Values { .. }
