@@ -181,18 +181,34 @@ impl Shared {
         record: Record,
         durability: LogDurability,
         after: Option<u64>,
+        defer: bool,
         stamp: &mut dyn FnMut() -> u64,
-    ) -> Result<()> {
-        let Some(storage) = &self.storage else { return Ok(()) };
-        storage.commit_stamped(record, durability, after, stamp).map(drop).map_err(|e| {
-            if storage.is_failed() && !self.log_failed.swap(true, SeqCst) {
-                tracing::error!(error = %e, "the redo log failed: no more commits until restart");
+    ) -> Result<Option<centum_storage::Durable>> {
+        let Some(storage) = &self.storage else { return Ok(None) };
+        if defer {
+            storage.log().commit_deferred(record, durability, after, stamp).map(|(_, d)| d)
+        } else {
+            // Waits for the fsync unless delayed.
+            let wait = !storage.delays(durability);
+            let append = || storage.commit_stamped(record, durability, after, stamp).map(|_| None);
+            if wait {
+                crate::blocking::section(append)
+            } else {
+                append()
             }
-            match e {
-                centum_storage::Error::DependencyFailed => Error::Serialization(DEPENDENCY_FAILED),
-                e => Error::from(e),
-            }
-        })
+        }
+        .map_err(|e| self.log_error(e))
+    }
+
+    /// The engine's error for a failed append or flush of a redo record.
+    pub(crate) fn log_error(&self, e: centum_storage::Error) -> Error {
+        if self.storage.as_ref().is_some_and(|s| s.is_failed()) && !self.log_failed.swap(true, SeqCst) {
+            tracing::error!(error = %e, "the redo log failed: no more commits until restart");
+        }
+        match e {
+            centum_storage::Error::DependencyFailed => Error::Serialization(DEPENDENCY_FAILED),
+            e => Error::from(e),
+        }
     }
 }
 
@@ -326,6 +342,20 @@ impl Database {
     /// Begins a transaction.
     pub fn begin(&self, isolation: Isolation) -> Result<Transaction> {
         Transaction::begin(self.shared.clone(), isolation)
+    }
+
+    /// The asynchronous wait that `e`, an [`Error::WouldWait`] of a statement
+    /// whose wait limits deferred waits, asks for (`None` for any other
+    /// error). `me` is the transaction that goes on holding its rows while
+    /// it waits (a block's, rolled back to where the statement began), or
+    /// `None` when the statement's transaction was abandoned.
+    pub fn row_wait(
+        &self,
+        me: Option<crate::TxnId>,
+        e: &Error,
+        limits: crate::WaitLimits,
+    ) -> Option<crate::RowWait> {
+        crate::RowWait::new(self.shared.clone(), me, e, limits)
     }
 
     /// The transaction that running transaction `id` waits for (a row it
@@ -573,11 +603,11 @@ impl Database {
         let mut ts = None;
         let r = self
             .shared
-            .log(rec, LogDurability::Sync, None, &mut || *ts.get_or_insert_with(|| clock.allocate()));
+            .log(rec, LogDurability::Sync, None, false, &mut || *ts.get_or_insert_with(|| clock.allocate()));
         if let Some(ts) = ts {
             clock.finish(ts);
         }
-        r
+        r.map(drop)
     }
 
     /// The current catalog, logged again (after an index change).

@@ -30,6 +30,19 @@ pub enum Error {
     /// request (57014): why.
     #[error("canceling statement due to {0}")]
     Canceled(&'static str),
+    /// The statement met a row (or key) that transaction `holder` holds,
+    /// and its wait limits asked it not to sleep (see
+    /// [`crate::WaitLimits::defer`]): the caller rolls the statement back,
+    /// awaits a [`crate::RowWait`] and runs it again. It never reaches a
+    /// client.
+    #[error("the statement must wait for transaction {holder:?}")]
+    WouldWait {
+        /// The transaction to wait for.
+        holder: crate::TxnId,
+        /// Whether its commit record being logged ends the wait (early lock
+        /// release), or only its end.
+        or_logged: bool,
+    },
     /// A unique index already holds the key.
     #[error("duplicate key value violates unique constraint \"{index}\"")]
     UniqueViolation {
@@ -169,6 +182,9 @@ impl Error {
             Error::Deadlock => "40P01",
             Error::LockTimeout => "55P03",
             Error::Canceled(_) => "57014",
+            // Internal to the server's scheduling: should it ever surface,
+            // it reads as a lock not available.
+            Error::WouldWait { .. } => "55P03",
             Error::UniqueViolation { .. } => "23505",
             Error::NotNullViolation { .. } => "23502",
             Error::Type(e) => e.sqlstate(),

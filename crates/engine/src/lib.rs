@@ -24,6 +24,7 @@
 //! `docs/design.md` in the repository for the layouts, protocols and the
 //! argument for why they are safe.
 
+pub mod blocking;
 mod chunked;
 mod counter;
 mod critical;
@@ -43,12 +44,15 @@ mod sync;
 pub mod table;
 
 pub use centum_storage as storage;
+pub use centum_storage::Durable;
 pub use db::{Database, DatabaseStats, Options};
 pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
-pub use mvcc::{Isolation, RangeScan, Row, Savepoint, Scan, Transaction, TxnId, WaitLimits};
+pub use mvcc::{
+    Committing, Isolation, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnId, WaitLimits,
+};
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
 pub use table::{Table, TableStats};

@@ -78,6 +78,10 @@ pub struct ServeArgs {
     /// fail with 53200 while reads and deletes go on [default: no limit].
     #[arg(long, env = "CENTUM_MAX_MEMORY")]
     pub max_memory: Option<String>,
+    /// Worker threads that run every session's statements [default: one
+    /// per CPU core].
+    #[arg(long, env = "CENTUM_WORKERS")]
+    pub workers: Option<usize>,
 }
 
 /// The same settings in the TOML file.
@@ -98,6 +102,7 @@ struct FileConfig {
     log: Option<String>,
     delayed_durability: Option<bool>,
     max_memory: Option<String>,
+    workers: Option<usize>,
 }
 
 /// The settings in effect.
@@ -129,6 +134,8 @@ pub struct Config {
     pub delayed_durability: bool,
     /// The memory limit, bytes.
     pub max_memory: Option<usize>,
+    /// Worker threads serving the sessions.
+    pub workers: usize,
 }
 
 impl Config {
@@ -170,8 +177,16 @@ impl Config {
             None => None,
             Some(t) => Some(centum_engine::memory::parse_size(&t).map_err(|e| format!("max_memory: {e}"))?),
         };
+        let workers = a
+            .workers
+            .or(file.workers)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+        if workers == 0 {
+            return Err("workers must be at least 1".into());
+        }
         Ok(Config {
             max_memory,
+            workers,
             data_dir: a.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("centum-data")),
             listen,
             superuser: a.superuser.or(file.superuser).unwrap_or_else(|| "centum".into()),

@@ -127,6 +127,10 @@ impl Encoder<PgWireBackendMessage> for Codec {
 
 type Socket = Framed<MaybeTls, Codec>;
 
+/// How often a statement waiting for a row looks at its deadlines and for
+/// deadlocks, besides when the holder ends.
+const ROW_WAIT_TICK: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// A parsed statement (Parse).
 struct Statement {
     prepared: Prepared,
@@ -265,12 +269,48 @@ impl Connection {
     async fn ready(&mut self) -> std::io::Result<()> {
         // A pipeline's implicit transaction ends here (a Query after its
         // messages joins it and ends it too, as in PostgreSQL).
-        if let Err(e) = self.session.end_implicit() {
-            self.error(e.into()).await?;
+        let ended = match self.session.end_implicit() {
+            Ok(()) => self.settle().await,
+            Err(e) => Err(e.into()),
+        };
+        if let Err(f) = ended {
+            self.error(f).await?;
         }
         let status = self.status();
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
         self.socket.flush().await
+    }
+
+    /// Publishes the commit that the last request made, once its redo
+    /// record is durable: the worker serves other sessions meanwhile. Its
+    /// error, if the write or sync failed, replaces the request's success.
+    async fn settle(&mut self) -> Result<(), Failure> {
+        if let Some(durable) = self.session.pending_commit() {
+            durable.await;
+        }
+        self.session.settle().map_err(Failure::from)
+    }
+
+    /// Awaits a row another transaction holds, for the statement that met
+    /// it (rolled back to its start, and run again once this returns
+    /// `Ok`). The worker serves other sessions meanwhile. The wait is
+    /// looked at every few milliseconds besides when the holder ends, for
+    /// deadlocks that formed since, the lock and statement timeouts, and a
+    /// cancel (a vanished client's included). Its error is the
+    /// statement's, and fails the block.
+    async fn row_wait(&mut self, mut wait: centum_engine::RowWait) -> Result<(), Failure> {
+        let mut tick = tokio::time::interval(ROW_WAIT_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let r = loop {
+            tokio::select! {
+                r = &mut wait => break r,
+                _ = tick.tick() => {}
+            }
+        };
+        r.map_err(|e| {
+            self.session.wait_failed();
+            centum_sql::Error::from(e).into()
+        })
     }
 
     /// Waits for the next message, minding the idle-in-transaction limit
@@ -412,7 +452,20 @@ impl Connection {
                 return self.ready().await;
             }
         }
-        match self.session.execute(sql) {
+        let executed = loop {
+            match self.session.execute(sql) {
+                Ok(results) => break self.settle().await.map(|()| results),
+                Err(e) => match self.session.take_row_wait() {
+                    Some(wait) => {
+                        if let Err(e) = self.row_wait(wait).await {
+                            break Err(e);
+                        }
+                    }
+                    None => break Err(e.into()),
+                },
+            }
+        };
+        match executed {
             Ok(results) => {
                 for r in results {
                     self.notices(&r.notices).await?;
@@ -424,7 +477,7 @@ impl Connection {
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
                 }
             }
-            Err(e) => self.error(e.into()).await?,
+            Err(f) => self.error(f).await?,
         }
         self.ready().await
     }
@@ -509,12 +562,16 @@ impl Connection {
                 if let Some(e) = failed {
                     return Ok(Err(copy.abort(&mut self.session, e).into()));
                 }
-                match copy.finish(&mut self.session) {
+                let finished = match copy.finish(&mut self.session) {
+                    Ok(r) => self.settle().await.map(|()| r),
+                    Err(e) => Err(e.into()),
+                };
+                match finished {
                     Ok(r) => {
                         self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
                         Ok(Ok(()))
                     }
-                    Err(e) => Ok(Err(e.into())),
+                    Err(f) => Ok(Err(f)),
                 }
             }
         }
@@ -652,13 +709,24 @@ impl Connection {
             }
         }
         if portal.pending.is_none() {
-            let outcome = {
-                let mut st = lock(&portal.statement);
-                if st.empty {
-                    None
-                } else {
-                    Some(self.session.execute_prepared(&mut st.prepared, &portal.params))
+            let outcome = loop {
+                let outcome = {
+                    let mut st = lock(&portal.statement);
+                    if st.empty {
+                        None
+                    } else {
+                        Some(self.session.execute_prepared(&mut st.prepared, &portal.params))
+                    }
+                };
+                if let Some(Err(_)) = &outcome {
+                    if let Some(wait) = self.session.take_row_wait() {
+                        match self.row_wait(wait).await {
+                            Ok(()) => continue,
+                            Err(f) => return Ok(Err(f)),
+                        }
+                    }
                 }
+                break outcome;
             };
             let r: QueryResult = match outcome {
                 None => {
@@ -669,6 +737,9 @@ impl Connection {
                 Some(Ok(r)) => r,
                 Some(Err(e)) => return Ok(Err(e.into())),
             };
+            if let Err(f) = self.settle().await {
+                return Ok(Err(f));
+            }
             self.notices(&r.notices).await?;
             portal.pending = Some(Pending { rows: r.rows.into_iter(), columns: r.columns, tag: r.tag });
         }

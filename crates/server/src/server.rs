@@ -121,6 +121,7 @@ pub struct Server {
     tls: Option<tokio_rustls::TlsAcceptor>,
     stop: watch::Sender<bool>,
     starting: Arc<Starting>,
+    pool: Pool,
 }
 
 /// Opens the data directory (creating the superuser in a new one) and
@@ -161,6 +162,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    let pool = Pool::start(config.workers)?;
     let (stop, shutdown) = watch::channel(false);
     let shared = Arc::new(Shared {
         db,
@@ -173,7 +175,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         hangups: Arc::default(),
         _lock: lock,
     });
-    Ok(Server { shared, listener, tls, stop, starting: Arc::default() })
+    Ok(Server { shared, listener, tls, stop, starting: Arc::default(), pool })
 }
 
 /// Takes the data directory's lock (`centum.lock`, an exclusive `flock`
@@ -279,16 +281,18 @@ impl Server {
         tracing::info!("server stopped");
     }
 
-    /// Runs a connection on a thread of its own. A session's statements
-    /// block their thread (a group commit's fsync, a row another
-    /// transaction holds), as a PostgreSQL backend process does; on its own
-    /// thread that stalls nobody else, and the kernel wakes exactly the
-    /// thread whose client wrote. The thread drives the socket with a
-    /// single-threaded tokio runtime.
+    /// Runs a connection as a task of the worker pool. Its statements run
+    /// to completion on the worker that read its message; a commit awaits
+    /// its group commit's fsync without holding the worker, and a wait for
+    /// a row another transaction holds (or any other blocking wait of the
+    /// engine) hands the worker's other sessions to another thread first
+    /// (see `pool`). So a handful of threads serves every connection, and
+    /// under load a worker goes from one ready client to the next without
+    /// a context switch.
     fn spawn(&self, tcp: tokio::net::TcpStream, peer: std::net::SocketAddr, live: &Arc<AtomicUsize>) {
-        // Threads are bounded: sessions (at most max_connections) plus a
+        // Tasks are bounded: sessions (at most max_connections) plus a
         // margin of start-ups. At the bound a start-up makes room (see the
-        // module header); its thread ends within moments, and until it has
+        // module header); its task ends within moments, and until it has
         // `run` pauses accepting once a second margin is taken too.
         let bound = self.shared.config.max_connections + STARTING_MARGIN;
         self.starting.close_overdue();
@@ -296,6 +300,8 @@ impl Server {
             tracing::warn!(%peer, "too many connections and none starting up to make room; closing this one");
             return;
         }
+        // The socket is registered with the listener's runtime; the pool
+        // registers it again with its own.
         let std_tcp = match tcp.into_std() {
             Ok(t) => t,
             Err(e) => return tracing::warn!(%peer, error = %e, "cannot take over the socket"),
@@ -304,30 +310,59 @@ impl Server {
         let tls = self.tls.clone();
         let (starting, closed) = Starting::enter(&self.starting, peer.ip());
         live.fetch_add(1, SeqCst);
-        let spawned =
-            std::thread::Builder::new().name("centum-session".into()).stack_size(SESSION_STACK).spawn({
-                let live = Live(live.clone());
-                move || {
-                    // Counted down when the thread ends, panicking included.
-                    let _live = live;
-                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
-                    match rt {
-                        Ok(rt) => rt.block_on(async move {
-                            match tokio::net::TcpStream::from_std(std_tcp) {
-                                Ok(tcp) => {
-                                    if let Err(e) = serve(shared, tcp, tls, starting, closed).await {
-                                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                                    }
-                                }
-                                Err(e) => tracing::warn!(%peer, error = %e, "cannot register the socket"),
-                            }
-                        }),
-                        Err(e) => tracing::warn!(%peer, error = %e, "cannot start a session runtime"),
+        let live = Live(live.clone());
+        self.pool.spawn(async move {
+            // Counted down when the task ends, panicking included.
+            let _live = live;
+            match tokio::net::TcpStream::from_std(std_tcp) {
+                Ok(tcp) => {
+                    if let Err(e) = serve(shared, tcp, tls, starting, closed).await {
+                        tracing::debug!(%peer, error = %e, "connection ended with an error");
                     }
                 }
-            });
-        if let Err(e) = spawned {
-            tracing::warn!(%peer, error = %e, "cannot start a session thread");
+                Err(e) => tracing::warn!(%peer, error = %e, "cannot register the socket"),
+            }
+        });
+    }
+}
+
+/// The worker pool every session runs on: a multi-threaded tokio runtime
+/// with `workers` threads (one per core by default), each with a stack of
+/// [`SESSION_STACK`]. Each worker hands the engine's blocking waits to
+/// `block_in_place`, which moves the worker's other sessions to another
+/// thread for as long as the wait lasts.
+struct Pool(Option<tokio::runtime::Runtime>);
+
+impl Pool {
+    fn start(workers: usize) -> Result<Pool, String> {
+        fn hand_off(wait: &mut dyn FnMut()) {
+            tokio::task::block_in_place(wait)
+        }
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .thread_name("centum-worker")
+            .thread_stack_size(SESSION_STACK)
+            .on_thread_start(|| centum_engine::blocking::set_hook(hand_off))
+            .enable_all()
+            .build()
+            .map(|rt| Pool(Some(rt)))
+            .map_err(|e| format!("cannot start the worker pool: {e}"))
+    }
+
+    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        if let Some(rt) = &self.0 {
+            rt.spawn(task);
+        }
+    }
+}
+
+impl Drop for Pool {
+    /// The pool may go inside the listener's runtime, where waiting for
+    /// its threads is not allowed: they are left to end by themselves
+    /// (sessions still running are dropped, rolling back).
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
         }
     }
 }
@@ -360,7 +395,7 @@ async fn serve(
     result
 }
 
-/// One session thread, counted while it lives.
+/// One connection's task, counted while it lives.
 struct Live(Arc<AtomicUsize>);
 
 impl Drop for Live {
@@ -519,6 +554,7 @@ async fn start(
     // The session and its start-up settings come first, so a bad setting
     // is refused before authentication, not after ReadyForQuery.
     let mut session = shared.db.session();
+    session.set_asynchronous(true);
     let mut application_name = String::new();
     if let PgWireFrontendMessage::Startup(startup) = &first {
         let params: HashMap<String, String> = startup.parameters.clone().into_iter().collect();

@@ -228,6 +228,17 @@ impl Error {
         }
     }
 
+    /// The engine's [`centum_engine::Error::WouldWait`] inside this error,
+    /// if it is one (see `Session::set_asynchronous`): no handler catches
+    /// it, and no client sees it.
+    pub fn would_wait(&self) -> Option<&centum_engine::Error> {
+        match self {
+            Error::Engine(e @ centum_engine::Error::WouldWait { .. }) => Some(e),
+            Error::Context { inner, .. } => inner.would_wait(),
+            _ => None,
+        }
+    }
+
     /// Whether running the whole transaction again may succeed (40001,
     /// 40P01).
     pub fn is_retryable(&self) -> bool {

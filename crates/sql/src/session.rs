@@ -59,6 +59,11 @@ impl Database {
             state: TxnStatus::Idle,
             block_used: false,
             implicit: false,
+            asynchronous: false,
+            pending: None,
+            defer_waits: false,
+            waiting: None,
+            waited_txn: None,
             read_only: false,
             isolation: defaults.isolation,
             next_isolation: None,
@@ -240,6 +245,21 @@ pub struct Session {
     backend: Option<Arc<crate::activity::Backend>>,
     /// What RESET restores.
     defaults: Defaults,
+    /// The caller awaits commits and row waits (see
+    /// [`Session::set_asynchronous`]).
+    asynchronous: bool,
+    /// The last request's commit, logged but not yet published.
+    pending: Option<centum_engine::Committing>,
+    /// The statement running now may defer a row wait: it runs alone in
+    /// its request, so it can be rolled back to its start and run again.
+    defer_waits: bool,
+    /// The wait the last request's statement deferred (see
+    /// [`Session::take_row_wait`]).
+    waiting: Option<centum_engine::RowWait>,
+    /// The transaction of a statement outside a block that deferred a row
+    /// wait, rolled back to its start: it waits (showing whom it waits for)
+    /// and runs the statement again.
+    waited_txn: Option<Transaction>,
 }
 
 /// The settings RESET goes back to: the session's own after start-up
@@ -394,8 +414,13 @@ impl Session {
     /// transaction, as in PostgreSQL.
     pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
         self.publish(sql);
+        self.defer_waits = self.asynchronous;
         let r = self.guarded(|s| s.execute_unguarded(sql));
-        self.publish_idle();
+        self.defer_waits = false;
+        // A statement waiting for a row goes on showing as running.
+        if self.waiting.is_none() {
+            self.publish_idle();
+        }
         r
     }
 
@@ -440,6 +465,12 @@ impl Session {
     /// module); everywhere else unwinding is safe, because dropping a
     /// transaction aborts it.
     pub(crate) fn guarded<R>(&mut self, f: impl FnOnce(&mut Session) -> Result<R>) -> Result<R> {
+        // A caller that deferred a commit publishes it before its next
+        // request; should it not have, that happens here. A row wait it
+        // did not take is over.
+        self.waiting = None;
+        self.waited_txn = None;
+        self.settle()?;
         // The thread acts for the open block (statements that begin or end
         // one set it again for themselves).
         let _act = centum_engine::act_for(self.block_txn());
@@ -476,6 +507,11 @@ impl Session {
                 return Err(e);
             }
         };
+        // Only a statement alone in its request can be run again after a
+        // deferred row wait.
+        if stmts.len() != 1 {
+            self.defer_waits = false;
+        }
         // Several statements outside a block run as one implicit
         // transaction, unless they manage transactions themselves.
         let implicit = stmts.len() > 1
@@ -493,6 +529,8 @@ impl Session {
         }
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
+            // A COMMIT among them is published before the next statement.
+            self.settle()?;
             match self.run(s) {
                 Ok(r) => out.push(r),
                 Err(e) => {
@@ -507,6 +545,62 @@ impl Session {
             self.commit()?;
         }
         Ok(out)
+    }
+
+    /// For a caller that serves many sessions on each of its threads and
+    /// so must never let one block it:
+    ///
+    /// - Commits return as soon as their redo record is appended, before
+    ///   it is durable. The caller awaits [`Session::pending_commit`], then
+    ///   calls [`Session::settle`] before it answers. The commit's rows
+    ///   stay held (others depend on them, as during any commit's fsync)
+    ///   until then.
+    /// - A statement that runs alone in its request and meets a row that
+    ///   another transaction holds does not sleep: it is rolled back to
+    ///   where it began and fails with [`centum_engine::Error::WouldWait`];
+    ///   the caller awaits [`Session::take_row_wait`] and runs the
+    ///   statement again (under READ COMMITTED, with a new snapshot, as the
+    ///   statement would have read after the wait anyway).
+    pub fn set_asynchronous(&mut self, on: bool) {
+        self.asynchronous = on;
+    }
+
+    /// The wait that the last request's statement deferred, when it failed
+    /// with [`centum_engine::Error::WouldWait`]. Once it resolves `Ok`, the
+    /// statement is run again; its error (a deadlock, the lock timeout, a
+    /// cancel) is the statement's, and [`Session::wait_failed`] fails the
+    /// block as any failed statement does.
+    pub fn take_row_wait(&mut self) -> Option<centum_engine::RowWait> {
+        self.waiting.take()
+    }
+
+    /// A deferred row wait ended with an error: the statement failed.
+    pub fn wait_failed(&mut self) {
+        self.waiting = None;
+        self.waited_txn = None;
+        self.fail();
+    }
+
+    /// The durability the last request's commit waits for, if it deferred
+    /// one that is not yet settled.
+    pub fn pending_commit(&mut self) -> Option<&mut centum_engine::Durable> {
+        self.pending.as_mut().and_then(|c| c.durable())
+    }
+
+    /// Publishes a deferred commit, waiting for its record if that is not
+    /// durable yet. Its error (the write or sync failed, or a transaction
+    /// it depended on did not commit) is the outcome of the request that
+    /// committed, to be reported in place of its success.
+    pub fn settle(&mut self) -> Result<()> {
+        match self.pending.take() {
+            Some(c) => Ok(c.finish()?),
+            None => Ok(()),
+        }
+    }
+
+    /// Commits `t`, deferring the wait for durability when asked to.
+    fn end_txn(&mut self, t: Transaction) -> Result<()> {
+        commit_into(t, self.asynchronous, &mut self.pending)
     }
 
     /// Opens the implicit transaction that the statements of an
@@ -605,8 +699,12 @@ impl Session {
     /// Runs a prepared statement with `params`.
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
         self.publish(&p.text);
+        self.defer_waits = self.asynchronous;
         let r = self.guarded(|s| s.execute_prepared_unguarded(p, params));
-        self.publish_idle();
+        self.defer_waits = false;
+        if self.waiting.is_none() {
+            self.publish_idle();
+        }
         r
     }
 
@@ -663,6 +761,11 @@ impl Session {
     /// only what came after the newest one is rolled back: ROLLBACK TO can
     /// then take the block up again from there.
     fn fail(&mut self) {
+        // A statement that deferred a row wait was already rolled back to
+        // its start; it runs again after the wait.
+        if self.waiting.is_some() {
+            return;
+        }
         if self.state == TxnStatus::InBlock {
             self.state = TxnStatus::Failed;
             match self.savepoints.last() {
@@ -755,6 +858,7 @@ impl Session {
             lock_timeout: self.lock_timeout,
             deadline: self.statement_timeout.map(|d| Instant::now() + d),
             cancel: Some(self.cancel.clone()),
+            defer: false,
         }
     }
 
@@ -1024,7 +1128,7 @@ impl Session {
                 self.next_isolation = None;
                 self.read_only = false;
                 match self.txn.take() {
-                    Some(t) => t.commit().map(|_| tag("COMMIT")).map_err(Error::from),
+                    Some(t) => self.end_txn(t).map(|()| tag("COMMIT")),
                     None => Ok(tag("COMMIT")),
                 }
             }
@@ -1222,10 +1326,13 @@ impl Session {
             lock_timeout: self.lock_timeout,
             read_only: self.read_only,
             mem: self.statement_mem,
+            defer_waits: self.defer_waits,
         };
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
             self.block_used = true;
+            // Where the statement began, for a deferred row wait.
+            let start = stop.defer_waits.then(|| txn.savepoint());
             let r = run_in(
                 &self.catalog,
                 txn,
@@ -1236,6 +1343,10 @@ impl Session {
                 stop,
                 identity!(self),
             );
+            if let (Some(e), Some(start)) = (r.as_ref().err().and_then(Error::would_wait), &start) {
+                txn.rollback_to(start);
+                self.waiting = self.catalog.db().row_wait(Some(txn.id()), e, self.wait_limits());
+            }
             if r.is_err() {
                 self.fail();
             }
@@ -1247,10 +1358,17 @@ impl Session {
         let retries = planned.retry;
         let mut attempt = 0;
         loop {
-            let mut txn = self.catalog.db().begin(self.isolation)?;
+            let mut txn = match self.waited_txn.take() {
+                Some(mut t) => {
+                    t.begin_statement();
+                    t
+                }
+                None => self.catalog.db().begin(self.isolation)?,
+            };
             if self.delayed_durability {
                 txn.set_delayed_durability(true);
             }
+            let start = stop.defer_waits.then(|| txn.savepoint());
             let r = match run_in(
                 &self.catalog,
                 &txn,
@@ -1261,9 +1379,19 @@ impl Session {
                 stop,
                 identity!(self),
             ) {
+                Ok(r) if retries == 0 => commit_into(txn, self.asynchronous, &mut self.pending).map(|()| r),
                 Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
                 Err(e) => {
-                    txn.abort();
+                    match (e.would_wait(), &start) {
+                        (Some(we), Some(start)) => {
+                            // Rolled back to its start, the transaction
+                            // waits and runs the statement again.
+                            txn.rollback_to(start);
+                            self.waiting = self.catalog.db().row_wait(Some(txn.id()), we, self.wait_limits());
+                            self.waited_txn = Some(txn);
+                        }
+                        _ => txn.abort(),
+                    }
                     Err(e)
                 }
             };
@@ -1286,6 +1414,28 @@ impl Session {
             }
         }
     }
+}
+
+/// Clears a transaction's deferral of row waits when a statement ends.
+struct SleepAfter<'a>(&'a Transaction);
+
+impl Drop for SleepAfter<'_> {
+    fn drop(&mut self) {
+        self.0.set_defer_waits(false);
+    }
+}
+
+/// Commits `t`; with `defer`, a commit that still waits for its record to
+/// be durable is left in `pending` (see [`Session::defer_commits`]).
+fn commit_into(t: Transaction, defer: bool, pending: &mut Option<centum_engine::Committing>) -> Result<()> {
+    if !defer {
+        return Ok(t.commit()?);
+    }
+    let mut c = t.commit_deferred()?;
+    if c.durable().is_some() {
+        *pending = Some(c);
+    }
+    Ok(())
 }
 
 /// A savepoint of the block: where its engine transaction and the
@@ -1346,6 +1496,8 @@ struct Stop<'a> {
     read_only: bool,
     /// The statement's memory budget, bytes.
     mem: usize,
+    /// Row waits are deferred (see [`Session::set_asynchronous`]).
+    defer_waits: bool,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1370,7 +1522,11 @@ fn run_in(
         lock_timeout: stop.lock_timeout,
         deadline: stop.deadline,
         cancel: Some(stop.cancel.clone()),
+        defer: stop.defer_waits,
     });
+    // Writes a later schema change makes in this transaction wait as
+    // always.
+    let _sleep_after = SleepAfter(txn);
     cx.read_only = stop.read_only;
     cx.budget = std::rc::Rc::new(crate::execution::Budget::new(stop.mem));
     if let Statement::ExplainAnalyze(inner) = &planned.statement {

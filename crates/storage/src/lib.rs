@@ -50,6 +50,6 @@ pub use checkpoint::{
 };
 pub use error::{Error, Result};
 pub use fs::{File, Fs, SimFs, StdFs};
-pub use log::{Durability, Log, LogOptions, LogPos, LogStats, Op, Record, RowId};
+pub use log::{Durability, Durable, Log, LogOptions, LogPos, LogStats, Op, Record, RowId};
 pub use recovery::{LoadStats, LoadedRow, Recovery};
 pub use storage::{Options, Storage};

@@ -97,13 +97,31 @@ impl Clock {
 
     /// Waits until the watermark has reached `ts`, so that every snapshot
     /// taken from now on sees the transaction that committed at `ts`.
+    ///
+    /// The transactions before `ts` are normally publishing their commits
+    /// on other threads that very moment. But on a server whose workers
+    /// each serve many sessions, one of them may be a session still
+    /// waiting for a worker to run on: past the spinning, the rest of the
+    /// wait is a blocking section (see [`crate::blocking`]), so that this
+    /// worker's sessions move to another thread meanwhile.
     pub(crate) fn wait_visible(&self, ts: u64) {
         let mut spins = 0u32;
         while self.watermark() < ts {
+            if spins >= SLEEPS_FROM {
+                crate::blocking::section(|| {
+                    while self.watermark() < ts {
+                        backoff(&mut spins);
+                    }
+                });
+                return;
+            }
             backoff(&mut spins);
         }
     }
 }
+
+/// The spin count from which [`backoff`] sleeps.
+const SLEEPS_FROM: u32 = 256;
 
 /// Spins briefly, then yields, then sleeps: for waits that are normally a
 /// few hundred nanoseconds (another committer finishing) but may be longer.
@@ -111,7 +129,7 @@ pub(crate) fn backoff(spins: &mut u32) {
     *spins += 1;
     if *spins < 64 {
         std::hint::spin_loop();
-    } else if *spins < 256 {
+    } else if *spins < SLEEPS_FROM {
         std::thread::yield_now();
     } else {
         std::thread::sleep(std::time::Duration::from_micros(50));

@@ -9,6 +9,7 @@
 
 pub(crate) mod clock;
 pub(crate) mod read;
+pub(crate) mod row_wait;
 pub(crate) mod transaction;
 pub(crate) mod txn_table;
 pub(crate) mod visibility;
@@ -16,6 +17,7 @@ pub(crate) mod word;
 pub(crate) mod write;
 
 pub use read::{RangeScan, Row, Scan};
-pub use transaction::{Isolation, Savepoint, Transaction, WaitLimits};
+pub use row_wait::RowWait;
+pub use transaction::{Committing, Isolation, Savepoint, Transaction, WaitLimits};
 pub use txn_table::ddl_waits;
 pub use word::TxnId;

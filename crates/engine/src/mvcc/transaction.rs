@@ -195,6 +195,11 @@ pub struct WaitLimits {
     pub deadline: Option<std::time::Instant>,
     /// Set by a cancel request: then 57014.
     pub cancel: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// Instead of sleeping, a wait for a row or key fails at once with
+    /// [`Error::WouldWait`] (after a brief spin): for a caller that serves
+    /// many sessions on one thread, rolls the statement back to where it
+    /// began, awaits a [`crate::RowWait`] and runs it again.
+    pub defer: bool,
 }
 
 impl Transaction {
@@ -219,6 +224,12 @@ impl Transaction {
             durability: LogDurability::Default,
             waits: RefCell::new(WaitLimits::default()),
         })
+    }
+
+    /// Whether waits for rows and keys are deferred (see
+    /// [`WaitLimits::defer`]), keeping the other limits.
+    pub fn set_defer_waits(&self, defer: bool) {
+        self.waits.borrow_mut().defer = defer;
     }
 
     /// Bounds this transaction's waits for others (set per statement): a
@@ -304,7 +315,23 @@ impl Transaction {
     /// Commits. On success every change is visible to transactions that
     /// start afterwards. On failure the transaction is aborted and the
     /// error says why (retryable for serialization failures).
-    pub fn commit(mut self) -> Result<()> {
+    pub fn commit(self) -> Result<()> {
+        self.commit_inner(false)?.finish()
+    }
+
+    /// Commits up to the wait for the redo record to be durable, and
+    /// returns what is left: a [`Committing`] whose [`Committing::durable`]
+    /// a caller that serves many sessions on one thread awaits, then
+    /// [`Committing::finish`] publishes the commit (or reports its
+    /// failure). Meanwhile the transaction is logged but not committed:
+    /// others that meet its rows take a commit dependency on it, as during
+    /// any commit's fsync. A transaction that changed the schema, or whose
+    /// record is delayed or absent, is committed by the time this returns.
+    pub fn commit_deferred(self) -> Result<Committing> {
+        self.commit_inner(true)
+    }
+
+    fn commit_inner(mut self, defer: bool) -> Result<Committing> {
         // Until the commit point `finished` stays false, so that a panic on
         // the way aborts the transaction (and finishes its timestamp) in
         // `Drop`; after it, nothing may abort it.
@@ -329,7 +356,7 @@ impl Transaction {
             }
             self.db.txns.set_state(self.id, TxnState::Committed(self.read_ts));
             self.db.txns.release(self.id);
-            return Ok(());
+            return Ok(Committing::done());
         }
         if let Err(e) = self.db.check_log() {
             drop(ddl);
@@ -375,12 +402,14 @@ impl Transaction {
                 image.as_deref(),
             )
             .and_then(|rec| match rec {
-                None => Ok(()),
+                None => Ok(None),
                 Some(rec) => {
                     logged_record = true;
                     let (db, id) = (&self.db, self.id);
                     let mut stamped = ts;
-                    let r = db.log(rec, durability, after, &mut || {
+                    // A schema change's record is waited for here: the DDL
+                    // lock is held until its commit is published.
+                    let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
                         let t = *stamped.get_or_insert_with(|| stamp(db, id));
                         db.txns.set_state(id, TxnState::Logged(t));
                         t
@@ -390,13 +419,33 @@ impl Transaction {
                     r
                 }
             });
-            if let Err(e) = logged {
-                drop(ddl);
-                self.finished = true;
-                self.abort_inner();
-                return Err(e);
+            match logged {
+                Err(e) => {
+                    drop(ddl);
+                    self.finished = true;
+                    self.abort_inner();
+                    return Err(e);
+                }
+                Ok(Some(durable)) => {
+                    return Ok(Committing { txn: Some(self), durable: Some(durable) });
+                }
+                Ok(None) => {}
             }
         }
+        self.publish(depends, logged_record, ddl)?;
+        Ok(Committing::done())
+    }
+
+    /// The commit point and after: every version is stamped with the
+    /// commit timestamp (taken now unless the log or validation took it),
+    /// old ones go to the collector. `ddl` is the schema lock of a
+    /// transaction that changed the schema.
+    fn publish(
+        &mut self,
+        depends: u64,
+        logged_record: bool,
+        ddl: Option<std::sync::MutexGuard<'_, crate::ddl::DdlState>>,
+    ) -> Result<()> {
         if depends != 0 && !logged_record {
             if let Err(e) = self.check_dependencies(depends) {
                 drop(ddl);
@@ -405,7 +454,7 @@ impl Transaction {
                 return Err(e);
             }
         }
-        let ts = match ts {
+        let ts = match self.commit_ts {
             Some(ts) => ts,
             None => stamp(&self.db, self.id),
         };
@@ -702,6 +751,63 @@ fn stamp(db: &Shared, id: TxnId) -> u64 {
     let ts = db.clock.allocate();
     db.txns.set_state(id, TxnState::Preparing(ts));
     ts
+}
+
+/// A commit whose redo record is appended but maybe not yet durable (see
+/// [`Transaction::commit_deferred`]). Dropping it finishes it: the record
+/// is in the log and will be replayed at recovery, so the commit can only
+/// go on, never be abandoned.
+#[must_use = "a deferred commit is published by finish()"]
+pub struct Committing {
+    txn: Option<Transaction>,
+    durable: Option<centum_storage::Durable>,
+}
+
+impl Committing {
+    fn done() -> Committing {
+        Committing { txn: None, durable: None }
+    }
+
+    /// The durability of the record, to await before [`Committing::finish`]
+    /// (then it does not block); `None` when there is nothing to wait for.
+    pub fn durable(&mut self) -> Option<&mut centum_storage::Durable> {
+        self.durable.as_mut()
+    }
+
+    /// Waits for the record to be durable (if it is not yet) and publishes
+    /// the commit; on a failed write or sync the transaction is aborted
+    /// and the error says why, as [`Transaction::commit`] would have.
+    pub fn finish(mut self) -> Result<()> {
+        self.finish_inner()
+    }
+
+    fn finish_inner(&mut self) -> Result<()> {
+        let Some(mut txn) = self.txn.take() else { return Ok(()) };
+        let outcome = match self.durable.take() {
+            Some(d) if d.is_resolved() => d.wait().map_err(|e| txn.db.log_error(e)),
+            Some(d) => crate::blocking::section(|| d.wait()).map_err(|e| txn.db.log_error(e)),
+            None => Ok(()),
+        };
+        match outcome {
+            Ok(()) => {
+                let depends = txn.db.txns.dependency(txn.id);
+                txn.publish(depends, true, None)
+            }
+            Err(e) => {
+                txn.finished = true;
+                txn.abort_inner();
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Committing {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish_inner() {
+            tracing::warn!(error = %e, "a commit nobody waited for failed");
+        }
+    }
 }
 
 impl Drop for Transaction {

@@ -25,6 +25,7 @@ use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicBool, AtomicU32};
 use std::sync::{Condvar, Mutex};
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 /// The state of a transaction, as other transactions see it.
@@ -131,7 +132,9 @@ pub(crate) struct TxnTable {
     free: Box<[CachePadded<AtomicU64>]>,
     /// Slots `0..high_water` have been used at least once.
     high_water: AtomicU32,
-    waits: Box<[(Mutex<()>, Condvar)]>,
+    /// Per stripe: the wakers of asynchronous waiters (see `RowWait`),
+    /// and the condition variable threads sleep on.
+    waits: Box<[(Mutex<Vec<Waker>>, Condvar)]>,
     capacity: usize,
 }
 
@@ -143,7 +146,7 @@ impl TxnTable {
             slots: (0..capacity).map(|_| CachePadded::new(Slot::default())).collect(),
             free: (0..FREE_STRIPES).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
             high_water: AtomicU32::new(0),
-            waits: (0..WAIT_STRIPES).map(|_| (Mutex::new(()), Condvar::new())).collect(),
+            waits: (0..WAIT_STRIPES).map(|_| (Mutex::new(Vec::new()), Condvar::new())).collect(),
             capacity,
         }
     }
@@ -196,8 +199,13 @@ impl TxnTable {
         s.state.store(st.pack(), SeqCst);
         if st.ends_wait(true) && s.sleepers.load(SeqCst) > 0 {
             let (m, cv) = &self.waits[id.slot() % WAIT_STRIPES];
-            let _g = m.lock().unwrap_or_else(|p| p.into_inner());
+            let mut wakers = m.lock().unwrap_or_else(|p| p.into_inner());
             cv.notify_all();
+            // Waiters on other transactions of the stripe are woken too:
+            // they look, and register again.
+            for w in wakers.drain(..) {
+                w.wake();
+            }
         }
     }
 
@@ -281,10 +289,12 @@ impl TxnTable {
                     let target = &self.slots[id.slot()];
                     target.sleepers.fetch_add(1, SeqCst);
                     let (m, cv) = &self.waits[id.slot() % WAIT_STRIPES];
-                    let g = m.lock().unwrap_or_else(|p| p.into_inner());
-                    if self.state(id).is_some_and(|st| !st.is_final()) {
-                        let _ = cv.wait_timeout(g, Duration::from_millis(5));
-                    }
+                    crate::blocking::section(|| {
+                        let g = m.lock().unwrap_or_else(|p| p.into_inner());
+                        if self.state(id).is_some_and(|st| !st.is_final()) {
+                            let _ = cv.wait_timeout(g, Duration::from_millis(5));
+                        }
+                    });
                     target.sleepers.fetch_sub(1, SeqCst);
                 }
             }
@@ -308,46 +318,121 @@ impl TxnTable {
         let target = &self.slots[other.slot()];
         target.sleepers.fetch_add(1, SeqCst);
         let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
-        let mut result = Ok(());
-        let mut spins = 0u32;
-        loop {
-            match self.state(other) {
-                None => break,
-                Some(st) if st.ends_wait(or_logged) => break,
-                Some(_) => {}
+        let ended = || match self.state(other) {
+            None => true,
+            Some(st) => st.ends_wait(or_logged),
+        };
+        // Ok(true) once the wait is over, Ok(false) while it goes on.
+        let check = || {
+            if ended() {
+                Ok(true)
+            } else if self.waits_for(other, me) {
+                Err(crate::Error::Deadlock)
+            } else {
+                past_limits(limits, lock_deadline).map(|()| false)
             }
-            if self.waits_for(other, me) {
-                result = Err(crate::Error::Deadlock);
+        };
+        // A holder that is about to publish its outcome: a few hundred
+        // nanoseconds of spinning saves a sleep and a wake-up. Anything
+        // longer (the holder's statements, its fsync) sleeps, in a blocking
+        // section: yielding in a loop would burn a core on system calls
+        // while the holder waits for the disk.
+        let mut result = Ok(false);
+        for _ in 0..32 {
+            result = check();
+            if result != Ok(false) {
                 break;
             }
-            if let Err(e) = past_limits(limits, lock_deadline) {
-                result = Err(e);
-                break;
-            }
-            if spins < 32 {
-                // A holder that is about to publish its outcome: a few
-                // hundred nanoseconds of spinning saves a sleep and a
-                // wake-up. Anything longer (the holder's statements, its
-                // fsync) sleeps: yielding in a loop would burn a core on
-                // system calls while the holder waits for the disk.
-                spins += 1;
-                std::hint::spin_loop();
-                continue;
-            }
-            let g = m.lock().unwrap_or_else(|p| p.into_inner());
-            let done = match self.state(other) {
-                None => true,
-                Some(st) => st.ends_wait(or_logged),
-            };
-            if !done {
-                // The timeout re-runs deadlock detection now and then, for
-                // cycles that formed after this wait began.
-                let _ = cv.wait_timeout(g, Duration::from_millis(5));
-            }
+            std::hint::spin_loop();
         }
+        if result == Ok(false) {
+            result = crate::blocking::section(|| loop {
+                match check() {
+                    Ok(false) => {}
+                    r => return r,
+                }
+                let g = m.lock().unwrap_or_else(|p| p.into_inner());
+                if !ended() {
+                    // The timeout re-runs deadlock detection now and then,
+                    // for cycles that formed after this wait began.
+                    let _ = cv.wait_timeout(g, Duration::from_millis(5));
+                }
+            });
+        }
+        let result = result.map(drop);
         target.sleepers.fetch_sub(1, SeqCst);
         mine.waiting_for.store(0, SeqCst);
         result
+    }
+
+    /// Spins briefly (a few hundred nanoseconds) for transaction `other`
+    /// to end, or to be logged with `or_logged`: a holder about to publish
+    /// its outcome. True if it did.
+    pub(crate) fn ended_after_spin(&self, other: TxnId, or_logged: bool) -> bool {
+        for _ in 0..32 {
+            match self.state(other) {
+                None => return true,
+                Some(st) if st.ends_wait(or_logged) => return true,
+                Some(_) => std::hint::spin_loop(),
+            }
+        }
+        false
+    }
+
+    /// Starts an asynchronous wait of `me` (if a transaction waits) for
+    /// `other`: `other`'s end wakes the waiter's wakers, and `me` is shown
+    /// waiting for `other` to deadlock detection. [`TxnTable::end_wait`]
+    /// undoes both.
+    pub(crate) fn begin_wait(&self, me: Option<TxnId>, other: TxnId) {
+        if let Some(me) = me {
+            self.slots[me.slot()].waiting_for.store(other.raw(), SeqCst);
+        }
+        self.slots[other.slot()].sleepers.fetch_add(1, SeqCst);
+    }
+
+    /// Ends a wait that [`TxnTable::begin_wait`] started.
+    pub(crate) fn end_wait(&self, me: Option<TxnId>, other: TxnId) {
+        self.slots[other.slot()].sleepers.fetch_sub(1, SeqCst);
+        if let Some(me) = me {
+            self.slots[me.slot()].waiting_for.store(0, SeqCst);
+        }
+    }
+
+    /// One look at an asynchronous wait of `me` for `other`: `Some` once it
+    /// is over (ended, a deadlock, or past `limits`); otherwise `waker` is
+    /// registered to be woken when `other` ends.
+    pub(crate) fn poll_wait(
+        &self,
+        me: Option<TxnId>,
+        other: TxnId,
+        or_logged: bool,
+        limits: &super::WaitLimits,
+        lock_deadline: Option<std::time::Instant>,
+        waker: &Waker,
+    ) -> Option<Result<(), crate::Error>> {
+        let ended = || match self.state(other) {
+            None => true,
+            Some(st) => st.ends_wait(or_logged),
+        };
+        if ended() {
+            return Some(Ok(()));
+        }
+        if me.is_some_and(|me| self.waits_for(other, me)) {
+            return Some(Err(crate::Error::Deadlock));
+        }
+        if let Err(e) = past_limits(limits, lock_deadline) {
+            return Some(Err(e));
+        }
+        let (m, _) = &self.waits[other.slot() % WAIT_STRIPES];
+        let mut wakers = m.lock().unwrap_or_else(|p| p.into_inner());
+        // Looked at again under the lock that `set_state` takes to wake.
+        if ended() {
+            return Some(Ok(()));
+        }
+        if !wakers.iter().any(|w| w.will_wake(waker)) {
+            wakers.push(waker.clone());
+        }
+        None
     }
 
     /// Whether following the waits-for chain from `from` reaches `to`.

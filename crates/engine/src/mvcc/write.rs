@@ -323,7 +323,7 @@ impl Transaction {
                 }
                 Some(Blocker::Txn(id)) => {
                     pin = None;
-                    txns.wait_for(self.id, id, &self.waits.borrow(), true)?
+                    self.wait_or_defer(id, true)?
                 }
                 Some(Blocker::Committed(ts)) | Some(Blocker::Logged(ts)) => {
                     // Committed replacements are never undone, and logged
@@ -365,9 +365,23 @@ impl Transaction {
             if self.isolation != Isolation::ReadCommitted {
                 return Err(Error::Serialization("a concurrent change of the same key"));
             }
-            self.db.txns.wait_for(self.id, id, &self.waits.borrow(), false)?;
+            self.wait_or_defer(id, false)?;
         }
         Ok(())
+    }
+
+    /// Waits for transaction `id` (see [`TxnTable::wait_for`]), or, when
+    /// the wait limits defer waits, fails with [`Error::WouldWait`] unless
+    /// a brief spin already saw it end.
+    fn wait_or_defer(&self, id: TxnId, or_logged: bool) -> Result<()> {
+        let limits = self.waits.borrow();
+        if !limits.defer {
+            return self.db.txns.wait_for(self.id, id, &limits, or_logged);
+        }
+        if self.db.txns.ended_after_spin(id, or_logged) {
+            return Ok(());
+        }
+        Err(Error::WouldWait { holder: id, or_logged })
     }
 
     /// The first version with `n`'s key that makes `n` a duplicate (an

@@ -180,6 +180,10 @@ impl Runner<'_, '_> {
             Ok(flow) => return Ok(flow),
             Err(e) => e,
         };
+        // A deferred row wait reruns the whole statement: no handler takes it.
+        if e.would_wait().is_some() {
+            return Err(e);
+        }
         let code = e.sqlstate();
         let Some(h) = handlers.iter().find(|h| h.catches.iter().any(|c| c.matches(code))) else {
             return Err(e);

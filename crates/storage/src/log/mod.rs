@@ -19,4 +19,4 @@ pub mod writer;
 
 pub use record::{decode_record, DecodedRecord, Op, Record, RowId};
 pub use segment::{parse_segment_name, segment_name, LogPos};
-pub use writer::{Durability, Log, LogOptions, LogStats};
+pub use writer::{Durability, Durable, Log, LogOptions, LogStats};

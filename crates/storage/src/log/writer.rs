@@ -61,6 +61,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::Waker;
 use std::thread::JoinHandle;
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -136,6 +137,9 @@ struct State {
     closed: bool,
     /// When the oldest unflushed delayed record was appended.
     delayed_since: Option<Instant>,
+    /// Riders of the pending batch that await their tickets rather than
+    /// wait on a thread: the flusher leads a flush for them.
+    unled: usize,
     /// Records in the last flush: more than one means committers are
     /// arriving together.
     last_count: u32,
@@ -144,28 +148,62 @@ struct State {
     stats: LogStats,
 }
 
-/// A synchronous committer's (or a flush's) claim on the outcome of the
-/// batch its record went into. The leader resolves it and unparks the
-/// owner, who reads it without taking the log's mutex.
+/// A committer's (or a flush's) claim on the outcome of the batch its
+/// record went into. The leader resolves it and wakes the owner, who reads
+/// it without taking the log's mutex. The owner is a thread parked in
+/// [`Shared::wait`] (it may be asked to lead the next flush), or an
+/// asynchronous task polling a [`Durable`] (it never leads: the flusher
+/// thread leads for it, see [`State::unled`]).
 struct Ticket {
-    thread: Thread,
+    waiter: Mutex<Waiter>,
     done: AtomicBool,
     outcome: Mutex<Option<Result<()>>>,
 }
 
+/// Who is woken when a ticket is resolved.
+enum Waiter {
+    /// A thread waiting in [`Shared::wait`].
+    Thread(Thread),
+    /// A task that polled the ticket (or none has yet).
+    Task(Option<Waker>),
+}
+
 impl Ticket {
-    fn new() -> Arc<Ticket> {
+    fn new(waiter: Waiter) -> Arc<Ticket> {
         Arc::new(Ticket {
-            thread: std::thread::current(),
+            waiter: Mutex::new(waiter),
             done: AtomicBool::new(false),
             outcome: Mutex::new(None),
         })
     }
 
+    fn for_thread() -> Arc<Ticket> {
+        Ticket::new(Waiter::Thread(std::thread::current()))
+    }
+
     fn resolve(&self, outcome: Result<()>) {
         *lock(&self.outcome) = Some(outcome);
         self.done.store(true, SeqCst);
-        self.thread.unpark();
+        match &mut *lock(&self.waiter) {
+            Waiter::Thread(t) => t.unpark(),
+            Waiter::Task(w) => {
+                if let Some(w) = w.take() {
+                    w.wake();
+                }
+            }
+        }
+    }
+
+    /// Wakes the owner to lead the next flush; false if it is a task,
+    /// which cannot.
+    fn call_to_lead(&self) -> bool {
+        match &*lock(&self.waiter) {
+            Waiter::Thread(t) => {
+                t.unpark();
+                true
+            }
+            Waiter::Task(_) => false,
+        }
     }
 
     /// The outcome, once resolved (taken: the owner asks until it gets it,
@@ -175,6 +213,64 @@ impl Ticket {
             lock(&self.outcome).take()
         } else {
             None
+        }
+    }
+}
+
+/// A record appended without waiting for its batch to be durable, for a
+/// committer that must not block its thread meanwhile (a server's worker
+/// serving many sessions): a future that resolves when the outcome is
+/// known, which [`Durable::wait`] then returns (or, not yet resolved,
+/// blocks for). The outcome is the one [`Log::commit`] would have
+/// returned.
+pub struct Durable {
+    shared: Arc<Shared>,
+    ticket: Arc<Ticket>,
+    /// The outcome, once taken from the ticket.
+    outcome: Option<Result<()>>,
+}
+
+impl Durable {
+    /// Whether the outcome is known (waiting would not block).
+    pub fn is_resolved(&self) -> bool {
+        self.outcome.is_some() || self.ticket.done.load(SeqCst)
+    }
+
+    /// Blocks until the record's batch is durable, leading flushes as a
+    /// synchronous committer does.
+    pub fn wait(mut self) -> Result<()> {
+        if let Some(o) = self.take() {
+            return o;
+        }
+        *lock(&self.ticket.waiter) = Waiter::Thread(std::thread::current());
+        let st = lock(&self.shared.state);
+        self.shared.wait(st, &self.ticket)
+    }
+
+    fn take(&mut self) -> Option<Result<()>> {
+        if self.outcome.is_none() {
+            self.outcome = self.ticket.outcome();
+        }
+        self.outcome.take()
+    }
+}
+
+/// Resolves once the outcome is known; [`Durable::wait`] then returns it
+/// without blocking.
+impl std::future::Future for Durable {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.is_resolved() {
+            return std::task::Poll::Ready(());
+        }
+        *lock(&self.ticket.waiter) = Waiter::Task(Some(cx.waker().clone()));
+        // Resolved between the first look and the waker's registration:
+        // the resolver found no waker to wake.
+        if self.is_resolved() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
         }
     }
 }
@@ -306,6 +402,7 @@ impl Log {
                 writes_failing: false,
                 closed: false,
                 delayed_since: None,
+                unled: 0,
                 last_count: 0,
                 last_ts: 0,
                 stats: LogStats::default(),
@@ -327,7 +424,10 @@ impl Log {
     /// fate is unknown (it may or may not be replayed at recovery) and the
     /// log takes no more commits.
     pub fn commit(&self, record: Record, durability: Durability) -> Result<()> {
-        self.append(record, durability, None, None).map(drop)
+        match self.append(record, durability, None, None, false)?.1 {
+            Some(t) => self.shared.wait(lock(&self.shared.state), &t),
+            None => Ok(()),
+        }
     }
 
     /// Like [`Log::commit`], but the record's commit timestamp is taken by
@@ -350,7 +450,27 @@ impl Log {
         after: Option<u64>,
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<u64> {
-        self.append(record, durability, after, Some(stamp))
+        let (ts, ticket) = self.append(record, durability, after, Some(stamp), false)?;
+        match ticket {
+            Some(t) => self.shared.wait(lock(&self.shared.state), &t).map(|()| ts),
+            None => Ok(ts),
+        }
+    }
+
+    /// Like [`Log::commit_stamped`], but returns once the record is
+    /// appended: with a [`Durable`] to wait for, or to await, unless the
+    /// record is delayed (then there is nothing to wait for). The flusher
+    /// thread leads the flush for such records, so the caller's thread is
+    /// free meanwhile.
+    pub fn commit_deferred(
+        &self,
+        record: Record,
+        durability: Durability,
+        after: Option<u64>,
+        stamp: &mut dyn FnMut() -> u64,
+    ) -> Result<(u64, Option<Durable>)> {
+        let (ts, ticket) = self.append(record, durability, after, Some(stamp), true)?;
+        Ok((ts, ticket.map(|ticket| Durable { shared: self.shared.clone(), ticket, outcome: None })))
     }
 
     /// Whether a commit asking for `durability` returns before its record
@@ -378,7 +498,8 @@ impl Log {
         durability: Durability,
         after: Option<u64>,
         stamp: Option<&mut dyn FnMut() -> u64>,
-    ) -> Result<u64> {
+        deferred: bool,
+    ) -> Result<(u64, Option<Arc<Ticket>>)> {
         let delayed = self.delays(durability);
         if record.encoded_len() > MAX_FRAME {
             return Err(Error::RecordTooLarge { bytes: record.encoded_len() });
@@ -412,11 +533,21 @@ impl Log {
                 st.delayed_since = Some(Instant::now());
                 self.shared.flusher_cv.notify_one();
             }
-            return Ok(ts);
+            return Ok((ts, None));
         }
-        let ticket = Ticket::new();
+        let ticket = if deferred {
+            // No thread of the committer's leads: the flusher does, now if
+            // no flush is running, else after it (see `lead_flush`).
+            st.unled += 1;
+            if !st.flushing {
+                self.shared.flusher_cv.notify_one();
+            }
+            Ticket::new(Waiter::Task(None))
+        } else {
+            Ticket::for_thread()
+        };
         st.riders.push(ticket.clone());
-        self.shared.wait(st, &ticket).map(|()| ts)
+        Ok((ts, Some(ticket)))
     }
 
     /// Makes every record appended so far durable (delayed ones included).
@@ -429,7 +560,7 @@ impl Log {
         if let Some(why) = &st.failed {
             return Err(Error::LogFailed(why.clone()));
         }
-        let ticket = Ticket::new();
+        let ticket = Ticket::for_thread();
         st.riders.push(ticket.clone());
         self.shared.wait(st, &ticket)
     }
@@ -527,6 +658,7 @@ impl Shared {
         let count = mem::take(&mut st.records);
         let delayed = mem::take(&mut st.delayed);
         let riders = mem::take(&mut st.riders);
+        st.unled = 0;
         st.last_count = count;
         st.delayed_since = None;
         drop(st);
@@ -563,6 +695,7 @@ impl Shared {
                 // committers wait for that first), and were acknowledged.
                 self.mark_failed_upto(&st);
                 let later = mem::take(&mut st.riders);
+                st.unled = 0;
                 self.keep_delayed(&mut st);
                 self.requeue(&mut st, &buf, &delayed);
                 for t in &riders {
@@ -584,6 +717,7 @@ impl Shared {
                 // Nothing will be written again: the committers already
                 // waiting for the next batch are told too.
                 let waiting = mem::take(&mut st.riders);
+                st.unled = 0;
                 for t in riders.iter().chain(&waiting) {
                     t.resolve(Err(Error::LogFailed(why.clone())));
                 }
@@ -591,8 +725,12 @@ impl Shared {
         }
         // One of the committers that arrived during this flush leads the
         // next one, unless a returning committer gets there first.
+        // Committers that only await their tickets call the flusher
+        // instead.
         if let Some(next) = st.riders.first() {
-            next.thread.unpark();
+            if !next.call_to_lead() || st.unled > 0 {
+                self.flusher_cv.notify_one();
+            }
         }
         st
     }
@@ -705,16 +843,24 @@ impl Shared {
         Ok(())
     }
 
-    /// The delayed-durability flusher: sleeps until a delayed record
-    /// arrives, then flushes once its window has passed.
+    /// The flusher: leads a flush for records whose committers await
+    /// their tickets rather than wait on a thread, at once; and for delayed
+    /// records, once their window has passed. Sleeps otherwise.
     fn run_flusher(&self) {
         let mut st = lock(&self.state);
         loop {
-            while !st.closed && st.delayed_since.is_none() {
+            while !st.closed && st.delayed_since.is_none() && (st.unled == 0 || st.flushing) {
                 st = self.flusher_cv.wait(st).unwrap_or_else(|e| e.into_inner());
             }
             if st.closed {
                 return;
+            }
+            if st.unled > 0 && !st.flushing {
+                let ticket = Ticket::for_thread();
+                st.riders.push(ticket.clone());
+                let _ = self.wait(st, &ticket);
+                st = lock(&self.state);
+                continue;
             }
             if let Some(since) = st.delayed_since {
                 let deadline = since + self.opts.flush_interval;
@@ -733,7 +879,7 @@ impl Shared {
                 continue;
             }
             st.stats.timer_flushes += 1;
-            let ticket = Ticket::new();
+            let ticket = Ticket::for_thread();
             st.riders.push(ticket.clone());
             let _ = self.wait(st, &ticket);
             st = lock(&self.state);
