@@ -13,8 +13,20 @@
 //! its other sessions to another thread for the duration); without a hook
 //! the wait simply runs. Short waits (a spin of a few hundred nanoseconds
 //! for a holder about to publish) stay outside.
+//!
+//! A long statement (a big scan, sort or join) is the same problem spread
+//! over its run: it keeps its worker busy, and enough of them at once would
+//! leave nobody to serve short ones. The SQL layer marks where a statement
+//! begins ([`statement_begins`]) and calls [`checkpoint`] as it works (every
+//! few dozen rows); once the statement has run for [`LONG_STATEMENT`], the
+//! thread's detach hook ([`set_detach`]) moves the worker's other sessions
+//! to another thread, once, and the statement finishes where it is.
 
 use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// How long a statement runs before it gives up its worker.
+pub const LONG_STATEMENT: Duration = Duration::from_millis(2);
 
 /// What a thread's owner does around a blocking wait: runs the closure it
 /// is given, exactly once.
@@ -22,11 +34,42 @@ pub type Hook = fn(&mut dyn FnMut());
 
 thread_local! {
     static HOOK: Cell<Option<Hook>> = const { Cell::new(None) };
+    static DETACH: Cell<Option<fn()>> = const { Cell::new(None) };
+    /// When the statement running on this thread began, until it has
+    /// detached (only with a detach hook installed).
+    static STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 /// Installs `hook` for the calling thread's blocking waits.
 pub fn set_hook(hook: Hook) {
     HOOK.with(|h| h.set(Some(hook)));
+}
+
+/// Installs `detach`, which hands the thread's other work elsewhere for
+/// the rest of a long statement (see the module header).
+pub fn set_detach(detach: fn()) {
+    DETACH.with(|d| d.set(Some(detach)));
+}
+
+/// A statement begins on this thread.
+pub fn statement_begins() {
+    if DETACH.with(|d| d.get()).is_some() {
+        STARTED.with(|s| s.set(Some(Instant::now())));
+    }
+}
+
+/// A statement at work: detaches it from its worker once it has run for
+/// [`LONG_STATEMENT`].
+#[inline]
+pub fn checkpoint() {
+    let Some(started) = STARTED.with(|s| s.get()) else { return };
+    if started.elapsed() < LONG_STATEMENT {
+        return;
+    }
+    STARTED.with(|s| s.set(None));
+    if let Some(detach) = DETACH.with(|d| d.get()) {
+        detach();
+    }
 }
 
 /// Runs `wait`, which may block the thread for long, through the thread's
@@ -58,6 +101,29 @@ mod tests {
     fn counting(f: &mut dyn FnMut()) {
         CALLS.fetch_add(1, SeqCst);
         f();
+    }
+
+    static DETACHED: AtomicUsize = AtomicUsize::new(0);
+
+    fn detach() {
+        DETACHED.fetch_add(1, SeqCst);
+    }
+
+    #[test]
+    fn a_long_statement_detaches_once() {
+        std::thread::spawn(|| {
+            checkpoint();
+            set_detach(detach);
+            statement_begins();
+            checkpoint();
+            assert_eq!(DETACHED.load(SeqCst), 0, "a statement that just began stays");
+            std::thread::sleep(LONG_STATEMENT);
+            checkpoint();
+            checkpoint();
+        })
+        .join()
+        .unwrap();
+        assert_eq!(DETACHED.load(SeqCst), 1);
     }
 
     #[test]

@@ -326,11 +326,17 @@ impl Server {
     }
 }
 
+/// How long a statement that gives up its worker (see `Pool`) pauses for
+/// another thread to take the worker over.
+const DETACH_PAUSE: Duration = Duration::from_micros(200);
+
 /// The worker pool every session runs on: a multi-threaded tokio runtime
 /// with `workers` threads (one per core by default), each with a stack of
 /// [`SESSION_STACK`]. Each worker hands the engine's blocking waits to
 /// `block_in_place`, which moves the worker's other sessions to another
-/// thread for as long as the wait lasts.
+/// thread for as long as the wait lasts, and a statement that has run for
+/// a while (see `centum_engine::blocking`) hands them over for good: long
+/// statements never starve short ones.
 struct Pool(Option<tokio::runtime::Runtime>);
 
 impl Pool {
@@ -338,11 +344,21 @@ impl Pool {
         fn hand_off(wait: &mut dyn FnMut()) {
             tokio::task::block_in_place(wait)
         }
+        // The worker's core goes to a thread of the blocking pool, which
+        // picks it up within moments; the statement goes on here without
+        // it. Should the pick-up take longer than the pause, the worker
+        // keeps its core and the statement its worker.
+        fn detach() {
+            tokio::task::block_in_place(|| std::thread::sleep(DETACH_PAUSE))
+        }
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
             .thread_name("centum-worker")
             .thread_stack_size(SESSION_STACK)
-            .on_thread_start(|| centum_engine::blocking::set_hook(hand_off))
+            .on_thread_start(|| {
+                centum_engine::blocking::set_hook(hand_off);
+                centum_engine::blocking::set_detach(detach);
+            })
             .enable_all()
             .build()
             .map(|rt| Pool(Some(rt)))

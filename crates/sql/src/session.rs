@@ -916,13 +916,18 @@ impl Session {
         // it built.
         let r = if is_ddl(s) {
             self.cancel.store(false, Relaxed);
-            centum_engine::ddl_scope(self.wait_limits(), me, || {
-                self.catalog.db().enter_schema_change()?;
-                let r = self.run_other(s)?;
-                if let Some(t) = &self.txn {
-                    t.relink_own_writes()?;
-                }
-                Ok(r)
+            // A schema change may copy or index a whole table: it runs
+            // off the server's workers.
+            let limits = self.wait_limits();
+            centum_engine::blocking::section(|| {
+                centum_engine::ddl_scope(limits, me, || {
+                    self.catalog.db().enter_schema_change()?;
+                    let r = self.run_other(s)?;
+                    if let Some(t) = &self.txn {
+                        t.relink_own_writes()?;
+                    }
+                    Ok(r)
+                })
             })
         } else {
             self.run_other(s)
@@ -1408,7 +1413,7 @@ impl Session {
                     if stop.deadline.is_some_and(|d| Instant::now() + pause >= d) {
                         return Err(e);
                     }
-                    std::thread::sleep(pause);
+                    centum_engine::blocking::section(|| std::thread::sleep(pause));
                 }
                 r => return r,
             }
@@ -1514,6 +1519,7 @@ fn run_in(
     if let Some(b) = id.backend {
         b.set_transaction(txn.id());
     }
+    centum_engine::blocking::statement_begins();
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
     // Waits for rows other transactions hold end at the lock timeout, the

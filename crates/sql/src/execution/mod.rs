@@ -250,6 +250,8 @@ impl<'a> ExecCtx<'a> {
 
     /// Fails once the statement has run past its deadline.
     pub(crate) fn check_deadline(&self) -> crate::error::Result<()> {
+        // A long statement gives up its server worker here.
+        centum_engine::blocking::checkpoint();
         if self.cancel.is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
             return Err(crate::error::Error::Canceled("user request"));
         }
