@@ -34,7 +34,9 @@ pub type Hook = fn(&mut dyn FnMut());
 
 thread_local! {
     static HOOK: Cell<Option<Hook>> = const { Cell::new(None) };
-    static DETACH: Cell<Option<fn()>> = const { Cell::new(None) };
+    static DETACH: Cell<Option<Detach>> = const { Cell::new(None) };
+    /// The statement running on this thread has detached.
+    static DETACHED: Cell<bool> = const { Cell::new(false) };
     /// When the statement running on this thread began, until it has
     /// detached (only with a detach hook installed).
     static STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
@@ -45,10 +47,30 @@ pub fn set_hook(hook: Hook) {
     HOOK.with(|h| h.set(Some(hook)));
 }
 
-/// Installs `detach`, which hands the thread's other work elsewhere for
-/// the rest of a long statement (see the module header).
-pub fn set_detach(detach: fn()) {
+/// What a thread's owner does for long statements: `detach` hands the
+/// thread's other work elsewhere for the rest of one (see the module
+/// header); `after` runs when such a statement ends, on its thread (a
+/// server returns the memory the statement's buffers held to the system
+/// there: the thread may sit idle for a while after).
+#[derive(Clone, Copy)]
+pub struct Detach {
+    pub detach: fn(),
+    pub after: fn(),
+}
+
+/// Installs `detach` for the calling thread's long statements.
+pub fn set_detach(detach: Detach) {
     DETACH.with(|d| d.set(Some(detach)));
+}
+
+/// The statement running on this thread has ended.
+pub fn statement_ends() {
+    STARTED.with(|s| s.set(None));
+    if DETACHED.with(|d| d.replace(false)) {
+        if let Some(d) = DETACH.with(|d| d.get()) {
+            (d.after)();
+        }
+    }
 }
 
 /// A statement begins on this thread.
@@ -67,8 +89,9 @@ pub fn checkpoint() {
         return;
     }
     STARTED.with(|s| s.set(None));
-    if let Some(detach) = DETACH.with(|d| d.get()) {
-        detach();
+    if let Some(d) = DETACH.with(|d| d.get()) {
+        DETACHED.with(|x| x.set(true));
+        (d.detach)();
     }
 }
 
@@ -103,27 +126,36 @@ mod tests {
         f();
     }
 
-    static DETACHED: AtomicUsize = AtomicUsize::new(0);
+    static DETACHES: AtomicUsize = AtomicUsize::new(0);
+    static AFTERS: AtomicUsize = AtomicUsize::new(0);
 
     fn detach() {
-        DETACHED.fetch_add(1, SeqCst);
+        DETACHES.fetch_add(1, SeqCst);
+    }
+
+    fn after() {
+        AFTERS.fetch_add(1, SeqCst);
     }
 
     #[test]
     fn a_long_statement_detaches_once() {
         std::thread::spawn(|| {
             checkpoint();
-            set_detach(detach);
+            set_detach(Detach { detach, after });
             statement_begins();
             checkpoint();
-            assert_eq!(DETACHED.load(SeqCst), 0, "a statement that just began stays");
+            statement_ends();
+            assert_eq!(DETACHES.load(SeqCst) + AFTERS.load(SeqCst), 0, "a short statement stays");
+            statement_begins();
             std::thread::sleep(LONG_STATEMENT);
             checkpoint();
             checkpoint();
+            statement_ends();
+            statement_ends();
         })
         .join()
         .unwrap();
-        assert_eq!(DETACHED.load(SeqCst), 1);
+        assert_eq!((DETACHES.load(SeqCst), AFTERS.load(SeqCst)), (1, 1));
     }
 
     #[test]

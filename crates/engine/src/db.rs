@@ -218,6 +218,10 @@ impl Drop for Shared {
     }
 }
 
+/// The longest the background collector sleeps when there is nothing to
+/// collect; a commit that queues garbage wakes it at once.
+const IDLE_COLLECTOR: Duration = Duration::from_secs(1);
+
 /// Why a transaction with a commit dependency fails when the transaction
 /// it depended on does not commit.
 pub(crate) const DEPENDENCY_FAILED: &str = "a transaction whose changes this one used failed to commit";
@@ -323,11 +327,15 @@ impl Database {
             std::thread::Builder::new()
                 .name("centum-gc".into())
                 .spawn(move || {
+                    let mut doze = false;
                     while !stop.load(SeqCst) {
-                        std::thread::park_timeout(every);
+                        // Idle, it sleeps until a commit queues garbage
+                        // (a long timeout only as a safety net).
+                        std::thread::park_timeout(if doze { IDLE_COLLECTOR } else { every });
                         match weak.upgrade() {
                             Some(s) => {
                                 s.gc.collect_all(&s.clock, &s.txns, || !stop.load(SeqCst));
+                                doze = s.gc.doze();
                             }
                             None => return,
                         }

@@ -154,6 +154,11 @@ pub(crate) struct Gc {
     horizon: AtomicU64,
     freed: AtomicU64,
     by_readers: AtomicU64,
+    /// The background collector's thread, and whether it is dozing: with
+    /// nothing queued or held it sleeps until a commit queues garbage
+    /// (see [`Gc::doze`]), instead of waking every interval.
+    collector: std::sync::OnceLock<std::thread::Thread>,
+    dozing: std::sync::atomic::AtomicBool,
 }
 
 /// Backlog at which committers help collect when the collector is free.
@@ -189,7 +194,25 @@ impl Gc {
             horizon: AtomicU64::new(start),
             freed: AtomicU64::new(0),
             by_readers: AtomicU64::new(0),
+            collector: std::sync::OnceLock::new(),
+            dozing: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Called by the background collector between rounds: true if there
+    /// is nothing to collect, nor anything held by a snapshot, so it may
+    /// sleep until [`Gc::push`] wakes it (an idle server then uses no CPU
+    /// for collection). The calling thread is the one woken.
+    pub(crate) fn doze(&self) -> bool {
+        let _ = self.collector.set(std::thread::current());
+        self.dozing.store(true, SeqCst);
+        // Looked at after announcing the doze: a push that came before
+        // is seen here, one that comes after sees the doze.
+        if self.queued.load(SeqCst) == 0 && self.parked.load(SeqCst) == 0 {
+            return true;
+        }
+        self.dozing.store(false, SeqCst);
+        false
     }
 
     /// The horizon readers may collect below.
@@ -215,6 +238,11 @@ impl Gc {
     pub(crate) fn push(&self, item: GcItem) -> Help {
         self.queue.push(item);
         let backlog = self.queued.fetch_add(1, SeqCst) + 1 + self.parked.load(SeqCst);
+        if self.dozing.load(SeqCst) && self.dozing.swap(false, SeqCst) {
+            if let Some(t) = self.collector.get() {
+                t.unpark();
+            }
+        }
         if backlog >= WAIT_THRESHOLD {
             Help::Wait
         } else if backlog >= HELP_THRESHOLD {

@@ -24,9 +24,11 @@
 //! (ReadyForQuery, Flush, a full buffer), so a pipelined Bind/Execute/Sync
 //! costs one write.
 //!
-//! Each connection has a thread of its own (see `server.rs`), so a
-//! statement that waits (for a group commit's fsync, for a row another
-//! transaction holds) blocks only its own client. A message longer than `max_message_bytes`,
+//! Each connection is a task of the server's worker pool (see `server.rs`).
+//! A statement runs to completion on the worker that read its message; a
+//! commit awaits its group commit's fsync, and a statement that meets a
+//! row another transaction holds awaits that transaction and runs again,
+//! without holding the worker (`settle`, `row_wait`). A message longer than `max_message_bytes`,
 //! or one that cannot be decoded, ends the connection with FATAL (the
 //! stream can no longer be trusted); nothing is allocated for it first.
 

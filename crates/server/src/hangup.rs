@@ -18,8 +18,8 @@
 //! its transaction's writes and claims are released at the error (the
 //! block's rollback), and the connection then ends on the closed socket,
 //! which rolls the rest back. An idle connection is not polled: its read
-//! sees the end of the stream by itself. With no connection registered the
-//! watcher sleeps until one is.
+//! sees the end of the stream by itself. With no connection busy the
+//! watcher sleeps until one is (a connection turning busy wakes it).
 //!
 //! The registry is a mutex held while polling, so a connection that
 //! deregisters (before its socket closes) cannot have its descriptor
@@ -48,6 +48,8 @@ pub(crate) struct Hangups {
     entries: Mutex<HashMap<u64, Entry>>,
     next: std::sync::atomic::AtomicU64,
     watcher: OnceLock<std::thread::Thread>,
+    /// The watcher found no busy connection and sleeps until one is.
+    dozing: AtomicBool,
 }
 
 /// A connection's place in the registry; leaving it deregisters. It must
@@ -63,6 +65,12 @@ impl Watched {
     #[inline]
     pub(crate) fn set_busy(&self, busy: bool) {
         self.busy.store(busy, SeqCst);
+        // The watcher sleeps while no connection is busy.
+        if busy && self.hangups.dozing.load(SeqCst) && self.hangups.dozing.swap(false, SeqCst) {
+            if let Some(w) = self.hangups.watcher.get() {
+                w.unpark();
+            }
+        }
     }
 }
 
@@ -82,12 +90,8 @@ impl Hangups {
     pub(crate) fn watch(self: &Arc<Self>, fd: RawFd, cancel: Arc<AtomicBool>) -> Watched {
         let id = self.next.fetch_add(1, SeqCst);
         let busy = Arc::new(AtomicBool::new(false));
-        let empty = {
-            let mut entries = self.lock();
-            entries.insert(id, Entry { fd, busy: busy.clone(), cancel });
-            entries.len() == 1
-        };
-        let watcher = self.watcher.get_or_init(|| {
+        self.lock().insert(id, Entry { fd, busy: busy.clone(), cancel });
+        self.watcher.get_or_init(|| {
             let me = Arc::downgrade(self);
             std::thread::Builder::new()
                 .name("centum-hangups".into())
@@ -96,13 +100,10 @@ impl Hangups {
                 .thread()
                 .clone()
         });
-        if empty {
-            watcher.unpark();
-        }
         Watched { hangups: self.clone(), id, busy }
     }
 
-    /// Polls the busy connections once; returns how many are registered.
+    /// Polls the busy connections once; returns how many are busy.
     fn check(&self) -> usize {
         let entries = self.lock();
         let busy: Vec<&Entry> = entries.values().filter(|e| e.busy.load(SeqCst)).collect();
@@ -120,18 +121,30 @@ impl Hangups {
                 }
             }
         }
-        entries.len()
+        busy.len()
+    }
+
+    /// Whether any connection is busy, once the watcher has said it dozes
+    /// (a connection that turns busy after this sees the doze and wakes
+    /// it).
+    fn doze(&self) -> bool {
+        self.dozing.store(true, SeqCst);
+        let busy = self.lock().values().any(|e| e.busy.load(SeqCst));
+        if busy {
+            self.dozing.store(false, SeqCst);
+        }
+        !busy
     }
 }
 
 fn watch_loop(hangups: std::sync::Weak<Hangups>) {
     loop {
         let Some(h) = hangups.upgrade() else { return };
-        let registered = h.check();
+        let doze = h.check() == 0 && h.doze();
         drop(h);
-        if registered == 0 {
-            // Woken by the next registration (or after a while, to notice
-            // that the server is gone).
+        if doze {
+            // Woken when a connection turns busy (or after a while, to
+            // notice that the server is gone).
             std::thread::park_timeout(Duration::from_secs(1));
         } else {
             std::thread::sleep(EVERY);

@@ -36,7 +36,9 @@ fn main() {
     };
     let level = config.log.parse::<tracing::Level>().unwrap_or(tracing::Level::INFO);
     tracing_subscriber::fmt().with_max_level(level).with_target(false).init();
-    // The listener needs one thread; each session runs on its own.
+    raise_open_files();
+    // The listener needs one thread; sessions run on the server's worker
+    // pool.
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime");
     let code = rt.block_on(async {
         let server = match centum_server::bind(config).await {
@@ -50,6 +52,23 @@ fn main() {
         0
     });
     std::process::exit(code);
+}
+
+/// Every connection is a socket of this process: the soft limit on open
+/// files (often 1,024) goes up to the hard limit, so that max_connections
+/// above it can be reached.
+fn raise_open_files() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit and setrlimit only read and write `lim`.
+    let raised = unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0
+        }
+    };
+    if !raised {
+        tracing::warn!(error = %std::io::Error::last_os_error(), "cannot raise the open-file limit");
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -2,7 +2,7 @@
 //! cancel requests, the connection limit and shutdown.
 //!
 //! ```text
-//!  accept ─▶ room for another start-up? (below) ─▶ a thread of its own
+//!  accept ─▶ room for another start-up? (below) ─▶ a task of the worker pool
 //!  SSLRequest? (TLS with rustls when configured) ─▶ first message
 //!     CancelRequest ─▶ raise that session's cancel flag, close
 //!     over max_connections ─▶ FATAL 53300, close
@@ -19,12 +19,12 @@
 //! that database (`current_database()` answers with the name asked).
 //!
 //! Start-up slots. A connection is *starting* from accept until it is
-//! ready for queries or refused; each holds a thread. Sockets that connect
+//! ready for queries or refused; each is a task. Sockets that connect
 //! and say nothing must neither make the server spawn without end nor
 //! lock real clients out, so:
 //!
 //! - At most `max_connections + 64` connections (sessions and start-ups)
-//!   hold a thread. A connection that arrives when they are all taken
+//!   are served at once. A connection that arrives when they are all taken
 //!   takes the place of a starting one: the oldest start-up of the address
 //!   that holds the most start-ups is closed. Sessions are never closed
 //!   for it; only when nothing is starting is the new socket closed.
@@ -33,7 +33,7 @@
 //!   begins while 32 are open, must finish within 5 s of its accept (a
 //!   client finishes in milliseconds; a crowd of silent sockets is cleared
 //!   within seconds). The listener checks each second.
-//! - A closed start-up's thread ends within moments; while another 64 of
+//! - A closed start-up's task ends within moments; while another 64 of
 //!   them have not, the listener stops accepting, and new sockets wait in
 //!   the kernel's backlog instead of making the server spawn without end.
 //!
@@ -81,7 +81,7 @@ const PRESSURE: usize = STARTING_MARGIN / 2;
 const PRESSURE_CHECK: Duration = Duration::from_secs(1);
 /// How long shutdown waits for connections to finish their statements.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
-/// The stack of a session's thread. Statements nest as deep as the stack
+/// The stack of each worker thread. Statements nest as deep as the stack
 /// left allows (past it they fail with 54001, see centum-sql's `stack`
 /// module): 32 MiB holds a 10,000-term OR chain, a 2,000-term sum or
 /// 1,000 nested subqueries. Only the pages a statement touches become
@@ -244,8 +244,8 @@ impl Server {
         let mut check = tokio::time::interval(PRESSURE_CHECK);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tracing::info!(listen = %self.local_addr(), auth = ?self.shared.config.auth, tls = self.tls.is_some(), "ready to accept connections");
-        // Past this many threads the listener stops accepting for a moment:
-        // the threads of start-ups it closed to make room have not ended
+        // Past this many tasks the listener stops accepting for a moment:
+        // the tasks of start-ups it closed to make room have not ended
         // yet (they end within moments), and new sockets wait in the
         // kernel's backlog rather than make the server spawn without end.
         let paused = self.shared.config.max_connections + 2 * STARTING_MARGIN;
@@ -351,13 +351,20 @@ impl Pool {
         fn detach() {
             tokio::task::block_in_place(|| std::thread::sleep(DETACH_PAUSE))
         }
+        // A long statement's big buffers were freed into this thread's
+        // allocator heap, which keeps them until the thread allocates
+        // again; the thread may now sit idle in the blocking pool.
+        fn after() {
+            // SAFETY: mi_collect only walks this thread's own heap.
+            unsafe { libmimalloc_sys::mi_collect(true) }
+        }
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)
             .thread_name("centum-worker")
             .thread_stack_size(SESSION_STACK)
             .on_thread_start(|| {
                 centum_engine::blocking::set_hook(hand_off);
-                centum_engine::blocking::set_detach(detach);
+                centum_engine::blocking::set_detach(centum_engine::blocking::Detach { detach, after });
             })
             .enable_all()
             .build()
@@ -447,7 +454,7 @@ struct StartingEntry {
     /// When the listener closes it: 30 s after `since`, or 5 s once the
     /// start-ups were many while it was open.
     deadline: Instant,
-    /// Dropping it closes the start-up: its thread's receiver resolves.
+    /// Dropping it closes the start-up: its task's receiver resolves.
     _close: oneshot::Sender<()>,
 }
 

@@ -1421,6 +1421,16 @@ impl Session {
     }
 }
 
+/// Tells the thread's scheduler that the statement has ended, however it
+/// ends (see `centum_engine::blocking`).
+struct StatementEnds;
+
+impl Drop for StatementEnds {
+    fn drop(&mut self) {
+        centum_engine::blocking::statement_ends();
+    }
+}
+
 /// Clears a transaction's deferral of row waits when a statement ends.
 struct SleepAfter<'a>(&'a Transaction);
 
@@ -1520,6 +1530,7 @@ fn run_in(
         b.set_transaction(txn.id());
     }
     centum_engine::blocking::statement_begins();
+    let _ends = StatementEnds;
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
     // Waits for rows other transactions hold end at the lock timeout, the

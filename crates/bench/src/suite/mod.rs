@@ -36,6 +36,7 @@ mod w5;
 mod w6;
 mod w7;
 mod w8;
+mod w9;
 
 use report::Report;
 use std::path::{Path, PathBuf};
@@ -47,7 +48,7 @@ pub type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 /// Options of `centum-bench suite`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Workloads to run: w1 ... w8, or all.
+    /// Workloads to run: w1 ... w9, or all.
     #[arg(value_delimiter = ',', default_value = "all")]
     workloads: Vec<String>,
     /// Small scale, a few minutes in all: the CI smoke run.
@@ -180,15 +181,30 @@ pub struct Ctx {
 impl Ctx {
     /// A fresh PostgreSQL cluster.
     pub fn postgres(&self) -> Res<servers::Postgres> {
+        self.postgres_with(servers::CONNECTIONS)
+    }
+
+    /// A fresh PostgreSQL cluster accepting `connections` clients.
+    pub fn postgres_with(&self, connections: usize) -> Res<servers::Postgres> {
         let bar = driver::phase("PostgreSQL: initdb and start");
-        let pg = servers::Postgres::start(&self.pg_bin, &self.dir.join("postgres"));
+        let pg = servers::Postgres::start(&self.pg_bin, &self.dir.join("postgres"), connections);
         bar.finish_and_clear();
         pg
     }
 
     /// A fresh Centum server.
     pub fn centum(&self) -> Res<servers::Centum> {
-        servers::Centum::start(&self.centum_bin, &self.dir.join("centum"))
+        self.centum_with(servers::CONNECTIONS)
+    }
+
+    /// A fresh Centum server accepting `connections` clients.
+    pub fn centum_with(&self, connections: usize) -> Res<servers::Centum> {
+        servers::Centum::start(&self.centum_bin, &self.dir.join("centum"), connections)
+    }
+
+    /// PostgreSQL's pgbench.
+    pub fn pgbench(&self) -> Res<PathBuf> {
+        Ok(self.pg_bin.join("pgbench"))
     }
 
     /// Adds one (clients, value) point to a throughput-by-clients plot.
@@ -252,7 +268,7 @@ impl Ctx {
 }
 
 /// The workloads, in order, with their titles.
-pub const WORKLOADS: [(&str, &str); 8] = [
+pub const WORKLOADS: [(&str, &str); 9] = [
     ("W1", "Sales orders (seed 001)"),
     ("W2", "TPC-B (seed 002, test 2)"),
     ("W3", "Single operations through the embedded API (seed 002, test 1)"),
@@ -261,6 +277,7 @@ pub const WORKLOADS: [(&str, &str); 8] = [
     ("W6", "New order (seed 004)"),
     ("W7", "Mixed read-write OLTP"),
     ("W8", "The in-memory peer and the floor"),
+    ("W9", "Connections"),
 ];
 
 /// What a workload does, for `BENCHMARKS.md`.
@@ -273,7 +290,8 @@ pub fn describe(w: &str) -> &'static str {
         "W5" => w5::DESCRIPTION,
         "W6" => w6::DESCRIPTION,
         "W7" => w7::DESCRIPTION,
-        _ => w8::DESCRIPTION,
+        "W8" => w8::DESCRIPTION,
+        _ => w9::DESCRIPTION,
     }
 }
 
@@ -349,7 +367,8 @@ pub fn run(args: Args) -> Res<()> {
             "W5" => w5::run(&mut ctx),
             "W6" => w6::run(&mut ctx),
             "W7" => w7::run(&mut ctx),
-            _ => w8::run(&mut ctx),
+            "W8" => w8::run(&mut ctx),
+            _ => w9::run(&mut ctx),
         };
         if let Err(e) = result {
             ctx.report.check(

@@ -43,7 +43,29 @@ impl Endpoint {
     /// (PostgreSQL's backends end with their connections). The difference
     /// of two readings is what the server spent in between.
     pub fn cpu(&self) -> Res<Duration> {
-        let mut parents: Vec<(u32, u32, u64, u64)> = Vec::new(); // pid, ppid, own, children's
+        let ticks: u64 =
+            self.tree()?.iter().map(|p| p.own + if p.pid == self.pid { p.children } else { 0 }).sum();
+        Ok(Duration::from_secs_f64(ticks as f64 / clock_ticks()))
+    }
+
+    /// The memory the server holds now, in bytes: the proportional set
+    /// size (`Pss` of `/proc/PID/smaps_rollup`) of its process and every
+    /// descendant, so pages several of them share (PostgreSQL's shared
+    /// buffers) count once.
+    pub fn memory(&self) -> Res<u64> {
+        let mut kib = 0u64;
+        for p in self.tree()? {
+            let Ok(text) = std::fs::read_to_string(format!("/proc/{}/smaps_rollup", p.pid)) else { continue };
+            let pss = text.lines().find_map(|l| l.strip_prefix("Pss:"));
+            kib += pss.and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()).unwrap_or(0);
+        }
+        Ok(kib << 10)
+    }
+
+    /// The server's process and its descendants alive now, with their CPU
+    /// ticks.
+    fn tree(&self) -> Res<Vec<Proc>> {
+        let mut all: Vec<(u32, Proc)> = Vec::new(); // parent, process
         for entry in std::fs::read_dir("/proc")? {
             let Ok(pid) = entry?.file_name().to_string_lossy().parse::<u32>() else { continue };
             let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
@@ -52,21 +74,21 @@ impl Endpoint {
             let f: Vec<&str> = rest.split(' ').collect();
             let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
             // state=0 ppid=1 ... utime=11 stime=12 cutime=13 cstime=14
-            parents.push((pid, num(1) as u32, num(11) + num(12), num(13) + num(14)));
+            all.push((num(1) as u32, Proc { pid, own: num(11) + num(12), children: num(13) + num(14) }));
         }
-        let mut tree = vec![self.pid];
-        let mut ticks = 0u64;
-        while let Some(p) = tree.pop() {
-            for &(pid, ppid, own, children) in &parents {
-                if pid == p {
-                    ticks += own + if p == self.pid { children } else { 0 };
+        let mut tree = Vec::new();
+        let mut todo = vec![self.pid];
+        while let Some(p) = todo.pop() {
+            for (parent, proc) in &all {
+                if proc.pid == p {
+                    tree.push(*proc);
                 }
-                if ppid == p {
-                    tree.push(pid);
+                if *parent == p {
+                    todo.push(proc.pid);
                 }
             }
         }
-        Ok(Duration::from_secs_f64(ticks as f64 / clock_ticks()))
+        Ok(tree)
     }
 
     /// Waits, bounded, until the server answers a query.
@@ -95,6 +117,15 @@ impl Endpoint {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A process of a server's tree and its CPU ticks: its own, and what its
+/// exited, waited-for children left in its account.
+#[derive(Clone, Copy)]
+struct Proc {
+    pid: u32,
+    own: u64,
+    children: u64,
 }
 
 /// The one value of a query that returns one bigint (a count, a sum, a
@@ -195,6 +226,10 @@ pub fn tuned_settings() -> Vec<String> {
     ]
 }
 
+/// Connections each server accepts unless a workload needs more: the
+/// `max_connections` that `workloads.md` names.
+pub const CONNECTIONS: usize = 300;
+
 /// `workloads.md` names: shared_buffers 2GB, max_connections 300, and
 /// durable commits (fsync and synchronous_commit on, the defaults).
 pub struct Postgres {
@@ -209,7 +244,7 @@ pub struct Postgres {
 
 impl Postgres {
     /// initdb under `dir` (made empty first), configure, start.
-    pub fn start(bin: &Path, dir: &Path) -> Res<Postgres> {
+    pub fn start(bin: &Path, dir: &Path, connections: usize) -> Res<Postgres> {
         let user = if id(&["-u"]) == Some(0) {
             if id(&["-u", "postgres"]).is_none() {
                 let out = Command::new("useradd")
@@ -243,7 +278,7 @@ impl Postgres {
              listen_addresses = '127.0.0.1'\n\
              port = {}\n\
              unix_socket_directories = '{}'\n\
-             max_connections = 300\n\
+             max_connections = {}\n\
              fsync = on\n\
              synchronous_commit = on\n\
              {}\n\
@@ -252,6 +287,7 @@ impl Postgres {
              lc_messages = 'C'\n",
             pg.endpoint.port,
             dir.display(),
+            connections,
             tuned_settings().join("\n")
         );
         std::fs::OpenOptions::new()
@@ -378,7 +414,7 @@ pub struct Centum {
 impl Centum {
     /// Starts a server on a new, empty data directory `dir` and waits until
     /// it answers.
-    pub fn start(bin: &Path, dir: &Path) -> Res<Centum> {
+    pub fn start(bin: &Path, dir: &Path, connections: usize) -> Res<Centum> {
         if dir.exists() {
             std::fs::remove_dir_all(dir)?;
         }
@@ -392,7 +428,7 @@ impl Centum {
             .arg(dir.join("data"))
             .arg("--listen")
             .arg(format!("127.0.0.1:{}", endpoint.port))
-            .args(["--max-connections", "300", "--log", "warn"])
+            .args(["--max-connections", &connections.to_string(), "--log", "warn"])
             .env_remove("CENTUM_CONFIG")
             .stdout(Stdio::from(log.try_clone()?))
             .stderr(Stdio::from(log))

@@ -779,6 +779,9 @@ struct Inbox {
     /// Unpaused with batches queued: the worker takes them without waiting
     /// for [`WAKE_BYTES`] or [`IDLE_WAKE`].
     catch_up: bool,
+    /// The worker sleeps on an empty queue with no timeout (an idle
+    /// server wakes it for nothing): the first message wakes it.
+    empty_wait: bool,
 }
 
 impl Queue {
@@ -800,7 +803,7 @@ impl Queue {
             }
         };
         s.msgs.push_back(msg);
-        if urgent {
+        if urgent || s.empty_wait {
             self.cv.notify_one();
         }
     }
@@ -816,6 +819,14 @@ impl Queue {
                 // Only a command or resuming ends the wait: no idle
                 // wake-ups while the queue grows.
                 s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            if s.msgs.is_empty() {
+                // Nothing to wait for in time: the first batch wakes it,
+                // and it then waits up to IDLE_WAKE for more.
+                s.empty_wait = true;
+                s = self.cv.wait(s).unwrap_or_else(|e| e.into_inner());
+                s.empty_wait = false;
                 continue;
             }
             let (g, r) = self.cv.wait_timeout(s, IDLE_WAKE).unwrap_or_else(|e| e.into_inner());
