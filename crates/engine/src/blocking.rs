@@ -18,15 +18,22 @@
 //! over its run: it keeps its worker busy, and enough of them at once would
 //! leave nobody to serve short ones. The SQL layer marks where a statement
 //! begins ([`statement_begins`]) and calls [`checkpoint`] as it works (every
-//! few dozen rows); once the statement has run for [`LONG_STATEMENT`], the
+//! few dozen rows); once the statement has done [`LONG_CHECKPOINTS`] of
+//! them and run for [`LONG_STATEMENT`], the
 //! thread's detach hook ([`set_detach`]) moves the worker's other sessions
 //! to another thread, once, and the statement finishes where it is.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-/// How long a statement runs before it gives up its worker.
+/// How long a statement runs before it gives up its worker...
 pub const LONG_STATEMENT: Duration = Duration::from_millis(2);
+
+/// ...once it has also done this much work: checkpoints (each about 64
+/// rows, or a routine's loop iteration). Time alone would also count the
+/// moments the thread was not running at all, which on a busy machine
+/// turns short statements long.
+pub const LONG_CHECKPOINTS: u32 = 128;
 
 /// What a thread's owner does around a blocking wait: runs the closure it
 /// is given, exactly once.
@@ -40,6 +47,8 @@ thread_local! {
     /// When the statement running on this thread began, until it has
     /// detached (only with a detach hook installed).
     static STARTED: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// Its checkpoints so far.
+    static CHECKPOINTS: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Installs `hook` for the calling thread's blocking waits.
@@ -49,9 +58,10 @@ pub fn set_hook(hook: Hook) {
 
 /// What a thread's owner does for long statements: `detach` hands the
 /// thread's other work elsewhere for the rest of one (see the module
-/// header); `after` runs when such a statement ends, on its thread (a
-/// server returns the memory the statement's buffers held to the system
-/// there: the thread may sit idle for a while after).
+/// header); `after` runs when such a statement that held at least
+/// [`BIG_STATEMENT`] bytes of buffers ends, on its thread (a server returns
+/// that memory to the system there: the thread may sit idle for a while
+/// after).
 #[derive(Clone, Copy)]
 pub struct Detach {
     pub detach: fn(),
@@ -63,10 +73,16 @@ pub fn set_detach(detach: Detach) {
     DETACH.with(|d| d.set(Some(detach)));
 }
 
-/// The statement running on this thread has ended.
-pub fn statement_ends() {
+/// Bytes of buffers from which a long statement's end calls
+/// [`Detach::after`]: returning memory to the system costs page faults
+/// later, which only buffers this big are worth.
+pub const BIG_STATEMENT: usize = 64 << 20;
+
+/// The statement running on this thread has ended, having held `held`
+/// bytes of buffers.
+pub fn statement_ends(held: usize) {
     STARTED.with(|s| s.set(None));
-    if DETACHED.with(|d| d.replace(false)) {
+    if DETACHED.with(|d| d.replace(false)) && held >= BIG_STATEMENT {
         if let Some(d) = DETACH.with(|d| d.get()) {
             (d.after)();
         }
@@ -77,15 +93,21 @@ pub fn statement_ends() {
 pub fn statement_begins() {
     if DETACH.with(|d| d.get()).is_some() {
         STARTED.with(|s| s.set(Some(Instant::now())));
+        CHECKPOINTS.with(|c| c.set(0));
     }
 }
 
-/// A statement at work: detaches it from its worker once it has run for
-/// [`LONG_STATEMENT`].
+/// A statement at work: detaches it from its worker once it has passed
+/// [`LONG_CHECKPOINTS`] and run for [`LONG_STATEMENT`].
 #[inline]
 pub fn checkpoint() {
     let Some(started) = STARTED.with(|s| s.get()) else { return };
-    if started.elapsed() < LONG_STATEMENT {
+    let n = CHECKPOINTS.with(|c| {
+        let n = c.get().saturating_add(1);
+        c.set(n);
+        n
+    });
+    if n < LONG_CHECKPOINTS || started.elapsed() < LONG_STATEMENT {
         return;
     }
     STARTED.with(|s| s.set(None));
@@ -144,18 +166,26 @@ mod tests {
             set_detach(Detach { detach, after });
             statement_begins();
             checkpoint();
-            statement_ends();
+            statement_ends(BIG_STATEMENT);
             assert_eq!(DETACHES.load(SeqCst) + AFTERS.load(SeqCst), 0, "a short statement stays");
             statement_begins();
             std::thread::sleep(LONG_STATEMENT);
             checkpoint();
-            checkpoint();
-            statement_ends();
-            statement_ends();
+            statement_ends(BIG_STATEMENT);
+            assert_eq!(DETACHES.load(SeqCst), 0, "a slow statement that did little work stays");
+            for held in [0, BIG_STATEMENT] {
+                statement_begins();
+                std::thread::sleep(LONG_STATEMENT);
+                for _ in 0..=LONG_CHECKPOINTS {
+                    checkpoint();
+                }
+                statement_ends(held);
+                statement_ends(held);
+            }
         })
         .join()
         .unwrap();
-        assert_eq!((DETACHES.load(SeqCst), AFTERS.load(SeqCst)), (1, 1));
+        assert_eq!((DETACHES.load(SeqCst), AFTERS.load(SeqCst)), (2, 1), "only a big one gives memory back");
     }
 
     #[test]

@@ -330,8 +330,15 @@ impl Database {
                     let mut doze = false;
                     while !stop.load(SeqCst) {
                         // Idle, it sleeps until a commit queues garbage
-                        // (a long timeout only as a safety net).
-                        std::thread::park_timeout(if doze { IDLE_COLLECTOR } else { every });
+                        // (a long timeout only as a safety net), then
+                        // gives the interval's other commits time to queue
+                        // theirs: one round for them all, not one a commit.
+                        if doze {
+                            std::thread::park_timeout(IDLE_COLLECTOR);
+                            std::thread::sleep(every);
+                        } else {
+                            std::thread::park_timeout(every);
+                        }
                         match weak.upgrade() {
                             Some(s) => {
                                 s.gc.collect_all(&s.clock, &s.txns, || !stop.load(SeqCst));

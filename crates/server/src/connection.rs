@@ -290,7 +290,14 @@ impl Connection {
         if let Some(durable) = self.session.pending_commit() {
             durable.await;
         }
-        self.session.settle().map_err(Failure::from)
+        self.session.settle_unseen().map_err(Failure::from)?;
+        // Commits stamped before this one are published by their own
+        // sessions, which may be waiting for this very worker: let them
+        // run rather than block it.
+        while !self.session.commit_visible() {
+            tokio::task::yield_now().await;
+        }
+        Ok(())
     }
 
     /// Awaits a row another transaction holds, for the statement that met
@@ -309,6 +316,8 @@ impl Connection {
                 _ = tick.tick() => {}
             }
         };
+        // Over before the statement fails and its transaction ends.
+        drop(wait);
         r.map_err(|e| {
             self.session.wait_failed();
             centum_sql::Error::from(e).into()

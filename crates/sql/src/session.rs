@@ -61,6 +61,7 @@ impl Database {
             implicit: false,
             asynchronous: false,
             pending: None,
+            unseen: None,
             defer_waits: false,
             waiting: None,
             waited_txn: None,
@@ -250,6 +251,9 @@ pub struct Session {
     asynchronous: bool,
     /// The last request's commit, logged but not yet published.
     pending: Option<centum_engine::Committing>,
+    /// The last request's commit, published, until new snapshots are sure
+    /// to include it.
+    unseen: Option<centum_engine::Visible>,
     /// The statement running now may defer a row wait: it runs alone in
     /// its request, so it can be rolled back to its start and run again.
     defer_waits: bool,
@@ -257,8 +261,8 @@ pub struct Session {
     /// [`Session::take_row_wait`]).
     waiting: Option<centum_engine::RowWait>,
     /// The transaction of a statement outside a block that deferred a row
-    /// wait, rolled back to its start: it waits (showing whom it waits for)
-    /// and runs the statement again.
+    /// wait, rolled back to its start: open while the caller waits, so the
+    /// wait shows whom it waits for; the next request ends it.
     waited_txn: Option<Transaction>,
 }
 
@@ -592,10 +596,35 @@ impl Session {
     /// it depended on did not commit) is the outcome of the request that
     /// committed, to be reported in place of its success.
     pub fn settle(&mut self) -> Result<()> {
-        match self.pending.take() {
-            Some(c) => Ok(c.finish()?),
-            None => Ok(()),
+        if let Some(c) = self.pending.take() {
+            self.unseen = c.publish()?;
         }
+        if let Some(v) = self.unseen.take() {
+            v.wait();
+        }
+        Ok(())
+    }
+
+    /// Publishes a deferred commit like [`Session::settle`], without
+    /// waiting for the snapshots that start from now on to include it:
+    /// the transactions stamped before it may still be publishing theirs,
+    /// in sessions waiting for the caller's thread. The caller then yields
+    /// until [`Session::commit_visible`] before it acknowledges the commit.
+    pub fn settle_unseen(&mut self) -> Result<()> {
+        if let Some(c) = self.pending.take() {
+            self.unseen = c.publish()?;
+        }
+        Ok(())
+    }
+
+    /// Whether snapshots that start from now on include the last
+    /// request's commit.
+    pub fn commit_visible(&mut self) -> bool {
+        if self.unseen.as_ref().is_some_and(|v| !v.is_visible()) {
+            return false;
+        }
+        self.unseen = None;
+        true
     }
 
     /// Commits `t`, deferring the wait for durability when asked to.
@@ -1331,7 +1360,7 @@ impl Session {
             lock_timeout: self.lock_timeout,
             read_only: self.read_only,
             mem: self.statement_mem,
-            defer_waits: self.defer_waits,
+            defer_waits: self.defer_waits && !calls_routines(&planned.statement),
         };
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
@@ -1363,13 +1392,7 @@ impl Session {
         let retries = planned.retry;
         let mut attempt = 0;
         loop {
-            let mut txn = match self.waited_txn.take() {
-                Some(mut t) => {
-                    t.begin_statement();
-                    t
-                }
-                None => self.catalog.db().begin(self.isolation)?,
-            };
+            let mut txn = self.catalog.db().begin(self.isolation)?;
             if self.delayed_durability {
                 txn.set_delayed_durability(true);
             }
@@ -1384,13 +1407,17 @@ impl Session {
                 stop,
                 identity!(self),
             ) {
-                Ok(r) if retries == 0 => commit_into(txn, self.asynchronous, &mut self.pending).map(|()| r),
-                Ok(r) => txn.commit().map(|_| r).map_err(Error::from),
+                // A conflict found by the commit itself (validation) is
+                // retried; only a failed write or sync comes later, with
+                // the deferred commit's outcome.
+                Ok(r) => commit_into(txn, self.asynchronous, &mut self.pending).map(|()| r),
                 Err(e) => {
                     match (e.would_wait(), &start) {
                         (Some(we), Some(start)) => {
                             // Rolled back to its start, the transaction
-                            // waits and runs the statement again.
+                            // stays open while the caller waits, showing
+                            // whom it waits for; the statement then runs
+                            // again in a new one.
                             txn.rollback_to(start);
                             self.waiting = self.catalog.db().row_wait(Some(txn.id()), we, self.wait_limits());
                             self.waited_txn = Some(txn);
@@ -1423,11 +1450,11 @@ impl Session {
 
 /// Tells the thread's scheduler that the statement has ended, however it
 /// ends (see `centum_engine::blocking`).
-struct StatementEnds;
+struct StatementEnds(std::rc::Rc<crate::execution::Budget>);
 
 impl Drop for StatementEnds {
     fn drop(&mut self) {
-        centum_engine::blocking::statement_ends();
+        centum_engine::blocking::statement_ends(self.0.used());
     }
 }
 
@@ -1530,7 +1557,6 @@ fn run_in(
         b.set_transaction(txn.id());
     }
     centum_engine::blocking::statement_begins();
-    let _ends = StatementEnds;
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
     // Waits for rows other transactions hold end at the lock timeout, the
@@ -1546,6 +1572,7 @@ fn run_in(
     let _sleep_after = SleepAfter(txn);
     cx.read_only = stop.read_only;
     cx.budget = std::rc::Rc::new(crate::execution::Budget::new(stop.mem));
+    let _ends = StatementEnds(cx.budget.clone());
     if let Statement::ExplainAnalyze(inner) = &planned.statement {
         // The statement runs for real (an UPDATE changes rows, as in
         // PostgreSQL); its rows are counted and dropped.
@@ -1598,18 +1625,33 @@ fn jitter() -> f64 {
 /// routines it calls.
 fn retry_budget(statement: &Statement) -> u32 {
     let mut n = 0;
+    each_routine(statement, &mut |retry| n = n.max(retry));
+    n
+}
+
+/// Whether `statement` calls a routine (CALL, or a function in a query):
+/// a routine's statements may be many, so a row wait among them waits in
+/// place rather than running the whole statement again.
+fn calls_routines(statement: &Statement) -> bool {
+    let mut any = false;
+    each_routine(statement, &mut |_| any = true);
+    any
+}
+
+/// Calls `f` with the `centum.retry_on_conflict` of each routine that
+/// `statement` calls directly.
+fn each_routine(statement: &Statement, f: &mut dyn FnMut(u32)) {
     match statement {
-        Statement::Call(c) => n = c.routine.retry,
+        Statement::Call(c) => f(c.routine.retry),
         Statement::Query(plan) => plan.each_expr(&mut |e: &crate::planner::Expr| {
             e.walk(&mut |x| {
                 if let crate::planner::Expr::Routine(r, _) = x {
-                    n = n.max(r.retry);
+                    f(r.retry);
                 }
             })
         }),
         _ => {}
     }
-    n
 }
 
 fn explain(p: &Planned) -> Vec<String> {

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 /// An asynchronous wait for the transaction that a statement met holding
@@ -33,6 +33,8 @@ pub struct RowWait {
     or_logged: bool,
     limits: WaitLimits,
     lock_deadline: Option<Instant>,
+    /// The waker last registered with the holder's stripe.
+    waker: Option<Waker>,
 }
 
 impl RowWait {
@@ -49,24 +51,32 @@ impl RowWait {
         limits.defer = false;
         let lock_deadline = limits.lock_timeout.map(|t| Instant::now() + t);
         db.txns.begin_wait(me, holder);
-        Some(RowWait { db, me, holder, or_logged, limits, lock_deadline })
+        Some(RowWait { db, me, holder, or_logged, limits, lock_deadline, waker: None })
     }
 }
 
 impl Future for RowWait {
     type Output = Result<()>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
         let w = &*self;
         match w.db.txns.poll_wait(w.me, w.holder, w.or_logged, &w.limits, w.lock_deadline, cx.waker()) {
             Some(r) => Poll::Ready(r),
-            None => Poll::Pending,
+            None => {
+                if !self.waker.as_ref().is_some_and(|k| k.will_wake(cx.waker())) {
+                    self.waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
         }
     }
 }
 
 impl Drop for RowWait {
     fn drop(&mut self) {
+        if let Some(w) = &self.waker {
+            self.db.txns.forget_waker(self.holder, w);
+        }
         self.db.txns.end_wait(self.me, self.holder);
     }
 }

@@ -432,20 +432,22 @@ impl Transaction {
                 Ok(None) => {}
             }
         }
-        self.publish(depends, logged_record, ddl)?;
+        let ts = self.publish(depends, logged_record, ddl)?;
+        self.db.clock.wait_visible(ts);
         Ok(Committing::done())
     }
 
     /// The commit point and after: every version is stamped with the
     /// commit timestamp (taken now unless the log or validation took it),
     /// old ones go to the collector. `ddl` is the schema lock of a
-    /// transaction that changed the schema.
+    /// transaction that changed the schema. Returns the commit timestamp,
+    /// which new snapshots include once the watermark has reached it.
     fn publish(
         &mut self,
         depends: u64,
         logged_record: bool,
         ddl: Option<std::sync::MutexGuard<'_, crate::ddl::DdlState>>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         if depends != 0 && !logged_record {
             if let Err(e) = self.check_dependencies(depends) {
                 drop(ddl);
@@ -489,8 +491,7 @@ impl Transaction {
             let help = self.db.gc.push(item);
             self.db.gc.help(&self.db.clock, &self.db.txns, help);
         }
-        self.db.clock.wait_visible(ts);
-        Ok(())
+        Ok(ts)
     }
 
     /// For a dependent whose record did not go through the log's check:
@@ -778,11 +779,23 @@ impl Committing {
     /// the commit; on a failed write or sync the transaction is aborted
     /// and the error says why, as [`Transaction::commit`] would have.
     pub fn finish(mut self) -> Result<()> {
+        if let Some(v) = self.finish_inner()? {
+            v.wait();
+        }
+        Ok(())
+    }
+
+    /// Like [`Committing::finish`], but returns before snapshots that
+    /// start from now on are sure to see the commit: the transactions
+    /// stamped before it may still be publishing theirs (on a server, in
+    /// sessions waiting for a worker). The caller makes sure of it with
+    /// [`Visible`] before it acknowledges the commit.
+    pub fn publish(mut self) -> Result<Option<Visible>> {
         self.finish_inner()
     }
 
-    fn finish_inner(&mut self) -> Result<()> {
-        let Some(mut txn) = self.txn.take() else { return Ok(()) };
+    fn finish_inner(&mut self) -> Result<Option<Visible>> {
+        let Some(mut txn) = self.txn.take() else { return Ok(None) };
         let outcome = match self.durable.take() {
             Some(d) if d.is_resolved() => d.wait().map_err(|e| txn.db.log_error(e)),
             Some(d) => crate::blocking::section(|| d.wait()).map_err(|e| txn.db.log_error(e)),
@@ -791,7 +804,8 @@ impl Committing {
         match outcome {
             Ok(()) => {
                 let depends = txn.db.txns.dependency(txn.id);
-                txn.publish(depends, true, None)
+                let ts = txn.publish(depends, true, None)?;
+                Ok(Some(Visible { db: txn.db.clone(), ts }))
             }
             Err(e) => {
                 txn.finished = true;
@@ -799,6 +813,25 @@ impl Committing {
                 Err(e)
             }
         }
+    }
+}
+
+/// A published commit that new snapshots will include once the watermark
+/// reaches its timestamp (see [`Committing::publish`]).
+pub struct Visible {
+    db: Arc<Shared>,
+    ts: u64,
+}
+
+impl Visible {
+    /// Whether snapshots taken from now on include the commit.
+    pub fn is_visible(&self) -> bool {
+        self.db.clock.watermark() >= self.ts
+    }
+
+    /// Waits until they do.
+    pub fn wait(&self) {
+        self.db.clock.wait_visible(self.ts);
     }
 }
 

@@ -390,11 +390,23 @@ impl TxnTable {
         self.slots[other.slot()].sleepers.fetch_add(1, SeqCst);
     }
 
+    /// Takes `waker` off `other`'s stripe: a wait that ended otherwise than
+    /// by `other`'s end (a deadlock, a timeout, a cancel) leaves no waker
+    /// behind to keep its task alive.
+    pub(crate) fn forget_waker(&self, other: TxnId, waker: &Waker) {
+        let (m, _) = &self.waits[other.slot() % WAIT_STRIPES];
+        m.lock().unwrap_or_else(|p| p.into_inner()).retain(|w| !w.will_wake(waker));
+    }
+
     /// Ends a wait that [`TxnTable::begin_wait`] started.
     pub(crate) fn end_wait(&self, me: Option<TxnId>, other: TxnId) {
         self.slots[other.slot()].sleepers.fetch_sub(1, SeqCst);
         if let Some(me) = me {
-            self.slots[me.slot()].waiting_for.store(0, SeqCst);
+            // Only while `me` still owns its slot and waits for `other`.
+            let s = &self.slots[me.slot()];
+            if s.id.load(SeqCst) == me.raw() {
+                let _ = s.waiting_for.compare_exchange(other.raw(), 0, SeqCst, SeqCst);
+            }
         }
     }
 

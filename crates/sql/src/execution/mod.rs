@@ -97,6 +97,11 @@ impl Budget {
         Budget { limit, used: std::cell::Cell::new(0) }
     }
 
+    /// The bytes charged so far.
+    pub(crate) fn used(&self) -> usize {
+        self.used.get()
+    }
+
     /// Charges `bytes`; fails with 53200 once the total passes the limit.
     #[inline]
     pub(crate) fn charge(&self, bytes: usize) -> Result<()> {

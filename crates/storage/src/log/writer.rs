@@ -535,7 +535,12 @@ impl Log {
             }
             return Ok((ts, None));
         }
-        let ticket = if deferred {
+        // A lone committer (the last batch carried one record, no flush is
+        // running, nobody else waits) leads its own flush even when it
+        // would rather not wait: handing the flush to the flusher thread
+        // and back costs two wake-ups that nothing shares.
+        let lone = deferred && !st.flushing && st.unled == 0 && st.riders.is_empty() && st.last_count <= 1;
+        let ticket = if deferred && !lone {
             // No thread of the committer's leads: the flusher does, now if
             // no flush is running, else after it (see `lead_flush`).
             st.unled += 1;
@@ -547,6 +552,13 @@ impl Log {
             Ticket::for_thread()
         };
         st.riders.push(ticket.clone());
+        if lone {
+            // Resolved when this returns; its outcome goes back into the
+            // ticket for the `Durable` to report.
+            let outcome = self.shared.wait(st, &ticket);
+            *lock(&ticket.outcome) = Some(outcome);
+            ticket.done.store(true, SeqCst);
+        }
         Ok((ts, Some(ticket)))
     }
 
