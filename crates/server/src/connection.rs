@@ -292,11 +292,12 @@ impl Connection {
         }
         self.session.settle_unseen().map_err(Failure::from)?;
         // Commits stamped before this one are published by their own
-        // sessions, which may be waiting for this very worker: let them
-        // run rather than block it.
-        while !self.session.commit_visible() {
-            tokio::task::yield_now().await;
+        // sessions, which may be waiting for this very worker: await them
+        // rather than block it (the clock wakes this task).
+        if let Some(visible) = self.session.unseen_commit() {
+            visible.await;
         }
+        self.session.commit_visible();
         Ok(())
     }
 

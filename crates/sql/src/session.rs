@@ -608,13 +608,19 @@ impl Session {
     /// Publishes a deferred commit like [`Session::settle`], without
     /// waiting for the snapshots that start from now on to include it:
     /// the transactions stamped before it may still be publishing theirs,
-    /// in sessions waiting for the caller's thread. The caller then yields
-    /// until [`Session::commit_visible`] before it acknowledges the commit.
+    /// in sessions waiting for the caller's thread. The caller then awaits
+    /// [`Session::unseen_commit`] before it acknowledges the commit.
     pub fn settle_unseen(&mut self) -> Result<()> {
         if let Some(c) = self.pending.take() {
             self.unseen = c.publish()?;
         }
         Ok(())
+    }
+
+    /// The last request's commit, published but maybe not yet included
+    /// in new snapshots: a future that resolves once it is.
+    pub fn unseen_commit(&mut self) -> Option<&mut centum_engine::Visible> {
+        self.unseen.as_mut()
     }
 
     /// Whether snapshots that start from now on include the last

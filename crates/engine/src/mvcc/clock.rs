@@ -27,6 +27,7 @@
 
 use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
+use std::task::Waker;
 
 /// Slots in the ring of finished timestamps: how far commit timestamps may
 /// run ahead of the watermark before a new committer has to wait.
@@ -41,6 +42,11 @@ pub(crate) struct Clock {
     watermark: CachePadded<AtomicU64>,
     /// `ring[slot(ts)] == ts` once timestamp `ts` has finished.
     ring: Box<[AtomicU64]>,
+    /// Tasks waiting for the watermark to reach a timestamp (see
+    /// [`Clock::poll_visible`]), and how many: [`Clock::finish`] looks at
+    /// the list only while it is not empty.
+    watchers: std::sync::Mutex<Vec<(u64, Waker)>>,
+    watching: std::sync::atomic::AtomicUsize,
 }
 
 /// The ring entry of `ts`. Consecutive timestamps go to different cache
@@ -59,6 +65,8 @@ impl Clock {
             next: CachePadded::new(AtomicU64::new(start + 1)),
             watermark: CachePadded::new(AtomicU64::new(start)),
             ring: (0..RING).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            watchers: std::sync::Mutex::new(Vec::new()),
+            watching: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -83,6 +91,40 @@ impl Clock {
     /// Records that the transaction with commit timestamp `ts` is finished
     /// and advances the watermark as far as it can go.
     pub(crate) fn finish(&self, ts: u64) {
+        self.advance(ts);
+        if self.watching.load(SeqCst) > 0 {
+            let w = self.watermark();
+            let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+            watchers.retain(|(t, waker)| {
+                if *t <= w {
+                    waker.wake_by_ref();
+                }
+                *t > w
+            });
+            self.watching.store(watchers.len(), SeqCst);
+        }
+    }
+
+    /// Whether the watermark has reached `ts`; if not, `waker` is woken
+    /// once it has (a task that must not block its thread waiting for the
+    /// commits before its own to be published).
+    pub(crate) fn poll_visible(&self, ts: u64, waker: &Waker) -> bool {
+        if self.watermark() >= ts {
+            return true;
+        }
+        let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());
+        if !watchers.iter().any(|(t, w)| *t == ts && w.will_wake(waker)) {
+            watchers.push((ts, waker.clone()));
+        }
+        self.watching.store(watchers.len(), SeqCst);
+        drop(watchers);
+        // Looked at again after announcing the wait: a finish that came
+        // before it is seen here, one that comes after sees the count.
+        self.watermark() >= ts
+    }
+
+    /// Records `ts` as finished and moves the watermark as far as it goes.
+    fn advance(&self, ts: u64) {
         self.ring[slot(ts)].store(ts, SeqCst);
         loop {
             let w = self.watermark.load(SeqCst);

@@ -823,6 +823,19 @@ pub struct Visible {
     ts: u64,
 }
 
+/// Resolves once snapshots taken from then on include the commit.
+impl std::future::Future for Visible {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.db.clock.poll_visible(self.ts, cx.waker()) {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}
+
 impl Visible {
     /// Whether snapshots taken from now on include the commit.
     pub fn is_visible(&self) -> bool {
