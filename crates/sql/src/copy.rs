@@ -404,6 +404,7 @@ impl Session {
         if !is_copy(sql) {
             return Ok(None);
         }
+        self.publish(sql);
         self.guarded(|s| s.copy_unguarded(sql))
     }
 

@@ -444,7 +444,11 @@ impl Session {
     }
 
     /// Shows `sql` as the statement running.
-    fn publish(&self, sql: &str) {
+    pub(crate) fn publish(&self, sql: &str) {
+        // A cancel is for the request that runs from here on: one that
+        // arrived before is forgotten, one that arrives once the session
+        // shows this statement running is not.
+        self.cancel.store(false, Relaxed);
         if let Some(b) = &self.backend {
             b.statement(sql, self.state != TxnStatus::Idle);
         }
@@ -631,11 +635,6 @@ impl Session {
         }
         self.unseen = None;
         true
-    }
-
-    /// Commits `t`, deferring the wait for durability when asked to.
-    fn end_txn(&mut self, t: Transaction) -> Result<()> {
-        commit_into(t, self.asynchronous, &mut self.pending)
     }
 
     /// Opens the implicit transaction that the statements of an
@@ -950,7 +949,6 @@ impl Session {
         // change is the block's: its own rows then go into the indexes
         // it built.
         let r = if is_ddl(s) {
-            self.cancel.store(false, Relaxed);
             // A schema change may copy or index a whole table: it runs
             // off the server's workers.
             let limits = self.wait_limits();
@@ -1168,7 +1166,7 @@ impl Session {
                 self.next_isolation = None;
                 self.read_only = false;
                 match self.txn.take() {
-                    Some(t) => self.end_txn(t).map(|()| tag("COMMIT")),
+                    Some(t) => commit_into(t, self.asynchronous, &mut self.pending).map(|()| tag("COMMIT")),
                     None => Ok(tag("COMMIT")),
                 }
             }
@@ -1359,7 +1357,6 @@ impl Session {
                 notices: vec![],
             });
         }
-        self.cancel.store(false, Relaxed);
         let stop = Stop {
             deadline: self.statement_timeout.map(|d| Instant::now() + d),
             cancel: &self.cancel,

@@ -318,10 +318,7 @@ impl TxnTable {
         let target = &self.slots[other.slot()];
         target.sleepers.fetch_add(1, SeqCst);
         let (m, cv) = &self.waits[other.slot() % WAIT_STRIPES];
-        let ended = || match self.state(other) {
-            None => true,
-            Some(st) => st.ends_wait(or_logged),
-        };
+        let ended = || self.has_ended(other, or_logged);
         // Ok(true) once the wait is over, Ok(false) while it goes on.
         let check = || {
             if ended() {
@@ -370,13 +367,21 @@ impl TxnTable {
     /// its outcome. True if it did.
     pub(crate) fn ended_after_spin(&self, other: TxnId, or_logged: bool) -> bool {
         for _ in 0..32 {
-            match self.state(other) {
-                None => return true,
-                Some(st) if st.ends_wait(or_logged) => return true,
-                Some(_) => std::hint::spin_loop(),
+            if self.has_ended(other, or_logged) {
+                return true;
             }
+            std::hint::spin_loop();
         }
         false
+    }
+
+    /// Whether a wait for `other` is over: it has left its slot, or its
+    /// outcome is final (or, `or_logged`, its record is in the log).
+    fn has_ended(&self, other: TxnId, or_logged: bool) -> bool {
+        match self.state(other) {
+            None => true,
+            Some(st) => st.ends_wait(or_logged),
+        }
     }
 
     /// Starts an asynchronous wait of `me` (if a transaction waits) for
@@ -422,10 +427,7 @@ impl TxnTable {
         lock_deadline: Option<std::time::Instant>,
         waker: &Waker,
     ) -> Option<Result<(), crate::Error>> {
-        let ended = || match self.state(other) {
-            None => true,
-            Some(st) => st.ends_wait(or_logged),
-        };
+        let ended = || self.has_ended(other, or_logged);
         if ended() {
             return Some(Ok(()));
         }
