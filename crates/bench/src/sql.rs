@@ -25,6 +25,10 @@ pub struct Args {
     /// is reported.
     #[arg(long, default_value_t = 7)]
     rounds: usize,
+    /// Measure only this operation (select or update), e.g. to profile it;
+    /// the others report nothing.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 fn rate(seconds: f64, mut op: impl FnMut(i64) -> Result<(), String>) -> Result<f64, String> {
@@ -124,10 +128,12 @@ pub fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let mut runs: [Vec<f64>; 4] = Default::default();
     for round in 0..args.rounds {
         eprintln!("round {}/{}", round + 1, args.rounds);
-        runs[0].push(sql_select(&mut s, args.seconds)?);
-        runs[1].push(api_select(args.seconds)?);
-        runs[2].push(sql_update(&mut s, args.seconds)?);
-        runs[3].push(api_update(args.seconds)?);
+        let only = args.only.as_deref();
+        let skip = |op: &str| only.is_some_and(|o| o != op);
+        runs[0].push(if skip("select") { 0.0 } else { sql_select(&mut s, args.seconds)? });
+        runs[1].push(if skip("select") { 0.0 } else { api_select(args.seconds)? });
+        runs[2].push(if skip("update") { 0.0 } else { sql_update(&mut s, args.seconds)? });
+        runs[3].push(if skip("update") { 0.0 } else { api_update(args.seconds)? });
     }
     let [sel, api_sel, upd, api_upd] = runs.map(|mut v| {
         v.sort_by(f64::total_cmp);

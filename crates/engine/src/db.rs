@@ -703,7 +703,11 @@ impl Database {
         let others = self.shared.txns.active_ids().into_iter().filter(|&id| Some(id) != me && !fresh);
         let drained =
             others.into_iter().try_for_each(|id| self.shared.txns.wait_gone_within(id, lock_deadline));
-        if let Err(e) = drained.and_then(|()| self.rewrite_old_versions(&t, &ix, lock_deadline, me)) {
+        let filled = drained.and_then(|()| match &*ix {
+            Index::Range(_) => crate::index::fill::fill(&self.shared.txns, &t, &ix, lock_deadline, me),
+            Index::Hash(_) => self.rewrite_old_versions(&t, &ix, lock_deadline, me),
+        });
+        if let Err(e) = filled {
             self.forget_index(&t, ix.name(), me);
             return Err(e);
         }

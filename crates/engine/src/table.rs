@@ -5,7 +5,8 @@
 //! (sized from the bucket counts declared at creation),
 //! so full scans and garbage collection can reach rows whatever indexes
 //! exist (a table needs no index at all, like pgbench's `history`).
-//! User indexes own links 1 and up (range indexes leave theirs unused).
+//! User indexes own links 1 and up (range indexes leave theirs unused, and
+//! may hold versions made before them: see `index::fill`).
 //!
 //! The set of indexes is swapped as a whole (copy on write) when an index is
 //! created or dropped; each version records the generation of the set it
@@ -20,7 +21,7 @@ use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 use crate::schema::{Column, Durability, TableDef};
 use arc_swap::ArcSwap;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
 /// Fewest chains in the scan list: enough that concurrent inserters rarely
@@ -251,6 +252,10 @@ impl Table {
         for ix in set.iter_all() {
             if ix.covers(v) && ix.slot() < v.links() {
                 ix.remove(&self.layout, v);
+            } else if ix.as_range().is_some() {
+                // Entered by the fill of an index built after it was made.
+                fence(SeqCst);
+                ix.remove(&self.layout, v);
             }
         }
         self.scan.unlink(self.scan_bucket(v), v);
@@ -310,6 +315,10 @@ impl Table {
             claimed += 1;
             for ix in set.iter_all() {
                 if ix.covers(v) && ix.slot() < v.links() {
+                    ix.mark(&self.layout, v);
+                } else if ix.as_range().is_some() {
+                    // As in `unlink`.
+                    fence(SeqCst);
                     ix.mark(&self.layout, v);
                 }
             }

@@ -45,6 +45,9 @@ use std::sync::{Arc, Mutex};
 
 /// The redo record of a transaction committing at `ts`, or `None` when it
 /// changed no SCHEMA_AND_DATA table.
+/// Most bytes reserved for a redo record up front; a larger one grows.
+const MAX_RESERVE: usize = 1 << 30;
+
 pub(crate) fn redo_record(
     inner: &TxnInner,
     txns: &TxnTable,
@@ -71,7 +74,8 @@ pub(crate) fn redo_record(
             WriteKind::Update(o, n) => (Some(o), Some(n)),
             WriteKind::Delete(o) => (Some(o), None),
         };
-        let rec = rec.get_or_insert_with(|| Record::with_capacity(ts, 256));
+        let rec =
+            rec.get_or_insert_with(|| Record::with_capacity(ts, 256 + inner.redo_bytes.min(MAX_RESERVE)));
         if let Some(o) = old {
             match visibility::begin(txns, o, me) {
                 Begin::Committed(created) => rec.delete(table.id, created, o.header().stmt),

@@ -4,6 +4,7 @@
 
 pub(crate) mod btree;
 pub(crate) mod chain;
+pub(crate) mod fill;
 pub(crate) mod hash;
 pub(crate) mod range;
 

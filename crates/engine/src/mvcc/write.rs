@@ -74,9 +74,7 @@ impl Transaction {
             self.discard(table, n);
             return Err(self.doom(e));
         }
-        let mut inner = self.inner.borrow_mut();
-        let t = inner.table_no(table);
-        inner.writes.push((t, WriteKind::Insert(n)));
+        self.inner.borrow_mut().push_write(table, WriteKind::Insert(n));
         Ok(())
     }
 
@@ -184,8 +182,7 @@ impl Transaction {
                 return Err(self.doom(e));
             }
             let mut inner = self.inner.borrow_mut();
-            let t = inner.table_no(table);
-            inner.writes.push((t, WriteKind::Update(old, n)));
+            inner.push_write(table, WriteKind::Update(old, n));
             if self.isolation == Isolation::Serializable {
                 inner.reads.push(old);
             }
@@ -216,8 +213,7 @@ impl Transaction {
             return Ok(false);
         }
         let mut inner = self.inner.borrow_mut();
-        let t = inner.table_no(table);
-        inner.writes.push((t, WriteKind::Delete(old)));
+        inner.push_write(table, WriteKind::Delete(old));
         if self.isolation == Isolation::Serializable {
             inner.reads.push(old);
         }

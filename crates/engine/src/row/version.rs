@@ -201,6 +201,11 @@ impl VersionPtr {
         self.header().flags.fetch_or(FLAG_CLAIMED, SeqCst) & FLAG_CLAIMED == 0
     }
 
+    /// Whether someone has claimed the version's unlinking.
+    pub(crate) fn is_claimed(self) -> bool {
+        self.header().flags.load(SeqCst) & FLAG_CLAIMED != 0
+    }
+
     /// Records that the version is unlinked from every chain.
     pub(crate) fn set_unlinked(self) {
         self.header().flags.fetch_or(FLAG_UNLINKED, SeqCst);

@@ -108,6 +108,14 @@ impl Record {
         Record { buf, ops: 0, commit_ts }
     }
 
+    /// Bytes [`Record::insert`] adds for an image of `len` bytes.
+    pub const fn insert_size(len: usize) -> usize {
+        1 + 8 + 4 + 4 + len
+    }
+
+    /// Bytes [`Record::delete`] adds.
+    pub const DELETE_SIZE: usize = 1 + 8 + 8 + 4;
+
     /// Logs a new row version `(table, commit_ts, seq)` with image `data`.
     pub fn insert(&mut self, table: u64, seq: u32, data: &[u8]) {
         self.buf.put_u8(OP_INSERT);
