@@ -8,14 +8,21 @@
 //!
 //! Rows coming in are inserted through an ordinary prepared INSERT, so
 //! defaults, constraints, foreign keys and unique indexes hold exactly as
-//! for INSERT. The whole COPY is one transaction: the open block's, or one
-//! of its own that commits when the stream ends and aborts if it fails.
+//! for INSERT. Lines are parsed into a batch of up to [`BATCH`] rows, and
+//! the INSERT runs once per batch, taking the batch's rows in place of its
+//! VALUES: one statement's set-up per batch, not per line. The whole COPY
+//! is one transaction: the open block's, or one of its own that commits
+//! when the stream ends and aborts if it fails.
 //! Bytes are processed as they arrive (a partial line waits for the next
 //! chunk), so a COPY of any size needs memory only for its transaction's
 //! rows, not for the stream.
 
 use crate::error::{Error, Result};
+use crate::execution::Bulk;
 use crate::session::{Prepared, QueryResult, Session, TxnStatus};
+
+/// Rows a COPY FROM inserts per statement.
+const BATCH: usize = 1024;
 use centum_types::{DataType, Value};
 use sqlparser::ast;
 
@@ -268,6 +275,9 @@ pub struct CopyIn {
     format: Format,
     types: Vec<DataType>,
     insert: Prepared,
+    /// Rows parsed and not yet inserted, and the line each came from.
+    batch: Bulk,
+    batch_lines: Vec<u64>,
     /// Bytes of an incomplete line from the previous chunk.
     partial: Vec<u8>,
     rows: u64,
@@ -327,44 +337,69 @@ impl CopyIn {
         if self.format.header && self.line == 1 {
             return Ok(());
         }
-        let fields = self.format.fields(line).map_err(|e| self.context(e))?;
+        let values = match self.parse(line) {
+            Ok(v) => v,
+            Err(e) => {
+                // The rows before this line go first: an error among them
+                // is the one to report.
+                self.flush(session)?;
+                return Err(context(e, self.line));
+            }
+        };
+        self.batch.rows.get_mut().push(values);
+        self.batch_lines.push(self.line);
+        if self.batch_lines.len() >= BATCH {
+            self.flush(session)?;
+        }
+        Ok(())
+    }
+
+    /// The values of one line.
+    fn parse(&self, line: &[u8]) -> Result<Vec<Value>> {
+        let fields = self.format.fields(line)?;
         if fields.len() != self.types.len() {
             let what = if fields.len() < self.types.len() {
                 "missing data for a column"
             } else {
                 "extra data after last expected column"
             };
-            return Err(Error::other("22P04", format!("{what} (COPY line {})", self.line)));
+            return Err(Error::other("22P04", what));
         }
-        let mut values = Vec::with_capacity(fields.len());
-        for (f, ty) in fields.into_iter().zip(&self.types) {
-            values.push(match f {
-                None => Value::Null,
-                Some(text) => Value::parse(&text, ty).map_err(|e| self.context(e.into()))?,
-            });
-        }
-        session.execute_prepared(&mut self.insert, &values).map_err(|e| self.context(e))?;
-        self.rows += 1;
-        Ok(())
+        fields
+            .into_iter()
+            .zip(&self.types)
+            .map(|(f, ty)| match f {
+                None => Ok(Value::Null),
+                Some(text) => Ok(Value::parse(&text, ty)?),
+            })
+            .collect()
     }
 
-    fn context(&self, e: Error) -> Error {
-        match e {
-            Error::Other { code, message } => {
-                Error::Other { code, message: format!("{message} (COPY line {})", self.line) }
+    /// Inserts the rows of the batch.
+    fn flush(&mut self, session: &mut Session) -> Result<()> {
+        if self.batch_lines.is_empty() {
+            return Ok(());
+        }
+        self.batch.done.set(0);
+        let r = session.execute_bulk(&mut self.insert, &self.batch);
+        let lines = std::mem::take(&mut self.batch_lines);
+        self.batch.rows.get_mut().clear();
+        match r {
+            Ok(_) => {
+                self.rows += lines.len() as u64;
+                Ok(())
             }
-            e => e,
+            Err(e) => Err(context(e, lines.get(self.batch.done.get()).copied().unwrap_or(self.line))),
         }
     }
 
     /// Ends the stream: a last line without a line end counts; commits the
     /// COPY's own transaction. Returns the `COPY n` result.
     pub fn finish(mut self, session: &mut Session) -> Result<QueryResult> {
-        if !self.partial.is_empty() {
-            let rest = std::mem::take(&mut self.partial);
-            if let Err(e) = self.line(session, &rest) {
-                return Err(self.abort(session, e));
-            }
+        let rest = std::mem::take(&mut self.partial);
+        let last = if rest.is_empty() { Ok(()) } else { self.line(session, &rest) };
+        if let Err(e) = last.and_then(|()| self.flush(session)) {
+            return Err(self.abort(session, e));
         }
         let tag = format!("COPY {}", self.rows);
         if self.own_transaction {
@@ -383,6 +418,16 @@ impl CopyIn {
             session.fail_block();
         }
         e
+    }
+}
+
+/// `e` with the COPY line it concerns, its SQLSTATE kept.
+fn context(e: Error, line: u64) -> Error {
+    match e {
+        Error::Other { code, message } => {
+            Error::Other { code, message: format!("{message} (COPY line {line})") }
+        }
+        e => Error::other(e.sqlstate(), format!("{e} (COPY line {line})")),
     }
 }
 
@@ -483,6 +528,8 @@ impl Session {
             format,
             types,
             insert,
+            batch: Bulk::default(),
+            batch_lines: Vec::new(),
             partial: Vec::new(),
             rows: 0,
             line: 0,

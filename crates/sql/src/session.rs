@@ -16,7 +16,7 @@
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::execution::{ddl, ExecCtx};
+use crate::execution::{ddl, Bulk, ExecCtx};
 use crate::planner::{Binder, OutputColumn, Planned, Statement};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
@@ -732,9 +732,26 @@ impl Session {
 
     /// Runs a prepared statement with `params`.
     pub fn execute_prepared(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
+        self.execute_prepared_with(p, params, None)
+    }
+
+    /// Runs prepared INSERT `p` (of parameters only) once over all the rows
+    /// of `bulk`, as one statement.
+    pub(crate) fn execute_bulk(&mut self, p: &mut Prepared, bulk: &Bulk) -> Result<QueryResult> {
+        self.execute_prepared_with(p, &[], Some(bulk))
+    }
+
+    fn execute_prepared_with(
+        &mut self,
+        p: &mut Prepared,
+        params: &[Value],
+        bulk: Option<&Bulk>,
+    ) -> Result<QueryResult> {
         self.publish(&p.text);
-        self.defer_waits = self.asynchronous;
-        let r = self.guarded(|s| s.execute_prepared_unguarded(p, params));
+        // Rows in bulk cannot be run again after a deferred wait (the
+        // statement takes them): a COPY waits where it stands.
+        self.defer_waits = self.asynchronous && bulk.is_none();
+        let r = self.guarded(|s| s.execute_prepared_unguarded(p, params, bulk));
         self.defer_waits = false;
         if self.waiting.is_none() {
             self.publish_idle();
@@ -742,7 +759,12 @@ impl Session {
         r
     }
 
-    fn execute_prepared_unguarded(&mut self, p: &mut Prepared, params: &[Value]) -> Result<QueryResult> {
+    fn execute_prepared_unguarded(
+        &mut self,
+        p: &mut Prepared,
+        params: &[Value],
+        bulk: Option<&Bulk>,
+    ) -> Result<QueryResult> {
         if let Statement::Utility(s) = &p.planned.statement {
             if !params.is_empty() {
                 return Err(Error::other(
@@ -775,7 +797,17 @@ impl Session {
                 *p = self.prepare_ast(p.statement.clone(), p.declared.clone())?;
             }
             let planned = p.planned.clone();
-            self.run_planned(&planned, params)
+            if let Some(b) = bulk.filter(|_| !takes_bulk(&planned.statement)) {
+                // Not an INSERT of its parameters: one run per row.
+                let rows = std::mem::take(&mut *b.rows.borrow_mut());
+                let mut last = QueryResult::empty();
+                for (i, row) in rows.iter().enumerate() {
+                    b.done.set(i);
+                    last = self.run_planned(&planned, row, None)?;
+                }
+                return Ok(last);
+            }
+            self.run_planned(&planned, params, bulk)
         })();
         if r.is_err() {
             self.fail();
@@ -993,7 +1025,7 @@ impl Session {
                 if !planned.params.is_empty() {
                     return Err(Error::other("42P02", "there is no parameter $1"));
                 }
-                self.run_planned(&planned, &[])
+                self.run_planned(&planned, &[], None)
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
             S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(&self.catalog, cf)?)),
@@ -1347,8 +1379,14 @@ impl Session {
 
     /// Runs a planned statement: in the open block, or as its own
     /// transaction.
-    fn run_planned(&mut self, planned: &Planned, params: &[Value]) -> Result<QueryResult> {
-        let params = coerce_params(planned, params)?;
+    fn run_planned(
+        &mut self,
+        planned: &Planned,
+        params: &[Value],
+        bulk: Option<&Bulk>,
+    ) -> Result<QueryResult> {
+        // Rows in bulk come typed, one parameter list each.
+        let params = if bulk.is_some() { Cow::Borrowed(params) } else { coerce_params(planned, params)? };
         if let Statement::Explain(lines) = &planned.statement {
             return Ok(QueryResult {
                 columns: planned.columns.clone(),
@@ -1379,6 +1417,7 @@ impl Session {
                 Some(self.txn_time),
                 stop,
                 identity!(self),
+                bulk,
             );
             if let (Some(e), Some(start)) = (r.as_ref().err().and_then(Error::would_wait), &start) {
                 txn.rollback_to(start);
@@ -1392,7 +1431,7 @@ impl Session {
         // A statement that calls a routine created with
         // centum.retry_on_conflict runs again on 40001/40P01, in a new
         // transaction, up to that many times.
-        let retries = planned.retry;
+        let retries = if bulk.is_some() { 0 } else { planned.retry };
         let mut attempt = 0;
         loop {
             let mut txn = self.catalog.db().begin(self.isolation)?;
@@ -1409,6 +1448,7 @@ impl Session {
                 None,
                 stop,
                 identity!(self),
+                bulk,
             ) {
                 // A conflict found by the commit itself (validation) is
                 // retried; only a failed write or sync comes later, with
@@ -1467,6 +1507,24 @@ struct SleepAfter<'a>(&'a Transaction);
 impl Drop for SleepAfter<'_> {
     fn drop(&mut self) {
         self.0.set_defer_waits(false);
+    }
+}
+
+/// Whether `s` is an INSERT whose only row is its parameters in order,
+/// so that rows in bulk can stand in for it (see [`Bulk`]).
+fn takes_bulk(s: &Statement) -> bool {
+    let Statement::Insert(ins) = s else {
+        return false;
+    };
+    match &ins.source {
+        crate::planner::plan::Plan::Values { rows } => {
+            rows.len() == 1
+                && rows[0]
+                    .iter()
+                    .enumerate()
+                    .all(|(i, e)| matches!(e, crate::planner::expr::Expr::Param(p) if *p == i))
+        }
+        _ => false,
     }
 }
 
@@ -1555,6 +1613,7 @@ fn run_in(
     txn_time: Option<TimestampTz>,
     stop: Stop,
     id: crate::system::Identity<'_>,
+    bulk: Option<&Bulk>,
 ) -> Result<QueryResult> {
     if let Some(b) = id.backend {
         b.set_transaction(txn.id());
@@ -1562,6 +1621,7 @@ fn run_in(
     centum_engine::blocking::statement_begins();
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
+    cx.bulk = bulk;
     // Waits for rows other transactions hold end at the lock timeout, the
     // deadline or a cancel, like the statement's own work.
     txn.set_wait_limits(centum_engine::WaitLimits {

@@ -56,10 +56,11 @@ pub(crate) fn redo_record(
     schema: Option<&[u8]>,
 ) -> Result<Option<Record>> {
     let mut rec: Option<Record> = None;
+    let reserve = 256 + schema.map_or(0, <[u8]>::len) + inner.redo_bytes.min(MAX_RESERVE);
     // A schema change of the transaction goes first: the rows after it
     // may belong to tables it creates.
     if let Some(image) = schema {
-        rec.get_or_insert_with(|| Record::with_capacity(ts, 256 + image.len())).schema(image);
+        rec.get_or_insert_with(|| Record::with_capacity(ts, reserve)).schema(image);
     }
     // A version this transaction made and then replaced or deleted has its
     // end field holding our id; it never existed for anyone else.
@@ -74,8 +75,7 @@ pub(crate) fn redo_record(
             WriteKind::Update(o, n) => (Some(o), Some(n)),
             WriteKind::Delete(o) => (Some(o), None),
         };
-        let rec =
-            rec.get_or_insert_with(|| Record::with_capacity(ts, 256 + inner.redo_bytes.min(MAX_RESERVE)));
+        let rec = rec.get_or_insert_with(|| Record::with_capacity(ts, reserve));
         if let Some(o) = old {
             match visibility::begin(txns, o, me) {
                 Begin::Committed(created) => rec.delete(table.id, created, o.header().stmt),

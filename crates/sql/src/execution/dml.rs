@@ -97,11 +97,22 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
     // A source that cannot see the table's rows streams into it; one that
     // could (INSERT INTO t SELECT ... FROM t) is read whole first, so it
     // never meets the rows this statement adds.
-    let source = open(&ins.source, cx, vec![])?;
-    let source: Box<dyn Iterator<Item = Result<Vec<Value>>>> =
-        if ins.source.may_read(table) { Box::new(gather(source, cx)?.into_iter().map(Ok)) } else { source };
-    for src in source {
+    let source: Box<dyn Iterator<Item = Result<Vec<Value>>>> = match cx.bulk {
+        Some(b) => Box::new(std::mem::take(&mut *b.rows.borrow_mut()).into_iter().map(Ok)),
+        None => {
+            let source = open(&ins.source, cx, vec![])?;
+            if ins.source.may_read(table) {
+                Box::new(gather(source, cx)?.into_iter().map(Ok))
+            } else {
+                source
+            }
+        }
+    };
+    for (i, src) in source.enumerate() {
         let src = src?;
+        if let Some(b) = cx.bulk {
+            b.done.set(i);
+        }
         cx.tick(1)?;
         let mut row = vec![Value::Null; ncols];
         let mut given = vec![false; ncols];

@@ -67,6 +67,22 @@ pub struct ExecCtx<'a> {
     ticks: std::cell::Cell<u32>,
     /// Set under EXPLAIN ANALYZE: what each plan node did.
     pub(crate) profile: Option<profile::Profile>,
+    /// Rows that an INSERT ... VALUES of parameters takes instead of its
+    /// VALUES, one parameter list each (COPY FROM, see [`Bulk`]).
+    pub(crate) bulk: Option<&'a Bulk>,
+}
+
+/// Rows for one run of a prepared `INSERT INTO t (cols) VALUES ($1, ...)`,
+/// each the parameters of one run, already of the columns' types: COPY
+/// FROM inserts a batch of lines as one statement instead of one
+/// statement per line.
+#[derive(Default)]
+pub(crate) struct Bulk {
+    /// The rows, taken by the INSERT.
+    pub(crate) rows: RefCell<Vec<Vec<Value>>>,
+    /// How many of them the INSERT has inserted (on an error: the
+    /// position of the row that failed).
+    pub(crate) done: std::cell::Cell<usize>,
 }
 
 /// A statement's memory budget (`statement_mem`): every row an operator
@@ -176,6 +192,7 @@ impl<'a> ExecCtx<'a> {
             budget: std::rc::Rc::new(Budget::new(DEFAULT_STATEMENT_MEM)),
             ticks: Default::default(),
             profile: None,
+            bulk: None,
         }
     }
 
@@ -203,6 +220,7 @@ impl<'a> ExecCtx<'a> {
             ticks: Default::default(),
             // A routine's statements are not part of the caller's plan.
             profile: None,
+            bulk: None,
         }
     }
 
