@@ -25,6 +25,7 @@ use crate::session::{Prepared, QueryResult, Session, TxnStatus};
 const BATCH: usize = 1024;
 use centum_types::{DataType, Value};
 use sqlparser::ast;
+use std::borrow::Cow;
 
 /// How the rows are written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,9 +85,9 @@ impl Format {
 
     /// Splits one complete line (text) or record (CSV), without its line
     /// end, into fields; `None` fields are NULL.
-    fn fields(&self, line: &[u8]) -> Result<Vec<Option<String>>> {
+    fn fields<'l>(&self, line: &'l [u8]) -> Result<Vec<Option<Cow<'l, str>>>> {
         if self.csv {
-            self.csv_fields(line)
+            Ok(self.csv_fields(line)?.into_iter().map(|f| f.map(Cow::Owned)).collect())
         } else {
             line.split(|&b| b == self.delimiter)
                 .map(|f| if f == self.null.as_bytes() { Ok(None) } else { unescape(f).map(Some) })
@@ -193,13 +194,18 @@ impl Format {
 }
 
 fn utf8(bytes: Vec<u8>) -> Result<String> {
-    String::from_utf8(bytes).map_err(|_| Error::other("22021", "invalid byte sequence for encoding \"UTF8\""))
+    String::from_utf8(bytes).map_err(|_| bad_utf8())
 }
 
-/// Undoes the text format's backslash escapes.
-fn unescape(f: &[u8]) -> Result<String> {
+fn bad_utf8() -> Error {
+    Error::other("22021", "invalid byte sequence for encoding \"UTF8\"")
+}
+
+/// Undoes the text format's backslash escapes (a field without any is
+/// borrowed as it is).
+fn unescape(f: &[u8]) -> Result<Cow<'_, str>> {
     if !f.contains(&b'\\') {
-        return utf8(f.to_vec());
+        return std::str::from_utf8(f).map(Cow::Borrowed).map_err(|_| bad_utf8());
     }
     let mut out = Vec::with_capacity(f.len());
     let mut i = 0;
@@ -247,7 +253,7 @@ fn unescape(f: &[u8]) -> Result<String> {
             other => out.push(other),
         }
     }
-    utf8(out)
+    utf8(out).map(Cow::Owned)
 }
 
 /// What a COPY statement starts.
@@ -608,8 +614,10 @@ mod tests {
             assert_eq!(out.last(), Some(&b'\n'));
             out.pop();
             let back = f.fields(&out).unwrap();
-            let want: Vec<Option<String>> =
-                row.iter().map(|v| if v.is_null() { None } else { Some(v.to_string()) }).collect();
+            let want: Vec<Option<Cow<str>>> = row
+                .iter()
+                .map(|v| if v.is_null() { None } else { Some(Cow::Owned(v.to_string())) })
+                .collect();
             assert_eq!(back, want, "{opts}");
         }
     }

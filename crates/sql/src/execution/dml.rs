@@ -108,23 +108,30 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
             }
         }
     };
+    // Every column given in order: the source row is the table row.
+    let in_order = ins.targets.len() == ncols && ins.targets.iter().enumerate().all(|(j, &c)| j == c);
+    let defaulted: Vec<usize> =
+        (0..ncols).filter(|c| !ins.targets.contains(c) && ins.defaults[*c].is_some()).collect();
     for (i, src) in source.enumerate() {
-        let src = src?;
+        let mut src = src?;
         if let Some(b) = cx.bulk {
             b.done.set(i);
         }
         cx.tick(1)?;
-        let mut row = vec![Value::Null; ncols];
-        let mut given = vec![false; ncols];
-        for (j, &c) in ins.targets.iter().enumerate() {
-            row[c] = src.get(j).cloned().unwrap_or(Value::Null);
-            given[c] = true;
-        }
-        for c in 0..ncols {
-            if !given[c] {
-                if let Some(d) = &ins.defaults[c] {
-                    row[c] = eval(d, &[], &[], cx)?;
+        let mut row = if in_order && src.len() == ncols {
+            src
+        } else {
+            let mut row = vec![Value::Null; ncols];
+            for (j, &c) in ins.targets.iter().enumerate() {
+                if let Some(v) = src.get_mut(j) {
+                    row[c] = std::mem::replace(v, Value::Null);
                 }
+            }
+            row
+        };
+        for &c in &defaulted {
+            if let Some(d) = &ins.defaults[c] {
+                row[c] = eval(d, &[], &[], cx)?;
             }
         }
         finish_row(&ins.rules, &mut row, cx)?;
