@@ -21,15 +21,44 @@ pub fn command(pgbench: &Path, ep: &Endpoint) -> Command {
     c
 }
 
+/// The seconds `pgbench -i` reports for the whole load and two of its
+/// steps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InitTimes {
+    pub total: f64,
+    /// `client-side generate`: the COPY of the rows.
+    pub generate: f64,
+    /// `primary keys`: ALTER TABLE ... ADD PRIMARY KEY on the loaded tables.
+    pub keys: f64,
+}
+
+impl InitTimes {
+    /// Reads pgbench's last line, `done in 1.27 s (drop tables 0.00 s, ...,
+    /// client-side generate 0.82 s, ..., primary keys 0.31 s).`
+    fn parse(out: &str) -> Option<InitTimes> {
+        let line = out.lines().rev().find(|l| l.starts_with("done in "))?;
+        let seconds = |after: &str| -> Option<f64> {
+            let rest = &line[line.find(after)? + after.len()..];
+            rest.trim_start().split(' ').next()?.parse().ok()
+        };
+        Some(InitTimes {
+            total: seconds("done in")?,
+            generate: seconds("client-side generate")?,
+            keys: seconds("primary keys")?,
+        })
+    }
+}
+
 /// `pgbench -i -s scale`: the TPC-B tables, loaded by pgbench itself.
-pub fn init(pgbench: &Path, ep: &Endpoint, scale: u32) -> Res<()> {
+pub fn init(pgbench: &Path, ep: &Endpoint, scale: u32) -> Res<InitTimes> {
     let bar = driver::phase(&format!("{}: pgbench -i -s {scale}", ep.system));
     let out = command(pgbench, ep).args(["-i", "-q", "-s", &scale.to_string()]).output()?;
     bar.finish_and_clear();
+    let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
-        return Err(format!("pgbench -i on {}: {}", ep.system, String::from_utf8_lossy(&out.stderr)).into());
+        return Err(format!("pgbench -i on {}: {err}", ep.system).into());
     }
-    Ok(())
+    InitTimes::parse(&err).ok_or_else(|| format!("pgbench -i on {}: no times in {err:?}", ep.system).into())
 }
 
 /// pgbench's tables' totals on `ep`: the sums of the account, teller and
@@ -117,4 +146,20 @@ fn read_logs(dir: &Path, prefix: &str) -> Res<Histogram<u64>> {
         std::fs::remove_file(&path)?;
     }
     Ok(hist)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InitTimes;
+
+    #[test]
+    fn reads_the_load_times() {
+        let t = InitTimes::parse(
+            "creating tables...\ndone in 1.27 s (drop tables 0.00 s, create tables 0.00 s, client-side generate 0.82 s, \
+             vacuum 0.14 s, primary keys 0.31 s).\n",
+        )
+        .expect("times");
+        assert_eq!((t.total, t.generate, t.keys), (1.27, 0.82, 0.31));
+        assert!(InitTimes::parse("done\n").is_none());
+    }
 }

@@ -11,7 +11,9 @@ use super::report::Figure;
 use super::servers::Endpoint;
 use super::{pgbench, Ctx, Res};
 
-pub const DESCRIPTION: &str = "pgbench's schema at the run's scale factor, loaded by `pgbench -i`. W2b: pgbench's \
+pub const DESCRIPTION: &str = "pgbench's schema at the run's scale factor, loaded by `pgbench -i`: the load's \
+times as pgbench reports them (the whole load, the client-side generate that COPYs the rows, the primary keys added \
+afterwards) and the server's CPU during the load are figures too (less is better). W2b: pgbench's \
 default TPC-B script (UPDATE accounts, SELECT the balance, UPDATE tellers, UPDATE branches, INSERT history, in one \
 transaction) run by the real `pgbench` client against both servers in each query mode. W2a: the same five statements \
 as five single-statement transactions (the seed's test 2), reported as statements per second. W2c: pgbench's \
@@ -60,7 +62,18 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let bin = pg.program("pgbench");
     let scale = ctx.scale.w2_scale;
     for ep in endpoints {
-        pgbench::init(&bin, ep, scale)?;
+        let cpu = ep.cpu()?;
+        let t = pgbench::init(&bin, ep, scale)?;
+        let cpu = ep.cpu()?.saturating_sub(cpu).as_secs_f64();
+        let load = format!("W2 load: pgbench -i -s {scale} (durable)");
+        for (what, s) in
+            [("whole load", t.total), ("client-side generate (COPY)", t.generate), ("primary keys", t.keys)]
+        {
+            ctx.report
+                .figure(Figure::new("W2", format!("{load}, {what}"), ep.system, "s", s).lower_is_better());
+        }
+        ctx.report
+            .figure(Figure::new("W2", format!("{load}, server CPU"), ep.system, "s", cpu).lower_is_better());
     }
     let scratch = ctx.scratch("scratch")?;
     let script = scratch.join("single-statements.pgbench");
