@@ -8,7 +8,7 @@
 //!
 //! Rows coming in are inserted through an ordinary prepared INSERT, so
 //! defaults, constraints, foreign keys and unique indexes hold exactly as
-//! for INSERT. Lines are parsed into a batch of up to [`BATCH`] rows, and
+//! for INSERT. Lines are parsed into a batch of up to `BATCH` (1,024) rows, and
 //! the INSERT runs once per batch, taking the batch's rows in place of its
 //! VALUES: one statement's set-up per batch, not per line. The whole COPY
 //! is one transaction: the open block's, or one of its own that commits
