@@ -10,7 +10,8 @@
 //!   checkpoint worker catches up at its next checkpoint;
 //! * bytes on disk are not what this crate wrote ([`Error::Corrupt`],
 //!   `XX001 data_corrupted`), always with the file and byte offset;
-//! * a redo record over the 1 GiB frame limit ([`Error::RecordTooLarge`],
+//! * a redo record frame over the 1 GiB frame limit, which only a single op
+//!   that large can make ([`Error::RecordTooLarge`],
 //!   `54000 program_limit_exceeded`);
 //! * the redo log or the checkpoint worker stopped after a failed
 //!   `fdatasync` ([`Error::LogFailed`], [`Error::CheckpointFailed`],
@@ -59,11 +60,12 @@ pub enum Error {
     /// lost.
     #[error("checkpointing has failed and stopped: {0}")]
     CheckpointFailed(String),
-    /// A redo record longer than the largest frame (1 GiB); nothing was
-    /// logged and the log goes on.
-    #[error("redo record of {bytes} bytes exceeds the 1 GiB limit")]
+    /// A redo record frame longer than the largest frame (1 GiB): one op
+    /// that large (a record spans frames otherwise); nothing was logged and
+    /// the log goes on.
+    #[error("redo record frame of {bytes} bytes exceeds the 1 GiB limit")]
     RecordTooLarge {
-        /// The record's encoded size.
+        /// The frame's encoded size.
         bytes: usize,
     },
     /// The storage was shut down.

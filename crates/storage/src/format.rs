@@ -113,9 +113,15 @@ pub fn begin_frame(buf: &mut Vec<u8>) -> usize {
 
 /// Finishes the frame begun at `at`: fills in its length and CRC.
 pub fn end_frame(buf: &mut [u8], at: usize) {
-    let len = (buf.len() - at - FRAME_OVERHEAD) as u32;
+    let end = buf.len();
+    seal_frame(&mut buf[..end], at, end);
+}
+
+/// Finishes the frame that occupies `buf[at..end]`, with frames after it.
+pub fn seal_frame(buf: &mut [u8], at: usize, end: usize) {
+    let len = (end - at - FRAME_OVERHEAD) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
-    let crc = crc32c::crc32c_append(crc32c::crc32c(&len.to_le_bytes()), &buf[at + FRAME_OVERHEAD..]);
+    let crc = crc32c::crc32c_append(crc32c::crc32c(&len.to_le_bytes()), &buf[at + FRAME_OVERHEAD..end]);
     buf[at + 4..at + 8].copy_from_slice(&crc.to_le_bytes());
 }
 

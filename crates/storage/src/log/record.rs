@@ -20,8 +20,18 @@
 //!
 //! [`Record`] writes straight into the buffer that becomes the frame, so
 //! the commit path pays one copy of each row image and one CRC pass.
+//!
+//! A frame holds at most 1 GiB, and a transaction may log more (a COPY of
+//! ten million rows). Such a record is written as several record frames,
+//! each at most [`FRAME_LIMIT`] bytes, all with the transaction's commit
+//! timestamp, one after the other in the buffer. The log appends them
+//! together under its lock, so they land in one batch, which recovery keeps
+//! or drops whole: the transaction is replayed entirely or not at all.
+//! Every consumer handles each frame as a record of its own; the ops of one
+//! transaction never depend on their grouping, since each names its row by
+//! `(table, commit_ts, seq)`.
 
-use crate::format::{begin_frame, end_frame, Put, Reader};
+use crate::format::{begin_frame, seal_frame, Put, Reader};
 
 /// Frame kind byte of a batch header.
 pub(crate) const KIND_BATCH: u8 = 1;
@@ -36,6 +46,10 @@ const OP_SCHEMA: u8 = 3;
 const TS_AT: usize = 8 + 1;
 /// Offset of `op_count` in the frame.
 const COUNT_AT: usize = TS_AT + 8;
+
+/// Bytes of one record frame, at most, unless a single op is larger: a
+/// record that would grow past it goes on in a new frame.
+pub const FRAME_LIMIT: usize = 256 << 20;
 
 /// The identity of a row version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -88,8 +102,11 @@ pub enum Op<'a> {
 #[derive(Debug, Clone)]
 pub struct Record {
     buf: Vec<u8>,
-    ops: u32,
+    /// Where each frame starts in `buf`, and its ops; the last is open.
+    frames: Vec<(usize, u32)>,
     commit_ts: u64,
+    /// A frame grows past this only with its first op.
+    limit: usize,
 }
 
 impl Record {
@@ -100,12 +117,39 @@ impl Record {
 
     /// Like [`Record::new`], reserving room for `bytes` of operations.
     pub fn with_capacity(commit_ts: u64, bytes: usize) -> Self {
-        let mut buf = Vec::with_capacity(bytes + COUNT_AT + 4);
-        begin_frame(&mut buf);
-        buf.put_u8(KIND_RECORD);
-        buf.put_u64(commit_ts);
-        buf.put_u32(0);
-        Record { buf, ops: 0, commit_ts }
+        let mut rec = Record {
+            buf: Vec::with_capacity(bytes + COUNT_AT + 4),
+            frames: Vec::with_capacity(1),
+            commit_ts,
+            limit: FRAME_LIMIT,
+        };
+        rec.open_frame();
+        rec
+    }
+
+    /// The same record with frames of at most `bytes` (see the module's
+    /// header); for tests of records that span frames.
+    pub fn frame_limit(mut self, bytes: usize) -> Self {
+        self.limit = bytes;
+        self
+    }
+
+    fn open_frame(&mut self) {
+        let at = begin_frame(&mut self.buf);
+        self.buf.put_u8(KIND_RECORD);
+        self.buf.put_u64(self.commit_ts);
+        self.buf.put_u32(0);
+        self.frames.push((at, 0));
+    }
+
+    /// Makes room for an op of `len` bytes: a new frame if the open one
+    /// would pass the limit.
+    fn add_op(&mut self, len: usize) {
+        let &(at, ops) = self.frames.last().expect("a record has a frame");
+        if ops > 0 && self.buf.len() - at + len > self.limit {
+            self.open_frame();
+        }
+        self.frames.last_mut().expect("a record has a frame").1 += 1;
     }
 
     /// Bytes [`Record::insert`] adds for an image of `len` bytes.
@@ -118,32 +162,34 @@ impl Record {
 
     /// Logs a new row version `(table, commit_ts, seq)` with image `data`.
     pub fn insert(&mut self, table: u64, seq: u32, data: &[u8]) {
+        self.add_op(Self::insert_size(data.len()));
         self.buf.put_u8(OP_INSERT);
         self.buf.put_u64(table);
         self.buf.put_u32(seq);
         self.buf.put_bytes(data);
-        self.ops += 1;
     }
 
     /// Logs the deletion of version `(table, ts, seq)`.
     pub fn delete(&mut self, table: u64, ts: u64, seq: u32) {
+        self.add_op(Self::DELETE_SIZE);
         self.buf.put_u8(OP_DELETE);
         self.buf.put_u64(table);
         self.buf.put_u64(ts);
         self.buf.put_u32(seq);
-        self.ops += 1;
     }
 
     /// Logs a full catalog image.
     pub fn schema(&mut self, catalog: &[u8]) {
+        self.add_op(1 + 4 + catalog.len());
         self.buf.put_u8(OP_SCHEMA);
         self.buf.put_bytes(catalog);
-        self.ops += 1;
     }
 
     /// Sets the commit timestamp (see [`crate::Log::commit_stamped`]).
     pub fn set_commit_ts(&mut self, ts: u64) {
-        self.buf[TS_AT..TS_AT + 8].copy_from_slice(&ts.to_le_bytes());
+        for &(at, _) in &self.frames {
+            self.buf[at + TS_AT..at + TS_AT + 8].copy_from_slice(&ts.to_le_bytes());
+        }
         self.commit_ts = ts;
     }
 
@@ -154,7 +200,7 @@ impl Record {
 
     /// Operations so far.
     pub fn op_count(&self) -> u32 {
-        self.ops
+        self.frames.iter().map(|&(_, ops)| ops).sum()
     }
 
     /// Size of the framed record in bytes.
@@ -162,10 +208,25 @@ impl Record {
         self.buf.len()
     }
 
+    /// Frames the record takes (see the module's header).
+    pub fn frame_count(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Bytes of its largest frame.
+    pub fn largest_frame(&self) -> usize {
+        let ends = self.frames.iter().skip(1).map(|&(at, _)| at).chain([self.buf.len()]);
+        self.frames.iter().zip(ends).map(|(&(at, _), end)| end - at).max().unwrap_or(0)
+    }
+
     /// The framed record, ready to append; the record is left empty.
     pub(crate) fn finish(&mut self) -> Vec<u8> {
-        self.buf[COUNT_AT..COUNT_AT + 4].copy_from_slice(&self.ops.to_le_bytes());
-        end_frame(&mut self.buf, 0);
+        let ends: Vec<usize> =
+            self.frames.iter().skip(1).map(|&(at, _)| at).chain([self.buf.len()]).collect();
+        for (&(at, ops), end) in self.frames.iter().zip(ends) {
+            self.buf[at + COUNT_AT..at + COUNT_AT + 4].copy_from_slice(&ops.to_le_bytes());
+            seal_frame(&mut self.buf, at, end);
+        }
         std::mem::take(&mut self.buf)
     }
 }
@@ -210,6 +271,44 @@ pub fn decode_record(payload: &[u8]) -> Option<DecodedRecord<'_>> {
 mod tests {
     use super::*;
     use crate::format::read_frame;
+
+    #[test]
+    fn a_record_past_its_frame_limit_spans_frames_with_one_timestamp() {
+        let mut rec = Record::new(5).frame_limit(64);
+        rec.schema(b"catalog");
+        for seq in 0..20u32 {
+            rec.insert(3, seq, &[seq as u8; 10]);
+            if seq % 3 == 0 {
+                rec.delete(3, 1, seq);
+            }
+        }
+        assert_eq!(rec.op_count(), 1 + 20 + 7);
+        assert!(rec.frame_count() > 5, "{} frames", rec.frame_count());
+        assert!(rec.largest_frame() <= 64);
+        rec.set_commit_ts(9);
+        let frames = rec.frame_count();
+        let bytes = rec.finish();
+        let (mut at, mut ops) = (0, Vec::new());
+        for _ in 0..frames {
+            let (payload, next) = read_frame(&bytes, at).expect("frame");
+            let d = decode_record(payload).expect("record");
+            assert_eq!(d.commit_ts, 9);
+            assert!(!d.ops.is_empty());
+            ops.extend(d.ops);
+            at = next;
+        }
+        assert_eq!(at, bytes.len());
+        assert_eq!(ops.len(), 28);
+        assert_eq!(ops[0], Op::Schema { catalog: b"catalog" });
+        assert_eq!(ops[1], Op::Insert { table: 3, seq: 0, data: &[0; 10] });
+        assert_eq!(ops[2], Op::Delete { table: 3, ts: 1, seq: 0 });
+        // One op larger than the limit gets a frame of its own.
+        let mut big = Record::new(1).frame_limit(64);
+        big.insert(1, 0, &[7; 10]);
+        big.insert(1, 1, &[7; 200]);
+        assert_eq!(big.frame_count(), 2);
+        assert!(big.largest_frame() > 200);
+    }
 
     #[test]
     fn record_round_trips() {

@@ -501,8 +501,8 @@ impl Log {
         deferred: bool,
     ) -> Result<(u64, Option<Arc<Ticket>>)> {
         let delayed = self.delays(durability);
-        if record.encoded_len() > MAX_FRAME {
-            return Err(Error::RecordTooLarge { bytes: record.encoded_len() });
+        if record.largest_frame() > MAX_FRAME {
+            return Err(Error::RecordTooLarge { bytes: record.largest_frame() });
         }
         let mut st = lock(&self.shared.state);
         if let Some(why) = &st.failed {
@@ -523,8 +523,10 @@ impl Log {
         let ts = record.commit_ts();
         st.last_ts = st.last_ts.max(ts);
         let at = st.buf.len();
+        // A record of several frames is appended whole, so it lands in one
+        // batch (see `record`).
         st.buf.extend_from_slice(&bytes);
-        st.records += 1;
+        st.records += record.frame_count() as u32;
         st.stats.commits += 1;
         if delayed {
             let end = st.buf.len();
@@ -614,6 +616,18 @@ impl Log {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Frames in `bytes`, a run of whole frames this log framed itself (a
+/// record may take several, see `record`).
+fn frames_in(bytes: &[u8]) -> u32 {
+    let (mut at, mut n) = (0, 0);
+    while at + crate::format::FRAME_OVERHEAD <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("four bytes")) as usize;
+        at += crate::format::FRAME_OVERHEAD + len;
+        n += 1;
+    }
+    n
 }
 
 impl Drop for Log {
@@ -757,12 +771,14 @@ impl Shared {
     fn keep_delayed(&self, st: &mut State) {
         let mut buf = empty_buf();
         let mut ranges = Vec::with_capacity(st.delayed.len());
+        let mut frames = 0;
         for r in &st.delayed {
             let at = buf.len();
             buf.extend_from_slice(&st.buf[r.clone()]);
             ranges.push(at..buf.len());
+            frames += frames_in(&st.buf[r.clone()]);
         }
-        st.records = ranges.len() as u32;
+        st.records = frames;
         st.buf = buf;
         st.delayed = ranges;
     }
@@ -778,17 +794,19 @@ impl Shared {
         }
         let mut buf = empty_buf();
         let mut ranges = Vec::with_capacity(delayed.len() + st.delayed.len());
+        let mut frames = 0;
         for r in delayed {
             let at = buf.len();
             buf.extend_from_slice(&failed[r.clone()]);
             ranges.push(at..buf.len());
+            frames += frames_in(&failed[r.clone()]);
         }
         let shift = buf.len() - BATCH_FRAME_LEN;
         buf.extend_from_slice(&st.buf[BATCH_FRAME_LEN..]);
         ranges.extend(st.delayed.iter().map(|r| r.start + shift..r.end + shift));
         st.buf = buf;
         st.delayed = ranges;
-        st.records += delayed.len() as u32;
+        st.records += frames;
         if st.delayed_since.is_none() {
             st.delayed_since = Some(Instant::now());
             self.flusher_cv.notify_one();

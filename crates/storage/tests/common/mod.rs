@@ -68,7 +68,10 @@ impl Workload {
         self.n += 1;
         let ts = (n / 4) * 4 + (3 - n % 4) + 1;
         self.max_ts = self.max_ts.max(ts);
-        let mut rec = Record::new(ts);
+        // One transaction in three spans several frames, as a bulk load's
+        // does (see `log::record`).
+        let frame = if self.rand(3) == 0 { 48 } else { usize::MAX };
+        let mut rec = Record::new(ts).frame_limit(frame);
         let inserts = self.rand(4);
         for seq in 0..inserts as u32 {
             let table = 1 + self.rand(3);
