@@ -176,3 +176,49 @@ fn committers_parked_behind_a_failing_sync_all_get_the_failure() {
     }
     assert!(storage.is_failed());
 }
+
+/// A record of `rows` rows of 1 KiB in frames of at most 256 KiB.
+fn large(ts: u64, rows: u32) -> Record {
+    let mut r = Record::new(ts).frame_limit(256 << 10);
+    for seq in 0..rows {
+        r.insert(2, seq, &[(seq % 251) as u8; 1024]);
+    }
+    r
+}
+
+/// A record of several megabytes that finds the log's buffer empty becomes
+/// the batch as it is, and one that finds delayed records waiting goes in
+/// behind them; a crash before the second's sync loses it whole, delayed
+/// records with it, and nothing else.
+#[test]
+fn large_records_land_whole_alone_or_behind_others() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, opts(Duration::from_secs(3600)));
+    storage.commit(large(1, 3_000)).unwrap();
+    let first_batch_end = 32 + storage.log().stats().bytes as usize;
+    storage.commit_with(record(2), Durability::Delayed).unwrap();
+    storage.commit(large(3, 2_000)).unwrap();
+    let synced = fs.crash_now();
+    storage.commit_with(record(4), Durability::Delayed).unwrap();
+    let unsynced = fs.crash_now();
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(synced), opts(Duration::from_secs(3600))).unwrap();
+    assert_eq!(got.rows.len(), 3_000 + 1 + 2_000);
+    for (id, data) in &got.rows {
+        if id.table == 2 {
+            assert_eq!(data, &vec![(id.seq % 251) as u8; 1024], "{id:?}");
+        }
+    }
+    let (_, got) = recover(Arc::new(unsynced), opts(Duration::from_secs(3600))).unwrap();
+    assert_eq!(got.rows.len(), 5_001, "a delayed record past the last sync is not there yet");
+    let (_, got) = recover(Arc::new(fs.crash_now()), opts(Duration::from_secs(3600))).unwrap();
+    assert_eq!(got.rows.len(), 5_002);
+    // A crash inside the second large batch, which also holds the first
+    // delayed record: cut the segment a megabyte into it.
+    let seg = std::path::Path::new(common::DIR).join(centum_storage::log::segment_name(1));
+    let full = fs.read(&seg).unwrap();
+    let img = fs.crash_now();
+    img.overwrite(&seg, full[..first_batch_end + (1 << 20)].to_vec());
+    let (_, got) = recover(Arc::new(img), opts(Duration::from_secs(3600))).unwrap();
+    assert_eq!(got.rows.len(), 3_000, "the cut batch is dropped whole");
+}

@@ -51,6 +51,11 @@ const COUNT_AT: usize = TS_AT + 8;
 /// record that would grow past it goes on in a new frame.
 pub const FRAME_LIMIT: usize = 256 << 20;
 
+/// Room left in front of a record's frames: a batch header fits there, so
+/// the log can take a large record's buffer as a batch of its own instead
+/// of copying it.
+pub(crate) const LEAD: usize = super::segment::BATCH_FRAME_LEN;
+
 /// The identity of a row version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RowId {
@@ -117,12 +122,9 @@ impl Record {
 
     /// Like [`Record::new`], reserving room for `bytes` of operations.
     pub fn with_capacity(commit_ts: u64, bytes: usize) -> Self {
-        let mut rec = Record {
-            buf: Vec::with_capacity(bytes + COUNT_AT + 4),
-            frames: Vec::with_capacity(1),
-            commit_ts,
-            limit: FRAME_LIMIT,
-        };
+        let mut buf = Vec::with_capacity(LEAD + bytes + COUNT_AT + 4);
+        buf.resize(LEAD, 0);
+        let mut rec = Record { buf, frames: Vec::with_capacity(1), commit_ts, limit: FRAME_LIMIT };
         rec.open_frame();
         rec
     }
@@ -205,7 +207,7 @@ impl Record {
 
     /// Size of the framed record in bytes.
     pub fn encoded_len(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - LEAD
     }
 
     /// Frames the record takes (see the module's header).
@@ -219,7 +221,8 @@ impl Record {
         self.frames.iter().zip(ends).map(|(&(at, _), end)| end - at).max().unwrap_or(0)
     }
 
-    /// The framed record, ready to append; the record is left empty.
+    /// The framed record, ready to append, after [`LEAD`] spare bytes;
+    /// the record is left empty.
     pub(crate) fn finish(&mut self) -> Vec<u8> {
         let ends: Vec<usize> =
             self.frames.iter().skip(1).map(|&(at, _)| at).chain([self.buf.len()]).collect();
@@ -288,7 +291,7 @@ mod tests {
         rec.set_commit_ts(9);
         let frames = rec.frame_count();
         let bytes = rec.finish();
-        let (mut at, mut ops) = (0, Vec::new());
+        let (mut at, mut ops) = (LEAD, Vec::new());
         for _ in 0..frames {
             let (payload, next) = read_frame(&bytes, at).expect("frame");
             let d = decode_record(payload).expect("record");
@@ -317,7 +320,7 @@ mod tests {
         rec.delete(1, 5, 2);
         rec.schema(b"cat");
         let bytes = { rec }.finish();
-        let (payload, end) = read_frame(&bytes, 0).unwrap();
+        let (payload, end) = read_frame(&bytes, LEAD).unwrap();
         assert_eq!(end, bytes.len());
         let d = decode_record(payload).unwrap();
         assert_eq!(d.commit_ts, 9);

@@ -69,7 +69,7 @@ use std::time::{Duration, Instant};
 use crate::error::{Error, Result};
 use crate::format::{header, Magic, HEADER_LEN, MAX_FRAME};
 use crate::fs::{File, Fs};
-use crate::log::record::Record;
+use crate::log::record::{Record, LEAD};
 use crate::log::segment::{fill_batch_header, segment_name, Batch, LogPos, BATCH_FRAME_LEN};
 
 /// When a commit returns.
@@ -350,6 +350,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Records at least this large become the batch buffer when it is empty
+/// instead of being copied into it.
+const ADOPT_RECORD: usize = 1 << 20;
+
 fn empty_buf() -> Vec<u8> {
     vec![0u8; BATCH_FRAME_LEN]
 }
@@ -524,8 +528,14 @@ impl Log {
         st.last_ts = st.last_ts.max(ts);
         let at = st.buf.len();
         // A record of several frames is appended whole, so it lands in one
-        // batch (see `record`).
-        st.buf.extend_from_slice(&bytes);
+        // batch (see `record`). A large record arriving at an empty buffer
+        // becomes the buffer, its lead the room for the batch header: a
+        // bulk load's gigabyte is not copied into fresh memory again.
+        if at == BATCH_FRAME_LEN && bytes.len() >= ADOPT_RECORD {
+            st.buf = bytes;
+        } else {
+            st.buf.extend_from_slice(&bytes[LEAD..]);
+        }
         st.records += record.frame_count() as u32;
         st.stats.commits += 1;
         if delayed {
