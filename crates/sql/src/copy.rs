@@ -20,12 +20,12 @@
 use crate::error::{Error, Result};
 use crate::execution::Bulk;
 use crate::session::{Prepared, QueryResult, Session, TxnStatus};
-
-/// Rows a COPY FROM inserts per statement.
-const BATCH: usize = 1024;
 use centum_types::{DataType, Value};
 use sqlparser::ast;
 use std::borrow::Cow;
+
+/// Rows a COPY FROM inserts per statement.
+const BATCH: usize = 1024;
 
 /// How the rows are written.
 #[derive(Clone, Debug, PartialEq, Eq)]

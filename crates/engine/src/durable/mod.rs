@@ -43,11 +43,11 @@ use centum_storage::{LoadStats, Record, Recovery};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// The redo record of a transaction committing at `ts`, or `None` when it
-/// changed no SCHEMA_AND_DATA table.
 /// Most bytes reserved for a redo record up front; a larger one grows.
 const MAX_RESERVE: usize = 1 << 30;
 
+/// The redo record of a transaction committing at `ts`, or `None` when it
+/// changed no SCHEMA_AND_DATA table.
 pub(crate) fn redo_record(
     inner: &TxnInner,
     txns: &TxnTable,
