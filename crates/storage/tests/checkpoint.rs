@@ -378,3 +378,34 @@ fn checkpoints_come_by_time_once_enough_log_has_come() {
     give_the_worker_time();
     assert_eq!(storage.checkpoint_stats().checkpoints, after, "a checkpoint for a few hundred bytes of log");
 }
+
+/// One transaction of 4 MB (a bulk load) fills several pairs, cut at the
+/// pair size inside its batch; a later transaction deletes rows from all
+/// of them; a restart loads every pair, each on its own thread, with the
+/// deletions applied.
+#[test]
+fn a_bulk_load_fills_several_pairs_that_load_side_by_side() {
+    let fs = SimFs::new();
+    let storage = common::start(&fs, small_opts());
+    let mut load = Record::new(1);
+    let rows = 4_000u32;
+    for seq in 0..rows {
+        load.insert(1, seq, &[(seq % 253) as u8; 1000]);
+    }
+    storage.commit(load).unwrap();
+    let mut deletes = Record::new(2);
+    for seq in (0..rows).step_by(7) {
+        deletes.delete(1, 1, seq);
+    }
+    storage.commit(deletes).unwrap();
+    storage.checkpoint().unwrap();
+    storage.close().unwrap();
+    let (_, got) = recover(Arc::new(fs.crash_now()), small_opts()).unwrap();
+    let deleted = (0..rows).step_by(7).count();
+    assert_eq!(got.rows.len(), rows as usize - deleted);
+    assert!(got.rows.keys().all(|id| id.seq % 7 != 0 && id.ts == 1));
+    assert!(got.stats.pairs >= 3, "{} pairs", got.stats.pairs);
+    assert_eq!(got.stats.tail_rows, 0);
+    assert_eq!(got.stats.checkpoint_rows, (rows as usize - deleted) as u64);
+    assert!(got.threads > 1, "{} threads", got.threads);
+}

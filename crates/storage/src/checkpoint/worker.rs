@@ -451,6 +451,9 @@ impl Worker {
                         }
                         if self.data_block.len() >= BLOCK_LIMIT {
                             self.append_pending()?;
+                            // A bulk load's batch fills several pairs,
+                            // which recovery loads side by side.
+                            self.close_if_full()?;
                         }
                     }
                     Op::Delete { table, ts, seq } => {
@@ -476,12 +479,7 @@ impl Worker {
         self.append_pending()?;
         self.processed = batch.end_pos();
         self.bytes_since += batch.bytes.len() as u64;
-        if let Some(cur) = self.current {
-            let full = self.pairs.get(&cur).and_then(|p| p.data.as_ref());
-            if full.is_some_and(|d| d.len() >= self.opts.data_file_size) {
-                self.close_current()?;
-            }
-        }
+        self.close_if_full()?;
         self.publish();
         let auto = self.opts.auto_checkpoint_bytes;
         let due_by_time = self.opts.auto_checkpoint_interval.is_some_and(|every| {
@@ -517,6 +515,16 @@ impl Worker {
                 self.written += p.pending_delta.len() as u64;
             }
             p.pending_delta.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the current pair once its data file has reached the size
+    /// of a pair.
+    fn close_if_full(&mut self) -> Result<()> {
+        let current = self.current.and_then(|id| self.pairs.get(&id)).and_then(|p| p.data.as_ref());
+        if current.is_some_and(|d| d.len() >= self.opts.data_file_size) {
+            self.close_current()?;
         }
         Ok(())
     }
