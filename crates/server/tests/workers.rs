@@ -28,10 +28,21 @@ fn one_worker() -> (Server, Client) {
 }
 
 /// Waits until the session named `app` shows `state` in
-/// pg_stat_activity (and a wait event, with `waiting`); its pid.
-fn shows(observer: &mut Client, app: &str, state: &str, waiting: bool) -> i32 {
+/// pg_stat_activity (and a wait event, with `waiting`); its pid. With the
+/// outcome channel of `app`'s statement, a statement that ends first fails
+/// the test at once, with its SQLSTATE.
+fn shows(
+    observer: &mut Client,
+    app: &str,
+    state: &str,
+    waiting: bool,
+    outcome: Option<&mpsc::Receiver<Option<String>>>,
+) -> i32 {
     let started = Instant::now();
     loop {
+        if let Some(ended) = outcome.and_then(|o| o.try_recv().ok()) {
+            panic!("{app} ended ({ended:?}) before it showed as {state}");
+        }
         let rows = observer
             .query(
                 "SELECT pid, wait_event_type FROM pg_stat_activity WHERE application_name = $1 AND state = $2",
@@ -69,7 +80,7 @@ fn a_long_statement_leaves_the_lone_worker_to_the_others() {
         "long",
         "SELECT count(*) FROM generate_series(1, 100000000) a, generate_series(1, 100) b",
     );
-    let pid = shows(&mut admin, "long", "active", false);
+    let pid = shows(&mut admin, "long", "active", false, Some(&long));
     std::thread::sleep(Duration::from_millis(50));
     // Short statements, a write and a commit among them, are answered
     // while it runs.
@@ -92,8 +103,8 @@ fn a_row_wait_does_not_hold_the_lone_worker() {
     // Outside a block and inside one: both wait without the worker.
     let alone = in_background(&s, "alone", "UPDATE acc SET v = v + 10 WHERE id = 1");
     let in_block = in_background(&s, "in_block", "BEGIN; UPDATE acc SET v = v + 100 WHERE id = 1; COMMIT");
-    shows(&mut admin, "alone", "active", true);
-    shows(&mut admin, "in_block", "active", true);
+    shows(&mut admin, "alone", "active", true, Some(&alone));
+    shows(&mut admin, "in_block", "active", true, Some(&in_block));
     // The holder's own statements and commit are served meanwhile.
     holder.batch_execute("UPDATE acc SET v = v + 1 WHERE id = 2").unwrap();
     holder.batch_execute("COMMIT").unwrap();
@@ -121,7 +132,7 @@ fn a_deadlock_between_waits_that_hold_no_thread_is_found() {
         let _ = b.batch_execute("ROLLBACK");
         code
     });
-    shows(&mut admin, "b", "active", true);
+    shows(&mut admin, "b", "active", true, None);
     // `a` now waits for `b2`, which waits for `a`: one of them is told.
     let a_code = a
         .batch_execute("UPDATE acc SET v = 1 WHERE id = 2")
