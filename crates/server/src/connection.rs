@@ -290,14 +290,12 @@ impl Connection {
         if let Some(durable) = self.session.pending_commit() {
             durable.await;
         }
-        self.session.settle_unseen().map_err(Failure::from)?;
         // Commits stamped before this one are published by their own
         // sessions, which may be waiting for this very worker: await them
         // rather than block it (the clock wakes this task).
-        if let Some(visible) = self.session.unseen_commit() {
+        if let Some(visible) = self.session.settle_unseen().map_err(Failure::from)? {
             visible.await;
         }
-        self.session.commit_visible();
         Ok(())
     }
 

@@ -61,7 +61,6 @@ impl Database {
             implicit: false,
             asynchronous: false,
             pending: None,
-            unseen: None,
             defer_waits: false,
             waiting: None,
             waited_txn: None,
@@ -251,9 +250,6 @@ pub struct Session {
     asynchronous: bool,
     /// The last request's commit, logged but not yet published.
     pending: Option<centum_engine::Committing>,
-    /// The last request's commit, published, until new snapshots are sure
-    /// to include it.
-    unseen: Option<centum_engine::Visible>,
     /// The statement running now may defer a row wait: it runs alone in
     /// its request, so it can be rolled back to its start and run again.
     defer_waits: bool,
@@ -600,10 +596,7 @@ impl Session {
     /// it depended on did not commit) is the outcome of the request that
     /// committed, to be reported in place of its success.
     pub fn settle(&mut self) -> Result<()> {
-        if let Some(c) = self.pending.take() {
-            self.unseen = c.publish()?;
-        }
-        if let Some(v) = self.unseen.take() {
+        if let Some(v) = self.settle_unseen()? {
             v.wait();
         }
         Ok(())
@@ -612,29 +605,13 @@ impl Session {
     /// Publishes a deferred commit like [`Session::settle`], without
     /// waiting for the snapshots that start from now on to include it:
     /// the transactions stamped before it may still be publishing theirs,
-    /// in sessions waiting for the caller's thread. The caller then awaits
-    /// [`Session::unseen_commit`] before it acknowledges the commit.
-    pub fn settle_unseen(&mut self) -> Result<()> {
-        if let Some(c) = self.pending.take() {
-            self.unseen = c.publish()?;
+    /// in sessions waiting for the caller's thread. The caller awaits the
+    /// returned future before it acknowledges the commit.
+    pub fn settle_unseen(&mut self) -> Result<Option<centum_engine::Visible>> {
+        match self.pending.take() {
+            Some(c) => Ok(c.publish()?),
+            None => Ok(None),
         }
-        Ok(())
-    }
-
-    /// The last request's commit, published but maybe not yet included
-    /// in new snapshots: a future that resolves once it is.
-    pub fn unseen_commit(&mut self) -> Option<&mut centum_engine::Visible> {
-        self.unseen.as_mut()
-    }
-
-    /// Whether snapshots that start from now on include the last
-    /// request's commit.
-    pub fn commit_visible(&mut self) -> bool {
-        if self.unseen.as_ref().is_some_and(|v| !v.is_visible()) {
-            return false;
-        }
-        self.unseen = None;
-        true
     }
 
     /// Opens the implicit transaction that the statements of an
@@ -1401,7 +1378,7 @@ impl Session {
             lock_timeout: self.lock_timeout,
             read_only: self.read_only,
             mem: self.statement_mem,
-            defer_waits: self.defer_waits && !calls_routines(&planned.statement),
+            defer_waits: self.defer_waits && !planned.calls_routines,
         };
         if let Some(txn) = &mut self.txn {
             txn.begin_statement();
@@ -1683,38 +1660,27 @@ fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// How many times a lone statement may run again after a serialization
-/// failure or deadlock: the largest `centum.retry_on_conflict` of the
-/// routines it calls.
-fn retry_budget(statement: &Statement) -> u32 {
-    let mut n = 0;
-    each_routine(statement, &mut |retry| n = n.max(retry));
-    n
-}
-
-/// Whether `statement` calls a routine (CALL, or a function in a query):
-/// a routine's statements may be many, so a row wait among them waits in
-/// place rather than running the whole statement again.
-fn calls_routines(statement: &Statement) -> bool {
-    let mut any = false;
-    each_routine(statement, &mut |_| any = true);
-    any
-}
-
-/// Calls `f` with the `centum.retry_on_conflict` of each routine that
-/// `statement` calls directly.
-fn each_routine(statement: &Statement, f: &mut dyn FnMut(u32)) {
+/// The largest `centum.retry_on_conflict` of the routines `statement`
+/// calls directly (how often a lone run of it is retried on 40001/40P01),
+/// and whether it calls any.
+fn routines(statement: &Statement) -> (u32, bool) {
+    let (mut retry, mut any) = (0, false);
+    let mut note = |r: u32| {
+        retry = retry.max(r);
+        any = true;
+    };
     match statement {
-        Statement::Call(c) => f(c.routine.retry),
+        Statement::Call(c) => note(c.routine.retry),
         Statement::Query(plan) => plan.each_expr(&mut |e: &crate::planner::Expr| {
             e.walk(&mut |x| {
                 if let crate::planner::Expr::Routine(r, _) = x {
-                    f(r.retry);
+                    note(r.retry);
                 }
             })
         }),
         _ => {}
     }
+    (retry, any)
 }
 
 fn explain(p: &Planned) -> Vec<String> {
@@ -1914,6 +1880,7 @@ pub(crate) fn plan_statement(
                 columns: Arc::from(cols),
                 params: inner.params,
                 retry: 0,
+                calls_routines: false,
             });
         }
         ast::Statement::ShowVariable { variable } => {
@@ -1934,14 +1901,15 @@ pub(crate) fn plan_statement(
             return Ok(Planned {
                 params: inner.params.clone(),
                 retry: 0,
+                calls_routines: false,
                 statement: Statement::ExplainAnalyze(Box::new(inner)),
                 columns: Arc::from(cols),
             });
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };
-    let retry = retry_budget(&statement);
-    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry })
+    let (retry, calls_routines) = routines(&statement);
+    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry, calls_routines })
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ pub(crate) fn fill(
         return Err(e);
     }
     if r.unique {
-        check_unique(txns, t, ix, r, lock_deadline, reader)?;
+        check_unique(txns, t, r, lock_deadline, reader)?;
     }
     Ok(())
 }
@@ -165,7 +165,6 @@ enum KeyState {
 fn check_unique(
     txns: &TxnTable,
     t: &Table,
-    ix: &Index,
     r: &RangeIndex,
     lock_deadline: Option<Instant>,
     reader: TxnId,
@@ -192,7 +191,7 @@ fn check_unique(
     for key in repeated {
         loop {
             ddl_past_limits(lock_deadline)?;
-            match key_state(txns, t, ix, &key, reader) {
+            match key_state(txns, t, r, &key, reader) {
                 KeyState::Fine => break,
                 KeyState::Duplicate => return Err(Error::UniqueViolation { index: r.name.clone() }),
                 KeyState::WaitFor(id) => txns.wait_gone_within(id, lock_deadline)?,
@@ -203,16 +202,13 @@ fn check_unique(
 }
 
 /// The state of the versions with key `key` in `r`.
-fn key_state(txns: &TxnTable, t: &Table, ix: &Index, key: &[u8], reader: TxnId) -> KeyState {
-    let Some(r) = ix.as_range() else {
-        return KeyState::Fine;
-    };
+fn key_state(txns: &TxnTable, t: &Table, r: &RangeIndex, key: &[u8], reader: TxnId) -> KeyState {
     let _pin = crossbeam_epoch::pin();
     let hi = prefix_successor(key);
     let (mut live, mut pending) = (0, None);
     r.for_each(Some(key), hi.as_deref(), Direction::Forward, |v| {
         // NULLs are distinct.
-        if ix.key_columns().iter().any(|&c| t.layout.is_null(v.data(), c)) {
+        if r.key.columns.iter().any(|&c| t.layout.is_null(v.data(), c)) {
             return true;
         }
         let begin = match visibility::begin(txns, v, reader) {

@@ -858,12 +858,7 @@ impl std::future::Future for Visible {
 }
 
 impl Visible {
-    /// Whether snapshots taken from now on include the commit.
-    pub fn is_visible(&self) -> bool {
-        self.db.clock.watermark() >= self.ts
-    }
-
-    /// Waits until they do.
+    /// Waits until snapshots taken from then on include the commit.
     pub fn wait(&self) {
         self.db.clock.wait_visible(self.ts);
     }

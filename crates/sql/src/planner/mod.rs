@@ -75,6 +75,10 @@ pub struct Planned {
     /// How often a lone run of the statement is retried on 40001/40P01:
     /// the largest `centum.retry_on_conflict` of the routines it calls.
     pub retry: u32,
+    /// Whether it calls a routine (CALL, or a function in a query): a
+    /// routine's statements may be many, so a row wait among them waits in
+    /// place rather than running the whole statement again.
+    pub calls_routines: bool,
 }
 
 /// A plain binding context over `scope`.

@@ -32,6 +32,7 @@
 //! `(table, commit_ts, seq)`.
 
 use crate::format::{begin_frame, seal_frame, Put, Reader};
+use smallvec::SmallVec;
 
 /// Frame kind byte of a batch header.
 pub(crate) const KIND_BATCH: u8 = 1;
@@ -108,7 +109,8 @@ pub enum Op<'a> {
 pub struct Record {
     buf: Vec<u8>,
     /// Where each frame starts in `buf`, and its ops; the last is open.
-    frames: Vec<(usize, u32)>,
+    /// Almost every record has one frame, kept inline.
+    frames: SmallVec<[(usize, u32); 1]>,
     commit_ts: u64,
     /// A frame grows past this only with its first op.
     limit: usize,
@@ -124,7 +126,7 @@ impl Record {
     pub fn with_capacity(commit_ts: u64, bytes: usize) -> Self {
         let mut buf = Vec::with_capacity(LEAD + bytes + COUNT_AT + 4);
         buf.resize(LEAD, 0);
-        let mut rec = Record { buf, frames: Vec::with_capacity(1), commit_ts, limit: FRAME_LIMIT };
+        let mut rec = Record { buf, frames: SmallVec::new(), commit_ts, limit: FRAME_LIMIT };
         rec.open_frame();
         rec
     }
@@ -217,20 +219,24 @@ impl Record {
 
     /// Bytes of its largest frame.
     pub fn largest_frame(&self) -> usize {
-        let ends = self.frames.iter().skip(1).map(|&(at, _)| at).chain([self.buf.len()]);
-        self.frames.iter().zip(ends).map(|(&(at, _), end)| end - at).max().unwrap_or(0)
+        (0..self.frames.len()).map(|i| self.frame_end(i) - self.frames[i].0).max().unwrap_or(0)
     }
 
     /// The framed record, ready to append, after [`LEAD`] spare bytes;
     /// the record is left empty.
     pub(crate) fn finish(&mut self) -> Vec<u8> {
-        let ends: Vec<usize> =
-            self.frames.iter().skip(1).map(|&(at, _)| at).chain([self.buf.len()]).collect();
-        for (&(at, ops), end) in self.frames.iter().zip(ends) {
+        for i in 0..self.frames.len() {
+            let (at, ops) = self.frames[i];
+            let end = self.frame_end(i);
             self.buf[at + COUNT_AT..at + COUNT_AT + 4].copy_from_slice(&ops.to_le_bytes());
             seal_frame(&mut self.buf, at, end);
         }
         std::mem::take(&mut self.buf)
+    }
+
+    /// Where frame `i` ends: where the next begins, or the buffer's end.
+    fn frame_end(&self, i: usize) -> usize {
+        self.frames.get(i + 1).map_or(self.buf.len(), |&(at, _)| at)
     }
 }
 
