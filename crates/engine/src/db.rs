@@ -903,6 +903,11 @@ impl Database {
         self.shared.log_failed.load(SeqCst)
     }
 
+    /// Whether the database has a data directory (is not in memory only).
+    pub fn is_durable(&self) -> bool {
+        self.shared.storage.is_some()
+    }
+
     fn storage(&self) -> Result<&Storage> {
         self.shared.storage.as_ref().ok_or_else(|| {
             Error::InvalidDefinition("the database has no data directory (it is in memory only)".into())

@@ -16,6 +16,8 @@
 //!   with CHECK, FOREIGN KEY, defaults, identity and generated columns.
 //! * [`session`]: transaction blocks, autocommit, settings, prepared
 //!   statements that keep their plans until the schema changes.
+//! * `settings`: SET, SHOW and `set_config()`, transactional inside a
+//!   block.
 //! * [`catalog`]: what SQL knows beyond the engine, stored durably with the
 //!   engine's catalog.
 //! * `procedures`: PL/pgSQL functions and procedures, compiled when
@@ -48,6 +50,7 @@ pub mod parser;
 pub(crate) mod planner;
 pub(crate) mod procedures;
 pub mod session;
+pub(crate) mod settings;
 pub(crate) mod stack;
 pub(crate) mod system;
 

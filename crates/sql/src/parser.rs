@@ -14,7 +14,41 @@ use std::ops::ControlFlow;
 
 /// Parses `sql` into statements; errors read as PostgreSQL's (42601).
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
-    parse_with(sql, |p| p.parse_statements())
+    match parse_with(sql, |p| p.parse_statements()) {
+        Err(Error::Syntax(e)) => match with_checkpoints(sql) {
+            Some(rewritten) => parse_with(&rewritten, |p| p.parse_statements()),
+            None => Err(Error::Syntax(e)),
+        },
+        r => r,
+    }
+}
+
+/// The name PostgreSQL's `CHECKPOINT` travels under: sqlparser does not
+/// know the statement, so it is carried as what sqlparser reads
+/// `PRAGMA centum_checkpoint` as, which no PostgreSQL statement is.
+pub(crate) const CHECKPOINT: &str = "centum_checkpoint";
+
+/// `sql` with each statement that is just `CHECKPOINT` written as
+/// [`CHECKPOINT`]'s PRAGMA; `None` if it has none. Only text that failed
+/// to parse is looked at, so other statements pay nothing.
+fn with_checkpoints(sql: &str) -> Option<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut found = false;
+    for piece in tokens.split(|t| *t == Token::SemiColon) {
+        let words: Vec<&Token> = piece.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+        match words.as_slice() {
+            [Token::Word(w)] if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("checkpoint") => {
+                found = true;
+                out.push_str("PRAGMA ");
+                out.push_str(CHECKPOINT);
+            }
+            _ => piece.iter().for_each(|t| out.push_str(&t.to_string())),
+        }
+        out.push(';');
+    }
+    found.then_some(out)
 }
 
 /// Parses `text` as one expression (a stored default or CHECK, a PL/pgSQL

@@ -18,6 +18,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::execution::{ddl, Bulk, ExecCtx};
 use crate::planner::{Binder, OutputColumn, Planned, Statement};
+use crate::settings::{BlockSettings, ConfigChange, Settings};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
 use sqlparser::ast;
@@ -42,16 +43,6 @@ impl Database {
 
     /// A new session.
     pub fn session(&self) -> Session {
-        // Built-in defaults, which RESET returns to until the server makes
-        // the start-up settings the defaults.
-        let defaults = Defaults {
-            isolation: Isolation::ReadCommitted,
-            search_path: vec!["public".into()],
-            statement_timeout: None,
-            statement_mem: crate::execution::DEFAULT_STATEMENT_MEM,
-            delayed_durability: false,
-            settings: HashMap::new(),
-        };
         Session {
             catalog: self.catalog.clone(),
             txn: None,
@@ -65,15 +56,13 @@ impl Database {
             waiting: None,
             waited_txn: None,
             read_only: false,
-            isolation: defaults.isolation,
             next_isolation: None,
-            search_path: defaults.search_path.clone(),
-            statement_timeout: defaults.statement_timeout,
-            statement_mem: defaults.statement_mem,
-            idle_timeouts: (None, None),
-            lock_timeout: None,
-            delayed_durability: defaults.delayed_durability,
-            settings: defaults.settings.clone(),
+            // Built-in defaults, which RESET returns to until the server
+            // makes the start-up settings the defaults.
+            vars: Settings::default(),
+            defaults: Settings::default(),
+            block_settings: None,
+            config_changes: RefCell::new(Vec::new()),
             currval: RefCell::new(HashMap::new()),
             txn_time: TimestampTz::now(),
             named: HashMap::new(),
@@ -81,7 +70,6 @@ impl Database {
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
             backend: None,
-            defaults,
         }
     }
 
@@ -169,41 +157,12 @@ macro_rules! identity {
             database: &$s.database,
             backend: $s.backend.as_deref(),
             activity: Some(&$s.catalog.activity),
+            settings: Some(&$s.vars),
+            config_changes: Some(&$s.config_changes),
+            isolation: None,
         }
     };
 }
-
-/// The settings `SHOW ALL` lists (besides any a client set), with what
-/// each does.
-const SETTING_DESCRIPTIONS: &[(&str, &str)] = &[
-    ("application_name", "The name the client gave, shown in pg_stat_activity."),
-    ("client_encoding", "The client's character encoding (always UTF8)."),
-    ("datestyle", "How dates and times are written out."),
-    ("default_transaction_isolation", "The isolation level new transactions start with."),
-    (
-        "idle_in_transaction_session_timeout",
-        "How long a session may sit idle inside a block before it is ended (0: no limit).",
-    ),
-    (
-        "idle_session_timeout",
-        "How long a session may sit idle outside a block before it is ended (0: no limit).",
-    ),
-    ("integer_datetimes", "Whether times are stored as integers (always on)."),
-    ("lock_timeout", "How long one wait for a row another transaction holds may last (0: no limit)."),
-    ("max_identifier_length", "The longest name an identifier may have."),
-    ("search_path", "The schemas unqualified names are looked up in, in order."),
-    ("server_encoding", "The database's character encoding (always UTF8)."),
-    ("server_version", "The PostgreSQL version the server answers as."),
-    (
-        "standard_conforming_strings",
-        "Whether backslashes in '...' strings are ordinary characters (always on).",
-    ),
-    ("statement_mem", "How much one statement's sorts, hash tables and results may hold."),
-    ("statement_timeout", "How long one statement may run (0: no limit)."),
-    ("synchronous_commit", "Whether a commit waits until its log record is on disk."),
-    ("timezone", "The time zone times are shown in (always UTC)."),
-    ("transaction_isolation", "The isolation level of the current transaction."),
-];
 
 /// One client's session.
 pub struct Session {
@@ -219,19 +178,18 @@ pub struct Session {
     implicit: bool,
     /// Whether the block is READ ONLY.
     read_only: bool,
-    isolation: Isolation,
     next_isolation: Option<Isolation>,
-    search_path: Vec<String>,
-    statement_timeout: Option<Duration>,
-    /// What one statement's buffers may hold (`statement_mem`).
-    statement_mem: usize,
-    /// See [`Session::idle_timeouts`].
-    idle_timeouts: (Option<Duration>, Option<Duration>),
-    /// The longest one wait for a row another transaction holds may last
-    /// (`lock_timeout`): then 55P03.
-    lock_timeout: Option<Duration>,
-    delayed_durability: bool,
-    settings: HashMap<String, String>,
+    /// The session's settings.
+    vars: Settings,
+    /// The settings RESET goes back to: the session's own after start-up
+    /// (built-in defaults, then the server's and the client's start-up
+    /// settings).
+    defaults: Settings,
+    /// The open block's settings changes, which its end keeps or takes
+    /// back.
+    block_settings: Option<BlockSettings>,
+    /// The `set_config()` calls of the statement running.
+    config_changes: RefCell<Vec<ConfigChange>>,
     currval: RefCell<HashMap<String, i64>>,
     txn_time: TimestampTz,
     named: HashMap<String, Prepared>,
@@ -243,8 +201,6 @@ pub struct Session {
     cancel: Arc<AtomicBool>,
     /// The session's entry among the server's sessions, if registered.
     backend: Option<Arc<crate::activity::Backend>>,
-    /// What RESET restores.
-    defaults: Defaults,
     /// The caller awaits commits and row waits (see
     /// [`Session::set_asynchronous`]).
     asynchronous: bool,
@@ -260,37 +216,6 @@ pub struct Session {
     /// wait, rolled back to its start: open while the caller waits, so the
     /// wait shows whom it waits for; the next request ends it.
     waited_txn: Option<Transaction>,
-}
-
-/// The settings RESET goes back to: the session's own after start-up
-/// (built-in defaults, then the server's and the client's start-up
-/// settings).
-struct Defaults {
-    isolation: Isolation,
-    search_path: Vec<String>,
-    statement_timeout: Option<Duration>,
-    statement_mem: usize,
-    delayed_durability: bool,
-    settings: HashMap<String, String>,
-}
-
-fn isolation_name(i: Isolation) -> &'static str {
-    match i {
-        Isolation::ReadCommitted => "read committed",
-        Isolation::Snapshot => "repeatable read",
-        Isolation::Serializable => "serializable",
-    }
-}
-
-fn parse_isolation(text: &str) -> Result<Isolation> {
-    match text.trim().to_lowercase().replace(['\'', '"'], "").as_str() {
-        "read committed" | "read uncommitted" => Ok(Isolation::ReadCommitted),
-        "repeatable read" | "snapshot" => Ok(Isolation::Snapshot),
-        "serializable" => Ok(Isolation::Serializable),
-        other => Err(Error::InvalidParameter(format!(
-            "invalid value for parameter \"transaction_isolation\": \"{other}\""
-        ))),
-    }
 }
 
 fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
@@ -347,50 +272,7 @@ impl Session {
     /// Makes the current settings the ones RESET restores (the server calls
     /// this once it has applied the start-up settings).
     pub fn keep_settings_as_defaults(&mut self) {
-        self.defaults = Defaults {
-            isolation: self.isolation,
-            search_path: self.search_path.clone(),
-            statement_timeout: self.statement_timeout,
-            statement_mem: self.statement_mem,
-            delayed_durability: self.delayed_durability,
-            settings: self.settings.clone(),
-        };
-    }
-
-    /// RESET `name` (every setting when `None`).
-    fn reset(&mut self, name: Option<&str>) {
-        let all = name.is_none();
-        let is = |n: &[&str]| all || name.is_some_and(|x| n.contains(&x));
-        if is(&["search_path"]) {
-            self.search_path = self.defaults.search_path.clone();
-        }
-        if is(&["transaction_isolation", "default_transaction_isolation"]) {
-            self.isolation = self.defaults.isolation;
-        }
-        if is(&["statement_timeout"]) {
-            self.statement_timeout = self.defaults.statement_timeout;
-        }
-        if is(&["statement_mem"]) {
-            self.statement_mem = self.defaults.statement_mem;
-        }
-        if is(&["synchronous_commit"]) {
-            self.delayed_durability = self.defaults.delayed_durability;
-            if let Some(t) = &mut self.txn {
-                t.set_delayed_durability(self.delayed_durability);
-            }
-        }
-        match name {
-            None => self.settings = self.defaults.settings.clone(),
-            Some(n) => match self.defaults.settings.get(n) {
-                Some(v) => {
-                    self.settings.insert(n.to_string(), v.clone());
-                }
-                None => {
-                    self.settings.remove(n);
-                }
-            },
-        }
-        self.read_timeouts();
+        self.defaults = self.vars.clone();
     }
 
     /// How long the client may stay silent: inside a transaction block
@@ -398,14 +280,90 @@ impl Session {
     /// 25P03) and outside one (`idle_session_timeout`, 57P05). The server
     /// enforces them; `None` is no limit.
     pub fn idle_timeouts(&self) -> (Option<Duration>, Option<Duration>) {
-        self.idle_timeouts
+        self.vars.idle_timeouts
     }
 
-    /// Reads the timeouts kept as settings text into their durations.
-    fn read_timeouts(&mut self) {
-        let read = |name: &str| self.settings.get(name).and_then(|v| parse_duration(name, v).ok().flatten());
-        self.idle_timeouts = (read("idle_in_transaction_session_timeout"), read("idle_session_timeout"));
-        self.lock_timeout = read("lock_timeout");
+    /// Changes the settings with `change`: for the session, or (`local`)
+    /// until the open block ends. Inside a block the change is undone if
+    /// the block rolls back (see [`crate::settings`]). A LOCAL change
+    /// outside a block does nothing, and says so.
+    fn change_settings(
+        &mut self,
+        local: bool,
+        change: impl Fn(&mut Settings) -> Result<()>,
+    ) -> Result<Option<&'static str>> {
+        if self.state == TxnStatus::Idle {
+            if local {
+                return Ok(Some("SET LOCAL can only be used in transaction blocks"));
+            }
+        } else {
+            let vars = &self.vars;
+            let block =
+                self.block_settings.get_or_insert_with(|| BlockSettings { before: vars.clone(), kept: None });
+            match &mut block.kept {
+                None if local => block.kept = Some(vars.clone()),
+                Some(kept) if !local => change(kept)?,
+                _ => {}
+            }
+        }
+        change(&mut self.vars)?;
+        self.settings_changed();
+        Ok(None)
+    }
+
+    /// At the end of a block: keeps its settings changes (less the LOCAL
+    /// ones) if it committed, takes them all back if not.
+    fn end_block_settings(&mut self, committed: bool) {
+        if let Some(b) = self.block_settings.take() {
+            match (committed, b.kept) {
+                (false, _) => self.vars.restore(b.before),
+                (true, Some(kept)) => self.vars.restore(kept),
+                (true, None) => return,
+            }
+            self.settings_changed();
+        }
+    }
+
+    /// CHECKPOINT: every commit so far into the checkpoint files, and the
+    /// log before it removed, as the checkpoint worker does on its own
+    /// every so much log. Only a superuser may, as in PostgreSQL; a
+    /// database in memory only has nothing to do.
+    fn checkpoint(&mut self) -> Result<QueryResult> {
+        if !self.catalog.role(&self.user).is_some_and(|r| r.superuser) {
+            return Err(Error::other("42501", "must be superuser to do CHECKPOINT"));
+        }
+        let db = self.catalog.db();
+        if db.is_durable() {
+            centum_engine::blocking::section(|| db.checkpoint())?;
+        }
+        Ok(tag("CHECKPOINT"))
+    }
+
+    /// RESET `name` (every setting when `None`).
+    fn reset(&mut self, name: Option<&str>) {
+        let defaults = self.defaults.clone();
+        let r = self.change_settings(false, |v| {
+            v.reset(name, &defaults);
+            Ok(())
+        });
+        debug_assert!(r.is_ok(), "a reset cannot fail");
+    }
+
+    /// Hands what the engine keeps of the settings to the open transaction.
+    fn settings_changed(&mut self) {
+        if let Some(t) = &mut self.txn {
+            t.set_delayed_durability(self.vars.delayed_durability);
+        }
+    }
+
+    /// Applies the `set_config()` calls of the statement that just
+    /// succeeded.
+    fn apply_config_changes(&mut self) -> Result<()> {
+        let changes = std::mem::take(&mut *self.config_changes.borrow_mut());
+        for c in changes {
+            self.change_settings(c.local, |v| v.set(&c.name, std::slice::from_ref(&c.value)))?;
+        }
+        Ok(())
     }
 
     /// Runs every statement in `sql` (the simple query protocol): stops at
@@ -850,6 +808,7 @@ impl Session {
             name: name.to_string(),
             engine: t.savepoint(),
             globals: self.catalog.globals_mark(t.id()),
+            settings: self.block_settings.as_ref().map(|b| (self.vars.clone(), b.clone())),
         };
         self.savepoints.push(mark);
         self.block_used = true;
@@ -884,6 +843,18 @@ impl Session {
         let at = self.find_savepoint(name)?;
         self.savepoints.truncate(at + 1);
         self.undo_to(&self.savepoints[at]);
+        match self.savepoints[at].settings.clone() {
+            Some((vars, block)) => {
+                self.vars.restore(vars);
+                self.block_settings = Some(block);
+            }
+            None => {
+                if let Some(b) = self.block_settings.take() {
+                    self.vars.restore(b.before);
+                }
+            }
+        }
+        self.settings_changed();
         self.state = TxnStatus::InBlock;
         Ok(tag("ROLLBACK"))
     }
@@ -898,8 +869,8 @@ impl Session {
     /// The limits of a wait of the statement starting now.
     fn wait_limits(&self) -> centum_engine::WaitLimits {
         centum_engine::WaitLimits {
-            lock_timeout: self.lock_timeout,
-            deadline: self.statement_timeout.map(|d| Instant::now() + d),
+            lock_timeout: self.vars.lock_timeout,
+            deadline: self.vars.statement_timeout.map(|d| Instant::now() + d),
             cancel: Some(self.cancel.clone()),
             defer: false,
         }
@@ -913,7 +884,7 @@ impl Session {
         let me = self.block_txn();
         let _act = centum_engine::act_for(me);
         loop {
-            match plan_statement(&self.catalog, &self.search_path, s, declared.clone()) {
+            match plan_statement(&self.catalog, &self.vars.search_path, s, declared.clone()) {
                 Err(e) => match e.claimed_by() {
                     Some(owner) => self.catalog.db().wait_claim(me, owner, self.wait_limits())?,
                     None => return Err(e),
@@ -982,7 +953,7 @@ impl Session {
 
     fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
-        let b = Binder::new(&self.catalog, &self.search_path, vec![]);
+        let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
         let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
@@ -1075,7 +1046,13 @@ impl Session {
                 Ok(self.show_all())
             }
             S::ShowVariable { variable } => {
-                let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join(" ");
+                let words: Vec<String> = variable.iter().map(|i| i.value.to_lowercase()).collect();
+                // `SHOW transaction isolation level`, or a custom
+                // `SHOW myapp.tenant` (which arrives as two words).
+                let mut name = words.join(" ");
+                if words.len() == 2 && self.show(&name).is_err() {
+                    name = words.join(".");
+                }
                 let value = self.show(&name)?;
                 Ok(QueryResult {
                     columns: Arc::from(vec![OutputColumn {
@@ -1109,7 +1086,7 @@ impl Session {
                 let mut params = Vec::new();
                 let empty = Default::default();
                 for e in parameters {
-                    let mut binder = Binder::new(&self.catalog, &self.search_path, vec![]);
+                    let mut binder = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
                     let (x, _) = binder.expr(e, &crate::planner::bind_ctx(&empty))?;
                     params.push(self.const_eval(&x)?);
                 }
@@ -1118,6 +1095,9 @@ impl Session {
                 r
             }
             S::Vacuum(_) => Ok(tag("VACUUM")),
+            S::Pragma { name, value: None, .. } if name.to_string() == crate::parser::CHECKPOINT => {
+                self.checkpoint()
+            }
             S::Deallocate { name, .. } => {
                 let n = crate::planner::bind::ident(name);
                 if n == "all" {
@@ -1147,13 +1127,14 @@ impl Session {
             r.notices.push("there is already a transaction in progress".into());
             return Ok(r);
         }
-        let iso = isolation.unwrap_or(self.isolation);
+        let iso = isolation.unwrap_or(self.vars.isolation);
         let mut txn = self.catalog.db().begin(iso)?;
-        if self.delayed_durability {
+        if self.vars.delayed_durability {
             txn.set_delayed_durability(true);
         }
         self.txn = Some(txn);
         self.savepoints.clear();
+        self.block_settings = None;
         self.txn_time = TimestampTz::now();
         self.state = TxnStatus::InBlock;
         self.block_used = false;
@@ -1174,10 +1155,12 @@ impl Session {
                 self.savepoints.clear();
                 self.next_isolation = None;
                 self.read_only = false;
-                match self.txn.take() {
+                let r = match self.txn.take() {
                     Some(t) => commit_into(t, self.asynchronous, &mut self.pending).map(|()| tag("COMMIT")),
                     None => Ok(tag("COMMIT")),
-                }
+                };
+                self.end_block_settings(r.is_ok());
+                r
             }
         }
     }
@@ -1191,6 +1174,7 @@ impl Session {
             t.abort();
         }
         self.savepoints.clear();
+        self.end_block_settings(false);
         self.state = TxnStatus::Idle;
         self.next_isolation = None;
         self.read_only = false;
@@ -1206,7 +1190,10 @@ impl Session {
                 let iso = modes_isolation(modes);
                 if *session {
                     if let Some(i) = iso {
-                        self.isolation = i;
+                        self.change_settings(false, |v| {
+                            v.isolation = i;
+                            Ok(())
+                        })?;
                     }
                 } else if let Some(i) = iso {
                     if self.state != TxnStatus::InBlock {
@@ -1221,7 +1208,7 @@ impl Session {
                         });
                     }
                     let mut txn = self.catalog.db().begin(i)?;
-                    if self.delayed_durability {
+                    if self.vars.delayed_durability {
                         txn.set_delayed_durability(true);
                     }
                     if let Some(old) = self.txn.replace(txn) {
@@ -1230,7 +1217,7 @@ impl Session {
                 }
                 Ok(tag("SET"))
             }
-            ast::Set::SingleAssignment { variable, values, .. } => {
+            ast::Set::SingleAssignment { scope, variable, values, .. } => {
                 let name = variable.to_string().to_lowercase();
                 let text: Vec<String> = values
                     .iter()
@@ -1243,8 +1230,12 @@ impl Session {
                         other => other.to_string(),
                     })
                     .collect();
-                self.set_var(&name, &text)?;
-                Ok(tag("SET"))
+                let local = matches!(scope, Some(ast::ContextModifier::Local));
+                let mut r = tag("SET");
+                if let Some(warning) = self.change_settings(local, |v| v.set(&name, &text))? {
+                    r.notices.push(warning.into());
+                }
+                Ok(r)
             }
             ast::Set::SetTimeZone { .. } => Ok(tag("SET")),
             ast::Set::SetNames { .. } => Ok(tag("SET")),
@@ -1252,56 +1243,19 @@ impl Session {
         }
     }
 
-    /// Sets a session variable.
+    /// Sets a session variable (as `SET name = values`).
     pub fn set_var(&mut self, name: &str, values: &[String]) -> Result<()> {
-        let joined = values.join(", ");
-        match name {
-            "search_path" => {
-                self.search_path = values
-                    .iter()
-                    .map(|v| v.trim().trim_matches('"').to_lowercase())
-                    .filter(|v| !v.is_empty())
-                    .collect();
-            }
-            "transaction_isolation" | "default_transaction_isolation" => {
-                self.isolation = parse_isolation(&joined)?
-            }
-            "statement_timeout" => self.statement_timeout = parse_duration(name, &joined)?,
-            "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout" => {
-                parse_duration(name, &joined)?;
-            }
-            "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
-            "synchronous_commit" => {
-                self.delayed_durability =
-                    matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local");
-                if let Some(t) = &mut self.txn {
-                    t.set_delayed_durability(self.delayed_durability);
-                }
-            }
-            _ => {}
-        }
-        self.settings.insert(name.to_string(), joined);
-        if name.starts_with("idle_") || name == "lock_timeout" {
-            self.read_timeouts();
-        }
-        Ok(())
+        self.change_settings(false, |v| v.set(name, values)).map(drop)
     }
 
-    /// A session variable's value, as SHOW prints it.
     /// `SHOW ALL`: every setting with its value in this session and what
     /// it does, by name, as PostgreSQL lists them.
     fn show_all(&self) -> QueryResult {
-        let mut names: Vec<&str> = SETTING_DESCRIPTIONS.iter().map(|(n, _)| *n).collect();
-        names.extend(self.settings.keys().map(String::as_str));
-        names.sort_unstable();
-        names.dedup();
-        let rows = names
+        let rows = self
+            .vars
+            .all(self.txn_isolation())
             .into_iter()
-            .filter_map(|n| {
-                let value = self.show(n).ok()?;
-                let about = SETTING_DESCRIPTIONS.iter().find(|(k, _)| *k == n).map_or("", |(_, d)| d);
-                Some(vec![Value::Text(n.to_string()), Value::Text(value), Value::Text(about.to_string())])
-            })
+            .map(|l| vec![Value::Text(l.name), Value::Text(l.value), Value::Text(l.about.to_string())])
             .collect();
         let text = |name: &str| OutputColumn { name: name.into(), ty: Some(DataType::Text) };
         QueryResult {
@@ -1312,51 +1266,39 @@ impl Session {
         }
     }
 
+    /// A session variable's value, as SHOW prints it.
     pub fn show(&self, name: &str) -> Result<String> {
-        Ok(match name {
-            "transaction_isolation" | "transaction isolation level" => {
-                let iso = match &self.txn {
-                    Some(t) => t.isolation(),
-                    None => self.isolation,
-                };
-                isolation_name(iso).into()
-            }
-            "default_transaction_isolation" => isolation_name(self.isolation).into(),
-            "search_path" => self.search_path.join(", "),
-            "statement_timeout" => match self.statement_timeout {
-                None => "0".into(),
-                Some(d) => show_duration(d.as_millis()),
-            },
-            "statement_mem" => centum_engine::memory::show_size(self.statement_mem),
-            "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
-            "server_version" => "15.0".into(),
-            "server_encoding" | "client_encoding" => "UTF8".into(),
-            "datestyle" => "ISO, MDY".into(),
-            "timezone" | "time zone" => "UTC".into(),
-            "standard_conforming_strings" | "integer_datetimes" => "on".into(),
-            "max_identifier_length" => "63".into(),
-            other => match self.settings.get(other) {
-                Some(v) => v.clone(),
-                None if other == "application_name" => String::new(),
-                None if matches!(
-                    other,
-                    "idle_in_transaction_session_timeout" | "idle_session_timeout" | "lock_timeout"
-                ) =>
-                {
-                    "0".into()
-                }
-                None => {
-                    return Err(Error::UndefinedObject(format!(
-                        "unrecognized configuration parameter \"{other}\""
-                    )))
-                }
-            },
-        })
+        self.vars.show(name, self.txn_isolation())
+    }
+
+    /// The isolation level of the open transaction.
+    fn txn_isolation(&self) -> Option<Isolation> {
+        self.txn.as_ref().map(|t| t.isolation())
     }
 
     /// Runs a planned statement: in the open block, or as its own
     /// transaction.
     fn run_planned(
+        &mut self,
+        planned: &Planned,
+        params: &[Value],
+        bulk: Option<&Bulk>,
+    ) -> Result<QueryResult> {
+        let r = self.run_planned_only(planned, params, bulk);
+        if self.config_changes.borrow().is_empty() {
+            return r;
+        }
+        match r {
+            Ok(r) => self.apply_config_changes().map(|()| r),
+            Err(e) => {
+                self.config_changes.borrow_mut().clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// [`Session::run_planned`], less applying its `set_config()` calls.
+    fn run_planned_only(
         &mut self,
         planned: &Planned,
         params: &[Value],
@@ -1373,11 +1315,11 @@ impl Session {
             });
         }
         let stop = Stop {
-            deadline: self.statement_timeout.map(|d| Instant::now() + d),
+            deadline: self.vars.statement_timeout.map(|d| Instant::now() + d),
             cancel: &self.cancel,
-            lock_timeout: self.lock_timeout,
+            lock_timeout: self.vars.lock_timeout,
             read_only: self.read_only,
-            mem: self.statement_mem,
+            mem: self.vars.statement_mem,
             defer_waits: self.defer_waits && !planned.calls_routines,
         };
         if let Some(txn) = &mut self.txn {
@@ -1411,8 +1353,8 @@ impl Session {
         let retries = if bulk.is_some() { 0 } else { planned.retry };
         let mut attempt = 0;
         loop {
-            let mut txn = self.catalog.db().begin(self.isolation)?;
-            if self.delayed_durability {
+            let mut txn = self.catalog.db().begin(self.vars.isolation)?;
+            if self.vars.delayed_durability {
                 txn.set_delayed_durability(true);
             }
             let start = stop.defer_waits.then(|| txn.savepoint());
@@ -1524,6 +1466,9 @@ struct SavepointMark {
     name: String,
     engine: centum_engine::Savepoint,
     globals: crate::catalog::GlobalsMark,
+    /// The settings and the block's settings changes when it was taken,
+    /// if the block had changed any.
+    settings: Option<(Settings, BlockSettings)>,
 }
 
 /// 25P01: `what` outside a transaction block.
@@ -1595,6 +1540,7 @@ fn run_in(
     if let Some(b) = id.backend {
         b.set_transaction(txn.id());
     }
+    let id = crate::system::Identity { isolation: Some(txn.isolation()), ..id };
     centum_engine::blocking::statement_begins();
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
@@ -1745,49 +1691,6 @@ fn explain_with(p: &Planned, annotate: &dyn Fn(usize) -> String) -> Vec<String> 
         Statement::ExplainAnalyze(inner) => explain_with(inner, annotate),
         Statement::Utility(s) => vec![first_words(&s.to_string())],
     }
-}
-
-/// A duration setting `name`: milliseconds, or with a unit; 0 is none.
-fn parse_duration(name: &str, s: &str) -> Result<Option<Duration>> {
-    let s = s.trim().trim_matches('\'').to_lowercase();
-    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
-    let n: u64 = num
-        .parse()
-        .map_err(|_| Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\"")))?;
-    let ms = match unit.trim() {
-        "" | "ms" => n,
-        "s" => n * 1000,
-        "min" => n * 60_000,
-        "h" => n * 3_600_000,
-        other => {
-            return Err(Error::InvalidParameter(format!("invalid unit \"{other}\" for parameter \"{name}\"")))
-        }
-    };
-    Ok((ms > 0).then(|| Duration::from_millis(ms)))
-}
-
-/// A memory size setting: a number of bytes, or with PostgreSQL's units
-/// (`kB`, `MB`, `GB`, `TB`); at least 64 kB.
-fn parse_bytes(name: &str, s: &str) -> Result<usize> {
-    let s = s.trim().trim_matches('\'');
-    let bytes = centum_engine::memory::parse_size(s)
-        .map_err(|_| Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{s}\"")))?;
-    if bytes < 64 << 10 {
-        return Err(Error::InvalidParameter(format!(
-            "{s} is outside the valid range for parameter \"{name}\" (64kB ..)"
-        )));
-    }
-    Ok(bytes)
-}
-
-/// A duration in the largest unit that divides it, as PostgreSQL shows it.
-fn show_duration(ms: u128) -> String {
-    for (unit, size) in [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)] {
-        if ms.is_multiple_of(size) {
-            return format!("{}{unit}", ms / size);
-        }
-    }
-    format!("{ms}ms")
 }
 
 /// `CREATE USER name ...` is `CREATE ROLE name ... LOGIN` (sqlparser reads

@@ -127,6 +127,7 @@ scripts!(
     alter,
     ddl_transactions,
     savepoints,
+    settings,
     columns,
     in_lists,
 );

@@ -23,13 +23,16 @@ fn show_all_lists_each_setting_with_the_sessions_value() {
     };
     assert_eq!(get("statement_timeout").unwrap().0, Value::Text("5s".into()));
     assert_eq!(get("application_name").unwrap().0, Value::Text("tests".into()));
-    assert_eq!(get("lock_timeout").unwrap().0, Value::Text("100".into()));
+    assert_eq!(get("lock_timeout").unwrap().0, Value::Text("100ms".into()));
     assert_eq!(get("search_path").unwrap().0, Value::Text("public".into()));
-    // Sorted by name, each once, each described.
-    let all: Vec<String> = r.rows.iter().map(|row| row[0].to_string()).collect();
+    // Sorted by name (case aside, as PostgreSQL sorts them), each once,
+    // each known one described.
+    let all: Vec<String> = r.rows.iter().map(|row| row[0].to_string().to_lowercase()).collect();
     let mut sorted = all.clone();
     sorted.sort();
     sorted.dedup();
     assert_eq!(all, sorted);
     assert!(r.rows.iter().all(|row| row[2] != Value::Text(String::new())));
+    assert_eq!(get("server_version_num").unwrap().0, Value::Text("150000".into()));
+    assert_eq!(get("DateStyle").unwrap().0, Value::Text("ISO, MDY".into()));
 }

@@ -55,8 +55,11 @@ pub enum CatalogFn {
     RelationIsPublishable,
     /// `current_schemas(bool)` (+ search path).
     CurrentSchemas,
-    /// `current_setting(name [, missing_ok])` (+ search path).
+    /// `current_setting(name [, missing_ok])`: the session's value.
     CurrentSetting,
+    /// `set_config(name, value, is_local)`: as SET [LOCAL], once the
+    /// statement succeeds.
+    SetConfig,
     /// `array_to_string(array, sep [, null])`.
     ArrayToString,
     /// `array_position(array, elem)`.
@@ -142,7 +145,8 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_get_triggerdef" => (CatalogFn::NoObject, vec![I4, B], 1, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, T, true),
-        "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, true),
+        "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, false),
+        "set_config" => (CatalogFn::SetConfig, vec![T, T, B], 3, T, false),
         "array_to_string" => (CatalogFn::ArrayToString, vec![T, T, T], 2, T, false),
         "array_position" => (CatalogFn::ArrayPosition, vec![T, T], 2, I4, false),
         "array_upper" => (CatalogFn::ArrayUpper, vec![T, I4], 2, I4, false),
@@ -203,6 +207,7 @@ impl CatalogFn {
                 | CatalogFn::FormatType
                 | CatalogFn::Row
                 | CatalogFn::ArrayOf
+                | CatalogFn::SetConfig
         )
     }
 
@@ -221,6 +226,7 @@ impl CatalogFn {
             CatalogFn::RelationIsPublishable => "pg_relation_is_publishable",
             CatalogFn::CurrentSchemas => "current_schemas",
             CatalogFn::CurrentSetting => "current_setting",
+            CatalogFn::SetConfig => "set_config",
             CatalogFn::ArrayToString => "array_to_string",
             CatalogFn::ArrayPosition => "array_position",
             CatalogFn::ArrayUpper => "array_upper",
@@ -400,7 +406,8 @@ pub(crate) fn eval(
             out.extend(path.into_iter().filter(|p| snap.schemas.iter().any(|(_, n)| n == p)));
             Value::Text(arrays::render(&out))
         }
-        CatalogFn::CurrentSetting => current_setting(args)?,
+        CatalogFn::CurrentSetting => current_setting(args, id)?,
+        CatalogFn::SetConfig => set_config(args, id)?,
         CatalogFn::ArrayToString => array_to_string(args)?,
         CatalogFn::Row => {
             let fields: Vec<Option<String>> =
@@ -711,17 +718,38 @@ pub(crate) fn columns_in(expr: &str, t: &TableRel) -> Vec<i16> {
     out
 }
 
-fn current_setting(args: &[Value]) -> Result<Value> {
+fn current_setting(args: &[Value], id: &Identity) -> Result<Value> {
     let name = text(&args[0]).to_lowercase();
-    let missing_ok = args.len() > 2 && bool_arg(args.get(1));
-    if name == "search_path" {
-        return Ok(Value::Text(search_path(args).join(", ")));
+    let missing_ok = bool_arg(args.get(1));
+    // A set_config() earlier in the same statement.
+    if let Some(c) = id.config_changes.and_then(|c| c.borrow().iter().rev().find(|c| c.name == name).cloned())
+    {
+        return Ok(Value::Text(c.value));
     }
-    match super::tables::SETTINGS.iter().find(|(n, _, _)| n.to_lowercase() == name) {
-        Some((_, v, _)) => Ok(Value::from(*v)),
+    match id.vars().get(&name, id.isolation) {
+        Some(v) => Ok(Value::Text(v)),
         None if missing_ok => Ok(Value::Null),
         None => Err(Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))),
     }
+}
+
+/// `set_config(name, value, is_local)`: checks the value now (a bad one
+/// fails the statement) and leaves the change for the session.
+fn set_config(args: &[Value], id: &Identity) -> Result<Value> {
+    if args[0].is_null() {
+        return Err(Error::other("22023", "SET requires parameter name"));
+    }
+    let name = text(&args[0]).to_lowercase();
+    let value = if args[1].is_null() { String::new() } else { text(&args[1]) };
+    let local = bool_arg(args.get(2));
+    let Some(changes) = id.config_changes else {
+        return Err(Error::other("0A000", "set_config() can only be used in a session"));
+    };
+    let mut check = id.vars().into_owned();
+    check.set(&name, std::slice::from_ref(&value))?;
+    let shown = check.get(&name, id.isolation).unwrap_or_else(|| value.clone());
+    changes.borrow_mut().push(crate::settings::ConfigChange { name, value, local });
+    Ok(Value::Text(shown))
 }
 
 fn array_to_string(args: &[Value]) -> Result<Value> {

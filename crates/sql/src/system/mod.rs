@@ -53,10 +53,31 @@ pub(crate) struct Identity<'a> {
     /// server).
     pub backend: Option<&'a crate::activity::Backend>,
     pub activity: Option<&'a crate::activity::Activity>,
+    /// The session's settings (the built-in ones outside a session).
+    pub settings: Option<&'a crate::settings::Settings>,
+    /// Where `set_config()` leaves its changes for the session to apply
+    /// when the statement succeeds (none: it fails).
+    pub config_changes: Option<&'a std::cell::RefCell<Vec<crate::settings::ConfigChange>>>,
+    /// The isolation level of the statement's transaction.
+    pub isolation: Option<centum_engine::Isolation>,
+}
+
+impl<'a> Identity<'a> {
+    /// The session's settings, or the built-in ones outside a session.
+    pub fn vars(&self) -> std::borrow::Cow<'a, crate::settings::Settings> {
+        self.settings.map_or_else(|| std::borrow::Cow::Owned(Default::default()), std::borrow::Cow::Borrowed)
+    }
 }
 
 impl Identity<'static> {
     /// A session that has not said who it is (embedded use, tests).
-    pub const DEFAULT: Identity<'static> =
-        Identity { user: "centum", database: "postgres", backend: None, activity: None };
+    pub const DEFAULT: Identity<'static> = Identity {
+        user: "centum",
+        database: "postgres",
+        backend: None,
+        activity: None,
+        settings: None,
+        config_changes: None,
+        isolation: None,
+    };
 }

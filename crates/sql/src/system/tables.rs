@@ -392,7 +392,7 @@ impl SystemTable {
                     ]
                 })
                 .collect(),
-            SystemTable::Settings => settings(),
+            SystemTable::Settings => settings(id),
             SystemTable::StatActivity => id.activity.map(|a| a.rows()).unwrap_or_default(),
             SystemTable::Collation => vec![
                 vec![
@@ -829,42 +829,33 @@ fn sequences(s: &Snapshot) -> Vec<Vec<Value>> {
         .collect()
 }
 
-/// Server settings as pg_settings shows them: those that are fixed for a
-/// Centum server.
-pub(crate) const SETTINGS: &[(&str, &str, &str)] = &[
-    ("DateStyle", "ISO, MDY", "Client Connection Defaults / Locale and Formatting"),
-    ("TimeZone", "UTC", "Client Connection Defaults / Locale and Formatting"),
-    ("client_encoding", "UTF8", "Client Connection Defaults / Locale and Formatting"),
-    ("integer_datetimes", "on", "Preset Options"),
-    ("lc_collate", "C", "Preset Options"),
-    ("lc_ctype", "C", "Preset Options"),
-    ("max_identifier_length", "63", "Preset Options"),
-    ("server_encoding", "UTF8", "Preset Options"),
-    ("server_version", "15.0", "Preset Options"),
-    ("server_version_num", "150000", "Preset Options"),
-    ("standard_conforming_strings", "on", "Compatibility Options / Previous PostgreSQL Versions"),
-];
-
-fn settings() -> Vec<Vec<Value>> {
-    SETTINGS
-        .iter()
-        .map(|(name, value, category)| {
-            let preset = category.starts_with("Preset");
+/// `pg_settings`: the session's settings, each with its value now and
+/// the built-in value it starts from.
+fn settings(id: &Identity) -> Vec<Vec<Value>> {
+    let builtin = crate::settings::Settings::default();
+    let vars = id.vars();
+    vars.all(id.isolation)
+        .into_iter()
+        .map(|l| {
+            let (value, unit) = vars.in_unit(&l.name, id.isolation).unwrap_or((l.value.clone(), None));
+            let boot = builtin.in_unit(&l.name, None).map(|b| b.0).unwrap_or_default();
+            let source = if boot == value { "default" } else { "session" };
+            let bool_like = matches!(value.as_str(), "on" | "off");
             vec![
-                txt(name),
-                txt(value),
+                txt(&l.name),
+                txt(&value),
+                unit.map_or(Value::Null, txt),
+                txt(l.category),
+                txt(l.about),
                 Value::Null,
-                txt(category),
-                Value::Null,
-                Value::Null,
-                txt(if preset { "internal" } else { "user" }),
-                txt(if *value == "on" { "bool" } else { "string" }),
-                txt("default"),
+                txt(if l.preset { "internal" } else { "user" }),
+                txt(if bool_like { "bool" } else { "string" }),
+                txt(source),
                 Value::Null,
                 Value::Null,
                 Value::Null,
-                txt(value),
-                txt(value),
+                txt(&boot),
+                txt(&boot),
                 Value::Null,
                 Value::Null,
                 b(false),
