@@ -476,6 +476,10 @@ impl Connection {
             }
         };
         match executed {
+            // Only comments: as empty as a blank query.
+            Ok(results) if results.is_empty() => {
+                self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            }
             Ok(results) => {
                 for r in results {
                     self.notices(&r.notices).await?;

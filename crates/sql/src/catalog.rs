@@ -599,6 +599,18 @@ impl Catalog {
         Ok(value)
     }
 
+    /// A sequence as `SELECT * FROM seq` shows it: its last value and
+    /// whether `nextval` has handed it out (after a restart, the last value
+    /// that may have been handed out before).
+    pub fn sequence_state(&self, name: &str) -> Result<(i64, bool)> {
+        let g = self.lock_globals();
+        let st = g.view().sequences.get(name).ok_or_else(|| Error::UndefinedTable(display_name(name)))?;
+        Ok(match (st.last, st.def.reserved) {
+            (Some(v), _) | (None, Some(v)) => (v, true),
+            (None, None) => (st.def.start, false),
+        })
+    }
+
     /// Names of every sequence.
     pub fn sequence_names(&self) -> Vec<String> {
         self.lock_globals().view().sequences.keys().cloned().collect()
@@ -607,6 +619,14 @@ impl Catalog {
     /// Every role, in the order they were created.
     pub fn roles(&self) -> Vec<Role> {
         self.lock_globals().view().roles.clone()
+    }
+
+    /// The role every object is reported as owned by (Centum has no
+    /// per-object owners): the first superuser role, else the first role.
+    pub fn owner_role(&self) -> Option<String> {
+        let g = self.lock_globals();
+        let roles = &g.view().roles;
+        roles.iter().find(|r| r.superuser).or(roles.first()).map(|r| r.name.clone())
     }
 
     /// The role named `name`.

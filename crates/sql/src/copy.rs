@@ -525,7 +525,9 @@ impl Session {
         let placeholders = (1..=types.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let declared: Vec<Option<DataType>> = types.iter().cloned().map(Some).collect();
         let insert =
-            self.prepare(&format!("INSERT INTO {t} ({names}) VALUES ({placeholders})"), &declared)?;
+            // COPY writes identity columns GENERATED ALWAYS too, as
+            // PostgreSQL's does (pg_dump's data has their values).
+            self.prepare(&format!("INSERT INTO {t} ({names}) OVERRIDING SYSTEM VALUE VALUES ({placeholders})"), &declared)?;
         let own_transaction = self.status() == TxnStatus::Idle;
         if own_transaction {
             self.execute("BEGIN")?;

@@ -15,7 +15,7 @@ use std::ops::ControlFlow;
 /// Parses `sql` into statements; errors read as PostgreSQL's (42601).
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
     match parse_with(sql, |p| p.parse_statements()) {
-        Err(Error::Syntax(e)) => match with_checkpoints(sql) {
+        Err(Error::Syntax(e)) => match rewritten(sql) {
             Some(rewritten) => parse_with(&rewritten, |p| p.parse_statements()),
             None => Err(Error::Syntax(e)),
         },
@@ -28,27 +28,263 @@ pub fn parse(sql: &str) -> Result<Vec<Statement>> {
 /// `PRAGMA centum_checkpoint` as, which no PostgreSQL statement is.
 pub(crate) const CHECKPOINT: &str = "centum_checkpoint";
 
-/// `sql` with each statement that is just `CHECKPOINT` written as
-/// [`CHECKPOINT`]'s PRAGMA; `None` if it has none. Only text that failed
-/// to parse is looked at, so other statements pay nothing.
-fn with_checkpoints(sql: &str) -> Option<String> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
+/// `INSERT INTO t (...) OVERRIDING SYSTEM VALUE ...` (pg_dump's and
+/// COPY's form for identity columns GENERATED ALWAYS) travels as
+/// `INSERT INTO t AS centum_overriding_system_value (...) ...`: sqlparser
+/// does not know the clause, and the alias is otherwise unused.
+pub(crate) const OVERRIDING_SYSTEM_VALUE: &str = "centum_overriding_system_value";
+
+/// The name `ALTER SEQUENCE`, which sqlparser does not know either,
+/// travels under: `PRAGMA centum_alter_sequence = '<its text>'`; the
+/// session reads the text itself (`execution::ddl::alter_sequence`).
+pub(crate) const ALTER_SEQUENCE: &str = "centum_alter_sequence";
+
+/// `sql` with the PostgreSQL that sqlparser does not read written in a
+/// form it does, or `None` if there is none. Only text that failed to
+/// parse is looked at, so other statements pay nothing.
+///
+/// - A statement that is just `CHECKPOINT` becomes [`CHECKPOINT`]'s PRAGMA,
+///   and `ALTER SEQUENCE ...` [`ALTER_SEQUENCE`]'s. `ALTER PROCEDURE` is
+///   read as `ALTER FUNCTION`; `OVERRIDING SYSTEM VALUE` travels as
+///   [`OVERRIDING_SYSTEM_VALUE`].
+/// - Sequence options (`CREATE SEQUENCE`, and an identity column's
+///   `AS IDENTITY (...)`) come in any order in PostgreSQL: pg_dump writes
+///   `START WITH` before `INCREMENT BY`. sqlparser wants the order of its
+///   grammar, so they are put in that order. An identity's `SEQUENCE NAME`
+///   is dropped: Centum names an identity's sequence `table_column_seq`,
+///   the name pg_dump read from it.
+fn rewritten(sql: &str) -> Option<String> {
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
     let mut out = String::with_capacity(sql.len() + 32);
-    let mut found = false;
+    let mut changed = false;
+    let tokens = without_operator_syntax(tokens, &mut changed);
     for piece in tokens.split(|t| *t == Token::SemiColon) {
-        let words: Vec<&Token> = piece.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
-        match words.as_slice() {
-            [Token::Word(w)] if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("checkpoint") => {
-                found = true;
+        let words: Vec<&Token> = piece.iter().filter(|t| !is_space(t)).collect();
+        if let [only] = words.as_slice() {
+            if is_word(only, "checkpoint") {
+                changed = true;
                 out.push_str("PRAGMA ");
                 out.push_str(CHECKPOINT);
+                out.push(';');
+                continue;
             }
-            _ => piece.iter().for_each(|t| out.push_str(&t.to_string())),
         }
+        // `ALTER PROCEDURE` does what `ALTER FUNCTION` does (procedures are
+        // functions to the catalog).
+        if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "procedure") {
+            changed = true;
+            let at = piece.iter().position(|t| is_word(t, "procedure")).unwrap_or(0);
+            push_tokens(&mut out, &piece[..at]);
+            out.push_str("FUNCTION");
+            push_tokens(&mut out, &piece[at + 1..]);
+            out.push(';');
+            continue;
+        }
+        if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "sequence") {
+            changed = true;
+            let mut text = String::new();
+            push_tokens(&mut text, piece);
+            out.push_str(&format!("PRAGMA {ALTER_SEQUENCE} = '{}';", text.trim().replace('\'', "''")));
+            continue;
+        }
+        // `INSERT INTO name [(cols)] OVERRIDING SYSTEM VALUE`, no alias.
+        if let Some(o) = (0..piece.len()).find(|&i| {
+            is_word(&piece[i], "overriding")
+                && next_word(piece, i).is_some_and(|k| is_word(&piece[k], "system"))
+                && is_word(words[0], "insert")
+        }) {
+            let into = piece.iter().position(|t| is_word(t, "into")).unwrap_or(0);
+            // The table name: the words and dots after INTO.
+            let mut end = next_word(piece, into).unwrap_or(piece.len());
+            while let Some(k) = next_word(piece, end).filter(|&k| piece[k] == Token::Period) {
+                end = next_word(piece, k).unwrap_or(piece.len());
+            }
+            let value =
+                next_word(piece, next_word(piece, o).unwrap_or(o)).filter(|&k| is_word(&piece[k], "value"));
+            if let Some(value) = value {
+                changed = true;
+                push_tokens(&mut out, &piece[..=end]);
+                out.push_str(&format!(" AS {OVERRIDING_SYSTEM_VALUE}"));
+                push_tokens(&mut out, &piece[end + 1..o]);
+                push_tokens(&mut out, &piece[value + 1..]);
+                out.push(';');
+                continue;
+            }
+        }
+        // `PRIMARY KEY (cols) WITH (bucket_count = n)` (pg_dump's form of
+        // a hash key, and `UNIQUE`'s alike).
+        if let Some(text) = keys_with_buckets(piece) {
+            changed = true;
+            out.push_str(&text);
+            out.push(';');
+            continue;
+        }
+        let create_sequence = words.first().is_some_and(|t| is_word(t, "create"))
+            && words.iter().take(3).any(|t| is_word(t, "sequence"));
+        let mut rest = piece;
+        if create_sequence {
+            // The options follow the name: from the first option keyword on.
+            let name = piece.iter().position(|t| is_word(t, "sequence")).unwrap_or(0);
+            if let Some(first) = (name + 1..piece.len()).find(|&i| option_rank(piece, i).is_some()) {
+                changed = true;
+                push_tokens(&mut out, &piece[..first]);
+                push_options(&mut out, &piece[first..]);
+                rest = &[];
+            }
+        }
+        // `... AS IDENTITY ( options )`.
+        while let Some(at) = (0..rest.len()).find(|&i| is_word(&rest[i], "identity")) {
+            let Some(open) = next_word(rest, at).filter(|&k| rest[k] == Token::LParen) else {
+                push_tokens(&mut out, &rest[..=at]);
+                rest = &rest[at + 1..];
+                continue;
+            };
+            let Some(close) = (open..rest.len()).find(|&k| rest[k] == Token::RParen) else { break };
+            changed = true;
+            push_tokens(&mut out, &rest[..=open]);
+            let inner = &rest[open + 1..close];
+            // Without `SEQUENCE NAME name`.
+            let named = (0..inner.len()).find(|&i| is_word(&inner[i], "sequence"));
+            let kept: Vec<Token> = match named {
+                Some(s) => {
+                    let end = (s + 1..inner.len())
+                        .find(|&i| option_rank(inner, i).is_some())
+                        .unwrap_or(inner.len());
+                    inner[..s].iter().chain(&inner[end..]).cloned().collect()
+                }
+                None => inner.to_vec(),
+            };
+            push_options(&mut out, &kept);
+            push_tokens(&mut out, &rest[close..=close]);
+            rest = &rest[close + 1..];
+        }
+        push_tokens(&mut out, rest);
         out.push(';');
     }
+    changed.then_some(out)
+}
+
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// `tokens` with each `OPERATOR(pg_catalog.op)` written as `op` (the same
+/// operator: there are no others), where sqlparser does not read it, as
+/// before `ANY`.
+fn without_operator_syntax(tokens: Vec<Token>, changed: &mut bool) -> Vec<Token> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let close = (is_word(t, "operator") && tokens.get(i + 1) == Some(&Token::LParen))
+            .then(|| (i + 2..tokens.len()).find(|&k| tokens[k] == Token::RParen))
+            .flatten();
+        if let Some(close) = close {
+            // The operator is what follows the last period (or all of it).
+            let inner = &tokens[i + 2..close];
+            let op = inner.iter().rposition(|t| *t == Token::Period).map_or(inner, |p| &inner[p + 1..]);
+            if !op.is_empty() && !op.iter().any(|t| matches!(t, Token::Word(_))) {
+                *changed = true;
+                out.extend(op.iter().cloned());
+                i = close + 1;
+                continue;
+            }
+        }
+        out.push(t.clone());
+        i += 1;
+    }
+    out
+}
+
+/// What a key constraint's `WITH (bucket_count = n)` travels as: the
+/// index option `COMMENT 'bucket_count=n'`, which sqlparser reads after a
+/// key's columns and PostgreSQL has no use for.
+pub(crate) const KEY_BUCKETS: &str = "bucket_count=";
+
+/// `piece` with each `PRIMARY KEY (...) WITH (bucket_count = n)` and
+/// `UNIQUE (...) WITH (...)` written with [`KEY_BUCKETS`]; `None` if it
+/// has none.
+fn keys_with_buckets(piece: &[Token]) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = piece;
+    let mut found = false;
+    while let Some(k) = (0..rest.len()).find(|&i| is_word(&rest[i], "key") || is_word(&rest[i], "unique")) {
+        let open = next_word(rest, k).filter(|&o| rest[o] == Token::LParen);
+        let close = open.and_then(|o| (o..rest.len()).find(|&c| rest[c] == Token::RParen));
+        let with = close.and_then(|c| next_word(rest, c)).filter(|&w| is_word(&rest[w], "with"));
+        let group = with.and_then(|w| next_word(rest, w)).filter(|&g| rest[g] == Token::LParen);
+        let end = group.and_then(|g| (g..rest.len()).find(|&c| rest[c] == Token::RParen));
+        let (Some(close), Some(group), Some(end)) = (close, group, end) else {
+            push_tokens(&mut out, &rest[..=k]);
+            rest = &rest[k + 1..];
+            continue;
+        };
+        let inner: Vec<&Token> = rest[group + 1..end].iter().filter(|t| !is_space(t)).collect();
+        let n = match inner.as_slice() {
+            [name, Token::Eq, Token::Number(n, _)] if is_word(name, "bucket_count") => n.clone(),
+            [name, Token::Eq, Token::SingleQuotedString(n)] if is_word(name, "bucket_count") => n.clone(),
+            _ => return None,
+        };
+        found = true;
+        push_tokens(&mut out, &rest[..=close]);
+        out.push_str(&format!(" COMMENT '{KEY_BUCKETS}{}'", n.replace('\'', "")));
+        rest = &rest[end + 1..];
+    }
+    push_tokens(&mut out, rest);
     found.then_some(out)
+}
+
+fn is_space(t: &Token) -> bool {
+    matches!(t, Token::Whitespace(_))
+}
+
+fn is_word(t: &Token, w: &str) -> bool {
+    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+fn push_tokens(out: &mut String, tokens: &[Token]) {
+    tokens.iter().for_each(|t| out.push_str(&t.to_string()));
+}
+
+/// The place in sqlparser's grammar of the sequence option that starts at
+/// `tokens[i]`, if one does (`NO MINVALUE` ranks as `MINVALUE`).
+fn option_rank(tokens: &[Token], i: usize) -> Option<usize> {
+    const ORDER: [&str; 8] = ["as", "increment", "minvalue", "maxvalue", "start", "cache", "cycle", "owned"];
+    let at = if is_word(&tokens[i], "no") { next_word(tokens, i)? } else { i };
+    ORDER.iter().position(|w| is_word(&tokens[at], w))
+}
+
+/// Sequence options, each clause from its keyword to the next one's, in
+/// sqlparser's order.
+fn push_options(out: &mut String, tokens: &[Token]) {
+    let mut starts: Vec<usize> = (0..tokens.len()).filter(|&i| option_rank(tokens, i).is_some()).collect();
+    // `NO` starts a clause; the keyword after it does not.
+    let after_no: Vec<usize> =
+        starts.iter().filter(|&&p| is_word(&tokens[p], "no")).filter_map(|&p| next_word(tokens, p)).collect();
+    starts.retain(|i| !after_no.contains(i));
+    let Some(&first) = starts.first() else {
+        push_tokens(out, tokens);
+        return;
+    };
+    push_tokens(out, &tokens[..first]);
+    let mut clauses: Vec<(usize, &[Token])> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &a)| {
+            (
+                option_rank(tokens, a).unwrap_or(0),
+                &tokens[a..starts.get(k + 1).copied().unwrap_or(tokens.len())],
+            )
+        })
+        .collect();
+    clauses.sort_by_key(|c| c.0);
+    for (_, c) in clauses {
+        out.push(' ');
+        push_tokens(out, c);
+    }
+}
+
+/// The position of the next token after `i` that is not whitespace.
+fn next_word(tokens: &[Token], i: usize) -> Option<usize> {
+    (i + 1..tokens.len()).find(|&k| !is_space(&tokens[k]))
 }
 
 /// Parses `text` as one expression (a stored default or CHECK, a PL/pgSQL

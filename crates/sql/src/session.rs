@@ -339,6 +339,43 @@ impl Session {
         Ok(tag("CHECKPOINT"))
     }
 
+    /// LOCK TABLE, inside a block. The modes that conflict with no read or
+    /// row write (ACCESS SHARE, ROW SHARE, ROW EXCLUSIVE: what pg_dump and
+    /// ORMs take) are granted at once: Centum's reads and writes never take
+    /// table locks, so they have nothing to wait for. They do not hold
+    /// back another session's schema change of the table, as PostgreSQL's
+    /// would. The modes that block readers or writers need table locks,
+    /// which Centum does not have: 0A000.
+    fn lock_tables(&mut self, l: &ast::Lock) -> Result<QueryResult> {
+        if self.state == TxnStatus::Idle {
+            return Err(no_block("LOCK TABLE"));
+        }
+        use ast::LockTableMode as M;
+        let mode = l.lock_mode.clone().unwrap_or(M::AccessExclusive);
+        if !matches!(mode, M::AccessShare | M::RowShare | M::RowExclusive) {
+            return Err(Error::unsupported(format!(
+                "LOCK TABLE IN {mode} MODE (Centum has no table locks; rows are versioned and writes are \
+                 checked at commit)"
+            )));
+        }
+        let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        for t in &l.tables {
+            let table = b.table_name(&t.name).ok().filter(|n| self.catalog.db().table(n).is_ok());
+            if table.is_none() {
+                let parts = crate::planner::bind::object_parts(&t.name)?;
+                if ddl::sequence_named(&b, &parts).is_some() {
+                    return Err(Error::other(
+                        "42809",
+                        format!("cannot lock relation \"{}\": it is a sequence", t.name),
+                    ));
+                }
+                return Err(Error::UndefinedTable(t.name.to_string()));
+            }
+        }
+        self.block_used = true;
+        Ok(tag("LOCK TABLE"))
+    }
+
     /// RESET `name` (every setting when `None`).
     fn reset(&mut self, name: Option<&str>) {
         let defaults = self.defaults.clone();
@@ -976,7 +1013,11 @@ impl Session {
                 self.run_planned(&planned, &[], None)
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
-            S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(&self.catalog, cf)?)),
+            S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(
+                &self.catalog,
+                cf,
+                self.vars.flag("check_function_bodies", true),
+            )?)),
             S::DropFunction(df) => {
                 let (t, notices) =
                     crate::procedures::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
@@ -1003,7 +1044,32 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
-            S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
+            S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at, &self.user)),
+            S::AlterSchema(a)
+                if a.operations.iter().all(|o| matches!(o, ast::AlterSchemaOperation::OwnerTo { .. })) =>
+            {
+                let name = crate::planner::bind::object_parts(&a.name)?.join(".");
+                if !self.catalog.has_schema(&name) {
+                    return Err(Error::other("3F000", format!("schema \"{name}\" does not exist")));
+                }
+                for o in &a.operations {
+                    if let ast::AlterSchemaOperation::OwnerTo { owner } = o {
+                        ddl::owner_to(&b, owner, &self.user)?;
+                    }
+                }
+                Ok(tag("ALTER SCHEMA"))
+            }
+            S::AlterFunction(f) if matches!(f.operation, ast::AlterFunctionOperation::OwnerTo(_)) => {
+                let parts = crate::planner::bind::object_parts(&f.function.name)?;
+                let name = parts.last().cloned().unwrap_or_default();
+                if self.catalog.routine_source(&name).is_none() {
+                    return Err(Error::UndefinedFunction(name));
+                }
+                if let ast::AlterFunctionOperation::OwnerTo(owner) = &f.operation {
+                    ddl::owner_to(&b, owner, &self.user)?;
+                }
+                Ok(tag("ALTER FUNCTION"))
+            }
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names, self.txn.as_ref())),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
                 ddl::create_sequence(&b, name, data_type.as_ref(), sequence_options, *if_not_exists),
@@ -1095,6 +1161,13 @@ impl Session {
                 r
             }
             S::Vacuum(_) => Ok(tag("VACUUM")),
+            S::Lock(l) => self.lock_tables(l),
+            S::Pragma { name, value: Some(v), .. } if name.to_string() == crate::parser::ALTER_SEQUENCE => {
+                let ast::Value::SingleQuotedString(text) = &v.value else {
+                    return Err(Error::other("XX000", "ALTER SEQUENCE lost its text"));
+                };
+                Ok(tag(&ddl::alter_sequence(&b, text, &self.user)?))
+            }
             S::Pragma { name, value: None, .. } if name.to_string() == crate::parser::CHECKPOINT => {
                 self.checkpoint()
             }

@@ -263,6 +263,16 @@ impl Settings {
         }
     }
 
+    /// A boolean setting (`on`, `true`, `yes`, `1` and their opposites),
+    /// `default` when unset or unreadable.
+    pub fn flag(&self, name: &str, default: bool) -> bool {
+        match self.text.get(name).map(|v| v.trim().to_lowercase()).as_deref() {
+            Some("on" | "true" | "yes" | "1") => true,
+            Some("off" | "false" | "no" | "0") => false,
+            _ => default,
+        }
+    }
+
     /// A setting as `pg_settings` shows it: durations in milliseconds and
     /// sizes in kilobytes, with that unit; otherwise as SHOW shows it.
     pub fn in_unit(&self, name: &str, txn: Option<Isolation>) -> Option<(String, Option<&'static str>)> {

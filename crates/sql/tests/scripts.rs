@@ -128,6 +128,8 @@ scripts!(
     ddl_transactions,
     savepoints,
     settings,
+    recursive,
+    admin,
     columns,
     in_lists,
 );

@@ -192,6 +192,26 @@ impl Builder {
         Ok(())
     }
 
+    /// Runs `f` with the key's `WITH (bucket_count = n)` (see
+    /// `parser::KEY_BUCKETS`), if it has one: its index is then a hash
+    /// index of that many buckets.
+    fn with_key_buckets(
+        &mut self,
+        options: &[ast::IndexOption],
+        f: impl FnOnce(&mut Builder) -> Result<()>,
+    ) -> Result<()> {
+        let buckets = options.iter().find_map(|o| match o {
+            ast::IndexOption::Comment(c) => c.strip_prefix(crate::parser::KEY_BUCKETS),
+            _ => None,
+        });
+        let Some(n) = buckets else { return f(self) };
+        let n = bucket_count(n)?;
+        let outer = self.buckets.replace(n);
+        let r = f(self);
+        self.buckets = outer;
+        r
+    }
+
     fn foreign_key(&mut self, b: &Binder, fk: &ast::ForeignKeyConstraint, cols: Vec<String>) -> Result<()> {
         let ref_table = b.table_name(&fk.foreign_table).or_else(|e| {
             // A table may reference itself.
@@ -268,7 +288,14 @@ impl Builder {
                 }
             ),
         });
-        self.meta.checks.push(Check { name, expr: expr.to_string() });
+        // Stored without the parentheses around it, so that a CHECK
+        // read back from pg_get_constraintdef (`CHECK ((n >= 0))`) and
+        // created again is stored the same.
+        let mut bare = expr;
+        while let ast::Expr::Nested(inner) = bare {
+            bare = inner;
+        }
+        self.meta.checks.push(Check { name, expr: bare.to_string() });
     }
 
     fn table_constraint(&mut self, b: &Binder, c: &ast::TableConstraint) -> Result<()> {
@@ -312,11 +339,15 @@ impl Builder {
             }
             ast::TableConstraint::PrimaryKey(pk) => {
                 let (cols, desc) = index_columns(&pk.columns)?;
-                self.constraint_index(pk.name.as_ref().map(ident), cols, desc, true)
+                self.with_key_buckets(&pk.index_options, |bl| {
+                    bl.constraint_index(pk.name.as_ref().map(ident), cols, desc, true)
+                })
             }
             ast::TableConstraint::Unique(u) => {
                 let (cols, desc) = index_columns(&u.columns)?;
-                self.constraint_index(u.name.as_ref().map(ident), cols, desc, false)
+                self.with_key_buckets(&u.index_options, |bl| {
+                    bl.constraint_index(u.name.as_ref().map(ident), cols, desc, false)
+                })
             }
             ast::TableConstraint::Check(ch) => {
                 self.check(ch.name.as_ref(), &ch.expr, None);
@@ -395,7 +426,7 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
     for c in &ct.constraints {
         bl.table_constraint(b, c)?;
     }
-    validate_expressions(b, &bl)?;
+    validate_expressions(b, &mut bl)?;
     // The sequences of serial and identity columns come first; if the
     // table then cannot be made (a bucket array over the memory limit, a
     // failed log write), they go again, or the next CREATE TABLE of the
@@ -425,7 +456,12 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
 
 /// Binds defaults, CHECK and generated expressions once, so a bad one is
 /// refused at CREATE time.
-fn validate_expressions(b: &Binder, bl: &Builder) -> Result<()> {
+fn validate_expressions(b: &Binder, bl: &mut Builder) -> Result<()> {
+    for c in bl.meta.columns.iter_mut() {
+        if let Some(canonical) = c.default.as_deref().and_then(|d| canonical_default(b, d)) {
+            c.default = Some(canonical);
+        }
+    }
     let cols = OutputColumn::of_table(&bl.def.columns);
     let scope = Scope::of(short(&bl.table), &cols);
     let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
@@ -668,8 +704,193 @@ fn drop_child_fks(b: &Binder, child: &str, gone: impl Fn(&ForeignKey) -> bool) -
     b.catalog.set_meta(child, &meta)
 }
 
+/// `OWNER TO owner` (ALTER TABLE, SEQUENCE, SCHEMA, FUNCTION): Centum
+/// has no per-object owners, every object is reported as owned by the
+/// database owner (see [`crate::catalog::Catalog::owner_role`]). Giving
+/// an object to that role, as pg_dump's output does, changes nothing and
+/// succeeds; any other owner is refused (0A000).
+pub(crate) fn owner_to(b: &Binder, owner: &ast::Owner, user: &str) -> Result<()> {
+    let name = match owner {
+        ast::Owner::Ident(i) => ident(i),
+        _ => user.to_string(),
+    };
+    if b.catalog.role(&name).is_none() {
+        return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));
+    }
+    match b.catalog.owner_role() {
+        Some(o) if o == name => Ok(()),
+        o => Err(Error::unsupported(format!(
+            "OWNER TO {name} (every object is owned by the database owner {})",
+            o.unwrap_or_default()
+        ))),
+    }
+}
+
+/// `ALTER SEQUENCE [IF EXISTS] name action`, from its text (see
+/// `parser::ALTER_SEQUENCE`). Actions:
+///
+/// - `RESTART [[WITH] n]`: the next `nextval` returns `n` (or the start).
+/// - `OWNER TO role`: as [`owner_to`].
+/// - `OWNED BY table.column | NONE`: a sequence belongs to the serial or
+///   identity column it was made for (`table_column_seq`, once the
+///   column's default draws from it) and to no other; naming that column,
+///   as pg_dump does, succeeds.
+///
+/// Other actions (a new increment, bounds, cycling) are 0A000.
+pub(crate) fn alter_sequence(b: &Binder, text: &str, user: &str) -> Result<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = sqlparser::dialect::PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, text).tokenize().map_err(|e| Error::Syntax(e.to_string()))?;
+    let words: Vec<Token> = tokens.into_iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let kw = |i: usize, w: &str| matches!(words.get(i), Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    let mut at = 2;
+    let if_exists = kw(at, "if") && kw(at + 1, "exists");
+    if if_exists {
+        at += 2;
+    }
+    // A dotted name, then the action.
+    let mut name = Vec::new();
+    while let Some(Token::Word(w)) = words.get(at) {
+        name.push(word_ident(w));
+        at += 1;
+        if words.get(at) != Some(&Token::Period) {
+            break;
+        }
+        at += 1;
+    }
+    let obj = ast::ObjectName::from(name);
+    let parts = object_parts(&obj)?;
+    if parts.len() > 2 {
+        return Err(Error::Syntax(format!("improper relation name: {obj}")));
+    }
+    let seq = sequence_named(b, &parts);
+    let Some(seq) = seq else {
+        if if_exists {
+            return Ok("ALTER SEQUENCE".into());
+        }
+        return Err(Error::UndefinedTable(obj.to_string()));
+    };
+    let number = |i: usize| -> Result<i64> {
+        let (neg, i) = if words.get(i) == Some(&Token::Minus) { (true, i + 1) } else { (false, i) };
+        match words.get(i) {
+            Some(Token::Number(n, _)) => n
+                .parse::<i64>()
+                .map(|v| if neg { -v } else { v })
+                .map_err(|_| Error::InvalidParameter(format!("invalid sequence value {n}"))),
+            _ => Err(Error::Syntax("ALTER SEQUENCE ... RESTART WITH takes a number".into())),
+        }
+    };
+    if kw(at, "restart") {
+        let value = if kw(at + 1, "with") {
+            number(at + 2)?
+        } else if words.get(at + 1).is_some() {
+            number(at + 1)?
+        } else {
+            b.catalog.sequence_def(&seq).map(|d| d.start).unwrap_or(1)
+        };
+        b.catalog.setval(&seq, value, false)?;
+    } else if kw(at, "owner") && kw(at + 1, "to") {
+        let Some(Token::Word(w)) = words.get(at + 2) else {
+            return Err(Error::Syntax("OWNER TO takes a role".into()));
+        };
+        let owner = ast::Owner::Ident(word_ident(w));
+        owner_to(b, &owner, user)?;
+    } else if kw(at, "owned") && kw(at + 1, "by") {
+        let target: Vec<String> = words[at + 2..]
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) if w.quote_style.is_some() => Some(w.value.clone()),
+                Token::Word(w) => Some(w.value.to_lowercase()),
+                _ => None,
+            })
+            .collect();
+        let owner = match target.as_slice() {
+            [t, c] => Some((b.table_name(&ast::ObjectName::from(vec![ast::Ident::new(t)]))?, c.clone())),
+            [s, t, c] => Some((crate::planner::bind::qualify(s, t), c.clone())),
+            _ => None,
+        };
+        // pg_dump sets the column's default after this statement.
+        let drawn_by = owner.as_ref().is_some_and(|(t, c)| {
+            seq == format!("{t}_{c}_seq")
+                && b.catalog.table(t).ok().is_some_and(|i| i.table.column_index(c).is_ok())
+        });
+        if !drawn_by {
+            return Err(Error::unsupported(
+                "ALTER SEQUENCE ... OWNED BY (a sequence belongs to the serial or identity column it was made for)",
+            ));
+        }
+    } else {
+        return Err(Error::unsupported(format!(
+            "ALTER SEQUENCE {}",
+            text.split_whitespace().skip(3).collect::<Vec<_>>().join(" ")
+        )));
+    }
+    Ok("ALTER SEQUENCE".into())
+}
+
+/// A default that draws from a sequence, written as PostgreSQL shows it
+/// (`nextval('public.s'::regclass)`) or with a bare name, in the one form
+/// Centum stores: `nextval('<engine name>')`. Serial and identity columns
+/// have that form, by which their sequence is known to be theirs.
+fn canonical_default(b: &Binder, text: &str) -> Option<String> {
+    let e = crate::planner::dml::parse_expr(text).ok()?;
+    let ast::Expr::Function(f) = &e else { return None };
+    if object_parts(&f.name).ok()?.last().map(String::as_str) != Some("nextval") {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else { return None };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return None;
+    };
+    let literal = |e: &ast::Expr| match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => Some(s.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let name = match arg {
+        ast::Expr::Cast { expr, .. } => literal(expr)?,
+        other => literal(other)?,
+    };
+    let parts = object_parts(&crate::planner::bind::sqlparser_object_name(&name).ok()?).ok()?;
+    let seq = sequence_named(b, &parts)?;
+    Some(format!("nextval('{seq}')"))
+}
+
+/// The engine name of the sequence `parts` name (`[name]`, found on the
+/// search path, or `[schema, name]`), if there is one.
+pub(crate) fn sequence_named(b: &Binder, parts: &[String]) -> Option<String> {
+    match parts {
+        [t] => b
+            .search_path
+            .iter()
+            .map(|s| crate::planner::bind::qualify(s, t))
+            .find(|n| b.catalog.has_sequence(n)),
+        [s, t] => Some(crate::planner::bind::qualify(s, t)).filter(|n| b.catalog.has_sequence(n)),
+        _ => None,
+    }
+}
+
+/// A word token as an identifier (quoted or not, as written).
+fn word_ident(w: &sqlparser::tokenizer::Word) -> ast::Ident {
+    match w.quote_style {
+        Some(q) => ast::Ident::with_quote(q, w.value.clone()),
+        None => ast::Ident::new(w.value.clone()),
+    }
+}
+
 /// ALTER TABLE: constraints and primary keys.
-pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
+pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Result<DdlOutcome> {
+    // `ALTER TABLE seq OWNER TO ...` also names sequences (pg_dump's form).
+    if let [ast::AlterTableOperation::OwnerTo { new_owner }] = at.operations.as_slice() {
+        let parts = object_parts(&at.name)?;
+        if sequence_named(b, &parts).is_none() {
+            b.catalog.table(&b.table_name(&at.name)?)?;
+        }
+        owner_to(b, new_owner, user)?;
+        return Ok(done("ALTER TABLE"));
+    }
     let table = match b.table_name(&at.name) {
         Ok(t) => t,
         Err(_) if at.if_exists => return Ok(done("ALTER TABLE")),
@@ -704,7 +925,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
                         }
                     }
                 }
-                validate_expressions(b, &bl)?;
+                validate_expressions(b, &mut bl)?;
                 verify_existing(b, &table, &bl.meta, &info.meta)?;
                 for ix in bl.def.indexes[before..].iter().cloned() {
                     b.catalog.db().create_index(&table, ix)?;
@@ -782,7 +1003,8 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
         Op::SetDefault { value } => {
             let t = binder.expr(value, &Ctx::plain(&Scope::default()))?;
             binder.coerce_untyped(t, &Some(column.ty.clone()))?;
-            meta.columns[col].default = Some(value.to_string());
+            let text = value.to_string();
+            meta.columns[col].default = Some(canonical_default(b, &text).unwrap_or(text));
             b.catalog.set_meta(table, &meta)
         }
         Op::DropDefault => {
@@ -836,7 +1058,39 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
                 Ok(row)
             })
         }
-        other => Err(Error::unsupported(format!("ALTER COLUMN ... {other}"))),
+        Op::AddGenerated { generated_as, sequence_options } => {
+            let m = &meta.columns[col];
+            let state = |what: String| {
+                Err(Error::other(
+                    "55000",
+                    format!("column \"{name}\" of relation \"{}\" {what}", short(table)),
+                ))
+            };
+            if m.identity_always.is_some() {
+                return state("is already an identity column".into());
+            }
+            if m.default.is_some() || m.generated.is_some() {
+                return state("already has a default value".into());
+            }
+            if column.nullable && !meta.not_null.contains(&col) {
+                return state("must be declared NOT NULL before identity can be added".into());
+            }
+            // Named as CREATE TABLE names an identity's sequence.
+            let seq = format!("{table}_{name}_seq");
+            b.catalog.create_sequence(
+                &seq,
+                seq_def(&column.ty, sequence_options.as_deref().unwrap_or(&[]))?,
+                false,
+            )?;
+            meta.columns[col].default = Some(format!("nextval('{seq}')"));
+            meta.columns[col].identity_always =
+                Some(!matches!(generated_as, Some(ast::GeneratedAs::ByDefault)));
+            let r = b.catalog.set_meta(table, &meta);
+            if r.is_err() {
+                let _ = b.catalog.drop_sequence(&seq, true);
+            }
+            r
+        }
     }
 }
 
@@ -1120,7 +1374,7 @@ fn add_column(b: &Binder, table: &str, c: &ast::ColumnDef, if_not_exists: bool) 
     for (col, opt, name) in cons {
         bl.column_constraint(b, &col, opt, name)?;
     }
-    validate_expressions(b, &bl)?;
+    validate_expressions(b, &mut bl)?;
     for (seq, def) in &bl.sequences {
         b.catalog.create_sequence(seq, def.clone(), false)?;
     }

@@ -483,6 +483,10 @@ fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value
             cx.currval.borrow_mut().insert(name.to_string(), v);
             Ok(Value::BigInt(v))
         }
+        SeqOp::LastValue | SeqOp::IsCalled => {
+            let (last, called) = cx.catalog.sequence_state(name)?;
+            Ok(if op == SeqOp::LastValue { Value::BigInt(last) } else { Value::Boolean(called) })
+        }
         SeqOp::Current => cx.currval.borrow().get(name).map(|v| Value::BigInt(*v)).ok_or_else(|| {
             Error::other(
                 "55000",

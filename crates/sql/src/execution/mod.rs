@@ -50,6 +50,9 @@ pub struct ExecCtx<'a> {
     /// constant for the statement, built on first use; `None` marks one
     /// that is not. Keyed by the expression's address.
     pub(crate) in_sets: RefCell<HashMap<usize, Option<std::rc::Rc<eval::InSet>>>>,
+    /// The rows the last round of each running `WITH RECURSIVE` added,
+    /// by its work id (see `Plan::Recursive`).
+    pub(crate) work_tables: RefCell<HashMap<usize, std::rc::Rc<Vec<Vec<Value>>>>>,
     /// The virtual catalog's view of the catalog, taken on first use so
     /// every catalog table and function in the statement agrees.
     pub(crate) system: OnceCell<std::rc::Rc<crate::system::snapshot::Snapshot>>,
@@ -185,6 +188,7 @@ impl<'a> ExecCtx<'a> {
             cancel: None,
             subqueries: RefCell::new(HashMap::new()),
             in_sets: RefCell::new(HashMap::new()),
+            work_tables: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: crate::system::Identity::DEFAULT,
             notices: Default::default(),
@@ -212,6 +216,7 @@ impl<'a> ExecCtx<'a> {
             cancel: self.cancel,
             subqueries: RefCell::new(HashMap::new()),
             in_sets: RefCell::new(HashMap::new()),
+            work_tables: RefCell::new(HashMap::new()),
             system: OnceCell::new(),
             identity: self.identity,
             notices: self.notices.clone(),

@@ -46,7 +46,10 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             Box::new(out.into_iter().map(Ok))
         }
         Plan::System(t) => {
-            let rows = t.rows(&*cx.system_snapshot()?, &cx.identity);
+            let mut rows = t.rows(&*cx.system_snapshot()?, &cx.identity);
+            // The hidden `tableoid` (see the binder).
+            let tableoid = Value::Integer(t.oid());
+            rows.iter_mut().for_each(|r| r.push(tableoid.clone()));
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Access(a) => {
@@ -231,6 +234,20 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             let r = super::dml::gather(open(right, cx, outer)?, cx)?;
             Box::new(set_op(*op, *all, l, r).into_iter().map(Ok))
         }
+        Plan::Recursive { anchor, step, distinct, work } => {
+            Box::new(recursive(anchor, step, *distinct, *work, cx, outer)?.into_iter().map(Ok))
+        }
+        Plan::ProjectSet { input, sets } => {
+            let input = open(input, cx, outer)?;
+            Box::new(input.flat_map(move |r| match r.and_then(|row| project_set(row, sets)) {
+                Ok(rows) => rows.into_iter().map(Ok).collect::<Vec<_>>(),
+                Err(e) => vec![Err(e)],
+            }))
+        }
+        Plan::WorkTable { work } => {
+            let rows = cx.work_tables.borrow().get(work).cloned().unwrap_or_default();
+            Box::new((0..rows.len()).map(move |i| Ok(rows[i].clone())))
+        }
         Plan::Routine { routine, args } => {
             let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
             let out = crate::procedures::call(routine, vals, cx)?;
@@ -399,6 +416,65 @@ pub(crate) fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Orderi
         }
     }
     Ordering::Equal
+}
+
+/// One input row of a `ProjectSet`: a row per element of its arrays.
+/// An array is PostgreSQL's text form (`{a,b}`), or the space-separated
+/// numbers of an `int2vector`/`oidvector` column.
+fn project_set(row: Vec<Value>, sets: &[usize]) -> Result<Vec<Vec<Value>>> {
+    let mut arrays = Vec::with_capacity(sets.len());
+    for &c in sets {
+        let items = match &row[c] {
+            Value::Null => vec![],
+            Value::Text(t) if !t.trim_start().starts_with('{') => {
+                t.split_whitespace().map(|s| Some(s.to_string())).collect()
+            }
+            v => crate::system::arrays::parse(&v.to_string())?,
+        };
+        arrays.push(items);
+    }
+    let n = arrays.iter().map(Vec::len).max().unwrap_or(0);
+    Ok((0..n)
+        .map(|i| {
+            let mut out = row.clone();
+            for (k, &c) in sets.iter().enumerate() {
+                out[c] = arrays[k].get(i).cloned().flatten().map_or(Value::Null, Value::Text);
+            }
+            out
+        })
+        .collect())
+}
+
+/// Runs a `WITH RECURSIVE` to its end (see `Plan::Recursive`). Every
+/// round's rows are charged to the statement's memory budget, so a
+/// recursion that never ends stops there, or at the statement's deadline.
+fn recursive(
+    anchor: &Plan,
+    step: &Plan,
+    distinct: bool,
+    work: usize,
+    cx: &ExecCtx,
+    outer: Vec<Value>,
+) -> Result<Vec<Vec<Value>>> {
+    let mut seen: HashSet<Vec<Value>> = HashSet::new();
+    let mut keep = |rows: Vec<Vec<Value>>| -> Vec<Vec<Value>> {
+        if distinct {
+            rows.into_iter().filter(|r| seen.insert(r.clone())).collect()
+        } else {
+            rows
+        }
+    };
+    let mut out = keep(super::dml::gather(open(anchor, cx, outer.clone())?, cx)?);
+    let mut last = std::rc::Rc::new(out.clone());
+    while !last.is_empty() {
+        cx.work_tables.borrow_mut().insert(work, last);
+        let added = keep(super::dml::gather(open(step, cx, outer.clone())?, cx)?);
+        cx.tick(1)?;
+        out.extend(added.iter().cloned());
+        last = std::rc::Rc::new(added);
+    }
+    cx.work_tables.borrow_mut().remove(&work);
+    Ok(out)
 }
 
 fn set_op(op: SetOpKind, all: bool, l: Vec<Vec<Value>>, r: Vec<Vec<Value>>) -> Vec<Vec<Value>> {

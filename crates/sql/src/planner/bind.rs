@@ -28,6 +28,8 @@ pub(crate) struct ScopeCol {
     pub name: String,
     /// Its type.
     pub ty: Option<DataType>,
+    /// A system column (`tableoid`): found by name, left out of `*`.
+    pub hidden: bool,
 }
 
 /// The columns visible at one level of a query.
@@ -42,7 +44,12 @@ impl Scope {
         Scope {
             cols: columns
                 .iter()
-                .map(|c| ScopeCol { rel: Some(rel.to_string()), name: c.name.clone(), ty: c.ty.clone() })
+                .map(|c| ScopeCol {
+                    rel: Some(rel.to_string()),
+                    name: c.name.clone(),
+                    ty: c.ty.clone(),
+                    hidden: false,
+                })
                 .collect(),
         }
     }
@@ -881,15 +888,41 @@ impl<'a> Binder<'a> {
 
     fn sequence_call(&mut self, name: &str, args: Vec<Typed>) -> Result<Typed> {
         let mut args = args.into_iter();
-        let Some((Expr::Literal(Value::Text(seq)), _)) = args.next() else {
-            return Err(Error::unsupported(format!("{name} with a non-constant sequence name")));
+        let seq = match args.next() {
+            Some((Expr::Literal(Value::Text(seq)), _)) => seq,
+            // `'name'::regclass`, already an OID.
+            Some((Expr::Literal(Value::Integer(oid)), _)) => {
+                let snap = crate::system::snapshot::Snapshot::take(self.catalog)?;
+                match snap.rel(oid) {
+                    Some(crate::system::snapshot::RelRef::Sequence(q)) => {
+                        format!(
+                            "{}.{}",
+                            crate::system::functions::quote_ident(&q.schema),
+                            crate::system::functions::quote_ident(&q.name)
+                        )
+                    }
+                    _ => {
+                        return Err(Error::other(
+                            "42809",
+                            format!("relation with OID {oid} is not a sequence"),
+                        ))
+                    }
+                }
+            }
+            _ => return Err(Error::unsupported(format!("{name} with a non-constant sequence name"))),
         };
         let obj = sqlparser_object_name(&seq)?;
         let parts = object_parts(&obj)?;
         let seq = match parts.as_slice() {
             [t] => {
-                let found =
-                    self.search_path.iter().map(|s| qualify(s, t)).find(|n| self.catalog.has_sequence(n));
+                // A stored default names a sequence by its engine name,
+                // whatever the search path of the session using it.
+                let found = self
+                    .search_path
+                    .iter()
+                    .map(|s| qualify(s, t))
+                    .find(|n| self.catalog.has_sequence(n))
+                    .or_else(|| self.catalog.has_sequence(t).then(|| t.clone()));
                 found.ok_or_else(|| Error::UndefinedTable(t.clone()))?
             }
             [s, t] => qualify(s, t),
@@ -1099,7 +1132,7 @@ pub(crate) fn qualify(s: &str, t: &str) -> String {
     }
 }
 
-fn sqlparser_object_name(text: &str) -> Result<ast::ObjectName> {
+pub(crate) fn sqlparser_object_name(text: &str) -> Result<ast::ObjectName> {
     let parts = text
         .split('.')
         .map(|p| {
@@ -1369,7 +1402,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
             let n = object_parts(name)?.last().cloned().unwrap_or_default();
             match n.as_str() {
                 "int2" => DataType::SmallInt,
-                "int4" => DataType::Integer,
+                // OIDs are integers in Centum's catalog (see `system`).
+                "int4" | "oid" => DataType::Integer,
                 "int8" => DataType::BigInt,
                 "float4" | "float8" => DataType::Double,
                 "timestamptz" => DataType::TimestampTz,

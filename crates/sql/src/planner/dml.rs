@@ -187,14 +187,16 @@ impl<'a> Binder<'a> {
         for i in 0..columns.len() {
             defaults.push(self.column_default(&info, i)?);
         }
-        // Generated columns, and identity columns GENERATED ALWAYS, take no
-        // explicit value.
+        // Generated columns, and identity columns GENERATED ALWAYS (unless
+        // OVERRIDING SYSTEM VALUE), take no explicit value.
+        let overriding =
+            ins.table_alias.as_ref().is_some_and(|a| a.alias.value == crate::parser::OVERRIDING_SYSTEM_VALUE);
         let generated_cols: Vec<usize> = info
             .meta
             .columns
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.generated.is_some() || c.identity_always == Some(true))
+            .filter(|(_, c)| c.generated.is_some() || (c.identity_always == Some(true) && !overriding))
             .map(|(i, _)| i)
             .collect();
         let (source, width) = match ins.source.as_deref() {
@@ -256,7 +258,11 @@ impl<'a> Binder<'a> {
         let rules = self.row_rules(info.clone())?;
         let (scope, _) = self.table_scope(
             &info,
-            &ins.table_alias.as_ref().map(|a| ident(&a.alias)).unwrap_or(info.table.name()),
+            &ins.table_alias
+                .as_ref()
+                .filter(|_| !overriding)
+                .map(|a| ident(&a.alias))
+                .unwrap_or(info.table.name()),
         );
         let on_conflict = match &ins.on {
             None => None,

@@ -172,6 +172,10 @@ pub enum SeqOp {
     Current,
     /// `setval`.
     Set,
+    /// The sequence read as a relation: its `last_value` column.
+    LastValue,
+    /// The sequence read as a relation: its `is_called` column.
+    IsCalled,
 }
 
 impl Expr {
@@ -405,6 +409,8 @@ impl std::fmt::Display for Expr {
                     SeqOp::Next => "nextval",
                     SeqOp::Current => "currval",
                     SeqOp::Set => "setval",
+                    SeqOp::LastValue => "last_value",
+                    SeqOp::IsCalled => "is_called",
                 };
                 write!(f, "{fname}('{name}'")?;
                 for a in args {

@@ -291,6 +291,19 @@ pub enum Plan {
         /// Right input.
         right: Box<Plan>,
     },
+    /// `WITH RECURSIVE`: the anchor's rows, then the step run again and
+    /// again over the rows the round before added (read through
+    /// [`Plan::WorkTable`] with the same `work` id), until a round adds
+    /// none. `distinct` (UNION rather than UNION ALL) drops every row seen
+    /// before, which also ends a recursion that finds nothing new.
+    Recursive { anchor: Box<Plan>, step: Box<Plan>, distinct: bool, work: usize },
+    /// Inside a recursive step: the rows the last round added.
+    WorkTable { work: usize },
+    /// `unnest(x)` in a select list: each input row once per element of
+    /// its arrays in columns `sets` (NULL past a shorter one's end), the
+    /// other columns repeated; a row whose arrays are all empty or NULL
+    /// gives none.
+    ProjectSet { input: Box<Plan>, sets: Vec<usize> },
     /// `unnest(a, b, ...)` in FROM: row i holds element i of each array
     /// (NULL past an array's end), converted to the array's element type;
     /// then the ordinality if asked for.
@@ -376,6 +389,16 @@ impl Plan {
                 node(out, name.into());
                 left.explain_into(out, depth + 1, ann);
                 right.explain_into(out, depth + 1, ann);
+            }
+            Plan::Recursive { anchor, step, .. } => {
+                node(out, "Recursive Union".into());
+                anchor.explain_into(out, depth + 1, ann);
+                step.explain_into(out, depth + 1, ann);
+            }
+            Plan::WorkTable { .. } => node(out, "WorkTable Scan".into()),
+            Plan::ProjectSet { input, .. } => {
+                node(out, "ProjectSet".into());
+                input.explain_into(out, depth + 1, ann);
             }
             Plan::Series { .. } => node(out, "Function Scan on generate_series".into()),
             Plan::Unnest { .. } => node(out, "Function Scan on unnest".into()),
@@ -495,16 +518,19 @@ impl Plan {
             | Plan::System(_)
             | Plan::Series { .. }
             | Plan::Routine { .. }
+            | Plan::WorkTable { .. }
             | Plan::Unnest { .. } => {}
             Plan::Filter { input, .. }
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
+            | Plan::ProjectSet { input, .. }
             | Plan::Distinct { input, .. } => f(input),
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
-            | Plan::SetOp { left, right, .. } => {
+            | Plan::SetOp { left, right, .. }
+            | Plan::Recursive { anchor: left, step: right, .. } => {
                 f(left);
                 f(right);
             }
@@ -550,7 +576,12 @@ impl Plan {
             }
             Plan::Sort { keys, .. } => keys.iter().for_each(|k| f(&k.expr)),
             Plan::Limit { limit, offset, .. } => limit.iter().chain(offset).for_each(&mut *f),
-            Plan::Distinct { .. } | Plan::SetOp { .. } | Plan::System(_) => {}
+            Plan::Distinct { .. }
+            | Plan::SetOp { .. }
+            | Plan::System(_)
+            | Plan::Recursive { .. }
+            | Plan::ProjectSet { .. }
+            | Plan::WorkTable { .. } => {}
             Plan::Series { args } | Plan::Routine { args, .. } | Plan::Unnest { args, .. } => {
                 args.iter().for_each(&mut *f)
             }
@@ -604,11 +635,13 @@ impl Plan {
             | Plan::System(_)
             | Plan::Series { .. }
             | Plan::Routine { .. }
+            | Plan::WorkTable { .. }
             | Plan::Unnest { .. } => {}
-            Plan::Distinct { input, .. } => input.prune_columns(None),
+            Plan::Distinct { input, .. } | Plan::ProjectSet { input, .. } => input.prune_columns(None),
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
-            | Plan::SetOp { left, right, .. } => {
+            | Plan::SetOp { left, right, .. }
+            | Plan::Recursive { anchor: left, step: right, .. } => {
                 left.prune_columns(None);
                 right.prune_columns(None);
             }

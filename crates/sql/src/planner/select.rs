@@ -44,21 +44,102 @@ impl<'a> Binder<'a> {
         crate::stack::check("queries nested too deeply")?;
         let depth = self.ctes.len();
         if let Some(with) = &q.with {
-            if with.recursive {
-                return Err(Error::unsupported("WITH RECURSIVE"));
-            }
             for cte in &with.cte_tables {
-                let (plan, mut cols) = self.query(&cte.query)?;
-                for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
-                    c.name = ident(&a.name);
-                }
-                self.ctes.push((ident(&cte.alias.name), plan, cols));
+                let name = ident(&cte.alias.name);
+                let (plan, cols) = match recursive_parts(cte, &name).filter(|_| with.recursive) {
+                    Some((anchor, step, all)) => self.recursive_cte(cte, &name, anchor, step, all)?,
+                    None => {
+                        let (plan, mut cols) = self.query(&cte.query)?;
+                        for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
+                            c.name = ident(&a.name);
+                        }
+                        (plan, cols)
+                    }
+                };
+                self.ctes.push((name, plan, cols));
             }
         }
         let out = self.query_body(q);
         self.ctes.truncate(depth);
         let (mut plan, cols) = out?;
         plan.prune_columns(None);
+        Ok((plan, cols))
+    }
+
+    /// A SELECT with `unnest(x)` items in its list: the list with each such
+    /// item's array in its place, then each row once per element
+    /// (`Plan::ProjectSet`). Elements are text.
+    fn select_unnest(&mut self, s: &ast::Select) -> Result<(Plan, Vec<OutputColumn>)> {
+        let mut plain = s.clone();
+        let mut sets = Vec::new();
+        for (i, item) in plain.projection.iter_mut().enumerate() {
+            let (ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }) = item
+            else {
+                continue;
+            };
+            if let Some(arg) = unnest_arg(e) {
+                let named = matches!(item, ast::SelectItem::ExprWithAlias { .. });
+                if named {
+                    if let ast::SelectItem::ExprWithAlias { expr, .. } = item {
+                        *expr = arg;
+                    }
+                } else {
+                    *item = ast::SelectItem::ExprWithAlias { expr: arg, alias: ast::Ident::new("unnest") };
+                }
+                sets.push(i);
+            }
+        }
+        let (plan, mut cols) = self.select(&plain, &[], false)?;
+        for &i in &sets {
+            cols[i].ty = Some(DataType::Text);
+        }
+        Ok((Plan::ProjectSet { input: Box::new(plan), sets }, cols))
+    }
+
+    /// A recursive CTE `name`: the anchor bound first, which gives the
+    /// columns and their types; then the step, in which `name` reads the
+    /// rows of the round before (see `Plan::Recursive`).
+    fn recursive_cte(
+        &mut self,
+        cte: &ast::Cte,
+        name: &str,
+        anchor: &ast::SetExpr,
+        step: &ast::SetExpr,
+        all: bool,
+    ) -> Result<(Plan, Vec<OutputColumn>)> {
+        static WORK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let (anchor, mut cols) = self.set_expr(anchor)?;
+        for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
+            c.name = ident(&a.name);
+        }
+        for c in cols.iter_mut().filter(|c| c.ty.is_none()) {
+            c.ty = Some(DataType::Text);
+        }
+        let work = WORK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.ctes.push((name.to_string(), Plan::WorkTable { work }, cols.clone()));
+        let stepped = self.set_expr(step);
+        self.ctes.pop();
+        let (step, step_cols) = stepped?;
+        if step_cols.len() != cols.len() {
+            return Err(Error::Syntax("each UNION query must have the same number of columns".into()));
+        }
+        // The step's rows take the anchor's column types.
+        let casts: Vec<Expr> = step_cols
+            .iter()
+            .zip(&cols)
+            .enumerate()
+            .map(|(i, (s, a))| match (&s.ty, &a.ty) {
+                (Some(st), Some(at)) if st != at => Expr::Cast(Box::new(Expr::Column(i)), at.clone()),
+                (None, Some(at)) => Expr::Cast(Box::new(Expr::Column(i)), at.clone()),
+                _ => Expr::Column(i),
+            })
+            .collect();
+        let step = if casts.iter().all(|e| matches!(e, Expr::Column(_))) {
+            step
+        } else {
+            Plan::Project { input: Box::new(step), exprs: casts }
+        };
+        let plan = Plan::Recursive { anchor: Box::new(anchor), step: Box::new(step), distinct: !all, work };
         Ok((plan, cols))
     }
 
@@ -88,6 +169,16 @@ impl<'a> Binder<'a> {
         let limit_e = bind_count(self, limit)?;
         let offset_e = bind_count(self, offset)?;
         let (plan, cols) = match q.body.as_ref() {
+            ast::SetExpr::Select(s) if has_unnest(s) => {
+                let (plan, cols) = self.select_unnest(s)?;
+                if order.is_empty() {
+                    (plan, cols)
+                } else {
+                    let scope = Scope::of("", &cols);
+                    let keys = self.sort_keys(&order, &cols, &Ctx::plain(&scope))?;
+                    (Plan::Sort { input: Box::new(plan), keys }, cols)
+                }
+            }
             ast::SetExpr::Select(s) => self.select(s, &order, limit_e.is_some())?,
             other => {
                 let (plan, cols) = self.set_expr(other)?;
@@ -241,7 +332,7 @@ impl<'a> Binder<'a> {
                     if scope.cols.is_empty() {
                         return Err(Error::Syntax("SELECT * with no tables specified is not valid".into()));
                     }
-                    for (i, c) in scope.cols.iter().enumerate() {
+                    for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden) {
                         let e = match &grouping {
                             Some(_) => self.expr(&ast::Expr::Identifier(ast::Ident::new(&c.name)), &ctx)?.0,
                             None => Expr::Column(i),
@@ -258,7 +349,7 @@ impl<'a> Binder<'a> {
                         _ => return Err(Error::unsupported("this wildcard")),
                     };
                     let mut any = false;
-                    for (i, c) in scope.cols.iter().enumerate() {
+                    for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden) {
                         if c.rel.as_deref() == Some(rel.as_str()) {
                             any = true;
                             exprs.push(Expr::Column(i));
@@ -556,15 +647,26 @@ impl<'a> Binder<'a> {
                 if let Some(t) = self.system_table(&parts)? {
                     let mut cols = t.columns();
                     rename_columns(&mut cols, alias.as_ref());
-                    return Ok(Item {
-                        plan: Plan::System(t),
-                        scope: Scope::of(&alias_name, &cols),
-                        base: None,
-                        lateral: false,
+                    // Each row ends with the system column `tableoid`, as
+                    // pg_dump reads it from every catalog.
+                    let mut scope = Scope::of(&alias_name, &cols);
+                    scope.cols.push(super::bind::ScopeCol {
+                        rel: Some(alias_name.clone()),
+                        name: "tableoid".into(),
+                        ty: Some(DataType::Integer),
+                        hidden: true,
                     });
+                    return Ok(Item { plan: Plan::System(t), scope, base: None, lateral: false });
                 }
-                let table_name = self.table_name(name)?;
-                let info = self.catalog.table(&table_name)?;
+                let info = match self.table_name(name).and_then(|n| self.catalog.table(&n)) {
+                    Err(Error::UndefinedTable(t)) => {
+                        match self.sequence_relation(&parts, &alias_name, alias.as_ref())? {
+                            Some(item) => return Ok(item),
+                            None => return Err(Error::UndefinedTable(t)),
+                        }
+                    }
+                    r => r?,
+                };
                 let mut cols = OutputColumn::of_table(info.table.columns());
                 rename_columns(&mut cols, alias.as_ref());
                 let access = Access {
@@ -643,6 +745,81 @@ impl<'a> Binder<'a> {
         Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
     }
 
+    /// `pg_options_to_table(options)`: each `name=value` of an options
+    /// array (`reloptions`, `attfdwoptions`) as a row of `option_name`,
+    /// `option_value`. Bound as the query it is the same as.
+    fn options_to_table(
+        &mut self,
+        args: &[ast::FunctionArg],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Item> {
+        let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(options))] = args else {
+            return Err(Error::UndefinedFunction(format!(
+                "pg_options_to_table with {} arguments",
+                args.len()
+            )));
+        };
+        const SAME: &str =
+            "SELECT split_part(o, '=', 1) AS option_name, substr(o, strpos(o, '=') + 1) AS option_value \
+                            FROM unnest(NULL::text[]) AS options(o)";
+        let mut stmts = crate::parser::parse(SAME)?;
+        let Some(ast::Statement::Query(mut q)) = stmts.pop() else {
+            return Err(Error::other("XX000", "pg_options_to_table: bad template"));
+        };
+        if let ast::SetExpr::Select(s) = q.body.as_mut() {
+            if let Some(ast::TableFactor::UNNEST { array_exprs, .. }) =
+                s.from.first_mut().map(|f| &mut f.relation)
+            {
+                if let Some(ast::Expr::Cast { expr, .. }) = array_exprs.first_mut() {
+                    **expr = options.clone();
+                }
+            }
+        }
+        let (plan, mut cols) = self.query(&q)?;
+        rename_columns(&mut cols, alias);
+        let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| "pg_options_to_table".into());
+        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
+    }
+
+    /// A sequence named by `parts`, read as a relation: one row of
+    /// `last_value`, `log_cnt` (always 0: values are reserved 1,024 at a
+    /// time instead of logged) and `is_called`, as of when the statement
+    /// runs.
+    fn sequence_relation(
+        &self,
+        parts: &[String],
+        alias_name: &str,
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Option<Item>> {
+        let name = match parts {
+            [t] => self
+                .search_path
+                .iter()
+                .map(|s| super::bind::qualify(s, t))
+                .find(|n| self.catalog.has_sequence(n)),
+            [s, t] | [_, s, t] => Some(super::bind::qualify(s, t)).filter(|n| self.catalog.has_sequence(n)),
+            _ => None,
+        };
+        let Some(name) = name else { return Ok(None) };
+        let mut cols = vec![
+            OutputColumn { name: "last_value".into(), ty: Some(DataType::BigInt) },
+            OutputColumn { name: "log_cnt".into(), ty: Some(DataType::BigInt) },
+            OutputColumn { name: "is_called".into(), ty: Some(DataType::Boolean) },
+        ];
+        rename_columns(&mut cols, alias);
+        let row = vec![
+            Expr::Sequence(super::expr::SeqOp::LastValue, name.clone(), vec![]),
+            Expr::Literal(centum_types::Value::BigInt(0)),
+            Expr::Sequence(super::expr::SeqOp::IsCalled, name, vec![]),
+        ];
+        Ok(Some(Item {
+            plan: Plan::Values { rows: vec![row] },
+            scope: Scope::of(alias_name, &cols),
+            base: None,
+            lateral: false,
+        }))
+    }
+
     /// A virtual catalog table named by `parts`: qualified with
     /// `pg_catalog` or `information_schema`, or unqualified when no user
     /// table of that name is on the search path.
@@ -711,6 +888,9 @@ impl<'a> Binder<'a> {
                 base: None,
                 lateral: false,
             });
+        }
+        if name == "pg_options_to_table" {
+            return self.options_to_table(args, alias);
         }
         if name != "generate_series" {
             let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
@@ -1242,4 +1422,50 @@ fn plan_width_exceeds(visible: usize, plan: &Plan) -> bool {
         }
     }
     width(plan).is_some_and(|w| w > visible)
+}
+
+/// A CTE of `WITH RECURSIVE` that reads itself: `anchor UNION [ALL]
+/// step`, the step naming `name` in a FROM clause (`all` for UNION ALL).
+fn recursive_parts<'q>(cte: &'q ast::Cte, name: &str) -> Option<(&'q ast::SetExpr, &'q ast::SetExpr, bool)> {
+    if cte.query.order_by.is_some() || cte.query.limit_clause.is_some() {
+        return None;
+    }
+    let ast::SetExpr::SetOperation { left, op: ast::SetOperator::Union, set_quantifier, right } =
+        cte.query.body.as_ref()
+    else {
+        return None;
+    };
+    let mut reads_itself = false;
+    let _ = ast::visit_relations(right.as_ref(), |r| {
+        if r.0.len() == 1 && r.0[0].as_ident().is_some_and(|i| ident(i) == name) {
+            reads_itself = true;
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let all = matches!(set_quantifier, ast::SetQuantifier::All);
+    reads_itself.then_some((left.as_ref(), right.as_ref(), all))
+}
+
+/// The argument of `unnest(x)` (one argument), if `e` is such a call.
+fn unnest_arg(e: &ast::Expr) -> Option<ast::Expr> {
+    let ast::Expr::Function(f) = e else { return None };
+    if f.name.0.last().and_then(|p| p.as_ident()).is_none_or(|i| !i.value.eq_ignore_ascii_case("unnest")) {
+        return None;
+    }
+    let ast::FunctionArguments::List(l) = &f.args else { return None };
+    match l.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(a))] => Some(a.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a select list has an `unnest(x)` item (see `select_unnest`).
+fn has_unnest(s: &ast::Select) -> bool {
+    s.group_by == ast::GroupByExpr::Expressions(vec![], vec![])
+        && s.projection.iter().any(|i| match i {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                unnest_arg(e).is_some()
+            }
+            _ => false,
+        })
 }

@@ -106,11 +106,19 @@ impl Binder<'_> {
                 }
                 RegType::Type => sysfn::regtype_in(&s)?,
                 RegType::Namespace => sysfn::regnamespace_in(&Snapshot::take(self.catalog)?, &s)?,
+                // A routine's name stays the name (the catalog keeps
+                // handler names as text).
+                RegType::Other if s.trim().parse::<i64>().is_err() => {
+                    return Ok(Some((Expr::Literal(Value::Text(s)), Some(DataType::Text))))
+                }
                 _ => s.trim().parse::<i64>().ok().and_then(|o| i32::try_from(o).ok()).ok_or_else(|| {
                     Error::other("22P02", format!("invalid input syntax for type oid: \"{s}\""))
                 })?,
             };
             return Ok(Some((Expr::Literal(Value::Integer(oid)), int)));
+        }
+        if reg == RegType::Other && matches!(&x.1, Some(t) if t.is_string()) {
+            return Ok(Some(x));
         }
         let x = self.coerce_untyped(x, &int)?;
         // `x::regclass::oid`: back to the OID.

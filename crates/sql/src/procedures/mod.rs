@@ -431,6 +431,10 @@ pub(crate) struct RoutineInfo {
     pub arg_oids: Vec<i32>,
     /// The stored CREATE text (`pg_get_functiondef`).
     pub source: String,
+    /// The body (`prosrc`).
+    pub body: String,
+    /// Its settings as `name=value` (`proconfig`): the retry budget.
+    pub config: Vec<String>,
 }
 
 /// Describes routine `name` from its stored text; `None` if there is no
@@ -480,6 +484,8 @@ pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
         result_oid,
         arguments,
         arg_oids: c.inputs().map(|p| oid(&p.ty)).collect(),
+        config: if def.retry > 0 { vec![format!("{RETRY_SETTING}={}", def.retry)] } else { vec![] },
+        body: def.body,
         source,
     })
 }
@@ -487,7 +493,11 @@ pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
 /// CREATE [OR REPLACE] FUNCTION / PROCEDURE: compiled now, against the
 /// current catalog, so a body naming a missing table or column is refused
 /// here rather than at its first call.
-pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction) -> Result<String> {
+///
+/// With `check_bodies` off (`SET check_function_bodies = off`, as pg_dump's
+/// output sets, since it creates routines before the tables they use) only
+/// the header is checked; the body is compiled at the first call.
+pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction, check_bodies: bool) -> Result<String> {
     let def = definition(cf)?;
     let kind = if def.procedure { "PROCEDURE" } else { "FUNCTION" };
     if let Some(old) = catalog.routine_source(&def.name) {
@@ -504,6 +514,11 @@ pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction) -> Result<Stri
         }
     }
     let source = cf.to_string();
+    if !check_bodies {
+        resolve_header(catalog, &def)?;
+        catalog.put_routine(&def.name, source, def.or_replace)?;
+        return Ok(format!("CREATE {kind}"));
+    }
     let old = catalog.put_routine(&def.name, source.clone(), def.or_replace)?;
     if let Err(e) = compile_source(catalog, &def.name, &source, catalog.version()) {
         // Put back what was there, so a failed CREATE OR REPLACE changes

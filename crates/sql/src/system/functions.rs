@@ -64,6 +64,8 @@ pub enum CatalogFn {
     ArrayToString,
     /// `array_position(array, elem)`.
     ArrayPosition,
+    /// `array_remove(array, elem)`: without the elements equal to `elem`.
+    ArrayRemove,
     /// `array_upper(array, dim)`.
     ArrayUpper,
     /// `array_lower(array, dim)`.
@@ -100,6 +102,9 @@ pub enum CatalogFn {
     NotVisible,
     /// `quote_ident(text)`.
     QuoteIdent,
+    /// `quote_literal(text)`: a string constant, with `E'...'` where it
+    /// holds a backslash.
+    QuoteLiteral,
     /// `current_user`, `session_user`, `user`: the session's role.
     CurrentUser,
     /// `current_database()`, `current_catalog`: the database the client
@@ -111,6 +116,9 @@ pub enum CatalogFn {
     /// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid)` (true: end
     /// the session too).
     SignalBackend(bool),
+    /// `pg_is_in_recovery()`: false, a Centum server takes writes as soon
+    /// as it accepts connections (recovery ends before).
+    InRecovery,
     /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
     /// waits for, as an array.
     BlockingPids,
@@ -133,7 +141,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
     let (func, params, min, ret, search_path) = match name {
         "pg_table_is_visible" | "pg_type_is_visible" => (CatalogFn::TableIsVisible, vec![I4], 1, B, true),
         "format_type" => (CatalogFn::FormatType, vec![I4, I4], 2, T, false),
-        "pg_get_expr" => (CatalogFn::GetExpr, vec![T, I4, B], 2, T, false),
+        "pg_get_expr" => (CatalogFn::GetExpr, vec![T, I4, B], 2, T, true),
         "pg_get_indexdef" => (CatalogFn::GetIndexdef, vec![I4, I4, B], 1, T, true),
         "pg_get_constraintdef" => (CatalogFn::GetConstraintdef, vec![I4, B], 1, T, true),
         "pg_get_userbyid" => (CatalogFn::GetUserById, vec![I4], 1, T, false),
@@ -143,12 +151,16 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
         "pg_get_triggerdef" => (CatalogFn::NoObject, vec![I4, B], 1, T, false),
+        // An object's default privileges: NULL, as its ACL is (the
+        // owner's defaults; pg_dump then writes no GRANT).
+        "acldefault" => (CatalogFn::NoObject, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, T, true),
         "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, false),
         "set_config" => (CatalogFn::SetConfig, vec![T, T, B], 3, T, false),
         "array_to_string" => (CatalogFn::ArrayToString, vec![T, T, T], 2, T, false),
         "array_position" => (CatalogFn::ArrayPosition, vec![T, T], 2, I4, false),
+        "array_remove" => (CatalogFn::ArrayRemove, vec![T, T], 2, T, false),
         "array_upper" => (CatalogFn::ArrayUpper, vec![T, I4], 2, I4, false),
         "array_lower" => (CatalogFn::ArrayLower, vec![T, I4], 2, I4, false),
         "array_length" => (CatalogFn::ArrayLength, vec![T, I4], 2, I4, false),
@@ -174,9 +186,13 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         | "pg_ts_template_is_visible"
         | "pg_opfamily_is_visible" => (CatalogFn::NotVisible, vec![I4], 1, B, false),
         "quote_ident" => (CatalogFn::QuoteIdent, vec![T], 1, T, false),
+        "quote_literal" => (CatalogFn::QuoteLiteral, vec![T], 1, T, false),
+        // SQL-standard bodies (BEGIN ATOMIC): routines are PL/pgSQL.
+        "pg_get_function_sqlbody" => (CatalogFn::NoObject, vec![I4], 1, T, false),
         "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "pg_backend_pid" => (CatalogFn::BackendPid, vec![], 0, I4, false),
+        "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, T, false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
@@ -203,6 +219,7 @@ impl CatalogFn {
             self,
             CatalogFn::ArrayToString
                 | CatalogFn::ArrayPosition
+                | CatalogFn::ArrayRemove
                 | CatalogFn::AnyEq
                 | CatalogFn::FormatType
                 | CatalogFn::Row
@@ -229,6 +246,7 @@ impl CatalogFn {
             CatalogFn::SetConfig => "set_config",
             CatalogFn::ArrayToString => "array_to_string",
             CatalogFn::ArrayPosition => "array_position",
+            CatalogFn::ArrayRemove => "array_remove",
             CatalogFn::ArrayUpper => "array_upper",
             CatalogFn::ArrayLower => "array_lower",
             CatalogFn::ArrayLength => "array_length",
@@ -250,10 +268,12 @@ impl CatalogFn {
             CatalogFn::FunctionArguments => "pg_get_function_arguments",
             CatalogFn::FunctionDef => "pg_get_functiondef",
             CatalogFn::QuoteIdent => "quote_ident",
+            CatalogFn::QuoteLiteral => "quote_literal",
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
             CatalogFn::BackendPid => "pg_backend_pid",
             CatalogFn::BlockingPids => "pg_blocking_pids",
+            CatalogFn::InRecovery => "pg_is_in_recovery",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
             CatalogFn::SignalBackend(true) => "pg_terminate_backend",
         }
@@ -334,7 +354,10 @@ pub(crate) fn eval(
             Some(o) => Value::Text(types::format_type(o as i32, int(arg(1)).map(|m| m as i32))),
             None => Value::Null,
         },
-        CatalogFn::GetExpr => arg(0).clone(),
+        CatalogFn::GetExpr => match arg(0) {
+            Value::Text(e) => Value::Text(unqualified_sequences(e, &search_path(args))),
+            v => v.clone(),
+        },
         CatalogFn::GetIndexdef => {
             let path = search_path(args);
             let col = if args.len() > 2 { int(arg(1)).unwrap_or(0) } else { 0 };
@@ -363,6 +386,7 @@ pub(crate) fn eval(
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(format!("{};\n", r.source)))
         }
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
+        CatalogFn::QuoteLiteral => Value::Text(quote_literal(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
         CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
@@ -391,7 +415,15 @@ pub(crate) fn eval(
                 }
             }
         }
+        CatalogFn::InRecovery => Value::Boolean(false),
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
+        CatalogFn::Description
+            if oid_arg(arg(0)) == super::snapshot::PUBLIC
+                && args.len() == 2
+                && matches!(arg(1), Value::Text(c) if c == "pg_namespace") =>
+        {
+            Value::from(super::snapshot::PUBLIC_COMMENT)
+        }
         CatalogFn::Description | CatalogFn::NoObject => Value::Null,
         CatalogFn::RelationIsPublishable => {
             Value::Boolean(matches!(s()?.rel(oid_arg(arg(0))), Some(RelRef::Table(_))))
@@ -424,6 +456,12 @@ pub(crate) fn eval(
             let items = arrays::parse(a)?;
             items.iter().position(|x| *x == e).map_or(Value::Null, |p| Value::Integer(p as i32 + 1))
         }
+        CatalogFn::ArrayRemove => {
+            let Value::Text(a) = arg(0) else { return Ok(Value::Null) };
+            let e = (!arg(1).is_null()).then(|| text(arg(1)));
+            let kept: Vec<Option<String>> = arrays::parse(a)?.into_iter().filter(|x| *x != e).collect();
+            Value::Text(arrays::render_opt(&kept.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
+        }
         CatalogFn::ArrayUpper | CatalogFn::ArrayLower | CatalogFn::ArrayLength => {
             let n = arrays::parse(&text(arg(0)))?.len();
             if n == 0 || int(arg(1)) != Some(1) {
@@ -435,7 +473,16 @@ pub(crate) fn eval(
             })
         }
         CatalogFn::Subscript => {
-            let items = arrays::parse(&text(arg(0)))?;
+            let t = text(arg(0));
+            // A `name` (typname[0]) is a fixed array of characters,
+            // counted from 0.
+            if !t.starts_with('{') {
+                let i = int(arg(1)).and_then(|i| usize::try_from(i).ok());
+                return Ok(i
+                    .and_then(|i| t.chars().nth(i))
+                    .map_or(Value::Null, |c| Value::Text(c.to_string())));
+            }
+            let items = arrays::parse(&t)?;
             let i = int(arg(1)).unwrap_or(0);
             match usize::try_from(i - 1).ok().and_then(|i| items.get(i)) {
                 Some(Some(v)) => Value::Text(v.clone()),
@@ -480,6 +527,17 @@ pub(crate) fn eval(
             Value::Boolean(m != neg)
         }
     })
+}
+
+/// A stored expression as `pg_get_expr` shows it: a sequence named as
+/// `'schema.name'::regclass` loses its schema when that schema is on the
+/// search path, as PostgreSQL prints a regclass constant.
+fn unqualified_sequences(expr: &str, path: &[String]) -> String {
+    let mut out = expr.to_string();
+    for schema in path {
+        out = out.replace(&format!("nextval('{}.", quote_ident(schema)), "nextval('");
+    }
+    out
 }
 
 /// Bytes a relation (or the database) holds in memory: row versions for
@@ -557,6 +615,16 @@ pub(crate) fn quote_ident(s: &str) -> String {
         s.to_string()
     } else {
         format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// Quotes a string constant as PostgreSQL's `quote_literal` does.
+pub(crate) fn quote_literal(s: &str) -> String {
+    let body = s.replace('\'', "''");
+    if s.contains('\\') {
+        format!("E'{}'", body.replace('\\', "\\\\"))
+    } else {
+        format!("'{body}'")
     }
 }
 

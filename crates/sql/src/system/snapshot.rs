@@ -35,6 +35,9 @@ use std::sync::Arc;
 pub(crate) const PG_CATALOG: i32 = 11;
 /// OID of schema `public`.
 pub(crate) const PUBLIC: i32 = 2200;
+
+/// The comment on schema `public`, as in every PostgreSQL database.
+pub(crate) const PUBLIC_COMMENT: &str = "standard public schema";
 /// OID of schema `information_schema`.
 pub(crate) const INFORMATION_SCHEMA: i32 = 13000;
 /// OID of the role reported when the catalog has none.

@@ -77,20 +77,21 @@ system_tables! {
         "relnatts" I2, "relchecks" I2, "relhasrules" B, "relhastriggers" B, "relhassubclass" B,
         "relrowsecurity" B, "relforcerowsecurity" B, "relispopulated" B, "relreplident" T,
         "relispartition" B, "relrewrite" O, "relacl" T, "reloptions" T, "relpartbound" T,
+        "relfrozenxid" T, "relminmxid" T,
     ]
     Attribute "pg_catalog" "pg_attribute" [
         "attrelid" O, "attname" T, "atttypid" O, "attstattarget" I4, "attlen" I2, "attnum" I2,
         "attndims" I4, "attcacheoff" I4, "atttypmod" I4, "attbyval" B, "attalign" T, "attstorage" T,
         "attcompression" T, "attnotnull" B, "atthasdef" B, "atthasmissing" B, "attidentity" T,
         "attgenerated" T, "attisdropped" B, "attislocal" B, "attinhcount" I4, "attcollation" O,
-        "attacl" T, "attoptions" T, "attfdwoptions" T,
+        "attacl" T, "attoptions" T, "attfdwoptions" T, "attmissingval" T,
     ]
     Type "pg_catalog" "pg_type" [
         "oid" O, "typname" T, "typnamespace" O, "typowner" O, "typlen" I2, "typbyval" B, "typtype" T,
         "typcategory" T, "typispreferred" B, "typisdefined" B, "typdelim" T, "typrelid" O,
         "typsubscript" T, "typelem" O, "typarray" O, "typinput" T, "typoutput" T, "typreceive" T,
         "typsend" T, "typalign" T, "typstorage" T, "typnotnull" B, "typbasetype" O, "typtypmod" I4,
-        "typndims" I4, "typcollation" O, "typdefault" T,
+        "typndims" I4, "typcollation" O, "typdefault" T, "typacl" T,
     ]
     Index "pg_catalog" "pg_index" [
         "indexrelid" O, "indrelid" O, "indnatts" I2, "indnkeyatts" I2, "indisunique" B,
@@ -165,7 +166,9 @@ system_tables! {
     Tablespace "pg_catalog" "pg_tablespace" ["oid" O, "spcname" T, "spcowner" O, "spcacl" T, "spcoptions" T]
     Proc "pg_catalog" "pg_proc" [
         "oid" O, "proname" T, "pronamespace" O, "proowner" O, "prolang" O, "prokind" T, "proretset" B,
-        "pronargs" I2, "prorettype" O, "proargtypes" T,
+        "pronargs" I2, "prorettype" O, "proargtypes" T, "proacl" T, "prosrc" T, "probin" T,
+        "provolatile" T, "proisstrict" B, "prosecdef" B, "proconfig" T, "procost" F, "prorows" F,
+        "proleakproof" B, "protrftypes" T, "proparallel" T, "prosupport" T,
     ]
     Range "pg_catalog" "pg_range" [
         "rngtypid" O, "rngsubtype" O, "rngmultitypid" O, "rngcollation" O, "rngsubopc" O,
@@ -190,6 +193,76 @@ system_tables! {
     Sequence "pg_catalog" "pg_sequence" [
         "seqrelid" O, "seqtypid" O, "seqstart" I8, "seqincrement" I8, "seqmax" I8, "seqmin" I8,
         "seqcache" I8, "seqcycle" B,
+    ]
+    Language "pg_catalog" "pg_language" [
+        "oid" O, "lanname" T, "lanowner" O, "lanispl" B, "lanpltrusted" B, "lanplcallfoid" O, "laninline" O,
+        "lanvalidator" O, "lanacl" T,
+    ]
+    InitPrivs "pg_catalog" "pg_init_privs" ["objoid" O, "classoid" O, "objsubid" I4, "privtype" T, "initprivs" T]
+    Operator "pg_catalog" "pg_operator" [
+        "oid" O, "oprname" T, "oprnamespace" O, "oprowner" O, "oprkind" T, "oprcanmerge" B, "oprcanhash" B,
+        "oprleft" O, "oprright" O, "oprresult" O, "oprcom" O, "oprnegate" O, "oprcode" T, "oprrest" T,
+        "oprjoin" T,
+    ]
+    Opclass "pg_catalog" "pg_opclass" [
+        "oid" O, "opcmethod" O, "opcname" T, "opcnamespace" O, "opcowner" O, "opcfamily" O, "opcintype" O,
+        "opcdefault" B, "opckeytype" O,
+    ]
+    Opfamily "pg_catalog" "pg_opfamily" ["oid" O, "opfmethod" O, "opfname" T, "opfnamespace" O, "opfowner" O]
+    Amop "pg_catalog" "pg_amop" [
+        "oid" O, "amopfamily" O, "amoplefttype" O, "amoprighttype" O, "amopstrategy" I2, "amoppurpose" T,
+        "amopopr" O, "amopmethod" O, "amopsortfamily" O,
+    ]
+    Amproc "pg_catalog" "pg_amproc" [
+        "oid" O, "amprocfamily" O, "amproclefttype" O, "amprocrighttype" O, "amprocnum" I2, "amproc" T,
+    ]
+    TsParser "pg_catalog" "pg_ts_parser" [
+        "oid" O, "prsname" T, "prsnamespace" O, "prsstart" T, "prstoken" T, "prsend" T, "prsheadline" T,
+        "prslextype" T,
+    ]
+    TsTemplate "pg_catalog" "pg_ts_template" ["oid" O, "tmplname" T, "tmplnamespace" O, "tmplinit" T, "tmpllexize" T]
+    TsDict "pg_catalog" "pg_ts_dict" [
+        "oid" O, "dictname" T, "dictnamespace" O, "dictowner" O, "dicttemplate" O, "dictinitoption" T,
+    ]
+    TsConfig "pg_catalog" "pg_ts_config" ["oid" O, "cfgname" T, "cfgnamespace" O, "cfgowner" O, "cfgparser" O]
+    TsConfigMap "pg_catalog" "pg_ts_config_map" ["mapcfg" O, "maptokentype" I4, "mapseqno" I4, "mapdict" O]
+    ForeignDataWrapper "pg_catalog" "pg_foreign_data_wrapper" [
+        "oid" O, "fdwname" T, "fdwowner" O, "fdwhandler" T, "fdwvalidator" T, "fdwacl" T, "fdwoptions" T,
+    ]
+    ForeignServer "pg_catalog" "pg_foreign_server" [
+        "oid" O, "srvname" T, "srvowner" O, "srvfdw" O, "srvtype" T, "srvversion" T, "srvacl" T,
+        "srvoptions" T,
+    ]
+    ForeignTable "pg_catalog" "pg_foreign_table" ["ftrelid" O, "ftserver" O, "ftoptions" T]
+    UserMappings "pg_catalog" "pg_user_mappings" [
+        "umid" O, "srvid" O, "srvname" T, "umuser" O, "usename" T, "umoptions" T,
+    ]
+    DefaultAcl "pg_catalog" "pg_default_acl" [
+        "oid" O, "defaclrole" O, "defaclnamespace" O, "defaclobjtype" T, "defaclacl" T,
+    ]
+    Conversion "pg_catalog" "pg_conversion" [
+        "oid" O, "conname" T, "connamespace" O, "conowner" O, "conforencoding" I4, "contoencoding" I4,
+        "conproc" T, "condefault" B,
+    ]
+    Cast "pg_catalog" "pg_cast" [
+        "oid" O, "castsource" O, "casttarget" O, "castfunc" O, "castcontext" T, "castmethod" T,
+    ]
+    Transform "pg_catalog" "pg_transform" ["oid" O, "trftype" O, "trflang" O, "trffromsql" O, "trftosql" O]
+    EventTrigger "pg_catalog" "pg_event_trigger" [
+        "oid" O, "evtname" T, "evtevent" T, "evtowner" O, "evtfoid" O, "evtenabled" T, "evttags" T,
+    ]
+    Subscription "pg_catalog" "pg_subscription" [
+        "oid" O, "subdbid" O, "subskiplsn" T, "subname" T, "subowner" O, "subenabled" B, "subbinary" B,
+        "substream" T, "subtwophasestate" T, "subdisableonerr" B, "subconninfo" T, "subslotname" T,
+        "subsynccommit" T, "subpublications" T,
+    ]
+    LargeobjectMetadata "pg_catalog" "pg_largeobject_metadata" ["oid" O, "lomowner" O, "lomacl" T]
+    ParameterAcl "pg_catalog" "pg_parameter_acl" ["oid" O, "parname" T, "paracl" T]
+    DbRoleSetting "pg_catalog" "pg_db_role_setting" ["setdatabase" O, "setrole" O, "setconfig" T]
+    Shseclabel "pg_catalog" "pg_shseclabel" ["objoid" O, "classoid" O, "provider" T, "label" T]
+    Seclabels "pg_catalog" "pg_seclabels" [
+        "objoid" O, "classoid" O, "objsubid" I4, "objtype" T, "objnamespace" O, "objname" T, "provider" T,
+        "label" T,
     ]
     Tables "information_schema" "tables" [
         "table_catalog" T, "table_schema" T, "table_name" T, "table_type" T,
@@ -263,6 +336,31 @@ impl SystemTable {
             "pg_sequence" => 2224,
             "pg_depend" => 2608,
             "pg_extension" => 3079,
+            "pg_init_privs" => 3394,
+            "pg_operator" => 2617,
+            "pg_opclass" => 2616,
+            "pg_opfamily" => 2753,
+            "pg_amop" => 2602,
+            "pg_amproc" => 2603,
+            "pg_ts_parser" => 3601,
+            "pg_ts_template" => 3764,
+            "pg_ts_dict" => 3600,
+            "pg_ts_config" => 3602,
+            "pg_ts_config_map" => 3603,
+            "pg_foreign_data_wrapper" => 2328,
+            "pg_foreign_server" => 1417,
+            "pg_foreign_table" => 3118,
+            "pg_default_acl" => 826,
+            "pg_conversion" => 2607,
+            "pg_cast" => 2605,
+            "pg_transform" => 3576,
+            "pg_event_trigger" => 3466,
+            "pg_subscription" => 6100,
+            "pg_largeobject_metadata" => 2995,
+            "pg_language" => 2612,
+            "pg_shseclabel" => 3592,
+            "pg_db_role_setting" => 2964,
+            "pg_parameter_acl" => 6243,
             _ => 12000 + SystemTable::ALL.iter().position(|t| *t == self).unwrap_or(0) as i32,
         }
     }
@@ -284,6 +382,27 @@ impl SystemTable {
     pub(crate) fn rows(self, s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
         let rows = match self {
             SystemTable::Namespace => namespaces(s),
+            SystemTable::Language => [
+                (12, "internal", false, false, 0, 0, 2246),
+                (13, "c", false, false, 0, 0, 2247),
+                (14, "sql", false, true, 0, 0, 2248),
+                (PLPGSQL, "plpgsql", true, true, 13_570, 13_571, 13_572),
+            ]
+            .into_iter()
+            .map(|(o, name, pl, trusted, call, inline, validator)| {
+                vec![
+                    oid(o),
+                    txt(name),
+                    oid(s.owner),
+                    b(pl),
+                    b(trusted),
+                    oid(call),
+                    oid(inline),
+                    oid(validator),
+                    Value::Null,
+                ]
+            })
+            .collect(),
             SystemTable::Proc => s
                 .routines
                 .iter()
@@ -299,10 +418,32 @@ impl SystemTable {
                         Value::SmallInt(r.arg_oids.len() as i16),
                         oid(r.result_oid),
                         txt(&r.arg_oids.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(" ")),
+                        Value::Null,
+                        txt(&r.body),
+                        Value::Null,
+                        txt("v"),
+                        b(false),
+                        b(false),
+                        if r.config.is_empty() { Value::Null } else { txt(&arrays::render(&r.config)) },
+                        Value::Double(100.0),
+                        Value::Double(if r.retset { 1000.0 } else { 0.0 }),
+                        b(false),
+                        Value::Null,
+                        txt("u"),
+                        txt("-"),
                     ]
                 })
                 .collect(),
             SystemTable::Class => classes(s),
+            SystemTable::Depend => depends(s),
+            // The comment every PostgreSQL database has on `public` (so
+            // pg_dump writes none for it).
+            SystemTable::Description => vec![vec![
+                oid(super::snapshot::PUBLIC),
+                oid(SystemTable::Namespace.oid()),
+                Value::Integer(0),
+                txt(super::snapshot::PUBLIC_COMMENT),
+            ]],
             SystemTable::Attribute => attributes(s),
             SystemTable::Type => pg_types(s),
             SystemTable::Index => indexes(s),
@@ -455,10 +596,12 @@ impl SystemTable {
             SystemTable::KeyColumnUsage => info_key_columns(s, id),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
-            // range or enum types, triggers, rules
-            // or role memberships.
+            // range or enum types, triggers, rules, role memberships,
+            // user-defined operators, operator classes, casts,
+            // conversions, transforms or text search objects, foreign
+            // data, default or initial privileges, event triggers,
+            // subscriptions, large objects or security labels.
             SystemTable::AuthMembers
-            | SystemTable::Description
             | SystemTable::Inherits
             | SystemTable::PartitionedTable
             | SystemTable::Policy
@@ -470,8 +613,33 @@ impl SystemTable {
             | SystemTable::Enum
             | SystemTable::Trigger
             | SystemTable::Rewrite
-            | SystemTable::Depend
-            | SystemTable::Extension => vec![],
+            | SystemTable::Extension
+            | SystemTable::InitPrivs
+            | SystemTable::Operator
+            | SystemTable::Opclass
+            | SystemTable::Opfamily
+            | SystemTable::Amop
+            | SystemTable::Amproc
+            | SystemTable::TsParser
+            | SystemTable::TsTemplate
+            | SystemTable::TsDict
+            | SystemTable::TsConfig
+            | SystemTable::TsConfigMap
+            | SystemTable::ForeignDataWrapper
+            | SystemTable::ForeignServer
+            | SystemTable::ForeignTable
+            | SystemTable::UserMappings
+            | SystemTable::DefaultAcl
+            | SystemTable::Conversion
+            | SystemTable::Cast
+            | SystemTable::Transform
+            | SystemTable::EventTrigger
+            | SystemTable::Subscription
+            | SystemTable::LargeobjectMetadata
+            | SystemTable::Shseclabel
+            | SystemTable::DbRoleSetting
+            | SystemTable::ParameterAcl
+            | SystemTable::Seclabels => vec![],
         };
         debug_assert!(rows.iter().all(|r| r.len() == self.spec().len()), "{self:?}");
         rows
@@ -537,6 +705,8 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
             Value::Null,
             Value::Null,
             Value::Null,
+            txt("0"),
+            txt("0"),
         ]
     };
     for t in &s.tables {
@@ -602,6 +772,7 @@ fn attribute(
         Value::Null,
         Value::Null,
         Value::Null,
+        Value::Null,
     ]
 }
 
@@ -618,7 +789,7 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
                 None => "",
             };
             let generated = if m.generated.is_some() { "s" } else { "" };
-            let has_def = m.default.is_some() || m.generated.is_some();
+            let has_def = (m.default.is_some() && m.identity_always.is_none()) || m.generated.is_some();
             out.push(attribute(t.oid, &c.name, &c.ty, i + 1, not_null, has_def, identity, generated));
         }
         for ix in &t.indexes {
@@ -663,6 +834,7 @@ fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
                 Value::Integer(-1),
                 Value::Integer(0),
                 oid(if t.collatable { 100 } else { 0 }),
+                Value::Null,
                 Value::Null,
             ]
         })
@@ -798,12 +970,74 @@ fn constraints(s: &Snapshot) -> Vec<Vec<Value>> {
     out
 }
 
+/// Column defaults. An identity column has none (its sequence is its
+/// own, see [`owned_sequences`]); a serial column's reads as PostgreSQL
+/// shows it, `nextval('schema.seq'::regclass)`.
 fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in &s.tables {
         for (i, m) in t.info.meta.columns.iter().enumerate() {
-            if let Some(e) = m.default.as_ref().or(m.generated.as_ref()) {
-                out.push(vec![oid(t.attrdef_oid(i + 1)), oid(t.oid), i2(i + 1), txt(e)]);
+            if m.identity_always.is_some() {
+                continue;
+            }
+            let Some(e) = m.default.as_ref().or(m.generated.as_ref()) else { continue };
+            let serial = s.sequences.iter().find(|q| *e == format!("nextval('{}')", q.engine_name));
+            let e = match serial {
+                Some(q) => format!(
+                    "nextval('{}.{}'::regclass)",
+                    super::functions::quote_ident(&q.schema),
+                    super::functions::quote_ident(&q.name)
+                ),
+                None => e.clone(),
+            };
+            out.push(vec![oid(t.attrdef_oid(i + 1)), oid(t.oid), i2(i + 1), txt(&e)]);
+        }
+    }
+    out
+}
+
+/// `pg_depend`: a serial or identity column's sequence belongs to the
+/// column (`a`, `i`: auto and internal), and a serial column's default
+/// needs its sequence (`n`), which is how pg_dump knows to set such a
+/// default after it creates the sequence.
+fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
+    let class = oid(SystemTable::Class.oid());
+    let mut out = Vec::new();
+    for (seq, t, attnum, identity) in owned_sequences(s) {
+        let row =
+            |classid: Value, objid: i32, objsubid: i32, refobjid: i32, refobjsubid: i32, deptype: &str| {
+                vec![
+                    classid,
+                    oid(objid),
+                    Value::Integer(objsubid),
+                    class.clone(),
+                    oid(refobjid),
+                    Value::Integer(refobjsubid),
+                    txt(deptype),
+                ]
+            };
+        out.push(row(class.clone(), seq, 0, t, attnum, if identity { "i" } else { "a" }));
+        if !identity {
+            let attrdef = s.tables.iter().find(|x| x.oid == t).map_or(0, |x| x.attrdef_oid(attnum as usize));
+            out.push(row(oid(SystemTable::Attrdef.oid()), attrdef, 0, seq, 0, "n"));
+        }
+    }
+    out
+}
+
+/// The sequences serial and identity columns draw from: (sequence, table,
+/// column number, whether an identity's). Such a sequence belongs to its
+/// column: it goes when the column or table does.
+pub(crate) fn owned_sequences(s: &Snapshot) -> Vec<(i32, i32, i32, bool)> {
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for (i, m) in t.info.meta.columns.iter().enumerate() {
+            let Some(d) = &m.default else { continue };
+            if let Some(q) = s.sequences.iter().find(|q| *d == format!("nextval('{}')", q.engine_name)) {
+                let expected = format!("{}_{}_seq", t.engine_name, t.info.table.columns()[i].name);
+                if q.engine_name == expected {
+                    out.push((q.oid, t.oid, i as i32 + 1, m.identity_always.is_some()));
+                }
             }
         }
     }
