@@ -25,7 +25,7 @@ fn a_block_left_idle_ends_its_session_and_frees_its_rows() {
     idle.batch_execute("SET idle_in_transaction_session_timeout = 300").unwrap();
     assert_eq!(
         idle.query_one("SHOW idle_in_transaction_session_timeout", &[]).unwrap().get::<_, String>(0),
-        "300"
+        "300ms"
     );
     idle.batch_execute("BEGIN; UPDATE acct SET v = 1 WHERE id = 1").unwrap();
     std::thread::sleep(Duration::from_millis(1500));

@@ -997,29 +997,36 @@ fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
 }
 
 /// `pg_depend`: a serial or identity column's sequence belongs to the
-/// column (`a`, `i`: auto and internal), and a serial column's default
-/// needs its sequence (`n`), which is how pg_dump knows to set such a
+/// column (`a`, `i`: auto and internal), and a default that draws from a
+/// sequence needs it (`n`), which is how pg_dump knows to set such a
 /// default after it creates the sequence.
 fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
     let class = oid(SystemTable::Class.oid());
-    let mut out = Vec::new();
-    for (seq, t, attnum, identity) in owned_sequences(s) {
-        let row =
-            |classid: Value, objid: i32, objsubid: i32, refobjid: i32, refobjsubid: i32, deptype: &str| {
-                vec![
-                    classid,
-                    oid(objid),
-                    Value::Integer(objsubid),
-                    class.clone(),
-                    oid(refobjid),
-                    Value::Integer(refobjsubid),
-                    txt(deptype),
-                ]
-            };
-        out.push(row(class.clone(), seq, 0, t, attnum, if identity { "i" } else { "a" }));
-        if !identity {
-            let attrdef = s.tables.iter().find(|x| x.oid == t).map_or(0, |x| x.attrdef_oid(attnum as usize));
-            out.push(row(oid(SystemTable::Attrdef.oid()), attrdef, 0, seq, 0, "n"));
+    let row = |classid: i32, objid: i32, objsubid: i32, refobjid: i32, refobjsubid: i32, deptype: &str| {
+        vec![
+            oid(classid),
+            oid(objid),
+            Value::Integer(objsubid),
+            class.clone(),
+            oid(refobjid),
+            Value::Integer(refobjsubid),
+            txt(deptype),
+        ]
+    };
+    let mut out: Vec<Vec<Value>> = owned_sequences(s)
+        .into_iter()
+        .map(|(seq, t, attnum, identity)| {
+            row(SystemTable::Class.oid(), seq, 0, t, attnum, if identity { "i" } else { "a" })
+        })
+        .collect();
+    // Every default that draws from a sequence needs it (an identity's
+    // sequence is internal to its column instead).
+    for t in &s.tables {
+        for (i, m) in t.info.meta.columns.iter().enumerate() {
+            let Some(d) = m.default.as_ref().filter(|_| m.identity_always.is_none()) else { continue };
+            if let Some(q) = s.sequences.iter().find(|q| *d == format!("nextval('{}')", q.engine_name)) {
+                out.push(row(SystemTable::Attrdef.oid(), t.attrdef_oid(i + 1), 0, q.oid, 0, "n"));
+            }
         }
     }
     out
