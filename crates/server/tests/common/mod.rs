@@ -55,7 +55,7 @@ impl Server {
         }
         self.child = Some(cmd.spawn().expect("start centum serve"));
         let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while !listening(self.port) {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("server exited with {status}: {}", self.log_text());
             }
@@ -106,6 +106,17 @@ impl Server {
     /// Whether the process is still running.
     pub fn alive(&mut self) -> bool {
         self.child.as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
+    }
+}
+
+/// Whether a server listens on loopback `port`. A connection to a port in
+/// the ephemeral range that nothing listens on can pick that same port as
+/// its own and connect to itself (TCP simultaneous open): that is not the
+/// server.
+fn listening(port: u16) -> bool {
+    match std::net::TcpStream::connect(("127.0.0.1", port)) {
+        Ok(s) => s.local_addr().ok() != s.peer_addr().ok(),
+        Err(_) => false,
     }
 }
 
