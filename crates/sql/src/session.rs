@@ -363,7 +363,7 @@ impl Session {
             let table = b.table_name(&t.name).ok().filter(|n| self.catalog.db().table(n).is_ok());
             if table.is_none() {
                 let parts = crate::planner::bind::object_parts(&t.name)?;
-                if ddl::sequence_named(&b, &parts).is_some() {
+                if b.sequence_named(&parts).is_some() {
                     return Err(Error::other(
                         "42809",
                         format!("cannot lock relation \"{}\": it is a sequence", t.name),

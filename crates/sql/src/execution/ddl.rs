@@ -763,7 +763,7 @@ pub(crate) fn alter_sequence(b: &Binder, text: &str, user: &str) -> Result<Strin
     if parts.len() > 2 {
         return Err(Error::Syntax(format!("improper relation name: {obj}")));
     }
-    let seq = sequence_named(b, &parts);
+    let seq = b.sequence_named(&parts);
     let Some(seq) = seq else {
         if if_exists {
             return Ok("ALTER SEQUENCE".into());
@@ -854,22 +854,8 @@ fn canonical_default(b: &Binder, text: &str) -> Option<String> {
         other => literal(other)?,
     };
     let parts = object_parts(&crate::planner::bind::sqlparser_object_name(&name).ok()?).ok()?;
-    let seq = sequence_named(b, &parts)?;
+    let seq = b.sequence_named(&parts)?;
     Some(format!("nextval('{seq}')"))
-}
-
-/// The engine name of the sequence `parts` name (`[name]`, found on the
-/// search path, or `[schema, name]`), if there is one.
-pub(crate) fn sequence_named(b: &Binder, parts: &[String]) -> Option<String> {
-    match parts {
-        [t] => b
-            .search_path
-            .iter()
-            .map(|s| crate::planner::bind::qualify(s, t))
-            .find(|n| b.catalog.has_sequence(n)),
-        [s, t] => Some(crate::planner::bind::qualify(s, t)).filter(|n| b.catalog.has_sequence(n)),
-        _ => None,
-    }
 }
 
 /// A word token as an identifier (quoted or not, as written).
@@ -885,7 +871,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Resul
     // `ALTER TABLE seq OWNER TO ...` also names sequences (pg_dump's form).
     if let [ast::AlterTableOperation::OwnerTo { new_owner }] = at.operations.as_slice() {
         let parts = object_parts(&at.name)?;
-        if sequence_named(b, &parts).is_none() {
+        if b.sequence_named(&parts).is_none() {
             b.catalog.table(&b.table_name(&at.name)?)?;
         }
         owner_to(b, new_owner, user)?;

@@ -190,6 +190,17 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// The engine name of the sequence `parts` name (`[name]`, found on
+    /// the search path, or `[schema, name]`, with an optional catalog
+    /// before), if there is one.
+    pub(crate) fn sequence_named(&self, parts: &[String]) -> Option<String> {
+        match parts {
+            [t] => self.search_path.iter().map(|s| qualify(s, t)).find(|n| self.catalog.has_sequence(n)),
+            [s, t] | [_, s, t] => Some(qualify(s, t)).filter(|n| self.catalog.has_sequence(n)),
+            _ => None,
+        }
+    }
+
     /// The engine name for a new object `name` (first schema of the path).
     pub fn new_object_name(&self, name: &ast::ObjectName) -> Result<String> {
         let parts = object_parts(name)?;

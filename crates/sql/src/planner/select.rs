@@ -66,6 +66,20 @@ impl<'a> Binder<'a> {
         Ok((plan, cols))
     }
 
+    /// `plan` sorted by `order`, which names its output columns.
+    fn sorted(
+        &mut self,
+        (plan, cols): (Plan, Vec<OutputColumn>),
+        order: &[&ast::OrderByExpr],
+    ) -> Result<(Plan, Vec<OutputColumn>)> {
+        if order.is_empty() {
+            return Ok((plan, cols));
+        }
+        let scope = Scope::of("", &cols);
+        let keys = self.sort_keys(order, &cols, &Ctx::plain(&scope))?;
+        Ok((Plan::Sort { input: Box::new(plan), keys }, cols))
+    }
+
     /// A SELECT with `unnest(x)` items in its list: the list with each such
     /// item's array in its place, then each row once per element
     /// (`Plan::ProjectSet`). Elements are text.
@@ -170,25 +184,13 @@ impl<'a> Binder<'a> {
         let offset_e = bind_count(self, offset)?;
         let (plan, cols) = match q.body.as_ref() {
             ast::SetExpr::Select(s) if has_unnest(s) => {
-                let (plan, cols) = self.select_unnest(s)?;
-                if order.is_empty() {
-                    (plan, cols)
-                } else {
-                    let scope = Scope::of("", &cols);
-                    let keys = self.sort_keys(&order, &cols, &Ctx::plain(&scope))?;
-                    (Plan::Sort { input: Box::new(plan), keys }, cols)
-                }
+                let out = self.select_unnest(s)?;
+                self.sorted(out, &order)?
             }
             ast::SetExpr::Select(s) => self.select(s, &order, limit_e.is_some())?,
             other => {
-                let (plan, cols) = self.set_expr(other)?;
-                if order.is_empty() {
-                    (plan, cols)
-                } else {
-                    let scope = Scope::of("", &cols);
-                    let keys = self.sort_keys(&order, &cols, &Ctx::plain(&scope))?;
-                    (Plan::Sort { input: Box::new(plan), keys }, cols)
-                }
+                let out = self.set_expr(other)?;
+                self.sorted(out, &order)?
             }
         };
         let plan = if limit_e.is_some() || offset_e.is_some() {
@@ -791,16 +793,7 @@ impl<'a> Binder<'a> {
         alias_name: &str,
         alias: Option<&ast::TableAlias>,
     ) -> Result<Option<Item>> {
-        let name = match parts {
-            [t] => self
-                .search_path
-                .iter()
-                .map(|s| super::bind::qualify(s, t))
-                .find(|n| self.catalog.has_sequence(n)),
-            [s, t] | [_, s, t] => Some(super::bind::qualify(s, t)).filter(|n| self.catalog.has_sequence(n)),
-            _ => None,
-        };
-        let Some(name) = name else { return Ok(None) };
+        let Some(name) = self.sequence_named(parts) else { return Ok(None) };
         let mut cols = vec![
             OutputColumn { name: "last_value".into(), ty: Some(DataType::BigInt) },
             OutputColumn { name: "log_cnt".into(), ty: Some(DataType::BigInt) },
