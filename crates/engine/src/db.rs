@@ -341,7 +341,7 @@ impl Database {
                         }
                         match weak.upgrade() {
                             Some(s) => {
-                                s.gc.collect_all(&s.clock, &s.txns, || !stop.load(SeqCst));
+                                s.gc.collect_all(&s.clock, &s.txns, false, || !stop.load(SeqCst));
                                 doze = s.gc.doze();
                             }
                             None => return,
@@ -916,7 +916,7 @@ impl Database {
 
     /// Runs one garbage collection round now; returns versions freed.
     pub fn collect_garbage(&self) -> usize {
-        self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns, || true)
+        self.shared.gc.collect_all(&self.shared.clock, &self.shared.txns, true, || true)
     }
 
     /// Memory and collector statistics.

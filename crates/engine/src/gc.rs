@@ -48,6 +48,8 @@
 //! reads at `>= w`.
 
 use crate::chunked::Chunked;
+use crate::index::hash::HashIndex;
+use crate::index::Index;
 use crate::mvcc::clock::Clock;
 use crate::mvcc::transaction::WriteKind;
 use crate::mvcc::txn_table::TxnTable;
@@ -55,6 +57,7 @@ use crate::mvcc::word::{Word, INFINITY};
 use crate::row::version::VersionPtr;
 use crate::table::Table;
 use crossbeam_queue::SegQueue;
+use foldhash::HashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
@@ -102,6 +105,10 @@ pub struct GcStats {
     pub unlinked_by_readers: u64,
     /// Queued items not yet freed (some held for active snapshots).
     pub pending: u64,
+    /// Steps the collector's sweeps of hash chains took: per version
+    /// freed, a bounded number however long the chains (see
+    /// `LongChains`).
+    pub sweep_steps: u64,
 }
 
 /// What the collector knows of the snapshots at the start of a round.
@@ -135,6 +142,11 @@ impl Snapshots {
 /// The collector's own state, under its lock.
 #[derive(Default)]
 struct Backlog {
+    /// The hash chains the collector found long, and the garbage waiting
+    /// to be swept out of them.
+    long: LongChains,
+    /// When a round last took on garbage.
+    busy_at: Option<std::time::Instant>,
     /// Items by commit timestamp.
     waiting: BinaryHeap<Reverse<GcItem>>,
     /// Items with versions some active snapshot still sees.
@@ -154,6 +166,7 @@ pub(crate) struct Gc {
     horizon: AtomicU64,
     freed: AtomicU64,
     by_readers: AtomicU64,
+    sweep_steps: AtomicU64,
     /// The background collector's thread, and whether it is dozing: with
     /// nothing queued or held it sleeps until a commit queues garbage
     /// (see [`Gc::doze`]), instead of waking every interval.
@@ -171,6 +184,137 @@ const WAIT_THRESHOLD: usize = 16 * 1024;
 const HELP_BUDGET: usize = 256;
 /// Versions in one round of the background collector.
 const ROUND: usize = 4 * 1024;
+/// Steps of a sweep from which its chain counts as long.
+const LONG_CHAIN: usize = 256;
+/// A long chain is swept once a version waits in it for every this many
+/// steps its last sweep took.
+pub(crate) const DEFER_RATIO: usize = 16;
+/// How long the collector must have found no new garbage before it
+/// sweeps the long chains that versions still wait in.
+const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_millis(50);
+/// Long chains remembered at most (a heuristic: forgetting costs one
+/// sweep each).
+const MAX_LONG: usize = 1 << 16;
+/// Steps a reader that meets garbage may walk along each of its chains to
+/// unlink it; past that, it leaves the version marked for its collector.
+pub(crate) const READER_STEPS: usize = 64;
+
+/// The hash chains the collector found long, and the garbage versions
+/// that wait to be swept out of them.
+///
+/// Sweeping a chain costs its length. When many keys repeat (a
+/// low-cardinality column, NULLs) a chain holds thousands of versions, and
+/// sweeping it for the few of them that one round frees made collection
+/// quadratic in the table: writers then waited on the collector for
+/// minutes after a mass delete. A chain whose last sweep took
+/// [`LONG_CHAIN`] steps or more is therefore swept only once a version
+/// waits in it for every [`DEFER_RATIO`] steps of that sweep, which bounds
+/// the steps per version freed. Until then its garbage versions stay
+/// marked there (readers skip them), are unlinked from every other chain,
+/// and still count as their table's; each counts the long chains it waits
+/// for (`VersionPtr::wait_for_sweep`), and the sweep of the last one frees
+/// it. The collector sweeps every waiting chain as soon as it has found
+/// no new garbage for [`IDLE_FLUSH`], and when asked to collect everything.
+#[derive(Default)]
+pub(crate) struct LongChains {
+    /// Steps of the last sweep, by (index, bucket).
+    len: HashMap<(usize, usize), usize>,
+    /// The versions waiting in each chain.
+    waiting: HashMap<(usize, usize), Waiting>,
+    /// Steps swept since the collector last counted them.
+    steps: u64,
+}
+
+/// Garbage versions waiting in one long chain, with what they need.
+struct Waiting {
+    table: Arc<Table>,
+    index: Arc<Index>,
+    versions: Vec<VersionPtr>,
+}
+
+impl LongChains {
+    /// Sweeps those of `buckets` of hash index `ix` of `table` (a bucket
+    /// once for each version to unlink from it, in any order) that are
+    /// worth it, freeing the versions that waited there and need no other
+    /// sweep. Returns the others, sorted: the caller puts the versions in
+    /// them off with [`LongChains::wait`].
+    pub(crate) fn sweep(
+        &mut self,
+        guard: &crossbeam_epoch::Guard,
+        ix: &Arc<Index>,
+        mut buckets: Vec<usize>,
+    ) -> Vec<usize> {
+        let Some(h) = ix.as_hash() else { return vec![] };
+        buckets.sort_unstable();
+        let id = Arc::as_ptr(ix) as usize;
+        let mut off = vec![];
+        for run in buckets.chunk_by(|a, b| a == b) {
+            let key = (id, run[0]);
+            let waiting = self.waiting.get(&key).map_or(0, |w| w.versions.len());
+            if self.len.get(&key).is_some_and(|&len| (waiting + run.len()) * DEFER_RATIO < len) {
+                off.push(run[0]);
+                continue;
+            }
+            self.sweep_chain(guard, h, key);
+        }
+        if self.len.len() > MAX_LONG {
+            self.len.retain(|k, _| self.waiting.contains_key(k));
+        }
+        off
+    }
+
+    /// Sweeps chain `key` of `h`, remembers whether it is long, and frees
+    /// the versions that waited in it and in no other chain.
+    fn sweep_chain(&mut self, guard: &crossbeam_epoch::Guard, h: &HashIndex, key: (usize, usize)) {
+        let steps = h.chains.sweep_within(key.1, None, usize::MAX).unwrap_or(usize::MAX);
+        self.steps += steps as u64;
+        if steps >= LONG_CHAIN {
+            self.len.insert(key, steps);
+        } else {
+            self.len.remove(&key);
+        }
+        if let Some(w) = self.waiting.remove(&key) {
+            let gone: Vec<VersionPtr> = w.versions.into_iter().filter(|v| v.swept()).collect();
+            w.table.forget_all(&gone);
+            for v in &gone {
+                v.set_unlinked();
+            }
+            // SAFETY: each of `gone` is now unreachable from every chain
+            // (this sweep was the last it waited for); readers that reached
+            // one before hold epoch pins the deferral waits for.
+            unsafe { guard.defer_unchecked(move || gone.into_iter().for_each(|v| v.free())) };
+        }
+    }
+
+    /// Puts garbage version `v` of `table`, marked in bucket `b` of hash
+    /// index `ix` and counted there (`VersionPtr::wait_for_sweep`), off
+    /// until that chain is swept.
+    pub(crate) fn wait(&mut self, table: &Arc<Table>, ix: &Arc<Index>, b: usize, v: VersionPtr) {
+        v.wait_for_sweep();
+        let w = self.waiting.entry((Arc::as_ptr(ix) as usize, b)).or_insert_with(|| Waiting {
+            table: table.clone(),
+            index: ix.clone(),
+            versions: vec![],
+        });
+        w.versions.push(v);
+    }
+
+    /// Chains with versions waiting.
+    pub(crate) fn chains_waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Sweeps every chain that versions wait in, freeing them.
+    pub(crate) fn flush(&mut self, guard: &crossbeam_epoch::Guard) {
+        let keys: Vec<_> = self.waiting.keys().copied().collect();
+        for key in keys {
+            let index = self.waiting[&key].index.clone();
+            if let Some(h) = index.as_hash() {
+                self.sweep_chain(guard, h, key);
+            }
+        }
+    }
+}
 
 /// How a committer should help after queueing its garbage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -194,6 +338,7 @@ impl Gc {
             horizon: AtomicU64::new(start),
             freed: AtomicU64::new(0),
             by_readers: AtomicU64::new(0),
+            sweep_steps: AtomicU64::new(0),
             collector: std::sync::OnceLock::new(),
             dozing: std::sync::atomic::AtomicBool::new(false),
         }
@@ -258,23 +403,30 @@ impl Gc {
             Help::None => {}
             Help::IfFree => {
                 if let Ok(b) = self.backlog.try_lock() {
-                    self.round(b, clock, txns, HELP_BUDGET);
+                    self.round(b, clock, txns, HELP_BUDGET, false);
                 }
             }
             Help::Wait => {
                 let b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
-                self.round(b, clock, txns, ROUND);
+                self.round(b, clock, txns, ROUND, false);
             }
         }
     }
 
     /// Collects in rounds until a round frees less than a full one or
-    /// `go_on` says stop. Returns the number of versions freed.
-    pub(crate) fn collect_all(&self, clock: &Clock, txns: &TxnTable, go_on: impl Fn() -> bool) -> usize {
+    /// `go_on` says stop. Returns the number of versions freed. With
+    /// `flush`, every long chain is swept at once (see [`LongChains`]).
+    pub(crate) fn collect_all(
+        &self,
+        clock: &Clock,
+        txns: &TxnTable,
+        flush: bool,
+        go_on: impl Fn() -> bool,
+    ) -> usize {
         let mut total = 0;
         while go_on() {
             let b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
-            let n = self.round(b, clock, txns, ROUND);
+            let n = self.round(b, clock, txns, ROUND, flush);
             total += n;
             if n < ROUND {
                 break;
@@ -297,12 +449,16 @@ impl Gc {
     }
 
     /// One round: frees up to about `budget` garbage versions (whole items).
+    /// Those in long hash chains may wait for a later sweep (see
+    /// [`LongChains`]); with `flush`, or once the collector has found no
+    /// new garbage for [`IDLE_FLUSH`], every such chain is swept.
     fn round(
         &self,
         mut b: std::sync::MutexGuard<'_, Backlog>,
         clock: &Clock,
         txns: &TxnTable,
         budget: usize,
+        flush: bool,
     ) -> usize {
         let snaps = self.snapshots(clock, txns);
         while let Some(item) = self.queue.pop() {
@@ -330,12 +486,25 @@ impl Gc {
                 b.held.push(item);
             }
         }
-        dead.retire(&guard);
+        let b = &mut *b;
+        // Versions put off go once the collector has been idle a while.
+        let now = std::time::Instant::now();
+        if freed > 0 {
+            b.busy_at = Some(now);
+        }
+        let idle = b.busy_at.is_none_or(|t| now.duration_since(t) >= IDLE_FLUSH);
+        dead.retire(&guard, Some(&mut b.long));
+        if flush || idle {
+            b.long.flush(&guard);
+        }
         guard.flush();
         // Everything held now was checked against these snapshots.
         b.held_checked = snaps.active;
-        self.parked.store(b.waiting.len() + b.held.len(), SeqCst);
+        // Chains with versions waiting keep the collector from dozing.
+        self.parked.store(b.waiting.len() + b.held.len() + b.long.chains_waiting(), SeqCst);
+        // Versions put off count as freed: they are gone for every reader.
         self.freed.fetch_add(freed as u64, SeqCst);
+        self.sweep_steps.fetch_add(std::mem::take(&mut b.long.steps), SeqCst);
         freed
     }
 
@@ -363,10 +532,11 @@ impl Gc {
         before - item.versions.len()
     }
 
-    /// Called by a reader that met garbage version `v` of `table`.
+    /// Called by a reader that met garbage version `v` of `table`: it
+    /// unlinks `v` if that takes a few steps along each chain, and leaves
+    /// it marked for the collector otherwise.
     pub(crate) fn reader_unlink(&self, table: &Table, v: VersionPtr) {
-        if v.claim() {
-            table.unlink(v);
+        if v.claim() && table.unlink(v, READER_STEPS) {
             self.by_readers.fetch_add(1, SeqCst);
         }
     }
@@ -378,6 +548,7 @@ impl Gc {
             freed: self.freed.load(SeqCst),
             unlinked_by_readers: self.by_readers.load(SeqCst),
             pending: (self.queued.load(SeqCst) + self.parked.load(SeqCst)) as u64,
+            sweep_steps: self.sweep_steps.load(SeqCst),
         }
     }
 
@@ -388,19 +559,20 @@ impl Gc {
         while let Some(i) = self.queue.pop() {
             items.push(i);
         }
+        let mut dead = Retiring::default();
         if let Ok(mut b) = self.backlog.lock() {
             items.extend(b.waiting.drain().map(|Reverse(i)| i));
             items.append(&mut b.held);
+            b.long.flush(&crossbeam_epoch::pin());
         }
         let guard = crossbeam_epoch::pin();
-        let mut dead = Retiring::default();
         for item in items {
             retire_undone(&guard, &item.tables, item.undone);
             for &(t, v) in item.versions.iter() {
                 dead.add(&item.tables[t as usize], v);
             }
         }
-        dead.retire(&guard);
+        dead.retire(&guard, None);
     }
 }
 
@@ -419,8 +591,8 @@ pub(crate) fn retire_undone(
     let _c = crate::critical::Critical::enter("retiring an aborted transaction's versions");
     let mut n = 0;
     for (t, table) in tables.iter().enumerate() {
-        n += table
-            .unlink_many(|| writes.iter().filter(move |w| w.0 == t as u32).filter_map(|w| w.1.created()));
+        let created = || writes.iter().filter(move |w| w.0 == t as u32).filter_map(|w| w.1.created());
+        n += table.unlink_many(created, None).0;
     }
     // SAFETY: every created version is unreachable from every chain;
     // readers that reached one before hold epoch pins the deferral waits
@@ -453,10 +625,11 @@ impl Retiring {
         self.tables[i].1.push(v);
     }
 
-    /// Retires everything gathered.
-    pub(crate) fn retire(self, guard: &crossbeam_epoch::Guard) {
+    /// Retires everything gathered, putting off the sweeps of long chains
+    /// that `long` says are not worth one yet.
+    pub(crate) fn retire(self, guard: &crossbeam_epoch::Guard, mut long: Option<&mut LongChains>) {
         for (table, vs) in self.tables {
-            table.retire_all(guard, vs);
+            table.retire_all(guard, vs, long.as_deref_mut());
         }
     }
 }

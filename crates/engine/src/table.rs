@@ -14,8 +14,9 @@
 
 use crate::counter::Counter;
 use crate::error::{Error, Result};
+use crate::gc::LongChains;
 use crate::index::chain::Chains;
-use crate::index::hash::IndexStats;
+use crate::index::hash::{HashIndex, IndexStats};
 use crate::index::Index;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
@@ -244,33 +245,69 @@ impl Table {
         }
     }
 
-    /// Unlinks a claimed version from the scan list and every index that
-    /// covers it. Afterwards no new reader can reach it.
-    pub(crate) fn unlink(&self, v: VersionPtr) {
+    /// Unlinks a version the caller claimed: marks it in every chain, then
+    /// sweeps each of its chains until past it, taking at most `budget`
+    /// steps in each. Returns true when it is unlinked (and records so);
+    /// otherwise it is left marked (see `VersionPtr::set_marked`), and
+    /// the owner of its reclamation sweeps it out. A reader that meets
+    /// garbage gives a small budget, so that a chain thousands long (a
+    /// hash index with many duplicate keys) never costs it a walk.
+    pub(crate) fn unlink(&self, v: VersionPtr, budget: usize) -> bool {
         let _c = crate::critical::Critical::enter("unlinking a row version from its indexes");
         let set = self.indexes.load();
-        for ix in set.iter_all() {
-            if ix.covers(v) && ix.slot() < v.links() {
-                ix.remove(&self.layout, v);
-            } else if ix.as_range().is_some() {
-                // Entered by the fill of an index built after it was made.
-                fence(SeqCst);
-                ix.remove(&self.layout, v);
-            }
+        self.mark_everywhere(&set, v);
+        let mut done = true;
+        for h in self.hash_chains_of(&set, v) {
+            done &= h.chains.sweep_within(h.bucket_of_row(&self.layout, v), Some(v), budget).is_some();
         }
-        self.scan.unlink(self.scan_bucket(v), v);
-        v.set_unlinked();
+        done &= self.scan.sweep_within(self.scan_bucket(v), Some(v), budget).is_some();
+        if done {
+            v.set_unlinked();
+        } else {
+            v.set_marked();
+        }
+        done
     }
 
-    /// Unlinks `v` (or waits for whoever claimed it to finish unlinking),
-    /// stops counting it, and frees it once every epoch pin that might
-    /// still see it is gone. The caller must own `v`'s reclamation: it was
-    /// never visible to anyone but its creator, or it is garbage owned by
-    /// the caller's collector item.
+    /// The first half of unlinking a claimed version: its link is marked
+    /// in each hash chain and the scan list, and range indexes remove
+    /// their entry at once.
+    fn mark_everywhere(&self, set: &IndexSet, v: VersionPtr) {
+        for ix in set.iter_all() {
+            if ix.covers(v) && ix.slot() < v.links() {
+                ix.mark(&self.layout, v);
+            } else if ix.as_range().is_some() {
+                // Entered by the fill of an index built after it was made:
+                // the fence pairs with the fill's (see `index::fill`).
+                fence(SeqCst);
+                ix.mark(&self.layout, v);
+            }
+        }
+        self.scan.mark(v);
+    }
+
+    /// The hash indexes of `set` whose chains `v` is in.
+    fn hash_chains_of<'s>(&self, set: &'s IndexSet, v: VersionPtr) -> impl Iterator<Item = &'s HashIndex> {
+        set.iter_all().filter(move |ix| ix.covers(v) && ix.slot() < v.links()).filter_map(|ix| ix.as_hash())
+    }
+
+    /// Unlinks `v` (or waits for whoever claimed it, and finishes its
+    /// unlinking if it left that to the owner), stops counting it, and
+    /// frees it once every epoch pin that might still see it is gone. The
+    /// caller must own `v`'s reclamation: it was never visible to anyone
+    /// but its creator, or it is garbage owned by the caller's collector
+    /// item.
     pub(crate) fn retire(&self, guard: &crossbeam_epoch::Guard, v: VersionPtr) {
         let _c = crate::critical::Critical::enter("retiring a row version");
         if v.claim() {
-            self.unlink(v);
+            self.unlink(v, usize::MAX);
+        } else if v.wait_settled() {
+            let set = self.indexes.load();
+            for h in self.hash_chains_of(&set, v) {
+                h.chains.sweep(h.bucket_of_row(&self.layout, v), Some(v));
+            }
+            self.scan.sweep(self.scan_bucket(v), Some(v));
+            v.set_unlinked();
         }
         self.forget(v);
         // SAFETY: `v` is unreachable from every chain; readers that reached
@@ -279,20 +316,28 @@ impl Table {
     }
 
     /// [`Table::retire`] for many versions at once, with one deferred free
-    /// for all of them (see [`Table::unlink_many`]).
-    pub(crate) fn retire_all(&self, guard: &crossbeam_epoch::Guard, vs: Vec<VersionPtr>) {
-        if let [v] = vs[..] {
-            return self.retire(guard, v);
-        }
-        self.unlink_many(|| vs.iter().copied());
-        // SAFETY: as in `retire`, for every version of `vs`.
-        unsafe { guard.defer_unchecked(move || vs.into_iter().for_each(|v| v.free())) };
+    /// for all of them (see [`Table::unlink_many`]). With `long`, the
+    /// collector's, versions in long hash chains may wait there instead.
+    pub(crate) fn retire_all(
+        self: &Arc<Self>,
+        guard: &crossbeam_epoch::Guard,
+        vs: Vec<VersionPtr>,
+        long: Option<&mut LongChains>,
+    ) {
+        let (n, put_off) = self.unlink_many(|| vs.iter().copied(), long.map(|l| (l, guard)));
+        let gone: Vec<VersionPtr> =
+            if put_off == 0 { vs } else { vs.into_iter().filter(|v| v.is_unlinked()).collect() };
+        debug_assert_eq!(gone.len(), n);
+        // SAFETY: as in `retire`, for every version unlinked; the others
+        // wait in `long`, which frees them.
+        unsafe { guard.defer_unchecked(move || gone.into_iter().for_each(|v| v.free())) };
     }
 
     /// Unlinks many versions the caller owns the reclamation of (claiming
     /// each, or waiting for whoever claimed it first) and stops counting
     /// them; the caller then frees them through the epoch. `vs` lists them,
-    /// and is walked three times. Returns how many it lists.
+    /// and is walked three times. Returns how many of them are gone, and
+    /// how many were put off (see below).
     ///
     /// Nothing here grows with the number of versions but two bitsets, so
     /// undoing a bulk load that the memory limit stopped does not itself
@@ -302,67 +347,83 @@ impl Table {
     /// head, which unlinks every marked version in it (`Chains::sweep`).
     /// Unlinking them one by one would walk a chain once per version, which
     /// is quadratic in a long chain (a tiny `bucket_count`, duplicate keys).
-    pub(crate) fn unlink_many<I: Iterator<Item = VersionPtr>>(&self, vs: impl Fn() -> I) -> usize {
+    ///
+    /// With `long` (the collector's), a hash chain that its last sweep
+    /// found long is swept only once enough versions wait in it (see
+    /// [`LongChains`]); the versions put off wait there, still counted,
+    /// and `long` frees them. So a sweep costs a bounded number of steps
+    /// per version it unlinks, however many duplicate keys share a chain.
+    pub(crate) fn unlink_many<I: Iterator<Item = VersionPtr>>(
+        self: &Arc<Self>,
+        vs: impl Fn() -> I,
+        mut long: Option<(&mut LongChains, &crossbeam_epoch::Guard)>,
+    ) -> (usize, usize) {
         let _c = crate::critical::Critical::enter("unlinking row versions from their indexes");
         let set = self.indexes.load();
         let mut mine = Bits::default();
         let mut claimed = 0;
         for (i, v) in vs().enumerate() {
-            if !v.claim() {
-                continue;
+            if v.claim() {
+                self.mark_everywhere(&set, v);
+            } else if !v.wait_settled() {
+                continue; // a reader unlinked it
             }
             mine.set(i);
             claimed += 1;
-            for ix in set.iter_all() {
-                if ix.covers(v) && ix.slot() < v.links() {
-                    ix.mark(&self.layout, v);
-                } else if ix.as_range().is_some() {
-                    // As in `unlink`.
-                    fence(SeqCst);
-                    ix.mark(&self.layout, v);
-                }
-            }
-            self.scan.mark(v);
         }
         let ours = || vs().enumerate().filter(|&(i, _)| mine.get(i)).map(|(_, v)| v);
-        for ix in set.iter_all() {
-            if let Some(h) = ix.as_hash() {
-                let layout = &self.layout;
-                let covered = ours().filter(|&v| ix.covers(v) && ix.slot() < v.links());
-                h.chains.sweep_each(covered, claimed, |v| h.bucket_of_row(layout, v));
+        // Per hash index, the buckets put off (sorted), if any.
+        let mut put_off: Vec<(&Arc<Index>, &HashIndex, Vec<usize>)> = vec![];
+        for (ix, h) in set.iter_all().filter_map(|ix| ix.as_hash().map(|h| (ix, h))) {
+            let layout = &self.layout;
+            let covered = ours().filter(|&v| ix.covers(v) && ix.slot() < v.links());
+            match long.as_mut() {
+                None => h.chains.sweep_each(covered, claimed, |v| h.bucket_of_row(layout, v)),
+                Some((long, guard)) => {
+                    let off = long.sweep(guard, ix, covered.map(|v| h.bucket_of_row(layout, v)).collect());
+                    if !off.is_empty() {
+                        put_off.push((ix, h, off));
+                    }
+                }
             }
         }
         self.scan.sweep_each(ours(), claimed, |v| self.scan_bucket(v));
-        let (mut n, mut bytes) = (0, 0);
+        let (mut n, mut bytes, mut waiting) = (0, 0, 0);
         for (i, v) in vs().enumerate() {
             if mine.get(i) {
+                let mut waits = false;
+                if let Some((long, _)) = long.as_mut() {
+                    for (ix, h, off) in &put_off {
+                        let b = h.bucket_of_row(&self.layout, v);
+                        if ix.covers(v) && ix.slot() < v.links() && off.binary_search(&b).is_ok() {
+                            long.wait(self, ix, b, v);
+                            waits = true;
+                        }
+                    }
+                }
+                if waits {
+                    waiting += 1;
+                    continue;
+                }
                 v.set_unlinked();
-            } else {
-                wait_unlinked(v);
             }
             n += 1;
             bytes += v.size() as i64;
         }
         self.versions.add(-n);
         self.row_bytes.add(-bytes);
-        n as usize
+        (n as usize, waiting)
     }
 
-    /// Stops counting `v`, once it is unlinked (by the caller, or by a
-    /// reader that claimed it first and is still at it).
+    /// Stops counting `v`, once it is unlinked.
     fn forget(&self, v: VersionPtr) {
-        wait_unlinked(v);
-        self.versions.add(-1);
-        self.row_bytes.add(-(v.size() as i64));
+        self.forget_all(&[v]);
     }
-}
 
-/// Waits until a version that a reader claimed (because it met it) is
-/// unlinked by that reader.
-fn wait_unlinked(v: VersionPtr) {
-    let mut spins = 0;
-    while !v.is_unlinked() {
-        crate::mvcc::clock::backoff(&mut spins);
+    /// Stops counting `vs`, once they are unlinked.
+    pub(crate) fn forget_all(&self, vs: &[VersionPtr]) {
+        self.versions.add(-(vs.len() as i64));
+        self.row_bytes.add(-vs.iter().map(|v| v.size() as i64).sum::<i64>());
     }
 }
 

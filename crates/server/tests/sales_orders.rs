@@ -90,13 +90,23 @@ fn the_sales_order_demo_runs_and_keeps_its_integrity() {
 }
 
 /// `postgres.sql` is `centum.sql` without the `WITH (bucket_count = n)`
-/// options, apart from the comments at its head: the two systems run the
-/// same schema, routines and data.
+/// options, apart from the comments at its head and the kind of the two
+/// indexes on columns with few distinct values (hash on Centum as in the
+/// sample, B-tree on PostgreSQL): the two systems run the same schema,
+/// routines and data.
 #[test]
 fn the_postgres_script_is_the_centum_script_without_bucket_counts() {
+    let few_values = ["sales_order_header_sales_person", "sales_order_detail_product"];
     let strip = |text: &str| -> Vec<String> {
         text.lines()
             .skip_while(|l| l.starts_with("--") || l.is_empty())
+            .map(|l| {
+                if few_values.iter().any(|i| l.contains(i)) {
+                    l.replace(" USING hash", "")
+                } else {
+                    l.into()
+                }
+            })
             .map(|l| match l.find(" WITH (bucket_count = ") {
                 Some(at) => {
                     let end = l[at..].find(')').map_or(l.len(), |e| at + e + 1);

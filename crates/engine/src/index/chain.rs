@@ -209,6 +209,7 @@ impl Chains {
 
     /// Removes `v` from bucket `b`. Only the one thread that claimed `v` may
     /// call this; when it returns, `v` is unreachable from the bucket.
+    #[cfg(test)]
     pub(crate) fn unlink(&self, b: usize, v: VersionPtr) {
         self.mark(v);
         self.sweep(b, Some(v));
@@ -239,13 +240,26 @@ impl Chains {
     /// which is quadratic in a long chain (a tiny `bucket_count`, or many
     /// duplicate keys).
     pub(crate) fn sweep(&self, b: usize, until: Option<VersionPtr>) {
+        self.sweep_within(b, until, usize::MAX);
+    }
+
+    /// [`Chains::sweep`] that gives up after `budget` steps along the
+    /// chain (restarts included). Returns the steps it took, or `None` if
+    /// it gave up: then marked versions, `until` among them, may still be
+    /// reachable, and whoever owns them must sweep again.
+    pub(crate) fn sweep_within(&self, b: usize, until: Option<VersionPtr>, budget: usize) -> Option<usize> {
+        let mut steps = 0usize;
         'search: loop {
             let mut prev = &self.buckets[b];
             let mut cur = prev.load(SeqCst);
             loop {
                 let Some(c) = VersionPtr::from_word(cur) else {
-                    return; // the end: nothing marked is reachable any more
+                    return Some(steps); // the end: nothing marked is reachable any more
                 };
+                steps += 1;
+                if steps > budget {
+                    return None;
+                }
                 let after = c.link(self.slot).load(SeqCst);
                 if after & 1 != 0 {
                     // `c` is marked: swing `prev` past it.
@@ -253,7 +267,7 @@ impl Chains {
                         continue 'search;
                     }
                     if until == Some(c) {
-                        return;
+                        return Some(steps);
                     }
                     cur = after & !1;
                 } else {

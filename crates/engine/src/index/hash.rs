@@ -94,12 +94,6 @@ impl HashIndex {
         self.entries.add(1);
     }
 
-    /// Unlinks a version (claimed by the caller).
-    pub(crate) fn remove(&self, layout: &RowLayout, v: VersionPtr) {
-        self.chains.unlink(self.bucket_of_row(layout, v), v);
-        self.entries.add(-1);
-    }
-
     /// Marks a version (claimed by the caller) for removal: the first half
     /// of a batch unlink, which sweeps its bucket afterwards.
     pub(crate) fn mark(&self, v: VersionPtr) {

@@ -97,14 +97,6 @@ impl Index {
         }
     }
 
-    /// Removes a version (claimed by the caller).
-    pub(crate) fn remove(&self, layout: &RowLayout, v: VersionPtr) {
-        match self {
-            Index::Hash(h) => h.remove(layout, v),
-            Index::Range(r) => r.remove(layout, v),
-        }
-    }
-
     /// The first half of removing a version (claimed by the caller) in a
     /// batch: a hash index marks its link, to be swept later; a range index
     /// removes its entry at once.

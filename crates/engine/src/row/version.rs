@@ -12,7 +12,9 @@
 //!  16      8     newer    the version that replaced this one (null if none)
 //!  24      4     gen      table layout generation the version was made under
 //!  28      2     links    number of index links that follow
-//!  30      2     flags    bit 0: claimed for unlinking, bit 1: unlinked
+//!  30      2     flags    bit 0: claimed for unlinking, bit 1: unlinked,
+//!                        bit 2: marked in every chain, not yet swept out,
+//!                        bits 3-15: long chains it waits to be swept out of
 //!  32      4     len      bytes of column data
 //!  36      4     stmt     operation number of the creator (hides a statement's own writes from it)
 //!  40      8*L   link[i]  next version in index slot i's chain; bit 0 = being unlinked
@@ -43,6 +45,9 @@ const _: () = assert!(HEADER == 40);
 
 const FLAG_CLAIMED: u16 = 1;
 const FLAG_UNLINKED: u16 = 2;
+const FLAG_MARKED: u16 = 4;
+/// One long chain waited for, in the count that flags bits 3-15 keep.
+const WAIT_ONE: u16 = 8;
 
 /// A pointer to a version. Copyable; whoever holds one must make sure the
 /// version is not reclaimed meanwhile (an epoch pin, or the version being
@@ -214,6 +219,40 @@ impl VersionPtr {
     /// Whether the version is unlinked from every chain.
     pub(crate) fn is_unlinked(self) -> bool {
         self.header().flags.load(SeqCst) & FLAG_UNLINKED != 0
+    }
+
+    /// Records that whoever claimed the version marked it in every chain
+    /// but left sweeping it out to the owner of its reclamation.
+    pub(crate) fn set_marked(self) {
+        self.header().flags.fetch_or(FLAG_MARKED, SeqCst);
+    }
+
+    /// Counts one more long chain the version waits to be swept out of.
+    pub(crate) fn wait_for_sweep(self) {
+        let before = self.header().flags.fetch_add(WAIT_ONE, SeqCst);
+        debug_assert!(before < u16::MAX - WAIT_ONE, "too many sweeps waited for");
+    }
+
+    /// Counts one long chain less; true when it was the last one.
+    pub(crate) fn swept(self) -> bool {
+        self.header().flags.fetch_sub(WAIT_ONE, SeqCst) >> 3 == 1
+    }
+
+    /// Waits until whoever claimed the version is done with it: true if
+    /// it is left marked for the caller to sweep out, false if it is
+    /// unlinked already.
+    pub(crate) fn wait_settled(self) -> bool {
+        let mut spins = 0;
+        loop {
+            let f = self.header().flags.load(SeqCst);
+            if f & FLAG_UNLINKED != 0 {
+                return false;
+            }
+            if f & FLAG_MARKED != 0 {
+                return true;
+            }
+            crate::mvcc::clock::backoff(&mut spins);
+        }
     }
 
     /// The version that replaced this one, if any.
