@@ -250,10 +250,13 @@ impl LongChains {
         let mut off = vec![];
         for run in buckets.chunk_by(|a, b| a == b) {
             let key = (id, run[0]);
-            let waiting = self.waiting.get(&key).map_or(0, |w| w.versions.len());
-            if self.len.get(&key).is_some_and(|&len| (waiting + run.len()) * DEFER_RATIO < len) {
-                off.push(run[0]);
-                continue;
+            // Nothing to look up while no chain is long (the usual case).
+            if let Some(&len) = self.len.get(&key) {
+                let waiting = self.waiting.get(&key).map_or(0, |w| w.versions.len());
+                if (waiting + run.len()) * DEFER_RATIO < len {
+                    off.push(run[0]);
+                    continue;
+                }
             }
             self.sweep_chain(guard, h, key);
         }
@@ -270,10 +273,11 @@ impl LongChains {
         self.steps += steps as u64;
         if steps >= LONG_CHAIN {
             self.len.insert(key, steps);
-        } else {
+        } else if !self.len.is_empty() {
             self.len.remove(&key);
         }
-        if let Some(w) = self.waiting.remove(&key) {
+        let waited = if self.waiting.is_empty() { None } else { self.waiting.remove(&key) };
+        if let Some(w) = waited {
             let gone: Vec<VersionPtr> = w.versions.into_iter().filter(|v| v.swept()).collect();
             w.table.forget_all(&gone);
             for v in &gone {
