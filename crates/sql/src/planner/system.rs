@@ -236,7 +236,10 @@ impl Binder<'_> {
         let a = self.coerce_untyped(a, &Some(DataType::Text))?;
         let i = self.expr(index, ctx)?;
         let i = self.coerce_untyped(i, &Some(DataType::Integer))?;
-        let e = Expr::Catalog(CatalogFn::Subscript, vec![a.0, i.0]);
+        // A catalog column of numbers that is not an array is a vector
+        // (`indkey`, `proargtypes`), counted from 0.
+        let vector = Expr::Literal(Value::Boolean(elem.is_some()));
+        let e = Expr::Catalog(CatalogFn::Subscript, vec![a.0, i.0, vector]);
         Ok(match elem {
             Some(t) if t != DataType::Text => (Expr::Cast(Box::new(e), t.clone()), Some(t)),
             _ => (e, Some(DataType::Text)),

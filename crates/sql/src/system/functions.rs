@@ -474,13 +474,16 @@ pub(crate) fn eval(
         }
         CatalogFn::Subscript => {
             let t = text(arg(0));
-            // A `name` (typname[0]) is a fixed array of characters,
-            // counted from 0.
+            // A vector (`int2vector`, `oidvector`: numbers apart by
+            // spaces) and a `name` (typname[0], a fixed array of
+            // characters) count from 0.
             if !t.starts_with('{') {
                 let i = int(arg(1)).and_then(|i| usize::try_from(i).ok());
-                return Ok(i
-                    .and_then(|i| t.chars().nth(i))
-                    .map_or(Value::Null, |c| Value::Text(c.to_string())));
+                let item = match arg(2) {
+                    Value::Boolean(true) => i.and_then(|i| t.split_whitespace().nth(i)).map(str::to_string),
+                    _ => i.and_then(|i| t.chars().nth(i)).map(|c| c.to_string()),
+                };
+                return Ok(item.map_or(Value::Null, Value::Text));
             }
             let items = arrays::parse(&t)?;
             let i = int(arg(1)).unwrap_or(0);

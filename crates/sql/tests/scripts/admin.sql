@@ -34,3 +34,11 @@ LOCK TABLE no_such_table IN ACCESS SHARE MODE;
 ROLLBACK;
 SELECT obj_description('public'::regnamespace, 'pg_namespace');
 SELECT t.x FROM (SELECT 1 AS x) t WHERE 1 OPERATOR(pg_catalog.=) ANY (array[1, 2]);
+-- Index keys by position, as tools read them: indkey is a vector counted
+-- from 0.
+CREATE TABLE ik (a int, b int, c int);
+CREATE INDEX ik_cb ON ik (c, b);
+SELECT i.indkey[0] AS first, i.indkey[1] AS second, i.indkey[2] AS past_the_end
+  FROM pg_index i WHERE i.indexrelid = 'ik_cb'::regclass;
+SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+  WHERE i.indexrelid = 'ik_cb'::regclass;
