@@ -25,6 +25,7 @@
 mod driver;
 mod peers;
 mod pgbench;
+mod plans;
 mod plot;
 mod report;
 mod servers;

@@ -7,21 +7,25 @@
 //! committed.
 
 use super::driver::{self, Load};
+use super::plans;
 use super::report::Figure;
 use super::servers::{du, scalar, Endpoint};
 use super::{Ctx, Res};
 use crate::engine::Rng;
 
 pub const DESCRIPTION: &str = "The sales-order demo (`examples/sales-orders`): `centum.sql` on Centum, `postgres.sql` \
-(the same without bucket counts) on PostgreSQL. N connections x R iterations, each iteration 20 orders, each order \
+(the same without bucket counts, and with B-trees where the sample has hash indexes on columns with few values) \
+on PostgreSQL. N connections x R iterations, each iteration 20 orders, each order \
 one call of `insert_sales_order` with the lines of one of the 106 sample orders (one transaction; a prepared \
-statement). The order tables are emptied before each client count, then a warm-up inserts orders and PostgreSQL \
+statement). The order tables are emptied before each client count, then a warm-up inserts at least 1,000 orders and PostgreSQL \
 is analysed with them in place (current statistics, as a running application has), and the measured clients \
-connect afresh. Then every order is shipped \
+connect afresh. The plans of the hot statements are recorded as the measured clients connect (on PostgreSQL \
+through `auto_explain`, the routine's own statements included), and a sequential scan of a table of 1,000 rows \
+or more where an index fits fails the run. Then every order is shipped \
 (`update_sales_order_ship_info`: the header and every line), 8 clients. Durable commits on both servers.";
 
 const CENTUM_SQL: &str = include_str!("../../../../examples/sales-orders/centum.sql");
-const POSTGRES_SQL: &str = include_str!("../../../../examples/sales-orders/postgres.sql");
+pub(crate) const POSTGRES_SQL: &str = include_str!("../../../../examples/sales-orders/postgres.sql");
 const CHECK_SQL: &str = include_str!("../../../../examples/sales-orders/check.sql");
 
 /// Orders per iteration, as in the seed's ostress script.
@@ -29,6 +33,27 @@ const ORDERS_PER_ITERATION: u64 = 20;
 
 const INSERT: &str = "SELECT insert_sales_order($1, $2, $3, $4, \
     (SELECT lines FROM demo_sales_order_seed WHERE order_no = $5)::sales_order_detail_type[])";
+
+/// The statements `insert_sales_order` runs for each order, as EXPLAIN
+/// takes them (Centum plans a routine's statements when it is created).
+const HOT_STATEMENTS: [&str; 4] = [
+    "SELECT lines FROM demo_sales_order_seed WHERE order_no = 5",
+    "SELECT list_price FROM product WHERE product_id = 707",
+    "SELECT discount_pct FROM special_offer WHERE special_offer_id = 1",
+    "UPDATE sales_order_header SET sub_total = 1, tax_amt = 0, freight = 0, total_due = 1 WHERE sales_order_id = 1",
+];
+
+/// The plans of the hot statements on `ep`: on PostgreSQL those a new
+/// session gets for one call of `insert_sales_order` (rolled back).
+fn hot_plans(ep: &Endpoint) -> Res<Vec<plans::Plan>> {
+    if ep.system == "PostgreSQL" {
+        let call = "SELECT insert_sales_order(1, 2, 3, 4, \
+            (SELECT lines FROM demo_sales_order_seed WHERE order_no = 5)::sales_order_detail_type[])";
+        plans::postgres_plans(ep, &[call])
+    } else {
+        plans::explained(ep, &HOT_STATEMENTS)
+    }
+}
 
 /// The demo's integrity check: `ok`, or the first rule broken.
 fn integrity(ep: &Endpoint) -> Res<String> {
@@ -52,7 +77,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     let scale = (ctx.scale.w1_iterations, ctx.scale.w1_warmup);
     for &clients in &ctx.scale.w1_clients.clone() {
         let who = super::clients(clients);
-        let load = Load { clients, iterations: scale.0, warmup: scale.1 };
+        // The warm-up leaves at least as many orders as make a table big
+        // to the plan check: analysed with fewer, PostgreSQL plans the
+        // header's update by order as a scan of the whole (small) table,
+        // and keeps that plan while the table grows past them.
+        let per_iteration = ORDERS_PER_ITERATION * clients as u64;
+        let warmup = scale.1.max((plans::BIG_TABLE as u64).div_ceil(per_iteration));
+        let load = Load { clients, iterations: scale.0, warmup };
         for (ep, _) in systems {
             let mut c = ep.connect()?;
             c.batch_execute("CALL reset_sales_orders()")?;
@@ -84,16 +115,20 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             // insert_sales_order's statements for empty tables (sequential
             // scans) while they grow. The measured clients connect afresh,
             // so their plans are made on the current statistics.
-            let warm = Load { clients, iterations: scale.1, warmup: 0 };
+            let warm = Load { clients, iterations: warmup, warmup: 0 };
             driver::run(&format!("W1 {}: warm-up, {who}", ep.system), warm, connect, iteration)?;
             if ep.system == "PostgreSQL" {
                 c.batch_execute("VACUUM ANALYZE")?;
                 c.batch_execute("CHECKPOINT")?;
             }
+            // The plans the measured clients will get, made as they
+            // connect (see `plans`).
+            let plans = hot_plans(ep)?;
             let label = format!("W1 {}: {who}", ep.system);
             let cpu = ep.cpu()?;
             let o = driver::run(&label, Load { warmup: 0, ..load }, connect, iteration)?;
-            let orders = clients as u64 * (scale.0 + scale.1) * ORDERS_PER_ITERATION;
+            plans::judge(ctx, "W1", &format!("insert_sales_order, {who}"), ep, &plans)?;
+            let orders = (scale.0 + warmup) * per_iteration;
             let headers = scalar(&mut c, "SELECT count(*) FROM sales_order_header")?;
             ctx.report.check(
                 "W1",

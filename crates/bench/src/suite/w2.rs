@@ -18,7 +18,9 @@ default TPC-B script (UPDATE accounts, SELECT the balance, UPDATE tellers, UPDAT
 transaction) run by the real `pgbench` client against both servers in each query mode. W2a: the same five statements \
 as five single-statement transactions (the seed's test 2), reported as statements per second. W2c: pgbench's \
 select-only script (`-S`: one SELECT of an account's balance by key per transaction), `-M prepared`: the cost of a \
-round trip and a key look-up. Durable commits on both servers; failed transactions must be zero.";
+round trip and a key look-up. Durable commits on both servers; failed transactions must be zero. The plans of \
+the TPC-B statements are recorded after the load, and a sequential scan of 1,000 rows or more where an index fits \
+fails the run.";
 
 /// W2a's script: pgbench's TPC-B statements without BEGIN and END, so
 /// each is its own transaction.
@@ -32,6 +34,14 @@ UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
 UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
 ";
+
+/// pgbench's TPC-B statements, with values, for their plans.
+const TPCB_STATEMENTS: [&str; 4] = [
+    "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 7",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = 7",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 7",
+    "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1",
+];
 
 /// Records a pgbench run of `case` on `ep`: its tps, the server's CPU per
 /// transaction since `cpu`, and the check that no transaction failed.
@@ -74,6 +84,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         }
         ctx.report
             .figure(Figure::new("W2", format!("{load}, server CPU"), ep.system, "s", cpu).lower_is_better());
+        let plans = super::plans::explained(ep, &TPCB_STATEMENTS)?;
+        super::plans::judge(ctx, "W2", "TPC-B statements after pgbench -i", ep, &plans)?;
     }
     let scratch = ctx.scratch("scratch")?;
     let script = scratch.join("single-statements.pgbench");
