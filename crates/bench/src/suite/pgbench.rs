@@ -51,8 +51,13 @@ impl InitTimes {
 
 /// `pgbench -i -s scale`: the TPC-B tables, loaded by pgbench itself.
 pub fn init(pgbench: &Path, ep: &Endpoint, scale: u32) -> Res<InitTimes> {
-    let bar = driver::phase(&format!("{}: pgbench -i -s {scale}", ep.system));
-    let out = command(pgbench, ep).args(["-i", "-q", "-s", &scale.to_string()]).output()?;
+    init_with(pgbench, ep, scale, &[])
+}
+
+/// [`init`] with more of `pgbench -i`'s options (`--unlogged-tables`).
+pub fn init_with(pgbench: &Path, ep: &Endpoint, scale: u32, options: &[&str]) -> Res<InitTimes> {
+    let bar = driver::phase(&format!("{}: pgbench -i -s {scale} {}", ep.system, options.join(" ")));
+    let out = command(pgbench, ep).args(["-i", "-q", "-s", &scale.to_string()]).args(options).output()?;
     bar.finish_and_clear();
     let err = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {

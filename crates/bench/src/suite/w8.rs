@@ -2,9 +2,9 @@
 //! scale on Centum, PostgreSQL and Tarantool, each driven by its own
 //! fastest client, with `redis-server` answering GET beside them as the
 //! floor (what a loopback request costs a server that does next to
-//! nothing). Three cases, 8 clients each: a point select by key, 16 point
+//! nothing). Four cases, 8 clients each: a point select by key, 16 point
 //! selects in one pipeline, and the TPC-B transaction as one server-side
-//! routine, durable. Every figure comes with the server's CPU per request
+//! routine, durable and not logged. Every figure comes with the server's CPU per request
 //! or transaction, and the notes give each as a multiple of the floor.
 //! Afterwards each system's balances must agree and its history must hold
 //! one row per routine call.
@@ -23,8 +23,10 @@ Point select: one account's balance by key per request (Tarantool: a select requ
 Pipelined: 16 such selects in one pipeline (pgbench `\\startpipeline`, net.box async requests, `redis-benchmark -P \
 16`), counted per request. TPC-B routine: pgbench's five statements as one server-side routine in one transaction \
 (PL/pgSQL `tpcb()` on Centum and PostgreSQL, a Lua function in one box transaction on Tarantool), durable commits \
-everywhere (Tarantool `wal_mode = 'fsync'`). CPU per request is user + system time of each server's processes \
-over the case.";
+everywhere (Tarantool `wal_mode = 'fsync'`). TPC-B routine, not logged: the same on tables that are not logged \
+(`pgbench -i --unlogged-tables`: SCHEMA_ONLY tables on Centum, UNLOGGED tables on PostgreSQL, whose commits still \
+flush their commit record; Tarantool `wal_mode = 'none'`). CPU per request is user + system time of each server's \
+processes over the case.";
 
 /// The TPC-B transaction as one PL/pgSQL function, for Centum and
 /// PostgreSQL alike.
@@ -103,6 +105,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         Case { name: "point select", floor_us: None, costs: vec![] },
         Case { name: "point select, pipelined", floor_us: None, costs: vec![] },
         Case { name: "TPC-B routine", floor_us: None, costs: vec![] },
+        Case { name: "TPC-B routine, not logged", floor_us: None, costs: vec![] },
     ];
 
     // The floor.
@@ -151,6 +154,22 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             }
         }
     }
+    // The same routine on tables that are not logged.
+    for ep in servers {
+        pgbench::init_with(&bin, ep, scale, &["--unlogged-tables"])?;
+        let mut c = ep.connect()?;
+        c.batch_execute("DROP FUNCTION tpcb")?;
+        c.batch_execute(TPCB_FUNCTION)?;
+        if ep.system == "PostgreSQL" {
+            c.batch_execute("VACUUM ANALYZE")?;
+        }
+        let label = format!("W8 {}: {}", ep.system, cases[3].name);
+        let cpu = ep.cpu()?;
+        let args = ["-M", "prepared", "-s", &s, "-f", &tpcb];
+        let o = pgbench::run(&bin, ep, CLIENTS, secs, &args, &scratch, &label)?;
+        record(ctx, &mut cases[3], 3, &who, ep, cpu, o.committed, o.per_second())?;
+        balances(ctx, ep.system, &pgbench::balances(ep)?, o.committed);
+    }
 
     // Tarantool through its own client.
     match peers::program("tarantool", "tarantool") {
@@ -159,17 +178,13 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             let t = peers::Tarantool::start(&program, &ctx.scratch("tarantool")?, "fsync", scale)?;
             bar.finish_and_clear();
             for (c, mode, per) in [(0, "select", 1), (1, "pipeline", PIPELINE as u64), (2, "tpcb", 1)] {
-                let bar = super::driver::timed(&format!("W8 Tarantool: {}", cases[c].name), secs);
-                let cpu = t.endpoint.cpu()?;
-                let (count, seconds) = t.run(mode, CLIENTS, secs, scale)?;
-                bar.finish_and_clear();
-                let requests = count * per;
-                record(ctx, &mut cases[c], c, &who, &t.endpoint, cpu, requests, requests as f64 / seconds)?;
-                if c == 2 {
-                    let sums = t.sums(scale)?;
-                    balances(ctx, "Tarantool", &sums[..5], count);
-                }
+                tarantool_case(ctx, &t, &mut cases[c], c, mode, per, &who)?;
             }
+            drop(t);
+            let bar = super::driver::phase(&format!("W8 Tarantool, wal_mode none: loading scale {scale}"));
+            let t = peers::Tarantool::start(&program, &ctx.scratch("tarantool")?, "none", scale)?;
+            bar.finish_and_clear();
+            tarantool_case(ctx, &t, &mut cases[3], 3, "tpcb", 1, &who)?;
         }
         Err(why) => skipped(ctx, "Tarantool", &why),
     }
@@ -191,12 +206,38 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     Ok(())
 }
 
+/// Runs case `c` (Tarantool's client in `mode`, `per` requests a count)
+/// on Tarantool and records it; after a TPC-B case, checks the balances.
+fn tarantool_case(
+    ctx: &mut Ctx,
+    t: &peers::Tarantool,
+    case: &mut Case,
+    c: usize,
+    mode: &str,
+    per: u64,
+    who: &str,
+) -> Res<()> {
+    let secs = ctx.scale.w2_seconds;
+    let bar = super::driver::timed(&format!("W8 Tarantool: {}", case.name), secs);
+    let cpu = t.endpoint.cpu()?;
+    let (count, seconds) = t.run(mode, CLIENTS, secs, ctx.scale.w2_scale)?;
+    bar.finish_and_clear();
+    let requests = count * per;
+    record(ctx, case, c, who, &t.endpoint, cpu, requests, requests as f64 / seconds)?;
+    if c >= 2 {
+        let sums = t.sums(ctx.scale.w2_scale)?;
+        balances(ctx, "Tarantool", &sums[..5], count);
+    }
+    Ok(())
+}
+
 /// The case's name in the report's table.
 fn case_name(c: usize, who: &str) -> String {
     match c {
         0 => format!("point select by key, {who}"),
         1 => format!("point select by key, {PIPELINE} per pipeline, {who}: per request"),
-        _ => format!("TPC-B as one routine, {who} (durable)"),
+        2 => format!("TPC-B as one routine, {who} (durable)"),
+        _ => format!("TPC-B as one routine, {who} (not logged)"),
     }
 }
 
@@ -218,10 +259,10 @@ fn record(
     rate: f64,
 ) -> Res<()> {
     let name = case_name(c, who);
-    let unit = if c == 2 { "txn/s" } else { "requests/s" };
+    let unit = if c >= 2 { "txn/s" } else { "requests/s" };
     ctx.report.figure(Figure::new("W8", &name, ep.system, unit, rate));
     let us = used_us(ep, before, requests)?;
-    let metric = if c == 2 { "us server CPU/txn" } else { "us server CPU/request" };
+    let metric = if c >= 2 { "us server CPU/txn" } else { "us server CPU/request" };
     ctx.report.figure(Figure::new("W8", &name, ep.system, metric, us).lower_is_better());
     case.costs.push((ep.system, us));
     Ok(())
