@@ -258,7 +258,7 @@ impl LongChains {
                     continue;
                 }
             }
-            self.sweep_chain(guard, h, key);
+            self.sweep_chain(guard, Some(h), key);
         }
         if self.len.len() > MAX_LONG {
             self.len.retain(|k, _| self.waiting.contains_key(k));
@@ -266,10 +266,11 @@ impl LongChains {
         off
     }
 
-    /// Sweeps chain `key` of `h`, remembers whether it is long, and frees
-    /// the versions that waited in it and in no other chain.
-    fn sweep_chain(&mut self, guard: &crossbeam_epoch::Guard, h: &HashIndex, key: (usize, usize)) {
-        let steps = h.chains.sweep_within(key.1, None, usize::MAX).unwrap_or(usize::MAX);
+    /// Sweeps chain `key` of `h` (nothing to sweep for an index dropped
+    /// since: `None`), remembers whether it is long, and frees the
+    /// versions that waited in it and in no other chain.
+    fn sweep_chain(&mut self, guard: &crossbeam_epoch::Guard, h: Option<&HashIndex>, key: (usize, usize)) {
+        let steps = h.map_or(0, |h| h.chains.sweep_within(key.1, None, usize::MAX).unwrap_or(usize::MAX));
         self.steps += steps as u64;
         if steps >= LONG_CHAIN {
             self.len.insert(key, steps);
@@ -309,13 +310,19 @@ impl LongChains {
     }
 
     /// Sweeps every chain that versions wait in, freeing them.
+    ///
+    /// The chains of an index dropped since are not walked: other
+    /// versions in them may have been freed already, as their owners
+    /// sweep only the indexes their table has. Readers that may still
+    /// walk a dropped index pinned before it was dropped, so the versions
+    /// released here, freed through `guard`, outlive their walks.
     pub(crate) fn flush(&mut self, guard: &crossbeam_epoch::Guard) {
         let keys: Vec<_> = self.waiting.keys().copied().collect();
         for key in keys {
-            let index = self.waiting[&key].index.clone();
-            if let Some(h) = index.as_hash() {
-                self.sweep_chain(guard, h, key);
-            }
+            let w = &self.waiting[&key];
+            let index = w.index.clone();
+            let live = w.table.indexes.load().iter_all().any(|i| Arc::ptr_eq(i, &index));
+            self.sweep_chain(guard, index.as_hash().filter(|_| live), key);
         }
     }
 }
