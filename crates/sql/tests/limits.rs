@@ -193,6 +193,21 @@ fn statement_mem_bounds_what_a_statement_buffers() {
         answer(&mut s, "SELECT count(*) FROM generate_series(1, 200000) g"),
         Ok(Value::BigInt(200000))
     );
+    // Nor does a nested loop: its joined rows go up one at a time (a
+    // million of them, where 1MB holds some 25,000), with a right side that
+    // reads the left row too.
+    assert_eq!(
+        answer(&mut s, "SELECT count(*) FROM generate_series(1, 1000) a, generate_series(1, 1000) b"),
+        Ok(Value::BigInt(1_000_000))
+    );
+    assert_eq!(
+        answer(
+            &mut s,
+            "SELECT count(*) FROM generate_series(1, 2000) a LEFT JOIN LATERAL \
+             (SELECT b FROM generate_series(1, a) b WHERE b > 1) l ON true"
+        ),
+        Ok(Value::BigInt(1_999_001))
+    );
     s.execute("CREATE TABLE m (id int PRIMARY KEY, v text)").unwrap();
     s.execute("INSERT INTO m SELECT g, 'x' FROM generate_series(1, 100000) g").unwrap();
     // A source that reads its own target is read whole first, so it is

@@ -75,49 +75,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }))
         }
         Plan::NestedLoop { left, right, lateral, kind, on, right_width } => {
-            let left_rows = open(left, cx, outer.clone())?;
-            let mut out: Vec<Vec<Value>> = Vec::new();
-            let produce = || -> Result<()> {
-                // A right side that does not read the left row runs once.
-                let fixed = match lateral {
-                    true => None,
-                    false => Some(super::dml::gather(open(right, cx, outer.clone())?, cx)?),
-                };
-                for l in left_rows {
-                    let l = l?;
-                    cx.tick(1)?;
-                    let rights: Rows = match &fixed {
-                        Some(rows) => Box::new(rows.iter().cloned().map(Ok)),
-                        None => {
-                            let mut inner_outer = outer.clone();
-                            inner_outer.extend_from_slice(&l);
-                            open(right, cx, inner_outer)?
-                        }
-                    };
-                    let mut matched = false;
-                    for r in rights {
-                        cx.tick(1)?;
-                        let mut row = l.clone();
-                        row.extend(r?);
-                        if on.as_ref().map_or(Ok(true), |p| test(p, &row, &outer, cx))? {
-                            matched = true;
-                            cx.budget.keep(&mut out, row)?;
-                        }
-                    }
-                    match kind {
-                        JoinKind::Left if !matched => {
-                            let mut row = l;
-                            row.extend(std::iter::repeat_n(Value::Null, *right_width));
-                            cx.budget.keep(&mut out, row)?;
-                        }
-                        _ => {}
-                    }
-                }
-                Ok(())
-            };
-            // The rows made before an error come first, then the error.
-            let failed = produce().err();
-            Box::new(out.into_iter().map(Ok).chain(failed.map(Err)))
+            Box::new(NestedLoop::new(left, right, *lateral, *kind, on.as_ref(), *right_width, cx, outer)?)
         }
         Plan::HashJoin { left, right, kind, left_keys, right_keys, on, left_width, right_width } => {
             hash_join(
@@ -520,6 +478,124 @@ fn set_op(op: SetOpKind, all: bool, l: Vec<Vec<Value>>, r: Vec<Vec<Value>>) -> V
                 }
             }
             out
+        }
+    }
+}
+
+/// A nested loop join, streamed: each left row runs against the right
+/// side (gathered once when it does not read the left row, run again per
+/// left row when it does), and the joined rows go up one at a time. So a
+/// count over a cross product of any size holds one row at a time, and
+/// stops at the first error, after the rows before it.
+struct NestedLoop<'a> {
+    left: Rows<'a>,
+    right: &'a Plan,
+    /// The right side's rows when it does not read the left row.
+    fixed: Option<std::rc::Rc<Vec<Vec<Value>>>>,
+    kind: JoinKind,
+    on: Option<&'a Expr>,
+    right_width: usize,
+    cx: &'a ExecCtx<'a>,
+    outer: Vec<Value>,
+    /// The left row being joined, its right rows, and whether any matched.
+    current: Option<(Vec<Value>, Rows<'a>, bool)>,
+    done: bool,
+}
+
+impl<'a> NestedLoop<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        left: &'a Plan,
+        right: &'a Plan,
+        lateral: bool,
+        kind: JoinKind,
+        on: Option<&'a Expr>,
+        right_width: usize,
+        cx: &'a ExecCtx<'a>,
+        outer: Vec<Value>,
+    ) -> Result<NestedLoop<'a>> {
+        let left_rows = open(left, cx, outer.clone())?;
+        // A right side that does not read the left row runs once.
+        let fixed = match lateral {
+            true => None,
+            false => Some(std::rc::Rc::new(super::dml::gather(open(right, cx, outer.clone())?, cx)?)),
+        };
+        Ok(NestedLoop {
+            left: left_rows,
+            right,
+            fixed,
+            kind,
+            on,
+            right_width,
+            cx,
+            outer,
+            current: None,
+            done: false,
+        })
+    }
+
+    /// The next joined row, or the end.
+    fn step(&mut self) -> Result<Option<Vec<Value>>> {
+        loop {
+            if self.current.is_none() {
+                let Some(l) = self.left.next() else { return Ok(None) };
+                let l = l?;
+                self.cx.tick(1)?;
+                let rights: Rows<'a> = match &self.fixed {
+                    Some(rows) => {
+                        let rows = rows.clone();
+                        Box::new((0..rows.len()).map(move |i| Ok(rows[i].clone())))
+                    }
+                    None => {
+                        let mut inner_outer = self.outer.clone();
+                        inner_outer.extend_from_slice(&l);
+                        open(self.right, self.cx, inner_outer)?
+                    }
+                };
+                self.current = Some((l, rights, false));
+            }
+            let Some((l, rights, matched)) = self.current.as_mut() else { continue };
+            match rights.next() {
+                Some(r) => {
+                    let r = r?;
+                    self.cx.tick(1)?;
+                    let mut row = l.clone();
+                    row.extend(r);
+                    if self.on.map_or(Ok(true), |p| test(p, &row, &self.outer, self.cx))? {
+                        *matched = true;
+                        return Ok(Some(row));
+                    }
+                }
+                None => {
+                    let Some((l, _, matched)) = self.current.take() else { continue };
+                    if self.kind == JoinKind::Left && !matched {
+                        let mut row = l;
+                        row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                        return Ok(Some(row));
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Iterator for NestedLoop<'_> {
+    type Item = Result<Vec<Value>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.step() {
+            Ok(Some(row)) => Some(Ok(row)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
         }
     }
 }
