@@ -6,6 +6,7 @@
 //! must agree with each other and with what the clients committed.
 
 use super::driver::{self, Load};
+use super::plans;
 use super::report::Figure;
 use super::servers::{scalar, Endpoint};
 use super::{Ctx, Res};
@@ -66,6 +67,19 @@ fn schema(centum: bool, warehouses: i32, items: i32, customers: i32) -> String {
 
 /// New-order, TPC-C 2.4.2, as one function; an unknown item raises
 /// P0001 and so rolls the whole order back.
+/// One valid `new_order` call, for PostgreSQL's plans (rolled back).
+const PROBE_CALL: &str = "SELECT new_order(1, 1, 1, '{1,2,3}', '{1,1,1}', '{1,2,3}')";
+
+/// The statements `new_order` runs, as EXPLAIN takes them (Centum plans a
+/// routine's statements when it is created).
+const HOT_STATEMENTS: [&str; 5] = [
+    "SELECT w_tax FROM warehouse WHERE w_id = 1",
+    "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 1",
+    "SELECT c_discount FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id = 1",
+    "SELECT i_price FROM item WHERE i_id = 1",
+    "UPDATE stock SET s_ytd = s_ytd + 1 WHERE s_w_id = 1 AND s_i_id = 1",
+];
+
 const NEW_ORDER: &str = "CREATE FUNCTION new_order(p_w_id int, p_d_id int, p_c_id int, p_items int[], p_supply int[], p_qty int[])
 RETURNS numeric LANGUAGE plpgsql AS $$
 DECLARE
@@ -180,6 +194,16 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         }
         bar.finish_and_clear();
     }
+    // The plans the measured clients get, recorded once after the load
+    // and analysis (see `plans`); judged after the first run.
+    let mut hot = vec![];
+    for ep in endpoints {
+        hot.push(if ep.system == "PostgreSQL" {
+            plans::postgres_plans(ep, &[PROBE_CALL])?
+        } else {
+            plans::explained(ep, &HOT_STATEMENTS)?
+        });
+    }
     let mut committed = [0u64; 2];
     for &clients in &ctx.scale.w6_clients.clone() {
         let who = super::clients(clients);
@@ -214,6 +238,9 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
                 },
             )?;
             committed[e] += o.committed + o.warmup_committed;
+            if !hot[e].is_empty() {
+                plans::judge(ctx, "W6", "new_order", ep, &std::mem::take(&mut hot[e]))?;
+            }
             let nopm = o.per_second() * 60.0;
             let case = format!("new orders per minute, {who} (durable)");
             ctx.report.figure(Figure::new("W6", &case, ep.system, "new orders/min", nopm).with_load(&o));
