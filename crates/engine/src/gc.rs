@@ -192,6 +192,9 @@ pub(crate) const DEFER_RATIO: usize = 16;
 /// How long the collector must have found no new garbage before it
 /// sweeps the long chains that versions still wait in.
 const IDLE_FLUSH: std::time::Duration = std::time::Duration::from_millis(50);
+/// Bytes of versions that may wait for long chains: past them every chain
+/// is swept at once, so a table of large rows does not hold its garbage.
+const MAX_WAITING_BYTES: usize = 64 << 20;
 /// Long chains remembered at most (a heuristic: forgetting costs one
 /// sweep each).
 const MAX_LONG: usize = 1 << 16;
@@ -214,7 +217,8 @@ pub(crate) const READER_STEPS: usize = 64;
 /// and still count as their table's; each counts the long chains it waits
 /// for (`VersionPtr::wait_for_sweep`), and the sweep of the last one frees
 /// it. The collector sweeps every waiting chain as soon as it has found
-/// no new garbage for [`IDLE_FLUSH`], and when asked to collect everything.
+/// no new garbage for [`IDLE_FLUSH`], when the waiting versions take
+/// [`MAX_WAITING_BYTES`], and when asked to collect everything.
 #[derive(Default)]
 pub(crate) struct LongChains {
     /// Steps of the last sweep, by (index, bucket).
@@ -223,6 +227,8 @@ pub(crate) struct LongChains {
     waiting: HashMap<(usize, usize), Waiting>,
     /// Steps swept since the collector last counted them.
     steps: u64,
+    /// Bytes of the versions waiting.
+    bytes: usize,
 }
 
 /// Garbage versions waiting in one long chain, with what they need.
@@ -253,7 +259,7 @@ impl LongChains {
             // Nothing to look up while no chain is long (the usual case).
             if let Some(&len) = self.len.get(&key) {
                 let waiting = self.waiting.get(&key).map_or(0, |w| w.versions.len());
-                if (waiting + run.len()) * DEFER_RATIO < len {
+                if (waiting + run.len()) * DEFER_RATIO < len && self.bytes < MAX_WAITING_BYTES {
                     off.push(run[0]);
                     continue;
                 }
@@ -280,6 +286,7 @@ impl LongChains {
         let waited = if self.waiting.is_empty() { None } else { self.waiting.remove(&key) };
         if let Some(w) = waited {
             let gone: Vec<VersionPtr> = w.versions.into_iter().filter(|v| v.swept()).collect();
+            self.bytes -= gone.iter().map(|v| v.size()).sum::<usize>();
             w.table.forget_all(&gone);
             for v in &gone {
                 v.set_unlinked();
@@ -295,7 +302,9 @@ impl LongChains {
     /// index `ix` and counted there (`VersionPtr::wait_for_sweep`), off
     /// until that chain is swept.
     pub(crate) fn wait(&mut self, table: &Arc<Table>, ix: &Arc<Index>, b: usize, v: VersionPtr) {
-        v.wait_for_sweep();
+        if v.wait_for_sweep() {
+            self.bytes += v.size();
+        }
         let w = self.waiting.entry((Arc::as_ptr(ix) as usize, b)).or_insert_with(|| Waiting {
             table: table.clone(),
             index: ix.clone(),
@@ -505,7 +514,7 @@ impl Gc {
         }
         let idle = b.busy_at.is_none_or(|t| now.duration_since(t) >= IDLE_FLUSH);
         dead.retire(&guard, Some(&mut b.long));
-        if flush || idle {
+        if flush || idle || b.long.bytes >= MAX_WAITING_BYTES {
             b.long.flush(&guard);
         }
         guard.flush();

@@ -227,10 +227,12 @@ impl VersionPtr {
         self.header().flags.fetch_or(FLAG_MARKED, SeqCst);
     }
 
-    /// Counts one more long chain the version waits to be swept out of.
-    pub(crate) fn wait_for_sweep(self) {
+    /// Counts one more long chain the version waits to be swept out of;
+    /// true if it is the first.
+    pub(crate) fn wait_for_sweep(self) -> bool {
         let before = self.header().flags.fetch_add(WAIT_ONE, SeqCst);
         debug_assert!(before < u16::MAX - WAIT_ONE, "too many sweeps waited for");
+        before >> 3 == 0
     }
 
     /// Counts one long chain less; true when it was the last one.
