@@ -42,6 +42,20 @@ fn row(k: i64, v: i64) -> Vec<Value> {
     vec![Value::BigInt(k), Value::BigInt(v), Value::Text(format!("{v:08}"))]
 }
 
+/// `kv` keyed by a range index, with a hash index `kv_v` on `v` of one
+/// bucket: every version is in one long chain.
+fn one_chain_kv(db: &Database) -> Arc<Table> {
+    db.create_table(
+        TableDef::new("kv")
+            .column_not_null("k", DataType::BigInt)
+            .column_not_null("v", DataType::BigInt)
+            .column_not_null("pad", DataType::Text)
+            .index(IndexDef::range(PKEY, &["k"]).unique())
+            .index(IndexDef::hash("kv_v", &["v"], 1)),
+    )
+    .expect("create table")
+}
+
 fn manual_gc() -> Database {
     Database::open(Options { gc_interval: None, ..Options::default() }).expect("open")
 }
@@ -273,16 +287,7 @@ fn aborted_writes_leave_nothing_behind() {
 #[test]
 fn garbage_of_one_long_chain_is_collected_in_one_sweep() {
     let db = manual_gc();
-    let t = db
-        .create_table(
-            TableDef::new("kv")
-                .column_not_null("k", DataType::BigInt)
-                .column_not_null("v", DataType::BigInt)
-                .column_not_null("pad", DataType::Text)
-                .index(IndexDef::range(PKEY, &["k"]).unique())
-                .index(IndexDef::hash("kv_v", &["v"], 1)),
-        )
-        .expect("create table");
+    let t = one_chain_kv(&db);
     let n = 200_000;
     load(&db, &t, 0..n);
     db.run(Isolation::Snapshot, 1, |txn| {
@@ -417,16 +422,7 @@ fn duplicate_keys_cost_the_collector_a_bounded_walk_per_version() {
 #[test]
 fn versions_waiting_in_a_dropped_index_are_freed() {
     let db = manual_gc();
-    let t = db
-        .create_table(
-            TableDef::new("kv")
-                .column_not_null("k", DataType::BigInt)
-                .column_not_null("v", DataType::BigInt)
-                .column_not_null("pad", DataType::Text)
-                .index(IndexDef::range(PKEY, &["k"]).unique())
-                .index(IndexDef::hash("kv_v", &["v"], 1)),
-        )
-        .expect("create table");
+    let t = one_chain_kv(&db);
     let n = 20_000;
     load(&db, &t, 0..n);
     let delete = |k: i64| {

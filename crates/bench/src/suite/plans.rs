@@ -118,6 +118,18 @@ fn render(
     }
 }
 
+/// The plans of a workload's hot statements on `ep`: on PostgreSQL those
+/// a new session gets for `calls` (see [`postgres_plans`]), elsewhere
+/// EXPLAIN of `statements`, the same statements as the calls' routines
+/// run them.
+pub fn hot(ep: &Endpoint, calls: &[&str], statements: &[&str]) -> Res<Vec<Plan>> {
+    if ep.system == "PostgreSQL" {
+        postgres_plans(ep, calls)
+    } else {
+        explained(ep, statements)
+    }
+}
+
 /// Any system with EXPLAIN: the plan of each statement.
 pub fn explained(ep: &Endpoint, statements: &[&str]) -> Res<Vec<Plan>> {
     let mut c = ep.connect()?;
@@ -224,8 +236,7 @@ mod tests {
         let ep = &pg.endpoint;
         let mut c = ep.connect().unwrap();
         c.batch_execute(crate::suite::w1::POSTGRES_SQL).unwrap();
-        let call = "SELECT insert_sales_order(1, 2, 3, 4, \
-            (SELECT lines FROM demo_sales_order_seed WHERE order_no = 5)::sales_order_detail_type[])";
+        let call = crate::suite::w1::PROBE_CALL;
         let orders = |c: &mut postgres::Client| {
             for _ in 0..BIG_TABLE + 200 {
                 c.batch_execute(call).unwrap();

@@ -43,17 +43,9 @@ const HOT_STATEMENTS: [&str; 4] = [
     "UPDATE sales_order_header SET sub_total = 1, tax_amt = 0, freight = 0, total_due = 1 WHERE sales_order_id = 1",
 ];
 
-/// The plans of the hot statements on `ep`: on PostgreSQL those a new
-/// session gets for one call of `insert_sales_order` (rolled back).
-fn hot_plans(ep: &Endpoint) -> Res<Vec<plans::Plan>> {
-    if ep.system == "PostgreSQL" {
-        let call = "SELECT insert_sales_order(1, 2, 3, 4, \
-            (SELECT lines FROM demo_sales_order_seed WHERE order_no = 5)::sales_order_detail_type[])";
-        plans::postgres_plans(ep, &[call])
-    } else {
-        plans::explained(ep, &HOT_STATEMENTS)
-    }
-}
+/// One `insert_sales_order` call, for PostgreSQL's plans (rolled back).
+pub(crate) const PROBE_CALL: &str = "SELECT insert_sales_order(1, 2, 3, 4, \
+    (SELECT lines FROM demo_sales_order_seed WHERE order_no = 5)::sales_order_detail_type[])";
 
 /// The demo's integrity check: `ok`, or the first rule broken.
 fn integrity(ep: &Endpoint) -> Res<String> {
@@ -123,7 +115,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             }
             // The plans the measured clients will get, made as they
             // connect (see `plans`).
-            let plans = hot_plans(ep)?;
+            let plans = plans::hot(ep, &[PROBE_CALL], &HOT_STATEMENTS)?;
             let label = format!("W1 {}: {who}", ep.system);
             let cpu = ep.cpu()?;
             let o = driver::run(&label, Load { warmup: 0, ..load }, connect, iteration)?;

@@ -198,11 +198,7 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
     // and analysis (see `plans`); judged after the first run.
     let mut hot = vec![];
     for ep in endpoints {
-        hot.push(if ep.system == "PostgreSQL" {
-            plans::postgres_plans(ep, &[PROBE_CALL])?
-        } else {
-            plans::explained(ep, &HOT_STATEMENTS)?
-        });
+        hot.push(plans::hot(ep, &[PROBE_CALL], &HOT_STATEMENTS)?);
     }
     let mut committed = [0u64; 2];
     for &clients in &ctx.scale.w6_clients.clone() {
