@@ -48,6 +48,30 @@ pub fn oid_type(oid: u32) -> Option<DataType> {
         1114 => DataType::Timestamp,
         1184 => DataType::TimestampTz,
         2950 => DataType::Uuid,
+        _ => return array_elem_oid(oid).and_then(oid_type).map(|e| DataType::Array(Box::new(e))),
+    })
+}
+
+/// The element type OID of an array type OID PostgreSQL clients send.
+fn array_elem_oid(oid: u32) -> Option<u32> {
+    Some(match oid {
+        1000 => 16,
+        1005 => 21,
+        1007 => 23,
+        1028 => 26,
+        1016 => 20,
+        1021 => 700,
+        1022 => 701,
+        1231 => 1700,
+        1009 => 25,
+        1003 => 19,
+        1015 => 1043,
+        1014 => 1042,
+        1001 => 17,
+        1182 => 1082,
+        1115 => 1114,
+        1185 => 1184,
+        2951 => 2950,
         _ => return None,
     })
 }
@@ -116,6 +140,7 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
             fixed(16)?;
             Value::Uuid(centum_types::Uuid::from_bytes(bytes.try_into().expect("16 bytes")))
         }
+        DataType::Array(elem) => decode_array(bytes, elem)?,
         _ => Value::Text(
             std::str::from_utf8(bytes)
                 .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?
@@ -148,9 +173,79 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
         (Some(DataType::Timestamp), Value::Timestamp(t)) => out.put_i64(t.0),
         (Some(DataType::TimestampTz), Value::TimestampTz(t)) => out.put_i64(t.0),
         (Some(DataType::Uuid), Value::Uuid(u)) => out.put_slice(u.as_bytes()),
+        (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, out),
         (_, Value::Text(s)) => out.put_slice(s.as_bytes()),
         (_, v) => out.put_slice(v.to_string().as_bytes()),
     }
+}
+
+/// PostgreSQL's binary array: i32 dimensions (0 for an empty array, else
+/// 1), i32 has-NULLs flag, u32 element type OID, then per dimension i32
+/// length and i32 lower bound (1), then per element an i32 length (-1:
+/// NULL) and the element's binary form.
+fn encode_array(items: &[Value], elem: &DataType, out: &mut BytesMut) {
+    out.put_i32(i32::from(!items.is_empty()));
+    out.put_i32(i32::from(items.iter().any(Value::is_null)));
+    out.put_u32(elem.pg_oid());
+    if !items.is_empty() {
+        out.put_i32(items.len() as i32);
+        out.put_i32(1);
+    }
+    for v in items {
+        if v.is_null() {
+            out.put_i32(-1);
+            continue;
+        }
+        let at = out.len();
+        out.put_i32(0);
+        encode_binary(v, Some(elem), out);
+        let len = (out.len() - at - 4) as i32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// Reads a binary array parameter (one dimension at most) of elements of
+/// type `elem`, whatever element OID the client names.
+fn decode_array(bytes: &[u8], elem: &DataType) -> Result<Value, DecodeError> {
+    let bad = || "incorrect binary data format in array".to_string();
+    let take = |at: &mut usize, n: usize| -> Result<&[u8], DecodeError> {
+        let end = at.checked_add(n).filter(|&e| e <= bytes.len()).ok_or_else(bad)?;
+        let b = &bytes[*at..end];
+        *at = end;
+        Ok(b)
+    };
+    let word = |at: &mut usize| -> Result<i32, DecodeError> {
+        let b = take(at, 4)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let mut at = 0usize;
+    let ndim = word(&mut at)?;
+    let _has_nulls = word(&mut at)?;
+    let _elem_oid = word(&mut at)?;
+    let count = match ndim {
+        0 => 0,
+        1 => {
+            let n = word(&mut at)?;
+            let _lower_bound = word(&mut at)?;
+            usize::try_from(n).map_err(|_| bad())?
+        }
+        n if n > 1 => return Err("multidimensional arrays are not supported".into()),
+        _ => return Err(bad()),
+    };
+    let mut items = Vec::with_capacity(count.min(bytes.len() / 4));
+    for _ in 0..count {
+        let len = word(&mut at)?;
+        if len < 0 {
+            items.push(Value::Null);
+            continue;
+        }
+        let b = take(&mut at, len as usize)?;
+        items.push(decode_binary(b, elem)?);
+    }
+    if at != bytes.len() {
+        return Err(bad());
+    }
+    Ok(Value::Array(items))
 }
 
 /// PostgreSQL's binary numeric: i16 ndigits, i16 weight, u16 sign, u16
@@ -264,6 +359,28 @@ mod tests {
             assert_eq!(back, d, "{s}");
             assert_eq!(back.scale(), d.scale(), "{s}");
         }
+    }
+
+    #[test]
+    fn arrays_round_trip_through_binary() {
+        let ty = DataType::array_of(DataType::Integer).unwrap();
+        for items in [vec![], vec![Value::Integer(1), Value::Null, Value::Integer(-7)]] {
+            let v = Value::Array(items);
+            let mut out = BytesMut::new();
+            encode_binary(&v, Some(&ty), &mut out);
+            assert_eq!(decode_binary(&out, &ty).unwrap(), v);
+            // Every truncation is an error, never a panic.
+            for cut in 0..out.len() {
+                assert!(decode_binary(&out[..cut], &ty).is_err(), "{cut}");
+            }
+        }
+        // PostgreSQL's own bytes for '{1,NULL}'::int4[].
+        let pg = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1, 255, 255, 255, 255];
+        let mut out = BytesMut::new();
+        encode_binary(&Value::Array(vec![Value::Integer(1), Value::Null]), Some(&ty), &mut out);
+        assert_eq!(&out[..], &pg[..]);
+        assert_eq!(oid_type(1009), Some(DataType::array_of(DataType::Text).unwrap()));
+        assert!(decode_binary(&[0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 23], &ty).is_err());
     }
 
     #[test]

@@ -21,8 +21,8 @@
 //!                  (tests/clients/node_pg_crud.js)
 //!  Django 5.2      migrations in transactions (tables, foreign keys,
 //!                  unique constraints, indexes, a many-to-many table),
-//!                  its catalog introspection, the ORM with savepoints
-//!                  (tests/clients/django_app)
+//!                  its catalog introspection, the ORM with savepoints,
+//!                  migrating back to zero (tests/clients/django_app)
 //! ```
 //!
 //! psycopg, Django and node-postgres are installed on demand (pip, npm). When that

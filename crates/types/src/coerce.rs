@@ -49,6 +49,7 @@ impl Value {
             DataType::Timestamp => Value::Timestamp(Timestamp::parse(text)?),
             DataType::TimestampTz => Value::TimestampTz(TimestampTz::parse(text)?),
             DataType::Uuid => Value::Uuid(parse_uuid(text)?),
+            DataType::Array(elem) => crate::array::parse(text, elem)?,
         })
     }
 
@@ -66,7 +67,11 @@ impl Value {
     ///   date                                          out             =     midnight
     ///   ts / tstz                                     out             date  = (UTC)
     ///   uuid                                          out                            =
+    ///   array                                         out
     /// ```
+    ///
+    /// An array assigns to an array type element by element, each with the
+    /// table above; text parses as an array literal of the element type.
     ///
     /// * `range`: checked narrowing (22003 `smallint out of range`).
     /// * `round`: rounded to an integer first, float8 half to even and
@@ -140,6 +145,10 @@ impl Value {
             (Value::TimestampTz(t), DataType::TimestampTz) => Value::TimestampTz(t),
             (Value::TimestampTz(t), DataType::Timestamp) => Value::Timestamp(t.to_timestamp()),
             (Value::TimestampTz(t), DataType::Date) => Value::Date(t.to_timestamp().date()),
+            // Element by element, with the elements' own assignment casts.
+            (Value::Array(items), DataType::Array(elem)) => {
+                Value::Array(items.into_iter().map(|v| v.coerce_to(elem)).collect::<Result<_, _>>()?)
+            }
             (v, _) => return Err(mismatch(&v)),
         })
     }
@@ -166,6 +175,7 @@ impl Value {
             (Value::Numeric(d), DataType::Numeric { precision, scale }) => fits_typmod(d, *precision, *scale),
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,
+            (Value::Array(items), DataType::Array(elem)) => items.iter().all(|v| v.fits(elem)),
             _ => false,
         }
     }

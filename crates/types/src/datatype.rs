@@ -68,6 +68,9 @@ pub enum DataType {
     TimestampTz,
     /// `uuid`.
     Uuid,
+    /// A one-dimensional array of the element type (`integer[]`), never
+    /// itself an array. Build it with [`DataType::array_of`].
+    Array(Box<DataType>),
 }
 
 impl DataType {
@@ -112,8 +115,24 @@ impl DataType {
         check_char_length("char", length.unwrap_or(1)).map(DataType::Char)
     }
 
+    /// The array type of `elem`; arrays of arrays are 0A000.
+    pub fn array_of(elem: DataType) -> Result<DataType, TypeError> {
+        match elem {
+            DataType::Array(_) => Err(TypeError::Unsupported("multidimensional arrays are not supported".into())),
+            e => Ok(DataType::Array(Box::new(e))),
+        }
+    }
+
+    /// The element type of an array type, `None` for other types.
+    pub fn element(&self) -> Option<&DataType> {
+        match self {
+            DataType::Array(e) => Some(e),
+            _ => None,
+        }
+    }
+
     /// Width in bytes of the fixed in-row encoding, `None` for
-    /// variable-length types (Varchar, Char, Text, Bytea).
+    /// variable-length types (Varchar, Char, Text, Bytea, arrays).
     pub fn fixed_width(&self) -> Option<usize> {
         match self {
             DataType::Boolean => Some(1),
@@ -123,6 +142,7 @@ impl DataType {
             DataType::Timestamp | DataType::TimestampTz => Some(8),
             DataType::Numeric { .. } | DataType::Uuid => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
+            DataType::Array(_) => None,
         }
     }
 
@@ -149,6 +169,24 @@ impl DataType {
             DataType::Timestamp => 1114,
             DataType::TimestampTz => 1184,
             DataType::Uuid => 2950,
+            DataType::Array(e) => match **e {
+                DataType::Boolean => 1000,
+                DataType::SmallInt => 1005,
+                DataType::Integer => 1007,
+                DataType::BigInt => 1016,
+                DataType::Double => 1022,
+                DataType::Numeric { .. } => 1231,
+                DataType::Varchar(_) => 1015,
+                DataType::Char(_) => 1014,
+                DataType::Text => 1009,
+                DataType::Bytea => 1001,
+                DataType::Date => 1182,
+                DataType::Timestamp => 1115,
+                DataType::TimestampTz => 1185,
+                DataType::Uuid => 2951,
+                // `array_of` refuses arrays of arrays; anyarray if one slips by.
+                DataType::Array(_) => 2277,
+            },
         }
     }
 
@@ -193,6 +231,7 @@ impl fmt::Display for DataType {
             DataType::Timestamp => f.write_str("timestamp without time zone"),
             DataType::TimestampTz => f.write_str("timestamp with time zone"),
             DataType::Uuid => f.write_str("uuid"),
+            DataType::Array(e) => write!(f, "{e}[]"),
         }
     }
 }
@@ -242,7 +281,7 @@ mod tests {
 
     #[test]
     fn names_widths_and_oids() {
-        let cases: [(DataType, &str, Option<usize>, u32); 16] = [
+        let cases: [(DataType, &str, Option<usize>, u32); 18] = [
             (DataType::Boolean, "boolean", Some(1), 16),
             (DataType::SmallInt, "smallint", Some(2), 21),
             (DataType::Integer, "integer", Some(4), 23),
@@ -259,6 +298,8 @@ mod tests {
             (DataType::Timestamp, "timestamp without time zone", Some(8), 1114),
             (DataType::TimestampTz, "timestamp with time zone", Some(8), 1184),
             (DataType::Uuid, "uuid", Some(16), 2950),
+            (DataType::array_of(DataType::Integer).unwrap(), "integer[]", None, 1007),
+            (DataType::array_of(DataType::Varchar(Some(5))).unwrap(), "character varying(5)[]", None, 1015),
         ];
         for (ty, name, width, oid) in cases {
             assert_eq!(ty.sql_name(), name);

@@ -17,12 +17,16 @@
 //!   uuid          16    the 16 bytes in RFC 4122 order
 //!   text / varchar / char   UTF-8 bytes        (variable)
 //!   bytea                   the bytes as they are (variable)
+//!   arrays                  count, then each element's length and bytes
+//!                           (variable; see the `array` module)
 //! ```
 //!
 //! NULLs are not encoded here; the row format tracks them separately.
 //! Decoding never panics, whatever the bytes: the engine must survive a
 //! caller bug or a corrupt slot by returning a wrong value, not by taking
 //! every session down.
+
+use std::borrow::Cow;
 
 use rust_decimal::Decimal;
 use uuid::Uuid;
@@ -92,15 +96,18 @@ impl Value {
             DataType::TimestampTz => Value::TimestampTz(TimestampTz(i64::from_le_bytes(prefix(&bytes)))),
             DataType::Uuid => Value::Uuid(Uuid::from_bytes(bytes)),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
+            DataType::Array(_) => Value::Null,
         }
     }
 
     /// The bytes of a variable-length value as stored in a row: UTF-8 for
-    /// Text, the raw bytes for Bytea; `None` for every other variant.
-    pub fn var_bytes(&self) -> Option<&[u8]> {
+    /// Text, the raw bytes for Bytea, the array form of `crate::array` for
+    /// an array (built, so owned); `None` for every other variant.
+    pub fn var_bytes(&self) -> Option<Cow<'_, [u8]>> {
         match self {
-            Value::Text(s) => Some(s.as_bytes()),
-            Value::Bytea(b) => Some(b),
+            Value::Text(s) => Some(Cow::Borrowed(s.as_bytes())),
+            Value::Bytea(b) => Some(Cow::Borrowed(b)),
+            Value::Array(items) => Some(Cow::Owned(crate::array::encode(items))),
             _ => None,
         }
     }
@@ -120,6 +127,7 @@ impl Value {
                 })
             }
             DataType::Bytea => Value::Bytea(bytes.to_vec()),
+            DataType::Array(elem) => crate::array::decode(elem, bytes),
             _ => Value::decode_fixed(ty, bytes),
         }
     }
@@ -200,13 +208,16 @@ mod tests {
     #[test]
     fn variable_length() {
         let v = Value::from("héllo");
-        assert_eq!(v.var_bytes(), Some("héllo".as_bytes()));
+        assert_eq!(v.var_bytes().as_deref(), Some("héllo".as_bytes()));
         assert_eq!(Value::decode_var(&DataType::Varchar(Some(9)), "héllo".as_bytes()), v);
         let b = Value::Bytea(vec![0, 159, 146, 150]);
-        assert_eq!(b.var_bytes(), Some(&[0, 159, 146, 150][..]));
+        assert_eq!(b.var_bytes().as_deref(), Some(&[0, 159, 146, 150][..]));
         assert_eq!(Value::decode_var(&DataType::Bytea, &[0, 159, 146, 150]), b);
         assert_eq!(Value::decode_var(&DataType::Text, &[0xFF, b'a']), Value::from("\u{FFFD}a"));
         assert_eq!(Value::Integer(1).var_bytes(), None);
+        let a = Value::Array(vec![Value::from("x"), Value::Null]);
+        let ty = DataType::array_of(DataType::Text).unwrap();
+        assert_eq!(Value::decode_var(&ty, &a.var_bytes().unwrap()), a);
         assert_eq!(Value::decode_var(&DataType::Integer, &[2, 0, 0, 0]), Value::Integer(2));
     }
 }

@@ -59,6 +59,9 @@ pub enum TypeError {
         /// The offending input, as given.
         input: String,
     },
+    /// Text that is not an array literal (22P02 invalid_text_representation).
+    #[error("malformed array literal: \"{0}\"")]
+    MalformedArray(String),
     /// Date/time text in a format that cannot be read (22007 invalid_datetime_format).
     /// The text is the whole message.
     #[error("{0}")]
@@ -85,7 +88,7 @@ impl TypeError {
             TypeError::Mismatch { .. } => "42804",
             TypeError::OutOfRange(_) => "22003",
             TypeError::StringTooLong { .. } => "22001",
-            TypeError::InvalidText { .. } => "22P02",
+            TypeError::InvalidText { .. } | TypeError::MalformedArray(_) => "22P02",
             TypeError::InvalidDatetime(_) => "22007",
             TypeError::DatetimeOverflow(_) => "22008",
             TypeError::InvalidParameter(_) => "22023",

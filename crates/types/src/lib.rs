@@ -54,6 +54,7 @@
 //! # Ok::<(), centum_types::TypeError>(())
 //! ```
 
+pub mod array;
 mod coerce;
 mod datatype;
 mod datetime;

@@ -20,6 +20,7 @@
 //!   text                   by bytes (code points), PostgreSQL's "C" collation
 //!   bytea, uuid            by bytes
 //!   dates, timestamps      by value; -infinity first, infinity last
+//!   arrays                 element by element, then the shorter first
 //! ```
 //!
 //!   Across families (and between double and the exact numbers, whose mixed
@@ -107,6 +108,11 @@ impl Value {
             (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
             (Value::Bytea(a), Value::Bytea(b)) => Some(a.cmp(b)),
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
+            // Arrays compare element by element, then by length; NULL
+            // elements are equal to each other and above any value, as in
+            // PostgreSQL's array comparison.
+            (Value::Array(a), Value::Array(b)) => Some(a.cmp(b)),
+            (Value::Array(_), _) | (_, Value::Array(_)) => None,
             (Value::Double(_), _) | (_, Value::Double(_)) => Some(cmp_f64(as_f64(self)?, as_f64(other)?)),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
@@ -127,7 +133,8 @@ impl Value {
             Value::Timestamp(_) => 6,
             Value::TimestampTz(_) => 7,
             Value::Uuid(_) => 8,
-            Value::Null => 9,
+            Value::Array(_) => 9,
+            Value::Null => 10,
         }
     }
 }
@@ -145,6 +152,7 @@ impl Ord for Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
             (Value::TimestampTz(a), Value::TimestampTz(b)) => a.cmp(b),
             (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+            (Value::Array(a), Value::Array(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
                 _ => self.rank().cmp(&other.rank()),
@@ -184,6 +192,7 @@ impl Hash for Value {
             Value::Timestamp(t) => t.hash(state),
             Value::TimestampTz(t) => t.hash(state),
             Value::Uuid(u) => u.hash(state),
+            Value::Array(items) => items.hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so
                 // equal values share one (mantissa, scale); an integral value

@@ -72,6 +72,9 @@ pub enum Value {
     TimestampTz(TimestampTz),
     /// `uuid`.
     Uuid(Uuid),
+    /// A one-dimensional array (lower bound 1): its elements, each of the
+    /// array's element type or Null.
+    Array(Vec<Value>),
 }
 
 impl Value {
@@ -97,6 +100,11 @@ impl Value {
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Uuid(_) => DataType::Uuid,
+            // The first element's type names the array; an array of only
+            // NULLs (or none) reads as text[].
+            Value::Array(items) => DataType::Array(Box::new(
+                items.iter().find_map(Value::data_type).unwrap_or(DataType::Text),
+            )),
         })
     }
 
@@ -124,6 +132,7 @@ impl fmt::Display for Value {
             Value::Timestamp(t) => write!(f, "{t}"),
             Value::TimestampTz(t) => write!(f, "{t}"),
             Value::Uuid(u) => write!(f, "{}", u.hyphenated()),
+            Value::Array(items) => f.write_str(&crate::array::display(items)),
         }
     }
 }
@@ -156,6 +165,7 @@ value_from! {
     Timestamp => Timestamp,
     TimestampTz => TimestampTz,
     Uuid => Uuid,
+    Vec<Value> => Array,
 }
 
 impl From<&str> for Value {

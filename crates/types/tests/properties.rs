@@ -15,7 +15,12 @@ const DATE_RANGE: std::ops::Range<i32> = -2_451_545..2_145_031_949;
 /// PostgreSQL's finite timestamp range, in microseconds since 2000-01-01.
 const TIMESTAMP_RANGE: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
 
+/// Any type: a scalar, or sometimes an array of one.
 fn data_type() -> impl Strategy<Value = DataType> {
+    prop_oneof![4 => scalar_type(), 1 => scalar_type().prop_map(|t| DataType::array_of(t).unwrap())]
+}
+
+fn scalar_type() -> impl Strategy<Value = DataType> {
     prop_oneof![
         Just(DataType::Boolean),
         Just(DataType::SmallInt),
@@ -109,6 +114,10 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Timestamp => timestamp_usecs().prop_map(|t| Value::Timestamp(Timestamp(t))).boxed(),
         DataType::TimestampTz => timestamp_usecs().prop_map(|t| Value::TimestampTz(TimestampTz(t))).boxed(),
         DataType::Uuid => any::<u128>().prop_map(|u| Value::Uuid(Uuid::from_u128(u))).boxed(),
+        DataType::Array(elem) => {
+            let item = prop_oneof![1 => Just(Value::Null), 4 => value_of(&elem)];
+            prop::collection::vec(item, 0..5).prop_map(Value::Array).boxed()
+        }
     }
 }
 
@@ -163,7 +172,7 @@ proptest! {
     fn variable_encoding_round_trips((ty, v) in typed_value()) {
         if let Some(bytes) = v.var_bytes() {
             prop_assert!(ty.fixed_width().is_none());
-            assert_identical(&Value::decode_var(&ty, bytes), &v);
+            assert_identical(&Value::decode_var(&ty, &bytes), &v);
         }
     }
 

@@ -172,6 +172,7 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 
 /// Type tags. Numeric: precision and scale bytes, 0xFF for "none".
 /// Varchar: a presence byte and a u32 length. Char: a u32 length.
+/// Array: the element's type after the tag.
 fn put_type(out: &mut Vec<u8>, ty: &DataType) {
     match ty {
         DataType::Boolean => out.push(1),
@@ -199,6 +200,10 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Timestamp => out.push(12),
         DataType::TimestampTz => out.push(13),
         DataType::Uuid => out.push(14),
+        DataType::Array(elem) => {
+            out.push(15);
+            put_type(out, elem);
+        }
     }
 }
 
@@ -291,6 +296,9 @@ impl<'a> Reader<'a> {
             12 => DataType::Timestamp,
             13 => DataType::TimestampTz,
             14 => DataType::Uuid,
+            // One level only: damaged bytes must not recurse deeply.
+            15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
+            15 => DataType::array_of(self.data_type()?).map_err(bad)?,
             t => return Err(format!("unknown type tag {t} at byte {at}")),
         })
     }

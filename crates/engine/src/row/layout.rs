@@ -76,7 +76,7 @@ impl RowLayout {
             .iter()
             .zip(&self.var)
             .filter(|(_, v)| **v)
-            .map(|(val, _)| val.var_bytes().map_or(0, <[u8]>::len))
+            .map(|(val, _)| val.var_bytes().map_or(0, |b| b.len()))
             .sum();
         self.fixed_end + var
     }
@@ -111,10 +111,10 @@ impl RowLayout {
                 continue;
             }
             if self.var[i] {
-                let bytes = v.var_bytes().unwrap_or(&[]);
+                let bytes = v.var_bytes().unwrap_or_default();
                 buf[at..at + 4].copy_from_slice(&(tail as u32).to_le_bytes());
                 buf[at + 4..at + 8].copy_from_slice(&(bytes.len() as u32).to_le_bytes());
-                buf[tail..tail + bytes.len()].copy_from_slice(bytes);
+                buf[tail..tail + bytes.len()].copy_from_slice(&bytes);
                 tail += bytes.len();
             } else {
                 let w = self.types[i].fixed_width().unwrap_or(0);
@@ -293,7 +293,8 @@ impl KeyDef {
                 v.encode_fixed(t, &mut scratch[..w])?;
                 p.push(Some(&canonical(t, &scratch[..w])));
             } else {
-                p.push(v.var_bytes());
+                let bytes = v.var_bytes();
+                p.push(bytes.as_deref().map(|b| canonical(t, b)).as_deref());
             }
         }
         Ok(p.finish())
@@ -330,8 +331,9 @@ impl KeyDef {
     }
 }
 
-/// The canonical bytes of a fixed or variable encoding: only doubles and
-/// numerics have several encodings of one value.
+/// The canonical bytes of a fixed or variable encoding: only doubles,
+/// numerics and arrays (of them) have several encodings of one value; an
+/// array's canonical bytes are its range-key encoding.
 #[inline]
 fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
     use std::borrow::Cow;
@@ -350,6 +352,11 @@ fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
         DataType::Numeric { .. } => {
             let d = Decimal::deserialize(b.try_into().unwrap_or([0; 16])).normalize();
             Cow::Owned(d.serialize().to_vec())
+        }
+        DataType::Array(_) => {
+            let mut out = super::sortkey::KeyBytes::new();
+            super::sortkey::encode_raw(t, b, &mut out);
+            Cow::Owned(out.to_vec())
         }
         _ => Cow::Borrowed(b),
     }

@@ -27,6 +27,9 @@
 //!                 the bytes with 0x00 escaped as 0x00 0xFF, ended by
 //!                 0x00 0x01 ("C" collation: byte order)
 //!   uuid          the 16 bytes
+//!   array         per element 0x01 and the element's encoding, or 0x02
+//!                 for a NULL element; ended by 0x00 (so element by
+//!                 element, NULL elements last, a shorter array first)
 //!   DESC column   every byte of the column's encoding, marker included,
 //!                 inverted
 //! ```
@@ -154,7 +157,7 @@ impl SortKeyDef {
                     v.encode_fixed(t, &mut scratch[..w])?;
                     encode_raw(t, &scratch[..w], out);
                 }
-                None => encode_raw(t, v.var_bytes().unwrap_or(&[]), out),
+                None => encode_raw(t, &v.var_bytes().unwrap_or_default(), out),
             }
         }
         if self.desc[i] {
@@ -294,7 +297,7 @@ fn min_hi(a: Option<KeyBytes>, b: Option<KeyBytes>) -> Option<KeyBytes> {
 
 /// Appends the order-preserving encoding of a stored (fixed or variable)
 /// value of type `t`.
-fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
+pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
     fn le<const N: usize>(b: &[u8]) -> [u8; N] {
         let mut a = [0u8; N];
         let n = b.len().min(N);
@@ -336,6 +339,25 @@ fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
             out.extend_from_slice(&[0x00, 0x01]);
         }
         DataType::Uuid => out.extend_from_slice(&le::<16>(b)),
+        DataType::Array(elem) => {
+            let Value::Array(items) = Value::decode_var(t, b) else { return };
+            let mut scratch = [0u8; 16];
+            for v in &items {
+                if v.is_null() {
+                    out.push(0x02);
+                    continue;
+                }
+                out.push(0x01);
+                match elem.fixed_width() {
+                    Some(w) => {
+                        let _ = v.encode_fixed(elem, &mut scratch[..w]);
+                        encode_raw(elem, &scratch[..w], out);
+                    }
+                    None => encode_raw(elem, &v.var_bytes().unwrap_or_default(), out),
+                }
+            }
+            out.push(0x00);
+        }
     }
 }
 

@@ -16,8 +16,8 @@ pub(crate) struct Acc {
     /// An ordered aggregate's inputs (sort key values, arguments), held
     /// until the group ends.
     pending: Vec<(Vec<Value>, Vec<Value>)>,
-    /// `array_agg`'s elements in text form (`None`: NULL).
-    items: Vec<Option<String>>,
+    /// `array_agg`'s elements.
+    items: Vec<Value>,
 }
 
 impl Acc {
@@ -73,9 +73,8 @@ impl Acc {
         self.count += 1;
         let v = args.swap_remove(0);
         if call.func == AggFunc::ArrayAgg {
-            let item = (!v.is_null()).then(|| v.to_string());
-            cx.budget.charge(item.as_ref().map_or(8, |s| s.len() + 24))?;
-            self.items.push(item);
+            cx.budget.hold(std::slice::from_ref(&v))?;
+            self.items.push(v);
             return Ok(());
         }
         self.value = match call.func {
@@ -169,10 +168,7 @@ impl Acc {
         }
         Ok(match call.func {
             AggFunc::ArrayAgg if self.count == 0 => Value::Null,
-            AggFunc::ArrayAgg => {
-                let items: Vec<Option<&str>> = self.items.iter().map(|i| i.as_deref()).collect();
-                Value::Text(crate::system::arrays::render_opt(&items))
-            }
+            AggFunc::ArrayAgg => Value::Array(self.items),
             AggFunc::Count | AggFunc::CountStar => Value::BigInt(self.count),
             AggFunc::Avg => match self.value {
                 Value::Null => Value::Null,

@@ -154,6 +154,22 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             }
         }
         Expr::Cast(a, ty) => cast(eval(a, row, outer, cx)?, ty)?,
+        Expr::Func(f, args)
+            if f.name == crate::planner::arrays::QUANTIFIED_ANY && statement_constant(&args[1]) =>
+        {
+            let l = eval(&args[0], row, outer, cx)?;
+            let set = in_set(e, cx, || match eval(&args[1], &[], outer, cx)? {
+                Value::Array(items) if items.len() >= InSet::MIN_MEMBERS => {
+                    Ok(InSet::of(items.into_iter().map(Some)))
+                }
+                _ => Ok(None),
+            })?;
+            if let (false, Some(found)) = (l.is_null(), set.and_then(|s| s.verdict(&l))) {
+                return Ok(found.map_or(Value::Null, Value::Boolean));
+            }
+            let a = eval(&args[1], row, outer, cx)?;
+            super::arrays::quantified(&l, BinOp::Eq, false, &a)?
+        }
         Expr::Func(f, args) => {
             let mut vals = Vec::with_capacity(args.len());
             for a in args {
@@ -410,16 +426,13 @@ fn subquery(
     }
 }
 
-/// `ARRAY(subquery)`: the first column of every row, as array text (see
-/// `system::arrays`).
+/// `ARRAY(subquery)`: the first column of every row, as an array.
 fn array_of(rows: impl Iterator<Item = Result<Vec<Value>>>) -> Result<Value> {
     let mut items = Vec::new();
     for r in rows {
-        let v = r?.into_iter().next().unwrap_or(Value::Null);
-        items.push((!v.is_null()).then(|| v.to_string()));
+        items.push(r?.into_iter().next().unwrap_or(Value::Null));
     }
-    let refs: Vec<Option<&str>> = items.iter().map(|x| x.as_deref()).collect();
-    Ok(Value::Text(crate::system::arrays::render_opt(&refs)))
+    Ok(Value::Array(items))
 }
 
 fn scalar_or_exists(
@@ -515,6 +528,10 @@ pub(crate) fn cast(v: Value, ty: &DataType) -> Result<Value> {
         (Value::Null, _) => Value::Null,
         (Value::Boolean(b), DataType::Integer) => Value::Integer(b as i32),
         (Value::Integer(i), DataType::Boolean) => Value::Boolean(i != 0),
+        // Element by element, each an explicit cast.
+        (Value::Array(items), DataType::Array(elem)) => {
+            Value::Array(items.into_iter().map(|v| cast(v, elem)).collect::<Result<_>>()?)
+        }
         (Value::Text(s), t) if !t.is_string() => {
             Value::parse(s.trim_matches(|c: char| c == ' ' && !matches!(t, DataType::Char(_))), t)?
         }

@@ -126,6 +126,8 @@ const TSTZ: u8 = 8;
 const BOOL: u8 = 9;
 const UUID: u8 = 10;
 const BYTEA: u8 = 11;
+/// Arrays: no scalar function here takes one.
+const ARR: u8 = 12;
 
 /// Unconstrained `numeric`.
 const NUMERIC: DataType = DataType::Numeric { precision: None, scale: None };
@@ -145,6 +147,7 @@ fn code(t: &DataType) -> u8 {
         DataType::Boolean => BOOL,
         DataType::Uuid => UUID,
         DataType::Bytea => BYTEA,
+        DataType::Array(_) => ARR,
     }
 }
 
@@ -353,6 +356,9 @@ fn resolve_variadic(name: &str, args: &[Option<DataType>]) -> Option<Result<Buil
             let mut common: Option<u8> = None;
             for t in args.iter().flatten() {
                 let k = code(t);
+                if k == ARR {
+                    return Some(Err(undefined(name, args)));
+                }
                 let unified = common.map_or(Some(k), |c| unify(c, k));
                 let Some(u) = unified else {
                     let (a, b) = (code_type(common.unwrap_or(k)), type_label(Some(t)));

@@ -7,6 +7,7 @@
 //! drives the same leaves to find the rows it changes.
 
 pub(crate) mod aggregate;
+pub(crate) mod arrays;
 pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod eval;
@@ -161,6 +162,7 @@ pub(crate) fn row_bytes(row: &[Value]) -> usize {
         .map(|v| match v {
             Value::Text(s) => s.capacity(),
             Value::Bytea(b) => b.capacity(),
+            Value::Array(items) => row_bytes(items),
             _ => 0,
         })
         .sum();

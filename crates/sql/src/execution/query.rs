@@ -215,16 +215,10 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
         Plan::Unnest { args, types, ordinality } => {
             let mut arrays = Vec::with_capacity(args.len());
             for (e, ty) in args.iter().zip(types) {
-                let items = match eval(e, &[], &outer, cx)? {
-                    Value::Null => vec![],
-                    v => crate::system::arrays::parse(&v.to_string())?,
-                };
+                let items = super::arrays::elements(&eval(e, &[], &outer, cx)?)?;
                 let typed = items
                     .into_iter()
-                    .map(|i| match i {
-                        None => Ok(Value::Null),
-                        Some(s) => Ok(Value::Text(s).coerce_to(ty)?),
-                    })
+                    .map(|v| if v.fits(ty) { Ok(v) } else { Ok(v.coerce_to(ty)?) })
                     .collect::<Result<Vec<_>>>()?;
                 arrays.push(typed);
             }
@@ -377,17 +371,16 @@ pub(crate) fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Orderi
 }
 
 /// One input row of a `ProjectSet`: a row per element of its arrays.
-/// An array is PostgreSQL's text form (`{a,b}`), or the space-separated
-/// numbers of an `int2vector`/`oidvector` column.
+/// An array is an array value, PostgreSQL's text form (`{a,b}`), or the
+/// space-separated numbers of an `int2vector`/`oidvector` column.
 fn project_set(row: Vec<Value>, sets: &[usize]) -> Result<Vec<Vec<Value>>> {
     let mut arrays = Vec::with_capacity(sets.len());
     for &c in sets {
         let items = match &row[c] {
-            Value::Null => vec![],
             Value::Text(t) if !t.trim_start().starts_with('{') => {
-                t.split_whitespace().map(|s| Some(s.to_string())).collect()
+                t.split_whitespace().map(|s| Value::Text(s.to_string())).collect()
             }
-            v => crate::system::arrays::parse(&v.to_string())?,
+            v => super::arrays::elements(v)?,
         };
         arrays.push(items);
     }
@@ -396,7 +389,7 @@ fn project_set(row: Vec<Value>, sets: &[usize]) -> Result<Vec<Vec<Value>>> {
         .map(|i| {
             let mut out = row.clone();
             for (k, &c) in sets.iter().enumerate() {
-                out[c] = arrays[k].get(i).cloned().flatten().map_or(Value::Null, Value::Text);
+                out[c] = arrays[k].get(i).cloned().unwrap_or(Value::Null);
             }
             out
         })

@@ -344,8 +344,10 @@ impl<'a> Binder<'a> {
                 let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Any(Box::new(x.0), BinOp::Eq));
                 (if *negated { Expr::Not(Box::new(sub)) } else { sub }, Some(DataType::Boolean))
             }
-            A::AnyOp { left, compare_op, right, .. } if !matches!(right.as_ref(), A::Subquery(_)) => {
-                self.any_array(left, compare_op, right, ctx)?
+            A::AnyOp { left, compare_op, right, .. } | A::AllOp { left, compare_op, right }
+                if !matches!(right.as_ref(), A::Subquery(_)) =>
+            {
+                self.any_array(left, compare_op, right, matches!(e, A::AllOp { .. }), ctx)?
             }
             A::AnyOp { left, compare_op, right, .. } | A::AllOp { left, compare_op, right } => {
                 let op = comparison(compare_op)?;
@@ -411,8 +413,8 @@ impl<'a> Binder<'a> {
             }
             A::Function(f) => self.function(f, ctx)?,
             A::Array(arr) => {
-                let items = arr.elem.iter().map(|e| Ok(self.expr(e, ctx)?.0)).collect::<Result<Vec<_>>>()?;
-                (Expr::Catalog(crate::system::CatalogFn::ArrayOf, items), Some(DataType::Text))
+                let items = arr.elem.iter().map(|e| self.expr(e, ctx)).collect::<Result<Vec<_>>>()?;
+                self.array_constructor(items)?
             }
             A::Exists { subquery, negated } => {
                 let (plan, _) = self.subquery(subquery, ctx)?;
@@ -708,6 +710,9 @@ impl<'a> Binder<'a> {
                 let neg = matches!(op, B::PGRegexNotMatch | B::PGRegexNotIMatch);
                 return self.regex(l, r, ci, neg);
             }
+            B::AtArrow => return self.array_operator(super::arrays::ArrayOp::Contains, l, r),
+            B::ArrowAt => return self.array_operator(super::arrays::ArrayOp::ContainedBy, l, r),
+            B::PGOverlap => return self.array_operator(super::arrays::ArrayOp::Overlaps, l, r),
             B::PGCustomBinaryOperator(parts) => {
                 let parts: Vec<String> = parts.iter().map(|p| p.to_lowercase()).collect();
                 let op = super::system::custom_operator(&parts)?;
@@ -721,6 +726,10 @@ impl<'a> Binder<'a> {
     /// Types a binary operator.
     pub(crate) fn bound_binary(&mut self, op: BinOp, l: Typed, r: Typed) -> Result<Typed> {
         let (l, r) = if op == BinOp::Concat {
+            let (l, r) = match self.array_concat(l, r)? {
+                Ok(done) => return Ok(done),
+                Err(operands) => operands,
+            };
             let l = if l.1.is_none() { self.coerce_untyped(l, &Some(DataType::Text))? } else { l };
             let r = if r.1.is_none() { self.coerce_untyped(r, &Some(DataType::Text))? } else { r };
             (l, r)
@@ -843,6 +852,12 @@ impl<'a> Binder<'a> {
                 Expr::Catalog(crate::system::CatalogFn::Row, args.into_iter().map(|a| a.0).collect()),
                 Some(DataType::Text),
             )),
+            _ if name.starts_with("array_") || matches!(name.as_str(), "cardinality" | "string_to_array") => {
+                match self.array_function(&name, args)? {
+                    Ok(done) => Ok(done),
+                    Err(args) => Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None))),
+                }
+            }
             _ if crate::system::functions::resolve(&name, args.len()).is_some() => {
                 Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
             }
@@ -1022,7 +1037,8 @@ impl<'a> Binder<'a> {
             },
             AggFunc::Min | AggFunc::Max => arg_ty.clone().or(Some(DataType::Text)),
             AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
-            AggFunc::StringAgg | AggFunc::ArrayAgg => Some(DataType::Text),
+            AggFunc::StringAgg => Some(DataType::Text),
+            AggFunc::ArrayAgg => Some(DataType::array_of(arg_ty.clone().unwrap_or(DataType::Text))?),
         };
         let mut bound = Vec::new();
         for (i, a) in args.into_iter().enumerate() {
@@ -1159,7 +1175,7 @@ pub(crate) fn sqlparser_object_name(text: &str) -> Result<ast::ObjectName> {
     Ok(ast::ObjectName(parts))
 }
 
-fn comparison(op: &ast::BinaryOperator) -> Result<BinOp> {
+pub(crate) fn comparison(op: &ast::BinaryOperator) -> Result<BinOp> {
     use ast::BinaryOperator as B;
     Ok(match op {
         B::Eq => BinOp::Eq,
@@ -1309,6 +1325,7 @@ pub(crate) fn wider(a: &DataType, b: &DataType) -> Option<DataType> {
         return Some(DataType::Text);
     }
     match (a, b) {
+        (DataType::Array(x), DataType::Array(y)) => wider(x, y).map(|e| DataType::Array(Box::new(e))),
         (DataType::Date, DataType::Timestamp) | (DataType::Timestamp, DataType::Date) => {
             Some(DataType::Timestamp)
         }
@@ -1409,6 +1426,13 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
         },
         T::Uuid => DataType::Uuid,
         T::Regclass => DataType::Text,
+        T::Array(def) => match def {
+            ast::ArrayElemTypeDef::AngleBracket(t)
+            | ast::ArrayElemTypeDef::SquareBracket(t, _)
+            | ast::ArrayElemTypeDef::Parenthesis(t)
+            | ast::ArrayElemTypeDef::Qualified(t, _) => DataType::array_of(data_type(t)?)?,
+            ast::ArrayElemTypeDef::None => return Err(Error::Syntax("array type without an element type".into())),
+        },
         T::Custom(name, mods) => {
             let n = object_parts(name)?.last().cloned().unwrap_or_default();
             match n.as_str() {

@@ -112,7 +112,7 @@ pub enum SubqueryKind {
     Any(Box<Expr>, BinOp),
     /// Whether the left value compares (`op`) true with every row: `ALL`.
     All(Box<Expr>, BinOp),
-    /// `ARRAY(subquery)`: the first column of every row, as array text.
+    /// `ARRAY(subquery)`: the first column of every row, as an array.
     Array,
 }
 

@@ -14,6 +14,7 @@
 //! columns, the parameter types, and the catalog version it was made at.
 
 pub mod access;
+pub(crate) mod arrays;
 pub(crate) mod bind;
 pub mod dml;
 pub mod expr;

@@ -135,7 +135,7 @@ pub enum AggFunc {
     BoolOr,
     /// `string_agg(x, sep)`.
     StringAgg,
-    /// `array_agg(x)`: an array in text form (NULLs included).
+    /// `array_agg(x)`: an array of x's type (NULLs included).
     ArrayAgg,
 }
 

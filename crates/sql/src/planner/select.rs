@@ -82,7 +82,8 @@ impl<'a> Binder<'a> {
 
     /// A SELECT with `unnest(x)` items in its list: the list with each such
     /// item's array in its place, then each row once per element
-    /// (`Plan::ProjectSet`). Elements are text.
+    /// (`Plan::ProjectSet`). Elements keep an array's element type; those of
+    /// array text are text.
     fn select_unnest(&mut self, s: &ast::Select) -> Result<(Plan, Vec<OutputColumn>)> {
         let mut plain = s.clone();
         let mut sets = Vec::new();
@@ -105,7 +106,8 @@ impl<'a> Binder<'a> {
         }
         let (plan, mut cols) = self.select(&plain, &[], false)?;
         for &i in &sets {
-            cols[i].ty = Some(DataType::Text);
+            let elem = cols[i].ty.as_ref().and_then(DataType::element).cloned();
+            cols[i].ty = Some(elem.unwrap_or(DataType::Text));
         }
         Ok((Plan::ProjectSet { input: Box::new(plan), sets }, cols))
     }
@@ -714,9 +716,9 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// `unnest(a, b, ...) [WITH ORDINALITY]` in FROM. Arrays are text in
-    /// Centum (see `system::arrays`); a cast to `type[]` gives the element
-    /// type, else the elements are text.
+    /// `unnest(a, b, ...) [WITH ORDINALITY]` in FROM. An array gives its
+    /// element type; array text (the catalog's array columns, see
+    /// `system::arrays`) gives text elements.
     fn unnest(
         &mut self,
         arrays: &[ast::Expr],
@@ -726,8 +728,12 @@ impl<'a> Binder<'a> {
         let empty = Scope::default();
         let (mut args, mut types) = (Vec::new(), Vec::new());
         for a in arrays {
-            let ty = super::system::element_type(a)?.unwrap_or(DataType::Text);
-            args.push(self.expr(a, &Ctx::plain(&empty))?.0);
+            let (e, t) = self.expr(a, &Ctx::plain(&empty))?;
+            let ty = match t.as_ref().and_then(DataType::element) {
+                Some(elem) => elem.clone(),
+                None => super::system::element_type(a)?.unwrap_or(DataType::Text),
+            };
+            args.push(e);
             types.push(ty);
         }
         let mut cols: Vec<OutputColumn> =

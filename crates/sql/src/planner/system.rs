@@ -26,14 +26,13 @@ enum RegType {
     /// `regproc`, `regrole` and friends: there are no such objects to name,
     /// numbers pass through.
     Other,
-    /// `"char"`, `int2vector`, `oidvector` and arrays: text.
+    /// `"char"`, `int2vector` and `oidvector`: text.
     Text,
 }
 
 fn reg_type(dt: &ast::DataType) -> Option<RegType> {
     match dt {
         ast::DataType::Regclass => Some(RegType::Class),
-        ast::DataType::Array(_) => Some(RegType::Text),
         ast::DataType::Custom(name, _) => {
             let n = super::bind::object_parts(name).ok()?.last()?.clone();
             Some(match n.as_str() {
@@ -193,19 +192,28 @@ impl Binder<'_> {
         Ok((Expr::Catalog(CatalogFn::Regex(ci, negated), vec![l.0, r.0]), Some(DataType::Boolean)))
     }
 
-    /// `x = ANY(array)` over an array in text form.
+    /// `x op ANY/ALL (array)`: over an array typed as one (see
+    /// `planner::arrays`), or `x = ANY` over array text.
     pub(crate) fn any_array(
         &mut self,
         left: &ast::Expr,
         op: &ast::BinaryOperator,
         right: &ast::Expr,
+        all: bool,
         ctx: &Ctx,
     ) -> Result<Typed> {
-        if !matches!(op, ast::BinaryOperator::Eq) {
-            return Err(Error::unsupported(format!("{op} ANY over an array")));
-        }
         let l = self.expr(left, ctx)?;
         let r = self.expr(right, ctx)?;
+        let text_array = matches!(&r.1, Some(t) if t.is_string());
+        if !text_array {
+            let cmp = super::bind::comparison(op)?;
+            if let Some(done) = self.quantified_array(l.clone(), cmp, all, r.clone())? {
+                return Ok(done);
+            }
+        }
+        if all || !matches!(op, ast::BinaryOperator::Eq) {
+            return Err(Error::unsupported(format!("{op} {} over array text", if all { "ALL" } else { "ANY" })));
+        }
         let l = self.coerce_untyped(l, &Some(DataType::Text))?;
         let r = self.coerce_untyped(r, &Some(DataType::Text))?;
         Ok((Expr::Catalog(CatalogFn::AnyEq, vec![l.0, r.0]), Some(DataType::Boolean)))
@@ -228,11 +236,14 @@ impl Binder<'_> {
             }
             _ => (root, chain),
         };
+        let a = self.expr(root, ctx)?;
+        if let Some(done) = self.array_subscript(&a, chain, ctx)? {
+            return Ok(done);
+        }
         let [ast::AccessExpr::Subscript(ast::Subscript::Index { index })] = chain else {
             return Err(Error::unsupported("this kind of subscript or field access"));
         };
         let elem = element_type(root)?;
-        let a = self.expr(root, ctx)?;
         let a = self.coerce_untyped(a, &Some(DataType::Text))?;
         let i = self.expr(index, ctx)?;
         let i = self.coerce_untyped(i, &Some(DataType::Integer))?;
@@ -252,7 +263,8 @@ impl Binder<'_> {
         if cols.len() != 1 {
             return Err(Error::Syntax("subquery must return only one column".into()));
         }
-        Ok((Expr::Subquery(Box::new(plan), SubqueryKind::Array), Some(DataType::Text)))
+        let elem = cols[0].ty.clone().unwrap_or(DataType::Text);
+        Ok((Expr::Subquery(Box::new(plan), SubqueryKind::Array), Some(DataType::array_of(elem)?)))
     }
 }
 

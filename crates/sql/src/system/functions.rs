@@ -446,10 +446,8 @@ pub(crate) fn eval(
                 args.iter().map(crate::procedures::text::element_text).collect();
             Value::Text(crate::procedures::text::render_record(&fields))
         }
-        CatalogFn::ArrayOf => {
-            let items: Vec<Option<String>> = args.iter().map(crate::procedures::text::element_text).collect();
-            Value::Text(arrays::render_opt(&items.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
-        }
+        // The binder made every element of the element type.
+        CatalogFn::ArrayOf => Value::Array(args.to_vec()),
         CatalogFn::ArrayPosition => {
             let (Value::Text(a), e) = (arg(0), arg(1)) else { return Ok(Value::Null) };
             let e = (!e.is_null()).then(|| text(e));

@@ -2,7 +2,9 @@
 unique_together, a many-to-many field) in Django's transactional
 migrations, then uses the models: nested atomic blocks (savepoints), a
 unique violation rolled back to its savepoint, bulk inserts, cascading
-deletes, the auth app's users and permissions.
+deletes, the auth app's users and permissions. Last it migrates the app
+back to zero (Django finds constraints by the column arrays of its
+catalog queries) and forward again.
 
 Usage: run.py WORKDIR CENTUM_URL (WORKDIR: a scratch copy of this
 directory, where makemigrations writes the app's migration)."""
@@ -50,4 +52,13 @@ c.delete()
 assert Product.objects.count() == 0 and Review.objects.count() == 0
 # Migrating again finds nothing to do.
 call_command("migrate", verbosity=0)
+# Back to zero: Django finds each constraint and index by its columns
+# (arrays in its catalog queries) and drops them, then the tables.
+call_command("migrate", "shop", "zero", verbosity=0)
+from django.db import connection
+with connection.cursor() as cur:
+    cur.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'shop%%'")
+    assert cur.fetchone()[0] == 0, "shop relations left after migrate zero"
+call_command("migrate", verbosity=0)
+assert Product.objects.count() == 0
 print("django scenario: ok")
