@@ -375,7 +375,10 @@ mod tests {
             }
         }
         // PostgreSQL's own bytes for '{1,NULL}'::int4[].
-        let pg = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1, 255, 255, 255, 255];
+        let pg = [
+            0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 23, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 1, 255, 255,
+            255, 255,
+        ];
         let mut out = BytesMut::new();
         encode_binary(&Value::Array(vec![Value::Integer(1), Value::Null]), Some(&ty), &mut out);
         assert_eq!(&out[..], &pg[..]);

@@ -132,4 +132,5 @@ scripts!(
     admin,
     columns,
     in_lists,
+    arrays,
 );

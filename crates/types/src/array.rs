@@ -234,10 +234,16 @@ mod tests {
         let ty = DataType::Integer;
         let v = parse("{1, 2,NULL}", &ty).unwrap();
         assert_eq!(v.to_string(), "{1,2,NULL}");
-        assert_eq!(decode(&ty, &encode(match &v {
-            Value::Array(items) => items,
-            _ => unreachable!(),
-        })), v);
+        assert_eq!(
+            decode(
+                &ty,
+                &encode(match &v {
+                    Value::Array(items) => items,
+                    _ => unreachable!(),
+                })
+            ),
+            v
+        );
         assert_eq!(parse("{1,x}", &ty).unwrap_err().sqlstate(), "22P02");
         let t = parse(r#"{"a b",c}"#, &DataType::Text).unwrap();
         assert_eq!(t.to_string(), r#"{"a b",c}"#);

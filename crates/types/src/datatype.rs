@@ -118,7 +118,9 @@ impl DataType {
     /// The array type of `elem`; arrays of arrays are 0A000.
     pub fn array_of(elem: DataType) -> Result<DataType, TypeError> {
         match elem {
-            DataType::Array(_) => Err(TypeError::Unsupported("multidimensional arrays are not supported".into())),
+            DataType::Array(_) => {
+                Err(TypeError::Unsupported("multidimensional arrays are not supported".into()))
+            }
             e => Ok(DataType::Array(Box::new(e))),
         }
     }

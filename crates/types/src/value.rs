@@ -102,9 +102,9 @@ impl Value {
             Value::Uuid(_) => DataType::Uuid,
             // The first element's type names the array; an array of only
             // NULLs (or none) reads as text[].
-            Value::Array(items) => DataType::Array(Box::new(
-                items.iter().find_map(Value::data_type).unwrap_or(DataType::Text),
-            )),
+            Value::Array(items) => {
+                DataType::Array(Box::new(items.iter().find_map(Value::data_type).unwrap_or(DataType::Text)))
+            }
         })
     }
 

@@ -61,7 +61,8 @@ pub(crate) fn slice(args: &[Value], _: &FnContext) -> Result<Value> {
     }
     let items = elements(&args[0])?;
     let lo = if args[1].is_null() { 1 } else { index(&args[1]).unwrap_or(1) }.max(1);
-    let hi = if args[2].is_null() { items.len() as i64 } else { index(&args[2]).unwrap_or(0) }.min(items.len() as i64);
+    let hi = if args[2].is_null() { items.len() as i64 } else { index(&args[2]).unwrap_or(0) }
+        .min(items.len() as i64);
     if lo > hi {
         return Ok(Value::Array(Vec::new()));
     }
@@ -290,12 +291,16 @@ pub(crate) fn from_string(args: &[Value], _: &FnContext) -> Result<Value> {
         _ => None,
     });
     Ok(Value::Array(
-        parts.into_iter().map(|p| if Some(p.as_str()) == null { Value::Null } else { Value::Text(p) }).collect(),
+        parts
+            .into_iter()
+            .map(|p| if Some(p.as_str()) == null { Value::Null } else { Value::Text(p) })
+            .collect(),
     ))
 }
 
 /// 42883 for an array function or operator given the wrong types.
 pub(crate) fn no_function(name: &str, args: &[Option<DataType>]) -> Error {
-    let names: Vec<String> = args.iter().map(|t| t.as_ref().map_or("unknown".into(), |t| t.sql_name())).collect();
+    let names: Vec<String> =
+        args.iter().map(|t| t.as_ref().map_or("unknown".into(), |t| t.sql_name())).collect();
     Error::UndefinedFunction(format!("{name}({})", names.join(", ")))
 }

@@ -65,7 +65,7 @@ impl Binder<'_> {
         let sub = match chain {
             [ast::AccessExpr::Subscript(s)] => s,
             [ast::AccessExpr::Subscript(_), ..] => {
-                return Err(Error::unsupported("multidimensional arrays"));
+                return Err(Error::other("0A000", "multidimensional arrays are not supported"));
             }
             _ => return Err(Error::unsupported("this kind of field access")),
         };
@@ -98,21 +98,36 @@ impl Binder<'_> {
     /// `x op ANY (a)` / `x op ALL (a)` over an array typed as one (or a
     /// parameter or literal, which becomes an array of x's type); `None`
     /// when `a` is array text.
-    pub(crate) fn quantified_array(&mut self, x: Typed, op: BinOp, all: bool, a: Typed) -> Result<Option<Typed>> {
+    pub(crate) fn quantified_array(
+        &mut self,
+        x: Typed,
+        op: BinOp,
+        all: bool,
+        a: Typed,
+    ) -> Result<Option<Typed>> {
         let elem = match (&a.1, &x.1) {
             (Some(DataType::Array(e)), _) => (**e).clone(),
             (None, t) => t.clone().unwrap_or(DataType::Text),
             _ => return Ok(None),
         };
         let Some(eval) = exec::quantified_impl(op, all) else {
-            return Err(Error::unsupported(format!("{} {} over an array", op.symbol(), if all { "ALL" } else { "ANY" })));
+            return Err(Error::unsupported(format!(
+                "{} {} over an array",
+                op.symbol(),
+                if all { "ALL" } else { "ANY" }
+            )));
         };
         let x = self.coerce_untyped(x, &Some(elem.clone()))?;
         if let Some(t) = &x.1 {
             if wider(t, &elem).is_none() {
                 return Err(Error::TypeMismatch {
                     code: "42883",
-                    message: format!("operator does not exist: {} {} {}", t.sql_name(), op.symbol(), elem.sql_name()),
+                    message: format!(
+                        "operator does not exist: {} {} {}",
+                        t.sql_name(),
+                        op.symbol(),
+                        elem.sql_name()
+                    ),
                 });
             }
         }
@@ -203,19 +218,29 @@ impl Binder<'_> {
             ArrayOp::ContainedBy => "arraycontained",
             ArrayOp::Overlaps => "arrayoverlap",
         };
-        Ok((Expr::Func(builtin(name, Some(DataType::Boolean), true, eval), vec![l, r]), Some(DataType::Boolean)))
+        Ok((
+            Expr::Func(builtin(name, Some(DataType::Boolean), true, eval), vec![l, r]),
+            Some(DataType::Boolean),
+        ))
     }
 
     /// An array function called with a typed array (or, for
     /// `string_to_array`, with anything); `None` when `name` is not one or
     /// its array argument is array text.
-    pub(crate) fn array_function(&mut self, name: &str, mut args: Vec<Typed>) -> Result<std::result::Result<Typed, Vec<Typed>>> {
+    pub(crate) fn array_function(
+        &mut self,
+        name: &str,
+        mut args: Vec<Typed>,
+    ) -> Result<std::result::Result<Typed, Vec<Typed>>> {
         let text = DataType::Text;
         let int = DataType::Integer;
         if name == "string_to_array" && (2..=3).contains(&args.len()) {
             let exprs = args.into_iter().map(|a| self.to_type(a, &text)).collect::<Result<Vec<_>>>()?;
             let ty = Some(DataType::array_of(text)?);
-            return Ok(Ok((Expr::Func(builtin("string_to_array", ty.clone(), false, exec::from_string), exprs), ty)));
+            return Ok(Ok((
+                Expr::Func(builtin("string_to_array", ty.clone(), false, exec::from_string), exprs),
+                ty,
+            )));
         }
         // Which argument is the array.
         let at = match name {
@@ -233,29 +258,40 @@ impl Binder<'_> {
             }
         };
         // The parameter types of each function, after the array.
-        let (fname, params, ret, strict, eval): (&'static str, Vec<DataType>, DataType, bool, ScalarImpl) = match name {
-            "cardinality" => ("cardinality", vec![], int.clone(), true, exec::cardinality),
-            "array_length" => ("array_length", vec![int.clone()], int.clone(), true, exec::length),
-            "array_upper" => ("array_upper", vec![int.clone()], int.clone(), true, exec::length),
-            "array_lower" => ("array_lower", vec![int.clone()], int.clone(), true, exec::lower),
-            "array_ndims" => ("array_ndims", vec![], int.clone(), true, exec::ndims),
-            "array_dims" => ("array_dims", vec![], text.clone(), true, exec::dims),
-            "array_position" => ("array_position", vec![elem.clone()], int.clone(), false, exec::position),
-            "array_positions" => {
-                ("array_positions", vec![elem.clone()], DataType::array_of(int.clone())?, false, exec::positions)
-            }
-            "array_remove" => ("array_remove", vec![elem.clone()], array.clone(), false, exec::remove),
-            "array_replace" => {
-                ("array_replace", vec![elem.clone(), elem.clone()], array.clone(), false, exec::replace)
-            }
-            "array_append" => ("array_append", vec![elem.clone()], array.clone(), false, exec::append),
-            "array_prepend" => ("array_prepend", vec![elem.clone()], array.clone(), false, exec::prepend),
-            "array_cat" => ("array_cat", vec![array.clone()], array.clone(), false, exec::cat),
-            "array_to_string" => {
-                ("array_to_string", vec![text.clone(), text.clone()], text.clone(), false, exec::to_string)
-            }
-            _ => return Ok(Err(args)),
-        };
+        let (fname, params, ret, strict, eval): (&'static str, Vec<DataType>, DataType, bool, ScalarImpl) =
+            match name {
+                "cardinality" => ("cardinality", vec![], int.clone(), true, exec::cardinality),
+                "array_length" => ("array_length", vec![int.clone()], int.clone(), true, exec::length),
+                "array_upper" => ("array_upper", vec![int.clone()], int.clone(), true, exec::length),
+                "array_lower" => ("array_lower", vec![int.clone()], int.clone(), true, exec::lower),
+                "array_ndims" => ("array_ndims", vec![], int.clone(), true, exec::ndims),
+                "array_dims" => ("array_dims", vec![], text.clone(), true, exec::dims),
+                "array_position" => {
+                    ("array_position", vec![elem.clone()], int.clone(), false, exec::position)
+                }
+                "array_positions" => (
+                    "array_positions",
+                    vec![elem.clone()],
+                    DataType::array_of(int.clone())?,
+                    false,
+                    exec::positions,
+                ),
+                "array_remove" => ("array_remove", vec![elem.clone()], array.clone(), false, exec::remove),
+                "array_replace" => {
+                    ("array_replace", vec![elem.clone(), elem.clone()], array.clone(), false, exec::replace)
+                }
+                "array_append" => ("array_append", vec![elem.clone()], array.clone(), false, exec::append),
+                "array_prepend" => ("array_prepend", vec![elem.clone()], array.clone(), false, exec::prepend),
+                "array_cat" => ("array_cat", vec![array.clone()], array.clone(), false, exec::cat),
+                "array_to_string" => (
+                    "array_to_string",
+                    vec![text.clone(), text.clone()],
+                    text.clone(),
+                    false,
+                    exec::to_string,
+                ),
+                _ => return Ok(Err(args)),
+            };
         let min = 1 + params.len() - usize::from(fname == "array_to_string");
         arity(min..=1 + params.len())?;
         // array_prepend's element comes first.

@@ -855,7 +855,9 @@ impl<'a> Binder<'a> {
             _ if name.starts_with("array_") || matches!(name.as_str(), "cardinality" | "string_to_array") => {
                 match self.array_function(&name, args)? {
                     Ok(done) => Ok(done),
-                    Err(args) => Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None))),
+                    Err(args) => {
+                        Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
+                    }
                 }
             }
             _ if crate::system::functions::resolve(&name, args.len()).is_some() => {
@@ -1431,7 +1433,9 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
             | ast::ArrayElemTypeDef::SquareBracket(t, _)
             | ast::ArrayElemTypeDef::Parenthesis(t)
             | ast::ArrayElemTypeDef::Qualified(t, _) => DataType::array_of(data_type(t)?)?,
-            ast::ArrayElemTypeDef::None => return Err(Error::Syntax("array type without an element type".into())),
+            ast::ArrayElemTypeDef::None => {
+                return Err(Error::Syntax("array type without an element type".into()))
+            }
         },
         T::Custom(name, mods) => {
             let n = object_parts(name)?.last().cloned().unwrap_or_default();

@@ -13,7 +13,7 @@ use super::bind::{Binder, Scope, Typed};
 use super::plan::{OutputColumn, Plan};
 use super::{Call, Expr};
 use crate::error::{Error, Result};
-use crate::procedures::{Compiled, Mode, PlType, Returns};
+use crate::procedures::{Compiled, Elem, Mode, PlType, Returns};
 use centum_types::DataType;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -42,11 +42,16 @@ impl Binder<'_> {
             };
             let target = match &p.ty {
                 PlType::Scalar(t) => t.clone(),
+                PlType::Array(Elem::Scalar(t)) => DataType::array_of(t.clone())?,
+                // Arrays of composites and composites travel as their text.
                 _ => DataType::Text,
             };
             let (e, ty) = self.coerce_untyped(arg, &Some(target.clone()))?;
             let e = match ty {
                 Some(t) if t == target => e,
+                Some(DataType::Array(_)) if matches!(p.ty, PlType::Array(_)) => {
+                    Expr::Cast(Box::new(e), target)
+                }
                 Some(t) if !matches!(p.ty, PlType::Scalar(_)) => {
                     return Err(Error::mismatch(format!(
                         "argument of type {} where {} expects {} (pass array or record text)",

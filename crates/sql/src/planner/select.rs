@@ -1338,7 +1338,11 @@ fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Collate { expr, .. } => column_name(expr),
         ast::Expr::Function(f) => super::bind::function_name(f).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
-            ast::Expr::Value(_) => data_type_name(data_type),
+            // A cast of a constant, or of another cast, is named by its type.
+            ast::Expr::Value(_) | ast::Expr::Cast { .. } => data_type_name(data_type),
+            ast::Expr::Nested(inner) if matches!(**inner, ast::Expr::Cast { .. }) => {
+                data_type_name(data_type)
+            }
             e => column_name(e),
         },
         ast::Expr::Nested(e) => column_name(e),
@@ -1360,6 +1364,12 @@ fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Ceil { .. } => "ceil".into(),
         ast::Expr::Floor { .. } => "floor".into(),
         ast::Expr::TypedString(ts) => data_type_name(&ts.data_type),
+        ast::Expr::Array(_) => "array".into(),
+        // `a[i]` is named by its array; `t.col[i]` arrives as `t`, `.col`, `[i]`.
+        ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.first() {
+            Some(ast::AccessExpr::Dot(ast::Expr::Identifier(c))) => ident(c),
+            _ => column_name(root),
+        },
         _ => "?column?".into(),
     }
 }
@@ -1367,6 +1377,12 @@ fn column_name(e: &ast::Expr) -> String {
 fn data_type_name(t: &ast::DataType) -> String {
     match t {
         ast::DataType::Regclass => return "regclass".into(),
+        // An array cast is named by its element type, as PostgreSQL does.
+        ast::DataType::Array(
+            ast::ArrayElemTypeDef::AngleBracket(e)
+            | ast::ArrayElemTypeDef::SquareBracket(e, _)
+            | ast::ArrayElemTypeDef::Parenthesis(e),
+        ) => return data_type_name(e),
         ast::DataType::Custom(name, _) => {
             if let Some(n) = super::bind::object_parts(name).ok().and_then(|p| p.last().cloned()) {
                 if matches!(n.as_str(), "oid" | "regclass" | "regtype" | "regnamespace" | "regproc" | "char")

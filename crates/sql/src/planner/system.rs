@@ -63,13 +63,23 @@ impl Binder<'_> {
     }
 
     /// [`reg_type`], with composite types (whose values are record text)
-    /// read as text.
+    /// and arrays of them read as text.
     fn reg_type(&self, dt: &ast::DataType) -> Option<RegType> {
         reg_type(dt).or_else(|| match dt {
             ast::DataType::Custom(name, _) => {
                 let n = super::bind::object_parts(name).ok()?.last()?.clone();
                 self.catalog.type_source(&n).map(|_| RegType::Text)
             }
+            // An array of composites is array text of record texts.
+            ast::DataType::Array(
+                ast::ArrayElemTypeDef::SquareBracket(e, _) | ast::ArrayElemTypeDef::AngleBracket(e),
+            ) => match &**e {
+                ast::DataType::Custom(name, _) => {
+                    let n = super::bind::object_parts(name).ok()?.last()?.clone();
+                    self.catalog.type_source(&n).map(|_| RegType::Text)
+                }
+                _ => None,
+            },
             _ => None,
         })
     }
@@ -212,7 +222,10 @@ impl Binder<'_> {
             }
         }
         if all || !matches!(op, ast::BinaryOperator::Eq) {
-            return Err(Error::unsupported(format!("{op} {} over array text", if all { "ALL" } else { "ANY" })));
+            return Err(Error::unsupported(format!(
+                "{op} {} over array text",
+                if all { "ALL" } else { "ANY" }
+            )));
         }
         let l = self.coerce_untyped(l, &Some(DataType::Text))?;
         let r = self.coerce_untyped(r, &Some(DataType::Text))?;

@@ -122,6 +122,15 @@ fn bind(c: &Compiled, p: &Program, args: Vec<Value>, f: &mut Frame) -> Result<()
                 let elems = match arg {
                     Value::Null => None,
                     Value::Text(s) => Some(text::array_values(&s, &a.elem)?),
+                    Value::Array(items) => match &a.elem {
+                        super::Elem::Scalar(t) => Some(
+                            items
+                                .into_iter()
+                                .map(|v| Ok(vec![v.coerce_to(t)?]))
+                                .collect::<Result<Vec<_>>>()?,
+                        ),
+                        composite => Some(text::array_values(&Value::Array(items).to_string(), composite)?),
+                    },
                     other => {
                         return Err(Error::mismatch(format!(
                             "an array argument is written as array text, not {}",
