@@ -53,6 +53,7 @@ impl Database {
             asynchronous: false,
             pending: None,
             defer_waits: false,
+            started: None,
             waiting: None,
             waited_txn: None,
             read_only: false,
@@ -216,6 +217,9 @@ pub struct Session {
     /// wait, rolled back to its start: open while the caller waits, so the
     /// wait shows whom it waits for; the next request ends it.
     waited_txn: Option<Transaction>,
+    /// When the statement now running began, for its statement_timeout
+    /// (planning counts); `None` between statements.
+    started: Option<Instant>,
 }
 
 fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
@@ -920,6 +924,9 @@ impl Session {
     fn plan(&self, s: &ast::Statement, declared: Vec<Option<DataType>>) -> Result<Planned> {
         let me = self.block_txn();
         let _act = centum_engine::act_for(me);
+        let start = self.started.unwrap_or_else(Instant::now);
+        let _deadline =
+            crate::planner::deadline::Planning::until(self.vars.statement_timeout.map(|d| start + d));
         loop {
             match plan_statement(&self.catalog, &self.vars.search_path, s, declared.clone()) {
                 Err(e) => match e.claimed_by() {
@@ -1006,11 +1013,16 @@ impl Session {
             | S::Explain { .. }
             | S::Merge(_)
             | S::Call(_) => {
-                let planned = self.plan(s, vec![])?;
-                if !planned.params.is_empty() {
-                    return Err(Error::other("42P02", "there is no parameter $1"));
-                }
-                self.run_planned(&planned, &[], None)
+                self.started = Some(Instant::now());
+                let planned = self.plan(s, vec![]);
+                let r = planned.and_then(|planned| {
+                    if !planned.params.is_empty() {
+                        return Err(Error::other("42P02", "there is no parameter $1"));
+                    }
+                    self.run_planned(&planned, &[], None)
+                });
+                self.started = None;
+                r
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
             S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(
@@ -1387,8 +1399,9 @@ impl Session {
                 notices: vec![],
             });
         }
+        let start = self.started.unwrap_or_else(Instant::now);
         let stop = Stop {
-            deadline: self.vars.statement_timeout.map(|d| Instant::now() + d),
+            deadline: self.vars.statement_timeout.map(|d| start + d),
             cancel: &self.cancel,
             lock_timeout: self.vars.lock_timeout,
             read_only: self.read_only,

@@ -254,6 +254,27 @@ fn statement_timeout_stops_insert_select_while_it_writes() {
     assert_eq!(versions, 0);
 }
 
+/// statement_timeout counts from the statement's start, planning
+/// included: a literal compared with a `char(10485760)` column is padded
+/// to ten million characters when the statement is planned, and 500 of
+/// them would take seconds (and gigabytes); values padded on INSERT count
+/// too.
+#[test]
+fn statement_timeout_covers_planning_and_padding() {
+    let d = db();
+    let mut s = d.session();
+    s.execute("CREATE UNLOGGED TABLE wide (c char(10485760), n int)").unwrap();
+    s.execute("SET statement_timeout = 50").unwrap();
+    let literals: Vec<String> = (0..500).map(|i| format!("'v{i}'")).collect();
+    let e = s.execute(&format!("SELECT n FROM wide WHERE c IN ({})", literals.join(", "))).unwrap_err();
+    assert_eq!(e.sqlstate(), "57014", "{e}");
+    let rows: Vec<String> = (0..500).map(|i| format!("('v{i}', {i})")).collect();
+    let e = s.execute(&format!("INSERT INTO wide SELECT * FROM (VALUES {}) v", rows.join(", "))).unwrap_err();
+    assert_eq!(e.sqlstate(), "57014", "{e}");
+    s.execute("SET statement_timeout = 0").unwrap();
+    assert_eq!(answer(&mut s, "SELECT count(*) FROM wide"), Ok(Value::BigInt(0)));
+}
+
 #[test]
 fn absurd_bucket_counts_are_refused_not_allocated() {
     let d = db();

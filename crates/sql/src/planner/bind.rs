@@ -243,7 +243,10 @@ impl<'a> Binder<'a> {
                     // PostgreSQL's bpchar, equal whatever their trailing
                     // blanks: a literal meeting one is padded the same way
                     // (one longer than n can equal nothing and stays).
-                    (DataType::Char(n), Value::Text(t)) => Value::Text(blank_padded(&t, *n as usize)),
+                    (DataType::Char(n), Value::Text(t)) => {
+                        super::deadline::check()?;
+                        Value::Text(blank_padded(&t, *n as usize))
+                    }
                     (_, v) => v,
                 };
                 Ok((Expr::Literal(v), ty.clone()))
@@ -256,6 +259,7 @@ impl<'a> Binder<'a> {
     /// Binds an expression.
     pub(crate) fn expr(&mut self, e: &ast::Expr, ctx: &Ctx) -> Result<Typed> {
         crate::stack::check("expression nested too deeply")?;
+        super::deadline::tick()?;
         if let Some(g) = ctx.grouping {
             if let Some(t) = self.grouped(e, ctx, g)? {
                 return Ok(t);

@@ -16,6 +16,7 @@
 pub mod access;
 pub(crate) mod arrays;
 pub(crate) mod bind;
+pub(crate) mod deadline;
 pub mod dml;
 pub mod expr;
 pub mod plan;
