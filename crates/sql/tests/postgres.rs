@@ -238,7 +238,7 @@ fn compare_script(server: &Server, admin: &mut Client, name: &str, listed: &List
 
 /// Interleavings of sessions (`tests/interleavings/NAME.sql`): `SESSION x;`
 /// switches to session `x` (a connection to each side, opened at first
-/// use). Every statement must get the same outcome on both sides: there
+/// use); `DISCONNECT;` closes the current session's connections. Every statement must get the same outcome on both sides: there
 /// is no list of accepted differences here. Waits are kept short by the
 /// scripts' `lock_timeout`, since one thread drives every session.
 fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report: &mut String) {
@@ -253,6 +253,12 @@ fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report:
     for stmt in common::statements(&script) {
         if let Some(next) = stmt.strip_prefix("SESSION ") {
             current = next.trim().to_lowercase();
+            continue;
+        }
+        // The client vanishes: both connections close, with whatever
+        // block they had open. `SESSION x` later opens new ones.
+        if stmt.eq_ignore_ascii_case("DISCONNECT") {
+            sessions.remove(&current);
             continue;
         }
         let (pg, centum) = sessions.entry(current.clone()).or_insert_with(|| {
