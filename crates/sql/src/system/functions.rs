@@ -155,7 +155,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         // owner's defaults; pg_dump then writes no GRANT).
         "acldefault" => (CatalogFn::NoObject, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
-        "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, T, true),
+        "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, DataType::Array(Box::new(T)), true),
         "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, false),
         "set_config" => (CatalogFn::SetConfig, vec![T, T, B], 3, T, false),
         "array_to_string" => (CatalogFn::ArrayToString, vec![T, T, T], 2, T, false),
@@ -193,7 +193,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "pg_backend_pid" => (CatalogFn::BackendPid, vec![], 0, I4, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
-        "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, T, false),
+        "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
         // and not waited for.
@@ -392,7 +392,7 @@ pub(crate) fn eval(
         CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
-            Value::Text(format!("{{{}}}", pids.iter().map(i32::to_string).collect::<Vec<_>>().join(",")))
+            Value::Array(pids.into_iter().map(Value::Integer).collect())
         }
         CatalogFn::SignalBackend(terminate) => {
             let pid = oid_arg(arg(0));
@@ -436,7 +436,7 @@ pub(crate) fn eval(
                 out.push("pg_catalog".to_string());
             }
             out.extend(path.into_iter().filter(|p| snap.schemas.iter().any(|(_, n)| n == p)));
-            Value::Text(arrays::render(&out))
+            Value::Array(out.into_iter().map(Value::Text).collect())
         }
         CatalogFn::CurrentSetting => current_setting(args, id)?,
         CatalogFn::SetConfig => set_config(args, id)?,

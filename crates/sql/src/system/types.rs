@@ -136,6 +136,8 @@ pub(crate) fn by_name(name: &str) -> Option<&'static TypeRow> {
 /// PostgreSQL's atttypmod for a column type (-1: none).
 pub(crate) fn typmod(ty: &DataType) -> i32 {
     match ty {
+        // An array column keeps its element's modifier, as in PostgreSQL.
+        DataType::Array(elem) => typmod(elem),
         DataType::Varchar(Some(n)) | DataType::Char(n) => (*n as i32).saturating_add(4),
         DataType::Numeric { precision: Some(p), scale } => {
             ((i32::from(*p) << 16) | i32::from(scale.unwrap_or(0))) + 4
@@ -148,6 +150,10 @@ pub(crate) fn typmod(ty: &DataType) -> i32 {
 pub(crate) fn format_type(oid: i32, typmod: Option<i32>) -> String {
     let Some(t) = by_oid(oid) else { return "???".to_string() };
     let m = typmod.unwrap_or(-1);
+    // An array type with a modifier: its element's name with it, then `[]`.
+    if t.elem != 0 && m >= 4 {
+        return format!("{}[]", format_type(t.elem, Some(m)));
+    }
     match (oid, m) {
         (1043 | 1042, m) if m >= 4 => format!("{}({})", t.display, m - 4),
         (1700, m) if m >= 4 => format!("numeric({},{})", ((m - 4) >> 16) & 0xffff, (m - 4) & 0xffff),

@@ -56,3 +56,6 @@ SELECT ARRAY[1] @> ARRAY['a'::text];
 SELECT 1 = ANY(ARRAY['a'::text]);
 SELECT tags[1][2] FROM posts;
 SELECT count(*) FROM posts WHERE id <> 11;
+-- The catalog describes array columns with their element's modifier.
+SELECT attname, format_type(atttypid, atttypmod), atttypmod FROM pg_attribute WHERE attrelid = 'posts'::regclass AND attnum > 1 ORDER BY attnum;
+SELECT t.typname, e.typname FROM pg_type t JOIN pg_type e ON e.oid = t.typelem WHERE t.oid = (SELECT atttypid FROM pg_attribute WHERE attrelid = 'posts'::regclass AND attname = 'ratios');
