@@ -1,6 +1,7 @@
 //! A durable database closed and reopened (twice): rows, schema rules
 //! (defaults, CHECK, FOREIGN KEY ... ON DELETE CASCADE, generated and
-//! identity columns), hash indexes, schemas and sequences survive;
+//! identity columns), hash indexes, array columns and indexes on them,
+//! schemas and sequences survive;
 //! SCHEMA_ONLY tables come back empty; sequences, serial and identity
 //! columns continue strictly above every value handed out before.
 
@@ -364,5 +365,39 @@ fn identity_always_refuses_explicit_values() {
         assert_eq!(fails(&mut s, "UPDATE ident SET id = 100").sqlstate(), "428C9");
         exec(&mut s, "INSERT INTO ident_default (id, v) VALUES (100, 1)");
         exec(&mut s, "DELETE FROM ident_default WHERE id = 100");
+    }
+}
+
+/// Array columns, and indexes on them, come back from both the checkpoint
+/// files and the log's tail, twice.
+#[test]
+fn arrays_survive_checkpoints_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = table(&[
+        &["1", "{a,\"b c\",NULL}", "{1.50,NULL}"],
+        &["2", "{}", "NULL"],
+        &["3", "{x}", "{2.00}"],
+        &["4", "{\"NULL\",y}", "{}"],
+    ]);
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(&mut s, "CREATE TABLE arr (id int PRIMARY KEY, tags text[], amounts numeric(6,2)[])");
+        exec(&mut s, "CREATE INDEX arr_tags ON arr (tags)");
+        exec(&mut s, "CREATE INDEX arr_amounts ON arr USING hash (amounts)");
+        exec(&mut s, "INSERT INTO arr VALUES (1, '{a,\"b c\",NULL}', '{1.5,NULL}'), (2, '{}', NULL)");
+        db.catalog().db().checkpoint().unwrap();
+        exec(&mut s, "INSERT INTO arr VALUES (3, ARRAY['x'], ARRAY[2]), (4, '{NULL,y}', '{}')");
+        exec(&mut s, "UPDATE arr SET tags = array_replace(tags, NULL, 'NULL') WHERE id = 4");
+    }
+    for _ in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, "SELECT id, tags, amounts FROM arr ORDER BY id"), want);
+        assert_eq!(
+            rows(&mut s, "SELECT id FROM arr WHERE tags >= '{a}' ORDER BY tags"),
+            table(&[&["1"], &["3"]])
+        );
+        assert_eq!(rows(&mut s, "SELECT id FROM arr WHERE amounts = '{2}'"), table(&[&["3"]]));
     }
 }

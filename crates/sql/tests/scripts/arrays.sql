@@ -59,3 +59,18 @@ SELECT count(*) FROM posts WHERE id <> 11;
 -- The catalog describes array columns with their element's modifier.
 SELECT attname, format_type(atttypid, atttypmod), atttypmod FROM pg_attribute WHERE attrelid = 'posts'::regclass AND attnum > 1 ORDER BY attnum;
 SELECT t.typname, e.typname FROM pg_type t JOIN pg_type e ON e.oid = t.typelem WHERE t.oid = (SELECT atttypid FROM pg_attribute WHERE attrelid = 'posts'::regclass AND attname = 'ratios');
+-- Indexes on array columns: ordered element by element (a range index),
+-- equal by value (a hash index: 1.0 and 1.00 are one key), and as keys.
+CREATE TABLE ai (id int PRIMARY KEY, k int[], n numeric[]);
+CREATE INDEX ai_k ON ai (k);
+CREATE INDEX ai_n ON ai USING hash (n);
+INSERT INTO ai VALUES (1, '{1,2}', '{1.0}'), (2, '{1}', '{1.00,2}'), (3, '{1,NULL}', '{1}'), (4, '{}', NULL), (5, '{2}', '{2.50}'), (6, NULL, '{1.000}');
+SELECT id, k FROM ai WHERE k < '{1,3}' ORDER BY k;
+SELECT id, k FROM ai WHERE k >= '{1,2}' ORDER BY k;
+SELECT id, k FROM ai ORDER BY k DESC NULLS LAST;
+SELECT id FROM ai WHERE n = '{1}' ORDER BY id;
+SELECT id FROM ai WHERE k = '{1,NULL}';
+CREATE TABLE apk (k text[] PRIMARY KEY);
+INSERT INTO apk VALUES ('{a}'), ('{a,b}'), ('{a,NULL}');
+INSERT INTO apk VALUES ('{a}');
+SELECT k FROM apk ORDER BY k;
