@@ -65,6 +65,7 @@ impl Gen {
             6 if self.rng.chance(0.05) => self.chain(ty),
             7 if self.rng.chance(0.05) => self.deep(ty),
             8 => format!("({})", self.expr(ty, d)),
+            9 if matches!(ty, Ty::Int4 | Ty::Bool | Ty::Text) => self.from_array(ty, d),
             _ => match ty {
                 Ty::Int2 | Ty::Int4 | Ty::Int8 | Ty::Numeric | Ty::Double => self.number(ty, d),
                 Ty::Text => self.text(d),
@@ -72,7 +73,54 @@ impl Gen {
                 Ty::Date | Ty::Ts | Ty::TsTz => self.time(ty, d),
                 Ty::Uuid => self.uuid(d),
                 Ty::Bytea => self.bytea(d),
+                Ty::IntArray | Ty::TextArray => self.array(ty, d),
             },
+        }
+    }
+
+    /// An array expression.
+    fn array(&mut self, ty: Ty, d: u32) -> String {
+        let elem = if ty == Ty::IntArray { Ty::Int4 } else { Ty::Text };
+        match self.rng.below(10) {
+            0 => format!("{} || {}", self.expr(ty, d), self.expr(ty, d)),
+            1 => format!("array_append({}, {})", self.expr(ty, d), self.expr(elem, d)),
+            2 => format!("array_remove({}, {})", self.expr(ty, d), self.expr(elem, d)),
+            3 => {
+                let items: Vec<String> = (0..1 + self.rng.below(4)).map(|_| self.expr(elem, d)).collect();
+                format!("ARRAY[{}]", items.join(", "))
+            }
+            4 => format!("({})[{}:{}]", self.expr(ty, d), self.int_arg(d), self.int_arg(d)),
+            5 if ty == Ty::TextArray => {
+                format!("string_to_array({}, {})", self.expr(Ty::Text, d), self.expr(Ty::Text, d))
+            }
+            6 if self.nesting < 3 => {
+                let col = self.scope.iter().find(|c| c.ty == elem).map(|c| c.sql.clone());
+                match col {
+                    Some(c) => format!("ARRAY(SELECT {c} LIMIT 5)"),
+                    None => self.leaf(ty),
+                }
+            }
+            _ => self.leaf(ty),
+        }
+    }
+
+    /// A value of `ty` (integer, boolean or text) read from an array.
+    fn from_array(&mut self, ty: Ty, d: u32) -> String {
+        let arr = *self.rng.pick(&[Ty::IntArray, Ty::TextArray]);
+        let elem = if arr == Ty::IntArray { Ty::Int4 } else { Ty::Text };
+        let a = self.expr(arr, d);
+        match (ty, self.rng.below(4)) {
+            (Ty::Int4, 0) => format!("cardinality({a})"),
+            (Ty::Int4, 1) => format!("array_length({a}, {})", self.int_arg(d)),
+            (Ty::Int4, 2) => format!("array_position({a}, {})", self.expr(elem, d)),
+            (Ty::Int4, _) if arr == Ty::IntArray => format!("({a})[{}]", self.int_arg(d)),
+            (Ty::Bool, 0) => format!("{} = ANY({a})", self.expr(elem, d)),
+            (Ty::Bool, 1) => format!("{} < ALL({a})", self.expr(elem, d)),
+            (Ty::Bool, 2) => format!("{a} @> {}", self.expr(arr, d)),
+            (Ty::Bool, _) => format!("{a} && {}", self.expr(arr, d)),
+            (Ty::Text, 0) if arr == Ty::TextArray => format!("({a})[{}]", self.int_arg(d)),
+            (Ty::Text, _) => format!("array_to_string({a}, {})", self.expr(Ty::Text, d)),
+            _ => self.leaf(ty),
         }
     }
 

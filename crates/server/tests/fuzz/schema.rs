@@ -27,11 +27,13 @@ pub enum Ty {
     TsTz,
     Uuid,
     Bytea,
+    IntArray,
+    TextArray,
 }
 
 impl Ty {
     /// Every type.
-    pub const ALL: [Ty; 12] = [
+    pub const ALL: [Ty; 14] = [
         Ty::Int2,
         Ty::Int4,
         Ty::Int8,
@@ -44,6 +46,8 @@ impl Ty {
         Ty::TsTz,
         Ty::Uuid,
         Ty::Bytea,
+        Ty::IntArray,
+        Ty::TextArray,
     ];
 
     /// The name written in a cast.
@@ -61,6 +65,8 @@ impl Ty {
             Ty::TsTz => "timestamptz",
             Ty::Uuid => "uuid",
             Ty::Bytea => "bytea",
+            Ty::IntArray => "integer[]",
+            Ty::TextArray => "text[]",
         }
     }
 
@@ -82,6 +88,8 @@ impl Ty {
             Ty::TsTz => &["timestamptz", "timestamp with time zone"],
             Ty::Uuid => &["uuid"],
             Ty::Bytea => &["bytea"],
+            Ty::IntArray => &["int[]", "integer[]", "int4[]", "bigint[]", "smallint[]", "numeric(P,S)[]"],
+            Ty::TextArray => &["text[]", "varchar(N)[]", "char(N)[]"],
         };
         let p = rng.range(1, 28);
         let s = rng.range(0, p);

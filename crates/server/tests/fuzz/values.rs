@@ -71,6 +71,45 @@ pub fn literal(rng: &mut Rng, ty: Ty) -> String {
         Ty::TsTz => quoted(rng, "timestamptz", &TIMESTAMPS, &BAD_TIMESTAMPS),
         Ty::Uuid => uuid(rng),
         Ty::Bytea => quoted(rng, "bytea", &BYTEAS, &BAD_BYTEAS),
+        Ty::IntArray | Ty::TextArray => array(rng, ty),
+    }
+}
+
+/// An array: a literal in array text (quoted elements, NULLs, malformed
+/// and nested ones) or `ARRAY[...]` of element literals.
+fn array(rng: &mut Rng, ty: Ty) -> String {
+    let elem = if ty == Ty::IntArray { Ty::Int4 } else { Ty::Text };
+    match rng.below(10) {
+        0 => rng
+            .pick(&[
+                "'{}'",
+                "'{1,2,NULL}'",
+                "'{{1,2},{3,4}}'",
+                "'{'",
+                "'{1,}'",
+                "'{\"a b\",NULL,\"NULL\"}'",
+                "'{ 7 , 8 }'",
+            ])
+            .to_string(),
+        1..=4 => {
+            let n = rng.below(6);
+            let items: Vec<String> = (0..n).map(|_| literal(rng, elem)).collect();
+            format!("ARRAY[{}]::{}", items.join(", "), ty.sql())
+        }
+        _ => {
+            let n = rng.below(6);
+            let items: Vec<String> = (0..n)
+                .map(|_| match (rng.below(8), elem) {
+                    (0, _) => "NULL".to_string(),
+                    (_, Ty::Int4) => format!("{}", rng.range(-1000, 1000)),
+                    (k, _) => format!(
+                        "\"{}\"",
+                        rng.pick(&["a", "b c", "", "NULL", "x,y", "q\\\"t", "🦀"]).repeat(k as usize)
+                    ),
+                })
+                .collect();
+            format!("'{{{}}}'::{}", items.join(","), ty.sql())
+        }
     }
 }
 
