@@ -65,7 +65,7 @@ impl Gen {
             6 if self.rng.chance(0.05) => self.chain(ty),
             7 if self.rng.chance(0.05) => self.deep(ty),
             8 => format!("({})", self.expr(ty, d)),
-            9 if matches!(ty, Ty::Int4 | Ty::Bool | Ty::Text) => self.from_array(ty, d),
+            9 if matches!(ty, Ty::Int4 | Ty::Bool | Ty::Text) => self.read_array(ty, d),
             _ => match ty {
                 Ty::Int2 | Ty::Int4 | Ty::Int8 | Ty::Numeric | Ty::Double => self.number(ty, d),
                 Ty::Text => self.text(d),
@@ -105,7 +105,7 @@ impl Gen {
     }
 
     /// A value of `ty` (integer, boolean or text) read from an array.
-    fn from_array(&mut self, ty: Ty, d: u32) -> String {
+    fn read_array(&mut self, ty: Ty, d: u32) -> String {
         let arr = *self.rng.pick(&[Ty::IntArray, Ty::TextArray]);
         let elem = if arr == Ty::IntArray { Ty::Int4 } else { Ty::Text };
         let a = self.expr(arr, d);

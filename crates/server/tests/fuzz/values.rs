@@ -104,7 +104,7 @@ fn array(rng: &mut Rng, ty: Ty) -> String {
                     (_, Ty::Int4) => format!("{}", rng.range(-1000, 1000)),
                     (k, _) => format!(
                         "\"{}\"",
-                        rng.pick(&["a", "b c", "", "NULL", "x,y", "q\\\"t", "🦀"]).repeat(k as usize)
+                        rng.pick(&["a", "b c", "", "NULL", "x,y", "q\\\"t", "🦀"]).repeat(k)
                     ),
                 })
                 .collect();

@@ -43,7 +43,7 @@ impl Binder<'_> {
 
     /// Makes `e` of type `ty`: untyped operands take it, others are cast
     /// where their type differs.
-    fn to_type(&mut self, e: Typed, ty: &DataType) -> Result<Expr> {
+    fn typed_as(&mut self, e: Typed, ty: &DataType) -> Result<Expr> {
         let (e, t) = self.coerce_untyped(e, &Some(ty.clone()))?;
         Ok(match t {
             Some(t) if t != *ty => Expr::Cast(Box::new(e), ty.clone()),
@@ -72,7 +72,7 @@ impl Binder<'_> {
         Ok(Some(match sub {
             ast::Subscript::Index { index } => {
                 let i = self.expr(index, ctx)?;
-                let i = self.to_type(i, &int)?;
+                let i = self.typed_as(i, &int)?;
                 let f = builtin("array_element", Some(elem.clone()), true, exec::element);
                 (Expr::Func(f, vec![a.0.clone(), i]), Some(elem))
             }
@@ -82,7 +82,7 @@ impl Binder<'_> {
                         None => Ok(Expr::Literal(centum_types::Value::Null)),
                         Some(e) => {
                             let t = self.expr(e, ctx)?;
-                            self.to_type(t, &int)
+                            self.typed_as(t, &int)
                         }
                     }
                 };
@@ -176,17 +176,17 @@ impl Binder<'_> {
         Ok(Ok(match (&l.1, &r.1) {
             (Some(a @ DataType::Array(_)), Some(b @ DataType::Array(_))) => {
                 let ty = wider(a, b).ok_or_else(|| exec::no_function("array_cat", &types))?;
-                let (l, r) = (self.to_type(l, &ty)?, self.to_type(r, &ty)?);
+                let (l, r) = (self.typed_as(l, &ty)?, self.typed_as(r, &ty)?);
                 (Expr::Func(builtin("array_cat", Some(ty.clone()), false, exec::cat), vec![l, r]), Some(ty))
             }
             (Some(DataType::Array(e)), _) => {
                 let (ty, e) = (l.1.clone(), (**e).clone());
-                let r = self.to_type(r, &e)?;
+                let r = self.typed_as(r, &e)?;
                 (Expr::Func(builtin("array_append", ty.clone(), false, exec::append), vec![l.0, r]), ty)
             }
             (_, Some(DataType::Array(e))) => {
                 let (ty, e) = (r.1.clone(), (**e).clone());
-                let l = self.to_type(l, &e)?;
+                let l = self.typed_as(l, &e)?;
                 (Expr::Func(builtin("array_prepend", ty.clone(), false, exec::prepend), vec![l, r.0]), ty)
             }
             _ => return Err(exec::no_function("array_cat", &types)),
@@ -212,7 +212,7 @@ impl Binder<'_> {
                 message: format!("operator does not exist: {} {name} {}", n(&l.1), n(&r.1)),
             });
         };
-        let (l, r) = (self.to_type(l, &ty)?, self.to_type(r, &ty)?);
+        let (l, r) = (self.typed_as(l, &ty)?, self.typed_as(r, &ty)?);
         let name = match op {
             ArrayOp::Contains => "arraycontains",
             ArrayOp::ContainedBy => "arraycontained",
@@ -235,7 +235,7 @@ impl Binder<'_> {
         let text = DataType::Text;
         let int = DataType::Integer;
         if name == "string_to_array" && (2..=3).contains(&args.len()) {
-            let exprs = args.into_iter().map(|a| self.to_type(a, &text)).collect::<Result<Vec<_>>>()?;
+            let exprs = args.into_iter().map(|a| self.typed_as(a, &text)).collect::<Result<Vec<_>>>()?;
             let ty = Some(DataType::array_of(text)?);
             return Ok(Ok((
                 Expr::Func(builtin("string_to_array", ty.clone(), false, exec::from_string), exprs),
@@ -306,7 +306,7 @@ impl Binder<'_> {
                     return Err(exec::no_function(name, &types));
                 }
             }
-            exprs.push(self.to_type(a, &want)?);
+            exprs.push(self.typed_as(a, &want)?);
         }
         if fname == "array_prepend" {
             exprs.swap(0, 1);
