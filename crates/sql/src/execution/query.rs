@@ -769,11 +769,20 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
                 Box::new(txn.lookup(table, index, &values)?.into_iter().filter_map(keep(false)))
             }
         }
-        AccessPath::Keys { index, unique, keys, key_type, .. } => {
+        AccessPath::Keys { index, unique, keys, spread, key_type, .. } => {
             // Each distinct key once: `id IN (1, 1)` gives the row once.
             let mut values = Vec::with_capacity(keys.len());
+            let mut members = Vec::new();
             for e in keys {
-                if let Some(v) = key_value(eval(e, &[], outer, cx)?, key_type)? {
+                let v = eval(e, &[], outer, cx)?;
+                if *spread {
+                    members.extend(super::arrays::elements(&v)?);
+                } else {
+                    members.push(v);
+                }
+            }
+            for m in members {
+                if let Some(v) = key_value(m, key_type)? {
                     values.push(v);
                 }
             }

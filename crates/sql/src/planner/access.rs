@@ -5,8 +5,8 @@
 //! execution (literals, parameters, columns of an outer row). Then:
 //!
 //! * a hash index serves only when every key column has an equality;
-//! * an index of one column serves `column IN (constants)`, one look-up
-//!   per member;
+//! * an index of one column serves `column IN (constants)` and `column =
+//!   ANY(array)` of a constant array, one look-up per member;
 //! * a range index serves an equality on every key column, an equality
 //!   prefix, a prefix plus bounds on the next column, or (with no
 //!   condition) an ORDER BY that follows its key, forward or backward;
@@ -56,15 +56,19 @@ pub fn choose(
     let eq = |col: usize| conds.iter().position(|c| matches!(&c.shape, Some((k, BinOp::Eq, _)) if *k == col));
     let defs = access.table.def().indexes;
     let types: Vec<centum_types::DataType> = access.table.columns().iter().map(|c| c.ty.clone()).collect();
-    // `column IN (constants)`: (condition, column, members).
-    let in_lists: Vec<(usize, usize, &Vec<Expr>)> = conds
+    // `column IN (constants)` and `column = ANY(constant array)`:
+    // (condition, column, members, whether the one member is an array).
+    let constant = |x: &Expr| x.is_row_independent() && x.is_stable();
+    let in_lists: Vec<(usize, usize, Vec<Expr>, bool)> = conds
         .iter()
         .enumerate()
         .filter_map(|(i, c)| match &c.expr {
             Expr::InList(a, list, false) => match a.as_ref() {
-                Expr::Column(col) if list.iter().all(|x| x.is_row_independent() && x.is_stable()) => {
-                    Some((i, *col, list))
-                }
+                Expr::Column(col) if list.iter().all(constant) => Some((i, *col, list.clone(), false)),
+                _ => None,
+            },
+            Expr::Func(f, args) if f.name == super::arrays::QUANTIFIED_ANY => match &args[..] {
+                [Expr::Column(col), a] if constant(a) => Some((i, *col, vec![a.clone()], true)),
                 _ => None,
             },
             _ => None,
@@ -78,15 +82,16 @@ pub fn choose(
         }
         // An index of the one column of an IN list: a look-up per member,
         // better than any range, worse than one key.
-        if let ([col], Some(&(i, _, list))) = (&cols[..], in_lists.iter().find(|l| l.1 == cols[0])) {
+        if let ([col], Some((i, _, list, spread))) = (&cols[..], in_lists.iter().find(|l| l.1 == cols[0])) {
             let path = AccessPath::Keys {
                 index: ix.name.clone(),
                 hash: matches!(ix.kind, IndexKind::Hash { .. }),
                 unique: ix.unique,
                 keys: list.clone(),
+                spread: *spread,
                 key_type: types[*col].clone(),
             };
-            let candidate = (if ix.unique { 70 } else { 65 }, path, vec![i], vec![], false);
+            let candidate = (if ix.unique { 70 } else { 65 }, path, vec![*i], vec![], false);
             if best.as_ref().is_none_or(|b| candidate.0 > b.0) {
                 best = Some(candidate);
             }

@@ -56,6 +56,9 @@ pub enum AccessPath {
         unique: bool,
         /// The keys, each constant per execution.
         keys: Vec<Expr>,
+        /// `keys` is one array whose elements are the keys
+        /// (`column = ANY(array)`).
+        spread: bool,
         /// The key column's type, to convert key values to.
         key_type: centum_types::DataType,
     },

@@ -39,3 +39,10 @@ SELECT x FROM ch WHERE x IN ('abc', 'de   ') ORDER BY x;
 SELECT x FROM ch WHERE y IN ('abc', 'de', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6') ORDER BY x;
 SELECT x FROM ch WHERE z = 'abc' AND y > 'abc' ORDER BY x;
 SELECT count(*) FROM ch WHERE x BETWEEN 'abc' AND 'de';
+-- = ANY over an array of constants (or a parameter) looks up each member
+-- in an index of the column, once per distinct member.
+EXPLAIN SELECT id FROM n WHERE id = ANY(ARRAY[2, 4, 2, NULL, 99]);
+SELECT id FROM n WHERE id = ANY(ARRAY[2, 4, 2, NULL, 99]) ORDER BY id;
+SELECT id FROM n WHERE id = ANY('{1.5,2,2.0}'::numeric[]) ORDER BY id;
+SELECT count(*) FROM n WHERE id = ANY('{}'::int[]);
+SELECT count(*) FROM n WHERE id = ANY(NULL::int[]);
