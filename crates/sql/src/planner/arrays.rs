@@ -52,7 +52,7 @@ impl Binder<'_> {
     }
 
     /// `a[i]` and `a[lo:hi]` on a bound array; `None` when `a` is not
-    /// typed as an array (the text paths handle it).
+    /// typed as an array (the text paths of `planner::system` handle it).
     pub(crate) fn array_subscript(
         &mut self,
         a: &Typed,
@@ -195,10 +195,10 @@ impl Binder<'_> {
 
     /// `@>`, `<@`, `&&`.
     pub(crate) fn array_operator(&mut self, op: ArrayOp, l: Typed, r: Typed) -> Result<Typed> {
-        let (name, eval): (&str, ScalarImpl) = match op {
-            ArrayOp::Contains => ("@>", exec::contains),
-            ArrayOp::ContainedBy => ("<@", exec::contained),
-            ArrayOp::Overlaps => ("&&", exec::overlaps),
+        let (symbol, name, eval): (&str, &'static str, ScalarImpl) = match op {
+            ArrayOp::Contains => ("@>", "arraycontains", exec::contains),
+            ArrayOp::ContainedBy => ("<@", "arraycontained", exec::contained),
+            ArrayOp::Overlaps => ("&&", "arrayoverlap", exec::overlaps),
         };
         let ty = match (&l.1, &r.1) {
             (Some(a @ DataType::Array(_)), Some(b @ DataType::Array(_))) => wider(a, b),
@@ -209,15 +209,10 @@ impl Binder<'_> {
             let n = |t: &Option<DataType>| t.as_ref().map_or("unknown".to_string(), |t| t.sql_name());
             return Err(Error::TypeMismatch {
                 code: "42883",
-                message: format!("operator does not exist: {} {name} {}", n(&l.1), n(&r.1)),
+                message: format!("operator does not exist: {} {symbol} {}", n(&l.1), n(&r.1)),
             });
         };
         let (l, r) = (self.typed_as(l, &ty)?, self.typed_as(r, &ty)?);
-        let name = match op {
-            ArrayOp::Contains => "arraycontains",
-            ArrayOp::ContainedBy => "arraycontained",
-            ArrayOp::Overlaps => "arrayoverlap",
-        };
         Ok((
             Expr::Func(builtin(name, Some(DataType::Boolean), true, eval), vec![l, r]),
             Some(DataType::Boolean),
@@ -225,8 +220,9 @@ impl Binder<'_> {
     }
 
     /// An array function called with a typed array (or, for
-    /// `string_to_array`, with anything); `None` when `name` is not one or
-    /// its array argument is array text.
+    /// `string_to_array`, with anything); the arguments back when `name`
+    /// is not one or its array argument is not typed as an array (array
+    /// text goes to the catalog's functions).
     pub(crate) fn array_function(
         &mut self,
         name: &str,

@@ -859,24 +859,26 @@ impl<'a> Binder<'a> {
             _ if name.starts_with("array_") || matches!(name.as_str(), "cardinality" | "string_to_array") => {
                 match self.array_function(&name, args)? {
                     Ok(done) => Ok(done),
-                    Err(args) => {
-                        Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
-                    }
+                    Err(args) => self.plain_call(&name, args),
                 }
             }
-            _ if crate::system::functions::resolve(&name, args.len()).is_some() => {
-                Ok(self.catalog_call(&name, args)?.unwrap_or((Expr::Literal(Value::Null), None)))
-            }
-            _ => {
-                let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
-                if functions::resolve(&name, &types).is_none() {
-                    if let Some(r) = crate::procedures::lookup(self.catalog, &name)? {
-                        return self.routine_call(r, args);
-                    }
-                }
-                self.call(&name, args)
+            _ => self.plain_call(&name, args),
+        }
+    }
+
+    /// A call of a catalog function, a built-in scalar function or a
+    /// routine, in that order.
+    fn plain_call(&mut self, name: &str, args: Vec<Typed>) -> Result<Typed> {
+        if crate::system::functions::resolve(name, args.len()).is_some() {
+            return Ok(self.catalog_call(name, args)?.unwrap_or((Expr::Literal(Value::Null), None)));
+        }
+        let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
+        if functions::resolve(name, &types).is_none() {
+            if let Some(r) = crate::procedures::lookup(self.catalog, name)? {
+                return self.routine_call(r, args);
             }
         }
+        self.call(name, args)
     }
 
     fn function_args(&mut self, f: &ast::Function, ctx: &Ctx) -> Result<Vec<Typed>> {

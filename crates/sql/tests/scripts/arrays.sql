@@ -74,3 +74,5 @@ CREATE TABLE apk (k text[] PRIMARY KEY);
 INSERT INTO apk VALUES ('{a}'), ('{a,b}'), ('{a,NULL}');
 INSERT INTO apk VALUES ('{a}');
 SELECT k FROM apk ORDER BY k;
+SELECT array_no_such_function(ARRAY[1]);
+SELECT cardinality(1);
