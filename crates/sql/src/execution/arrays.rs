@@ -50,7 +50,8 @@ pub(crate) fn builtin(name: &'static str, ret: Option<DataType>, strict: bool, e
 pub(crate) fn element(args: &[Value], _: &FnContext) -> Result<Value> {
     let items = elements(&args[0])?;
     let i = index(&args[1]);
-    Ok(i.and_then(|i| usize::try_from(i - 1).ok()).and_then(|i| items.get(i).cloned()).unwrap_or(Value::Null))
+    let at = i.and_then(|i| i.checked_sub(1)).and_then(|i| usize::try_from(i).ok());
+    Ok(at.and_then(|i| items.get(i).cloned()).unwrap_or(Value::Null))
 }
 
 /// `a[lo:hi]`, either bound NULL meaning the array's own; clipped to the
