@@ -236,11 +236,19 @@ fn compare_script(server: &Server, admin: &mut Client, name: &str, listed: &List
     }
 }
 
-/// Interleavings of sessions (`tests/interleavings/NAME.sql`): `SESSION x;`
-/// switches to session `x` (a connection to each side, opened at first
-/// use); `DISCONNECT;` closes the current session's connections. Every statement must get the same outcome on both sides: there
-/// is no list of accepted differences here. Waits are kept short by the
-/// scripts' `lock_timeout`, since one thread drives every session.
+/// Interleavings of sessions (`tests/interleavings/NAME.sql`):
+///
+/// * `SESSION x;` switches to session `x` (a connection to each side,
+///   opened at first use);
+/// * `DISCONNECT;` closes the current session's connections, as a client
+///   that vanishes;
+/// * `ASYNC statement;` starts the statement on threads of its own, one
+///   per side, so that it can wait while other sessions go on (a deadlock
+///   needs two waiters), and `WAIT;` takes its outcome.
+///
+/// Every statement must get the same outcome on both sides: there is no
+/// list of accepted differences here. Other waits are kept short by the
+/// scripts' `lock_timeout`.
 fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report: &mut String) {
     let path = interleavings_dir().join(format!("{name}.sql"));
     let script = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
@@ -248,8 +256,23 @@ fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report:
     admin.batch_execute(&format!("DROP DATABASE IF EXISTS \"{dbname}\"")).unwrap();
     admin.batch_execute(&format!("CREATE DATABASE \"{dbname}\"")).unwrap();
     let db = common::db();
+    let open = || {
+        let pg = server.connect(&dbname).unwrap_or_else(|e| panic!("connect to {dbname}: {e}"));
+        (pg, db.session())
+    };
     let mut sessions: BTreeMap<String, (Client, centum_sql::Session)> = BTreeMap::new();
+    let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
     let mut current = "a".to_string();
+    let mut compare = |current: &str, stmt: &str, want: Outcome, got: Outcome| {
+        if want != got {
+            writeln!(
+                report,
+                "interleaving {name}, session {current}:\n{}\n  PostgreSQL:\n{want}\n  Centum:\n{got}\n",
+                normalize(stmt)
+            )
+            .unwrap();
+        }
+    };
     for stmt in common::statements(&script) {
         if let Some(next) = stmt.strip_prefix("SESSION ") {
             current = next.trim().to_lowercase();
@@ -261,21 +284,48 @@ fn compare_interleaving(server: &Server, admin: &mut Client, name: &str, report:
             sessions.remove(&current);
             continue;
         }
-        let (pg, centum) = sessions.entry(current.clone()).or_insert_with(|| {
-            let pg = server.connect(&dbname).unwrap_or_else(|e| panic!("connect to {dbname}: {e}"));
-            (pg, db.session())
-        });
+        if let Some(waiting) = stmt.strip_prefix("ASYNC ") {
+            let (mut pg, mut centum) = sessions.remove(&current).unwrap_or_else(open);
+            let (s1, s2) = (waiting.to_string(), waiting.to_string());
+            let pg = std::thread::spawn(move || {
+                let o = run_postgres(&mut pg, &s1);
+                (pg, o)
+            });
+            let centum = std::thread::spawn(move || {
+                let o = run_centum(&mut centum, &s2);
+                (centum, o)
+            });
+            // Both sides are waiting before the next statement runs.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            pending.insert(current.clone(), Pending { stmt: waiting.to_string(), pg, centum });
+            continue;
+        }
+        if stmt.eq_ignore_ascii_case("WAIT") {
+            let p =
+                pending.remove(&current).unwrap_or_else(|| panic!("{name}: WAIT in {current} without ASYNC"));
+            let (pg, want) = p.pg.join().expect("the PostgreSQL side of an ASYNC statement");
+            let (centum, got) = p.centum.join().expect("the Centum side of an ASYNC statement");
+            compare(&current, &p.stmt, want, got);
+            sessions.insert(current.clone(), (pg, centum));
+            continue;
+        }
+        assert!(
+            !pending.contains_key(&current),
+            "{name}: session {current} is still running an ASYNC statement"
+        );
+        let (pg, centum) = sessions.entry(current.clone()).or_insert_with(open);
         let want = run_postgres(pg, &stmt);
         let got = run_centum(centum, &stmt);
-        if want != got {
-            writeln!(
-                report,
-                "interleaving {name}, session {current}:\n{}\n  PostgreSQL:\n{want}\n  Centum:\n{got}\n",
-                normalize(&stmt)
-            )
-            .unwrap();
-        }
+        compare(&current, &stmt, want, got);
     }
+    assert!(pending.is_empty(), "{name}: ASYNC statements never waited for: {:?}", pending.keys());
+}
+
+/// A statement started with `ASYNC`, running on both sides.
+struct Pending {
+    stmt: String,
+    pg: std::thread::JoinHandle<(Client, Outcome)>,
+    centum: std::thread::JoinHandle<(centum_sql::Session, Outcome)>,
 }
 
 fn interleavings_dir() -> PathBuf {
