@@ -8,7 +8,7 @@
 //!   strings   length char_length character_length octet_length lower upper
 //!             initcap substr substring position strpos replace trim btrim
 //!             ltrim rtrim lpad rpad left right repeat reverse concat
-//!             concat_ws split_part starts_with md5 chr ascii to_hex
+//!             concat_ws format split_part starts_with md5 chr ascii to_hex
 //!   numbers   abs sign ceil ceiling floor round trunc mod power pow sqrt
 //!             cbrt exp ln log log10 pi greatest least random div gcd lcm
 //!   date/time now current_timestamp transaction_timestamp statement_timestamp
@@ -347,6 +347,8 @@ fn resolve_variadic(name: &str, args: &[Option<DataType>]) -> Option<Result<Buil
         "concat" if !args.is_empty() => ("concat", T::Text, concat),
         "concat_ws" if args.len() >= 2 && text_first => ("concat_ws", T::Text, concat_ws),
         "concat" | "concat_ws" => return Some(Err(undefined(name, args))),
+        "format" if text_first => ("format", T::Text, format),
+        "format" => return Some(Err(undefined(name, args))),
         "greatest" | "least" => {
             let max = name == "greatest";
             let name = if max { "greatest" } else { "least" };
@@ -763,6 +765,81 @@ fn to_hex(a: &[Value], _: &FnContext) -> Result<Value> {
 /// `concat(any, ...)`: the text of every non-NULL argument.
 fn concat(a: &[Value], _: &FnContext) -> Result<Value> {
     Ok(Value::Text(a.iter().filter(|v| !v.is_null()).map(Value::to_string).collect()))
+}
+
+/// The widest field `format()` pads to, as long as a text value may be.
+const MAX_FORMAT_WIDTH: usize = 10_485_760;
+
+/// `format(fmt, any, ...)`: `%s` (the value's text, NULL as nothing),
+/// `%I` (an identifier, quoted where needed; NULL is 22004), `%L` (a
+/// literal, quoted; NULL as `NULL`) and `%%`. Each may name its argument
+/// (`%2$s`) and take a width (`%10s`, right-aligned; `%-10s`, left).
+fn format(a: &[Value], _: &FnContext) -> Result<Value> {
+    let Some((Value::Text(f), args)) = a.split_first() else { return Ok(Value::Null) };
+    let bad = |m: String| Error::other("22023", m);
+    let mut out = String::with_capacity(f.len());
+    let mut next = 0usize;
+    let mut chars = f.chars().peekable();
+    let digits = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        let mut d = String::new();
+        while let Some(c) = chars.next_if(char::is_ascii_digit) {
+            d.push(c);
+        }
+        d
+    };
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.next_if_eq(&'%').is_some() {
+            out.push('%');
+            continue;
+        }
+        let mut n = digits(&mut chars);
+        let mut at = None;
+        if !n.is_empty() && chars.next_if_eq(&'$').is_some() {
+            let i: usize = n.parse().map_err(|_| bad("argument number is out of range".into()))?;
+            if i == 0 {
+                return Err(bad("format specifies argument 0, but arguments are numbered from 1".into()));
+            }
+            at = Some(i - 1);
+            n.clear();
+        }
+        let left = n.is_empty() && chars.next_if_eq(&'-').is_some();
+        if n.is_empty() {
+            n = digits(&mut chars);
+        }
+        let width: usize = match n.parse::<usize>() {
+            _ if n.is_empty() => 0,
+            Ok(w) if w <= MAX_FORMAT_WIDTH => w,
+            _ => return Err(bad("width is out of range".into())),
+        };
+        let ty = chars.next().ok_or_else(|| bad("unterminated format() type specifier".into()))?;
+        let i = at.unwrap_or(next);
+        next = i + 1;
+        let v = args.get(i).ok_or_else(|| bad("too few arguments for format()".into()))?;
+        let s = match (ty, v) {
+            ('s', Value::Null) => String::new(),
+            ('s', v) => v.to_string(),
+            ('I', Value::Null) => {
+                return Err(Error::other("22004", "null values cannot be formatted as an SQL identifier"))
+            }
+            ('I', v) => crate::system::functions::quote_ident(&v.to_string()),
+            ('L', Value::Null) => "NULL".to_string(),
+            ('L', v) => crate::system::functions::quote_literal(&v.to_string()),
+            (other, _) => return Err(bad(format!("unrecognized format() type specifier \"{other}\""))),
+        };
+        let pad = width.saturating_sub(s.chars().count());
+        if !left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(&s);
+        if left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    Ok(Value::Text(out))
 }
 
 /// `concat_ws(separator, any, ...)`: NULL only if the separator is.
