@@ -24,6 +24,8 @@
 //! where an element's bytes are its fixed-width encoding or its own
 //! variable-length bytes. All integers are little-endian.
 
+use std::borrow::Cow;
+
 use crate::datatype::DataType;
 use crate::error::TypeError;
 use crate::value::Value;
@@ -160,7 +162,7 @@ pub(crate) fn encode(items: &[Value]) -> Vec<u8> {
     out.extend_from_slice(&(items.len() as u32).to_le_bytes());
     let mut scratch = [0u8; 16];
     for v in items {
-        let bytes: &[u8] = match v.data_type() {
+        let bytes: Cow<'_, [u8]> = match v.data_type() {
             None => {
                 out.extend_from_slice(&NULL_ELEMENT.to_le_bytes());
                 continue;
@@ -169,18 +171,14 @@ pub(crate) fn encode(items: &[Value]) -> Vec<u8> {
                 // An element's natural type has the same fixed encoding as
                 // the declared element type it fits.
                 Some(w) => match v.encode_fixed(&t, &mut scratch[..w]) {
-                    Ok(()) => &scratch[..w],
-                    Err(_) => &[],
+                    Ok(()) => Cow::Borrowed(&scratch[..w]),
+                    Err(_) => Cow::Borrowed(&[]),
                 },
-                None => match v {
-                    Value::Text(s) => s.as_bytes(),
-                    Value::Bytea(b) => b,
-                    _ => &[],
-                },
+                None => v.var_bytes().unwrap_or_default(),
             },
         };
         out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-        out.extend_from_slice(bytes);
+        out.extend_from_slice(&bytes);
     }
     out
 }

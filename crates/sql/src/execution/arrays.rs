@@ -21,6 +21,7 @@
 //! `<@` and `&&` never match a NULL element; `array_position` and
 //! `array_remove` find NULL elements (IS NOT DISTINCT FROM).
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use centum_types::{DataType, Value};
@@ -29,15 +30,19 @@ use super::functions::{Builtin, FnContext, ScalarImpl};
 use crate::error::{Error, Result};
 use crate::planner::expr::BinOp;
 
-/// The elements of an array argument: a real array, or array text.
-pub(crate) fn elements(v: &Value) -> Result<Vec<Value>> {
+/// The elements of an array argument: a real array's, borrowed (an
+/// operator testing every row reads them without copying), or those of
+/// array text.
+pub(crate) fn elements(v: &Value) -> Result<Cow<'_, [Value]>> {
     Ok(match v {
-        Value::Array(items) => items.clone(),
-        Value::Null => Vec::new(),
-        other => crate::system::arrays::parse(&other.to_string())?
-            .into_iter()
-            .map(|x| x.map_or(Value::Null, Value::Text))
-            .collect(),
+        Value::Array(items) => Cow::Borrowed(items),
+        Value::Null => Cow::Owned(Vec::new()),
+        other => Cow::Owned(
+            crate::system::arrays::parse(&other.to_string())?
+                .into_iter()
+                .map(|x| x.map_or(Value::Null, Value::Text))
+                .collect(),
+        ),
     })
 }
 
@@ -70,14 +75,7 @@ pub(crate) fn slice(args: &[Value], _: &FnContext) -> Result<Value> {
     Ok(Value::Array(items[(lo - 1) as usize..hi as usize].to_vec()))
 }
 
-fn index(v: &Value) -> Option<i64> {
-    match v {
-        Value::SmallInt(i) => Some(i64::from(*i)),
-        Value::Integer(i) => Some(i64::from(*i)),
-        Value::BigInt(i) => Some(*i),
-        _ => None,
-    }
-}
+use crate::system::functions::int as index;
 
 /// Whether `ord` satisfies `op`.
 pub(crate) fn holds(op: BinOp, ord: Ordering) -> bool {
@@ -99,7 +97,7 @@ pub(crate) fn quantified(x: &Value, op: BinOp, all: bool, a: &Value) -> Result<V
     }
     let items = elements(a)?;
     let mut unknown = false;
-    for item in &items {
+    for item in items.iter() {
         match x.sql_cmp(item) {
             None => unknown = true,
             Some(ord) if holds(op, ord) != all => return Ok(Value::Boolean(!all)),
@@ -163,14 +161,14 @@ pub(crate) fn cat(args: &[Value], _: &FnContext) -> Result<Value> {
     if args[0].is_null() && args[1].is_null() {
         return Ok(Value::Null);
     }
-    let mut out = elements(&args[0])?;
-    out.extend(elements(&args[1])?);
+    let mut out = elements(&args[0])?.into_owned();
+    out.extend(elements(&args[1])?.iter().cloned());
     Ok(Value::Array(out))
 }
 
 /// `a || x` and `array_append`.
 pub(crate) fn append(args: &[Value], _: &FnContext) -> Result<Value> {
-    let mut out = elements(&args[0])?;
+    let mut out = elements(&args[0])?.into_owned();
     out.push(args[1].clone());
     Ok(Value::Array(out))
 }
@@ -178,7 +176,7 @@ pub(crate) fn append(args: &[Value], _: &FnContext) -> Result<Value> {
 /// `x || a` and `array_prepend`.
 pub(crate) fn prepend(args: &[Value], _: &FnContext) -> Result<Value> {
     let mut out = vec![args[0].clone()];
-    out.extend(elements(&args[1])?);
+    out.extend(elements(&args[1])?.iter().cloned());
     Ok(Value::Array(out))
 }
 
@@ -249,7 +247,7 @@ pub(crate) fn remove(args: &[Value], _: &FnContext) -> Result<Value> {
     if args[0].is_null() {
         return Ok(Value::Null);
     }
-    Ok(Value::Array(elements(&args[0])?.into_iter().filter(|y| !same(y, &args[1])).collect()))
+    Ok(Value::Array(elements(&args[0])?.iter().filter(|y| !same(y, &args[1])).cloned().collect()))
 }
 
 /// `array_replace(a, from, to)`.
@@ -257,8 +255,8 @@ pub(crate) fn replace(args: &[Value], _: &FnContext) -> Result<Value> {
     if args[0].is_null() {
         return Ok(Value::Null);
     }
-    let items = elements(&args[0])?.into_iter();
-    Ok(Value::Array(items.map(|y| if same(&y, &args[1]) { args[2].clone() } else { y }).collect()))
+    let items = elements(&args[0])?;
+    Ok(Value::Array(items.iter().map(|y| if same(y, &args[1]) { &args[2] } else { y }).cloned().collect()))
 }
 
 /// `array_to_string(a, sep [, null_text])`: NULL elements are skipped
@@ -269,7 +267,7 @@ pub(crate) fn to_string(args: &[Value], _: &FnContext) -> Result<Value> {
     }
     let null = args.get(2).filter(|v| !v.is_null()).map(Value::to_string);
     let parts: Vec<String> = elements(&args[0])?
-        .into_iter()
+        .iter()
         .filter_map(|v| if v.is_null() { null.clone() } else { Some(v.to_string()) })
         .collect();
     Ok(Value::Text(parts.join(&args[1].to_string())))

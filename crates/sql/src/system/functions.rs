@@ -302,7 +302,8 @@ impl CatalogFn {
     }
 }
 
-fn int(v: &Value) -> Option<i64> {
+/// The integer of an integer-family value.
+pub(crate) fn int(v: &Value) -> Option<i64> {
     match v {
         Value::SmallInt(i) => Some(i64::from(*i)),
         Value::Integer(i) => Some(i64::from(*i)),
