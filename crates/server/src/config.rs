@@ -33,7 +33,8 @@ pub struct ServeArgs {
     /// The data directory (created if missing) [default: ./centum-data].
     #[arg(long, env = "CENTUM_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:5433].
+    /// Address to listen on [default: 127.0.0.1:5433]; port 0 lets the
+    /// kernel pick one, written to <data-dir>/centum.lock.
     #[arg(long, env = "CENTUM_LISTEN")]
     pub listen: Option<SocketAddr>,
     /// The superuser role a new data directory starts with [default: centum].

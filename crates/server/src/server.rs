@@ -129,7 +129,7 @@ pub struct Server {
 pub async fn bind(config: Config) -> Result<Server, String> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data directory {}: {e}", config.data_dir.display()))?;
-    let lock = lock_data_dir(&config.data_dir)?;
+    let mut lock = lock_data_dir(&config.data_dir)?;
     let mut opts = centum_engine::Options::durable(&config.data_dir);
     opts.storage.log.delayed = config.delayed_durability;
     opts.memory_limit = config.max_memory;
@@ -162,6 +162,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    record_listen_address(&mut lock, &config.data_dir, &listener)?;
     let pool = Pool::start(config.workers)?;
     let (stop, shutdown) = watch::channel(false);
     let shared = Arc::new(Shared {
@@ -208,6 +209,21 @@ fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, String> {
         .and_then(|()| writeln!(file, "{}", std::process::id()))
         .map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(file)
+}
+
+/// Adds the address the server listens on to its lock file, under the
+/// process id: with `--listen 127.0.0.1:0` the kernel picks the port, and
+/// whoever started the server (a script, a test) reads it from there.
+/// Connections made once this line is written wait in the listen backlog
+/// until the server accepts them.
+fn record_listen_address(
+    lock: &mut std::fs::File,
+    dir: &std::path::Path,
+    listener: &TcpListener,
+) -> Result<(), String> {
+    use std::io::Write;
+    let addr = listener.local_addr().map_err(|e| format!("listening socket: {e}"))?;
+    writeln!(lock, "{addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
 }
 
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {

@@ -1217,7 +1217,7 @@ fn a_second_server_on_the_same_data_directory_is_refused() {
     let mut c = connect(&server);
     c.batch_execute("CREATE TABLE kept (id int PRIMARY KEY); INSERT INTO kept VALUES (1)").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_centum"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{}", common::free_port()), "--data-dir"])
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
         .arg(server.dir.path().join("data"))
         .output()
         .unwrap();

@@ -3,7 +3,6 @@
 //! then SIGKILL) when dropped; and finding the real PostgreSQL clients.
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -14,11 +13,6 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     child: Option<Child>,
     pub log: PathBuf,
-}
-
-/// A free loopback port (bound, then released for the server to take).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 impl Server {
@@ -35,9 +29,13 @@ impl Server {
         s
     }
 
-    /// Starts (again) on this data directory, on a new port.
+    /// Starts (again) on this data directory, on a new port. The server
+    /// binds port 0 and the kernel picks a free one, which the server
+    /// writes into its lock file. (Picking a free port here and passing it
+    /// on is racy: a process another test forks at that moment inherits
+    /// the probing socket and keeps it listening until it execs, taking
+    /// the connections meant for the server and then resetting them.)
     pub fn launch(&mut self, args: &[&str], env: &[(&str, &str)]) {
-        self.port = free_port();
         let data = self.dir.path().join("data");
         let log = std::fs::OpenOptions::new().create(true).append(true).open(&self.log).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_centum"));
@@ -45,7 +43,7 @@ impl Server {
             .arg("--data-dir")
             .arg(&data)
             .arg("--listen")
-            .arg(format!("127.0.0.1:{}", self.port))
+            .arg("127.0.0.1:0")
             .args(args)
             .env_remove("CENTUM_CONFIG")
             .stdout(Stdio::from(log.try_clone().unwrap()))
@@ -54,14 +52,18 @@ impl Server {
             cmd.env(k, v);
         }
         self.child = Some(cmd.spawn().expect("start centum serve"));
+        let pid = self.child.as_ref().unwrap().id();
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !listening(self.port) {
+        self.port = loop {
+            if let Some(port) = listen_port(&data, pid) {
+                break port;
+            }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("server exited with {status}: {}", self.log_text());
             }
             assert!(Instant::now() < deadline, "server did not start: {}", self.log_text());
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
     }
 
     /// The server's log so far.
@@ -109,15 +111,17 @@ impl Server {
     }
 }
 
-/// Whether a server listens on loopback `port`. A connection to a port in
-/// the ephemeral range that nothing listens on can pick that same port as
-/// its own and connect to itself (TCP simultaneous open): that is not the
-/// server.
-fn listening(port: u16) -> bool {
-    match std::net::TcpStream::connect(("127.0.0.1", port)) {
-        Ok(s) => s.local_addr().ok() != s.peer_addr().ok(),
-        Err(_) => false,
+/// The port server `pid` listens on, once it has written it under its
+/// process id into the data directory's lock file (`pid`, then the
+/// address); `None` before that, or while the file still names an
+/// earlier server.
+fn listen_port(data: &Path, pid: u32) -> Option<u16> {
+    let text = std::fs::read_to_string(data.join("centum.lock")).ok()?;
+    let mut lines = text.lines();
+    if lines.next()?.trim().parse::<u32>().ok()? != pid {
+        return None;
     }
+    lines.next()?.trim().parse::<std::net::SocketAddr>().ok().map(|a| a.port())
 }
 
 fn unsafe_kill(pid: u32, sig: &str) {

@@ -2,10 +2,9 @@
 //! its `BTreeMap` model, small options, and a recovery that collects rows.
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::thread::ThreadId;
 use std::time::Duration;
 
 use centum_storage::{
@@ -109,7 +108,6 @@ pub struct Recovered {
     pub catalog: Option<Vec<u8>>,
     pub max_ts: u64,
     pub stats: LoadStats,
-    pub threads: usize,
 }
 
 /// Runs recovery's first two steps and collects the rows; panics on a row
@@ -117,10 +115,8 @@ pub struct Recovered {
 pub fn recover(fs: Arc<dyn Fs>, opts: Options) -> Result<(Recovery, Recovered)> {
     let rec = Storage::open(fs, DIR, opts)?;
     let rows = Mutex::new(Rows::new());
-    let threads = Mutex::new(HashSet::<ThreadId>::new());
     let dup = Mutex::new(None);
     let stats = rec.load(&|row| {
-        threads.lock().unwrap().insert(std::thread::current().id());
         if rows.lock().unwrap().insert(row.id, row.data.to_vec()).is_some() {
             *dup.lock().unwrap() = Some(row.id);
         }
@@ -131,7 +127,6 @@ pub fn recover(fs: Arc<dyn Fs>, opts: Options) -> Result<(Recovery, Recovered)> 
         catalog: rec.catalog().map(<[u8]>::to_vec),
         max_ts: rec.max_commit_ts(),
         stats,
-        threads: threads.into_inner().unwrap().len(),
     };
     Ok((rec, out))
 }
