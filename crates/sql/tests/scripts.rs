@@ -133,4 +133,5 @@ scripts!(
     columns,
     in_lists,
     arrays,
+    windows,
 );

@@ -8,7 +8,9 @@ use crate::planner::plan::{AggCall, AggFunc};
 use centum_types::{Decimal, Value};
 use foldhash::{HashSet, HashSetExt};
 
-/// The running state of one aggregate call.
+/// The running state of one aggregate call (cloned to read a running
+/// window aggregate without ending it).
+#[derive(Clone)]
 pub(crate) struct Acc {
     count: i64,
     value: Value,

@@ -124,6 +124,10 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }
             Box::new(out.into_iter())
         }
+        Plan::Window { input, calls } => {
+            let rows = super::window::run(open(input, cx, outer.clone())?, calls, &outer, cx)?;
+            Box::new(rows.into_iter().map(Ok))
+        }
         Plan::Sort { input, keys } => {
             let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
             for r in open(input, cx, outer.clone())? {

@@ -128,11 +128,14 @@ pub(crate) struct Ctx<'s> {
     pub scope: &'s Scope,
     /// Set after GROUP BY / aggregates: expressions must be grouped.
     pub grouping: Option<&'s RefCell<Grouping>>,
+    /// Set where window functions may be called (a select list, ORDER
+    /// BY): where the calls are collected.
+    pub windows: Option<&'s RefCell<super::window::Windowing>>,
 }
 
 impl<'s> Ctx<'s> {
     pub fn plain(scope: &'s Scope) -> Ctx<'s> {
-        Ctx { scope, grouping: None }
+        Ctx { scope, grouping: None, windows: None }
     }
 }
 
@@ -833,7 +836,7 @@ impl<'a> Binder<'a> {
             return Err(Error::Grouping(format!("aggregate functions are not allowed here: {name}")));
         }
         if f.over.is_some() {
-            return Err(Error::unsupported("window functions"));
+            return self.window_call(f, ctx);
         }
         if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
             return self.array_subquery(q, ctx);
@@ -881,7 +884,7 @@ impl<'a> Binder<'a> {
         self.call(name, args)
     }
 
-    fn function_args(&mut self, f: &ast::Function, ctx: &Ctx) -> Result<Vec<Typed>> {
+    pub(crate) fn function_args(&mut self, f: &ast::Function, ctx: &Ctx) -> Result<Vec<Typed>> {
         match &f.args {
             ast::FunctionArguments::None => Ok(vec![]),
             ast::FunctionArguments::Subquery(_) => {
@@ -978,7 +981,7 @@ impl<'a> Binder<'a> {
         Ok((Expr::Sequence(op, seq, rest), Some(DataType::BigInt)))
     }
 
-    fn aggregate(&mut self, func: AggFunc, f: &ast::Function, ctx: &Ctx) -> Result<AggCall> {
+    pub(crate) fn aggregate(&mut self, func: AggFunc, f: &ast::Function, ctx: &Ctx) -> Result<AggCall> {
         let mut order = Vec::new();
         let (args, distinct) = match &f.args {
             ast::FunctionArguments::List(list) => {
@@ -1068,8 +1071,12 @@ pub(crate) fn agg_func(f: &ast::Function) -> Option<AggFunc> {
     if f.over.is_some() {
         return None;
     }
-    let name = function_name(f).ok()?;
-    Some(match name.as_str() {
+    agg_name(&function_name(f).ok()?)
+}
+
+/// The aggregate function called `name`, if it is one.
+pub(crate) fn agg_name(name: &str) -> Option<AggFunc> {
+    Some(match name {
         "count" => AggFunc::Count,
         "sum" => AggFunc::Sum,
         "avg" => AggFunc::Avg,
@@ -1089,7 +1096,14 @@ pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
     let any = |list: &[ast::Expr]| list.iter().any(has_aggregate);
     match e {
         A::Function(f) => {
+            let in_window = match &f.over {
+                Some(ast::WindowType::WindowSpec(w)) => {
+                    any(&w.partition_by) || w.order_by.iter().any(|o| has_aggregate(&o.expr))
+                }
+                _ => false,
+            };
             agg_func(f).is_some()
+                || in_window
                 || match &f.args {
                     ast::FunctionArguments::List(l) => l.args.iter().any(|a| match a {
                         ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => has_aggregate(x),

@@ -23,6 +23,7 @@ pub mod plan;
 mod routine;
 mod select;
 mod system;
+pub(crate) mod window;
 
 pub use bind::Binder;
 pub use dml::{Delete, Insert, Update};

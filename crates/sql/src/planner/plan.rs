@@ -170,6 +170,89 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// A window function (an aggregate called with `OVER` is
+/// [`WindowFunc::Aggregate`]).
+#[derive(Clone, Debug)]
+pub enum WindowFunc {
+    /// `row_number()`.
+    RowNumber,
+    /// `rank()`.
+    Rank,
+    /// `dense_rank()`.
+    DenseRank,
+    /// `percent_rank()`.
+    PercentRank,
+    /// `cume_dist()`.
+    CumeDist,
+    /// `ntile(buckets)`.
+    Ntile,
+    /// `lag(x [, offset [, default]])`.
+    Lag,
+    /// `lead(x [, offset [, default]])`.
+    Lead,
+    /// `first_value(x)`.
+    FirstValue,
+    /// `last_value(x)`.
+    LastValue,
+    /// `nth_value(x, n)`.
+    NthValue,
+    /// An aggregate over the frame.
+    Aggregate(Box<AggCall>),
+}
+
+/// How a frame's bounds count: rows, peer values, or peer groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameUnits {
+    /// `ROWS`.
+    Rows,
+    /// `RANGE` (only UNBOUNDED and CURRENT ROW bounds).
+    Range,
+    /// `GROUPS`.
+    Groups,
+}
+
+/// One end of a window frame.
+#[derive(Clone, Debug)]
+pub enum FrameBound {
+    /// `UNBOUNDED PRECEDING`.
+    UnboundedPreceding,
+    /// `n PRECEDING` (a constant per execution).
+    Preceding(Expr),
+    /// `CURRENT ROW`.
+    CurrentRow,
+    /// `n FOLLOWING`.
+    Following(Expr),
+    /// `UNBOUNDED FOLLOWING`.
+    UnboundedFollowing,
+}
+
+/// A window frame: which rows of the partition an aggregate or
+/// first/last/nth_value sees from the current row.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    /// How the bounds count.
+    pub units: FrameUnits,
+    /// Where the frame starts.
+    pub start: FrameBound,
+    /// Where it ends.
+    pub end: FrameBound,
+}
+
+/// One window function call: its function, arguments, window and frame.
+#[derive(Clone, Debug)]
+pub struct WindowCall {
+    /// The function.
+    pub func: WindowFunc,
+    /// Its arguments (an aggregate's are in its [`AggCall`]).
+    pub args: Vec<Expr>,
+    /// `PARTITION BY`.
+    pub partition: Vec<Expr>,
+    /// `ORDER BY` of the window: the partition's order and its peers.
+    pub order: Vec<SortKey>,
+    /// The frame.
+    pub frame: Frame,
+}
+
 /// Set operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SetOpKind {
@@ -258,6 +341,15 @@ pub enum Plan {
         group: Vec<Expr>,
         /// Aggregates.
         aggs: Vec<AggCall>,
+    },
+    /// Window functions: every input row, then one column per call,
+    /// computed over the row's partition (the rows come out in the last
+    /// call's partition and window order).
+    Window {
+        /// Input.
+        input: Box<Plan>,
+        /// The calls.
+        calls: Vec<WindowCall>,
     },
     /// Sorts.
     Sort {
@@ -373,6 +465,10 @@ impl Plan {
             }
             Plan::Sort { input, .. } => {
                 node(out, "Sort".into());
+                input.explain_into(out, depth + 1, ann);
+            }
+            Plan::Window { input, .. } => {
+                node(out, "WindowAgg".into());
                 input.explain_into(out, depth + 1, ann);
             }
             Plan::Limit { input, .. } => {
@@ -527,6 +623,7 @@ impl Plan {
             | Plan::Project { input, .. }
             | Plan::Aggregate { input, .. }
             | Plan::Sort { input, .. }
+            | Plan::Window { input, .. }
             | Plan::Limit { input, .. }
             | Plan::ProjectSet { input, .. }
             | Plan::Distinct { input, .. } => f(input),
@@ -578,6 +675,21 @@ impl Plan {
                 }
             }
             Plan::Sort { keys, .. } => keys.iter().for_each(|k| f(&k.expr)),
+            Plan::Window { calls, .. } => {
+                for c in calls {
+                    c.args.iter().chain(&c.partition).for_each(&mut *f);
+                    c.order.iter().for_each(|k| f(&k.expr));
+                    for b in [&c.frame.start, &c.frame.end] {
+                        if let FrameBound::Preceding(e) | FrameBound::Following(e) = b {
+                            f(e);
+                        }
+                    }
+                    if let WindowFunc::Aggregate(a) = &c.func {
+                        a.args.iter().chain(&a.filter).for_each(&mut *f);
+                        a.order.iter().for_each(|k| f(&k.expr));
+                    }
+                }
+            }
             Plan::Limit { limit, offset, .. } => limit.iter().chain(offset).for_each(&mut *f),
             Plan::Distinct { .. }
             | Plan::SetOp { .. }
@@ -630,9 +742,12 @@ impl Plan {
                     mask.into_boxed_slice()
                 })
             }
-            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Limit { input, .. } => {
-                input.prune_columns(both(own))
-            }
+            // A window passes its input's rows through, its own columns
+            // after them.
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Limit { input, .. }
+            | Plan::Window { input, .. } => input.prune_columns(both(own)),
             Plan::Project { input, .. } | Plan::Aggregate { input, .. } => input.prune_columns(own),
             Plan::Values { .. }
             | Plan::System(_)

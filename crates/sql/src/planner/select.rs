@@ -11,6 +11,7 @@ use super::access::{self, Order};
 use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::{BinOp, Expr};
 use super::plan::{Access, AccessPath, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
+use super::window::{has_window, Windowing};
 use crate::error::{Error, Result};
 use crate::system::SystemTable;
 use centum_types::DataType;
@@ -303,14 +304,24 @@ impl<'a> Binder<'a> {
                 _ => false,
             })
             || order.iter().any(|o| has_aggregate(&o.expr));
-        // The wanted order, for a single table without grouping: a range
-        // index can deliver it and save the sort.
-        let want_order =
-            if !grouped && s.distinct.is_none() && steps.len() == 1 && !order.is_empty() && has_limit {
-                Some(order)
-            } else {
-                None
-            };
+        let windowed = s.projection.iter().any(|p| match p {
+            ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => has_window(e),
+            _ => false,
+        }) || order.iter().any(|o| has_window(&o.expr));
+        // The wanted order, for a single table without grouping or
+        // windows (which reorder rows): a range index can deliver it and
+        // save the sort.
+        let want_order = if !grouped
+            && !windowed
+            && s.distinct.is_none()
+            && steps.len() == 1
+            && !order.is_empty()
+            && has_limit
+        {
+            Some(order)
+        } else {
+            None
+        };
         let (mut plan, scope, sorted) = self.join_all(steps, s.selection.as_ref(), want_order)?;
         let grouping = if grouped {
             let ctx = Ctx::plain(&scope);
@@ -326,7 +337,8 @@ impl<'a> Binder<'a> {
         } else {
             None
         };
-        let ctx = Ctx { scope: &scope, grouping: grouping.as_ref() };
+        let windowing = RefCell::new(Windowing::new(&s.named_window)?);
+        let ctx = Ctx { scope: &scope, grouping: grouping.as_ref(), windows: Some(&windowing) };
         // Output columns.
         let mut exprs = Vec::new();
         let mut cols = Vec::new();
@@ -382,11 +394,12 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        let having_ctx = Ctx { scope: &scope, grouping: grouping.as_ref(), windows: None };
         let having = s
             .having
             .as_ref()
             .map(|h| {
-                let t = self.expr(h, &ctx)?;
+                let t = self.expr(h, &having_ctx)?;
                 Ok::<_, Error>(self.coerce_untyped(t, &Some(DataType::Boolean))?.0)
             })
             .transpose()?;
@@ -416,12 +429,19 @@ impl<'a> Binder<'a> {
                 keys.push(sort_key(Expr::Column(idx), o));
             }
         }
+        let mut width = scope.cols.len();
         if let Some(g) = grouping {
             let g = g.into_inner();
+            width = g.group.len() + g.aggs.len();
             plan = Plan::Aggregate { input: Box::new(plan), group: g.group, aggs: g.aggs };
             if let Some(h) = having {
                 plan = Plan::Filter { input: Box::new(plan), pred: h };
             }
+        }
+        let calls = windowing.into_inner().calls;
+        if !calls.is_empty() {
+            exprs = exprs.into_iter().map(|e| Windowing::place(e, width)).collect();
+            plan = Plan::Window { input: Box::new(plan), calls };
         }
         plan = Plan::Project { input: Box::new(plan), exprs };
         match &s.distinct {

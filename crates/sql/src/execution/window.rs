@@ -1,0 +1,376 @@
+//! Window functions over a materialized input.
+//!
+//! [`Plan::Window`] reads every input row, then computes its calls one
+//! after another. For each call the rows are sorted by the call's
+//! partition keys and then its window order; a partition is a run of equal
+//! partition keys, and within it *peers* are rows whose order keys are
+//! equal (all of a partition's rows without ORDER BY). Each row gets the
+//! call's value:
+//!
+//! - ranking functions from its position and its peer group;
+//! - `lag`/`lead` from the row an offset before or after it in the
+//!   partition;
+//! - aggregates and `first_value`/`last_value`/`nth_value` from its
+//!   *frame*, a run of the partition given by the frame clause in rows,
+//!   peer groups, or (RANGE) peers. A frame that starts at the partition's
+//!   first row grows with the row, so its aggregate is kept running and
+//!   read at each row; any other frame is aggregated afresh per row, the
+//!   value reused while the frame stays the same (peers).
+//!
+//! Rows come out in the last call's order, each with one value per call
+//! appended. The rows, their sort keys and the results are charged to the
+//! statement's memory budget.
+//!
+//! [`Plan::Window`]: crate::planner::plan::Plan::Window
+
+use super::aggregate::Acc;
+use super::eval::eval;
+use super::query::{compare_keys, Rows};
+use super::{row_bytes, ExecCtx};
+use crate::error::{Error, Result};
+use crate::planner::expr::Expr;
+use crate::planner::plan::{AggCall, Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
+use centum_types::{DataType, Value};
+use std::cmp::Ordering;
+
+/// Runs `calls` over every row of `input`.
+pub(crate) fn run(
+    input: Rows,
+    calls: &[WindowCall],
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for r in input {
+        let row = r?;
+        cx.tick(1)?;
+        cx.budget.charge(row_bytes(&row) + 2 * std::mem::size_of::<Vec<Value>>())?;
+        rows.push(row);
+    }
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    let mut columns = Vec::with_capacity(calls.len());
+    for call in calls {
+        let (sorted, values) = one_call(&rows, call, outer, cx)?;
+        order = sorted;
+        columns.push(values);
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for i in order {
+        let mut row = std::mem::take(&mut rows[i]);
+        row.extend(columns.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// A partition's peer groups, as runs of sorted positions.
+struct Groups {
+    /// `[start, end)` of each group, in order.
+    runs: Vec<(usize, usize)>,
+}
+
+/// One call: the rows' order (partition, then window order) and the value
+/// of each row (by input position).
+fn one_call(
+    rows: &[Vec<Value>],
+    call: &WindowCall,
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<(Vec<usize>, Vec<Value>)> {
+    let np = call.partition.len();
+    let spec: Vec<SortKey> = call
+        .partition
+        .iter()
+        .map(|e| SortKey { expr: e.clone(), desc: false, nulls_first: false })
+        .chain(call.order.iter().cloned())
+        .collect();
+    let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        cx.tick(1)?;
+        let key = spec.iter().map(|k| eval(&k.expr, row, outer, cx)).collect::<Result<Vec<_>>>()?;
+        cx.budget.charge(row_bytes(&key) + std::mem::size_of::<(Vec<Value>, usize)>() + 2 * 24)?;
+        keyed.push((key, i));
+    }
+    keyed.sort_by(|a, b| compare_keys(&a.0, &b.0, &spec));
+    let same = |a: &[Value], b: &[Value], keys: &[SortKey]| compare_keys(a, b, keys) == Ordering::Equal;
+    let frame = Offsets::of(&call.frame, outer, cx)?;
+    let mut values = vec![Value::Null; rows.len()];
+    let mut ps = 0;
+    while ps < keyed.len() {
+        let mut pe = ps + 1;
+        while pe < keyed.len() && same(&keyed[ps].0[..np], &keyed[pe].0[..np], &spec[..np]) {
+            pe += 1;
+        }
+        let mut runs = Vec::new();
+        let mut gs = ps;
+        for p in ps + 1..=pe {
+            if p == pe || !same(&keyed[gs].0[np..], &keyed[p].0[np..], &spec[np..]) {
+                runs.push((gs, p));
+                gs = p;
+            }
+        }
+        let part = Partition { rows, keyed: &keyed, start: ps, end: pe, groups: Groups { runs } };
+        part.compute(call, &frame, outer, cx, &mut values)?;
+        ps = pe;
+    }
+    Ok((keyed.into_iter().map(|(_, i)| i).collect(), values))
+}
+
+/// A frame's offsets, evaluated once per execution.
+struct Offsets {
+    units: FrameUnits,
+    start: Bound,
+    end: Bound,
+}
+
+#[derive(Clone, Copy)]
+enum Bound {
+    UnboundedPreceding,
+    Preceding(usize),
+    CurrentRow,
+    Following(usize),
+    UnboundedFollowing,
+}
+
+impl Offsets {
+    fn of(frame: &Frame, outer: &[Value], cx: &ExecCtx) -> Result<Offsets> {
+        let bound = |b: &FrameBound, side: &str| -> Result<Bound> {
+            let offset = |e: &Expr| -> Result<usize> {
+                match eval(e, &[], outer, cx)?.coerce_to(&DataType::BigInt)? {
+                    Value::BigInt(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+                    Value::Null => {
+                        Err(Error::other("22004", format!("frame {side} offset must not be null")))
+                    }
+                    _ => Err(Error::other("22013", format!("frame {side} offset must not be negative"))),
+                }
+            };
+            Ok(match b {
+                FrameBound::UnboundedPreceding => Bound::UnboundedPreceding,
+                FrameBound::Preceding(e) => Bound::Preceding(offset(e)?),
+                FrameBound::CurrentRow => Bound::CurrentRow,
+                FrameBound::Following(e) => Bound::Following(offset(e)?),
+                FrameBound::UnboundedFollowing => Bound::UnboundedFollowing,
+            })
+        };
+        Ok(Offsets {
+            units: frame.units,
+            start: bound(&frame.start, "starting")?,
+            end: bound(&frame.end, "ending")?,
+        })
+    }
+}
+
+/// One partition of one call: sorted positions `[start, end)`.
+struct Partition<'a> {
+    rows: &'a [Vec<Value>],
+    keyed: &'a [(Vec<Value>, usize)],
+    start: usize,
+    end: usize,
+    groups: Groups,
+}
+
+impl Partition<'_> {
+    /// The input row at sorted position `p`.
+    fn row(&self, p: usize) -> &[Value] {
+        &self.rows[self.keyed[p].1]
+    }
+
+    /// The frame of the row at position `p` in peer group `g`: positions
+    /// `[from, to)`, empty when `to <= from`.
+    fn frame(&self, f: &Offsets, p: usize, g: usize) -> (usize, usize) {
+        let (ps, pe) = (self.start, self.end);
+        let runs = &self.groups.runs;
+        let (gs, ge) = runs[g];
+        let from = match (f.units, f.start) {
+            (_, Bound::UnboundedPreceding) => ps,
+            (FrameUnits::Rows, Bound::Preceding(k)) => p.saturating_sub(k).max(ps),
+            (FrameUnits::Rows, Bound::CurrentRow) => p,
+            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(k).min(pe),
+            (FrameUnits::Groups, Bound::Preceding(k)) => runs[g.saturating_sub(k)].0,
+            (FrameUnits::Groups, Bound::Following(k)) => runs.get(g.saturating_add(k)).map_or(pe, |r| r.0),
+            (_, Bound::CurrentRow) => gs,
+            // RANGE takes no offsets (the binder refuses them); UNBOUNDED
+            // FOLLOWING cannot start a frame.
+            _ => pe,
+        };
+        let to = match (f.units, f.end) {
+            (_, Bound::UnboundedFollowing) => pe,
+            (FrameUnits::Rows, Bound::Preceding(k)) => (p + 1).saturating_sub(k).max(ps),
+            (FrameUnits::Rows, Bound::CurrentRow) => p + 1,
+            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(k).saturating_add(1).min(pe),
+            (FrameUnits::Groups, Bound::Preceding(k)) => g.checked_sub(k).map_or(ps, |i| runs[i].1),
+            (FrameUnits::Groups, Bound::Following(k)) => runs[g.saturating_add(k).min(runs.len() - 1)].1,
+            (_, Bound::CurrentRow) => ge,
+            _ => ps,
+        };
+        (from, to)
+    }
+
+    fn compute(
+        &self,
+        call: &WindowCall,
+        frame: &Offsets,
+        outer: &[Value],
+        cx: &ExecCtx,
+        values: &mut [Value],
+    ) -> Result<()> {
+        let n = self.end - self.start;
+        let arg = |i: usize, row: &[Value]| eval(&call.args[i], row, outer, cx);
+        // An aggregate whose frame starts with the partition runs along.
+        let mut running: Option<(Acc, usize)> = None;
+        let mut last: Option<((usize, usize), Value)> = None;
+        let mut ntile: Option<Option<i64>> = None;
+        for (g, &(gs, ge)) in self.groups.runs.iter().enumerate() {
+            for p in gs..ge {
+                cx.tick(1)?;
+                let row = self.row(p);
+                let v = match &call.func {
+                    WindowFunc::RowNumber => Value::BigInt((p - self.start + 1) as i64),
+                    WindowFunc::Rank => Value::BigInt((gs - self.start + 1) as i64),
+                    WindowFunc::DenseRank => Value::BigInt(g as i64 + 1),
+                    WindowFunc::PercentRank => {
+                        Value::Double(if n <= 1 { 0.0 } else { (gs - self.start) as f64 / (n - 1) as f64 })
+                    }
+                    WindowFunc::CumeDist => Value::Double((ge - self.start) as f64 / n as f64),
+                    WindowFunc::Ntile => {
+                        // The bucket count is read at the partition's first
+                        // row, as PostgreSQL does.
+                        let buckets = match ntile {
+                            Some(b) => b,
+                            None => {
+                                let b = match arg(0, row)?.coerce_to(&DataType::BigInt)? {
+                                    Value::BigInt(k) if k > 0 => Some(k),
+                                    Value::Null => None,
+                                    _ => {
+                                        return Err(Error::other(
+                                            "22014",
+                                            "argument of ntile must be greater than zero",
+                                        ))
+                                    }
+                                };
+                                ntile = Some(b);
+                                b
+                            }
+                        };
+                        match buckets {
+                            Some(k) => {
+                                Value::Integer(
+                                    ntile_bucket((p - self.start) as u64, n as u64, k as u64) as i32
+                                )
+                            }
+                            None => Value::Null,
+                        }
+                    }
+                    WindowFunc::Lag | WindowFunc::Lead => match arg(1, row)?.coerce_to(&DataType::BigInt)? {
+                        Value::BigInt(off) => {
+                            let off = if matches!(call.func, WindowFunc::Lag) {
+                                -(off as i128)
+                            } else {
+                                off as i128
+                            };
+                            let target = p as i128 + off;
+                            if target >= self.start as i128 && target < self.end as i128 {
+                                arg(0, self.row(target as usize))?
+                            } else if call.args.len() > 2 {
+                                arg(2, row)?
+                            } else {
+                                Value::Null
+                            }
+                        }
+                        _ => Value::Null,
+                    },
+                    WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
+                        let (from, to) = self.frame(frame, p, g);
+                        let at = match call.func {
+                            WindowFunc::FirstValue => Some(from),
+                            WindowFunc::LastValue => to.checked_sub(1),
+                            _ => match arg(1, row)?.coerce_to(&DataType::BigInt)? {
+                                Value::BigInt(k) if k > 0 => from.checked_add(k as usize - 1),
+                                Value::Null => None,
+                                _ => {
+                                    return Err(Error::other(
+                                        "22016",
+                                        "argument of nth_value must be greater than zero",
+                                    ))
+                                }
+                            },
+                        };
+                        match at {
+                            Some(i) if i >= from && i < to => arg(0, self.row(i))?,
+                            _ => Value::Null,
+                        }
+                    }
+                    WindowFunc::Aggregate(agg) => {
+                        let range = self.frame(frame, p, g);
+                        match &last {
+                            Some((r, v)) if *r == range => v.clone(),
+                            _ => {
+                                let v = self.aggregate(agg, frame, range, &mut running, outer, cx)?;
+                                last = Some((range, v.clone()));
+                                v
+                            }
+                        }
+                    }
+                };
+                cx.budget.charge(row_bytes(std::slice::from_ref(&v)))?;
+                values[self.keyed[p].1] = v;
+            }
+        }
+        Ok(())
+    }
+
+    /// The aggregate over positions `[from, to)`: read off the running
+    /// accumulator when the frame starts with the partition (its end only
+    /// moves forward from row to row), else aggregated afresh.
+    fn aggregate(
+        &self,
+        agg: &AggCall,
+        frame: &Offsets,
+        (from, to): (usize, usize),
+        running: &mut Option<(Acc, usize)>,
+        outer: &[Value],
+        cx: &ExecCtx,
+    ) -> Result<Value> {
+        if matches!(frame.start, Bound::UnboundedPreceding) {
+            let (acc, upto) = running.get_or_insert_with(|| (Acc::new(agg), self.start));
+            while *upto < to {
+                acc.add(agg, self.row(*upto), outer, cx)?;
+                *upto += 1;
+            }
+            return acc.clone().finish(agg, cx);
+        }
+        let mut acc = Acc::new(agg);
+        for p in from..to.max(from) {
+            cx.tick(1)?;
+            acc.add(agg, self.row(p), outer, cx)?;
+        }
+        acc.finish(agg, cx)
+    }
+}
+
+/// The 1-based bucket of the row at 0-based position `i` of `n` rows in
+/// `k` buckets: as even as can be, the first `n % k` buckets one row
+/// larger.
+fn ntile_bucket(i: u64, n: u64, k: u64) -> u64 {
+    let size = n / k;
+    let larger = n % k;
+    if i < larger * (size + 1) {
+        i / (size + 1) + 1
+    } else {
+        larger + (i - larger * (size + 1)) / size.max(1) + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ntile_bucket;
+
+    #[test]
+    fn ntile_spreads_rows_as_evenly_as_postgresql() {
+        let buckets = |n, k| (0..n).map(|i| ntile_bucket(i, n, k)).collect::<Vec<_>>();
+        assert_eq!(buckets(10, 3), [1, 1, 1, 1, 2, 2, 2, 3, 3, 3]);
+        assert_eq!(buckets(6, 3), [1, 1, 2, 2, 3, 3]);
+        assert_eq!(buckets(2, 5), [1, 2]);
+        assert_eq!(buckets(7, 1), [1; 7]);
+    }
+}
