@@ -14,6 +14,7 @@ pub(crate) mod eval;
 pub mod functions;
 pub mod profile;
 pub(crate) mod query;
+pub(crate) mod sort;
 pub(crate) mod window;
 
 use crate::catalog::Catalog;

@@ -129,20 +129,26 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Sort { input, keys } => {
-            let mut rows: Vec<(Vec<Value>, Vec<Value>)> = Vec::new();
+            let (mut key_rows, mut rows) = (Vec::new(), Vec::new());
             for r in open(input, cx, outer.clone())? {
                 let row = r?;
                 cx.tick(1)?;
                 let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
-                // The entry itself is counted three times: the vector of
-                // entries grows by doubling, and merging needs a second one.
+                // A row's two vectors and its sort entry, which is
+                // counted three times: the vector of entries grows by
+                // doubling, and merging needs a second one.
                 cx.budget.charge(
-                    super::row_bytes(&k) + super::row_bytes(&row) + 3 * std::mem::size_of::<SortEntry>(),
+                    super::row_bytes(&k)
+                        + super::row_bytes(&row)
+                        + 2 * std::mem::size_of::<Vec<Value>>()
+                        + 3 * super::sort::ENTRY_BYTES,
                 )?;
-                rows.push((k, row));
+                key_rows.push(k);
+                rows.push(row);
             }
-            let rows = sort_entries(rows, keys, cx)?;
-            Box::new(rows.into_iter().map(|(_, r)| Ok(r)))
+            let order = super::sort::sort_order(&key_rows, keys, cx)?;
+            drop(key_rows);
+            Box::new(order.into_iter().map(move |i| Ok(std::mem::take(&mut rows[i]))))
         }
         Plan::Limit { input, limit, offset } => {
             let count = |e: &Option<Expr>| -> Result<Option<i64>> {
@@ -273,69 +279,6 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }))
         }
     })
-}
-
-/// A row being sorted: its sort keys, then the row.
-type SortEntry = (Vec<Value>, Vec<Value>);
-
-/// Rows sorted in runs at a time: a stable sort of each run of
-/// [`SORT_RUN`] entries, then merges of neighbouring runs, reading the
-/// deadline between runs and during merges, since one sort of tens of
-/// millions of rows takes many seconds and a comparison sort cannot be
-/// stopped part-way.
-fn sort_entries(mut rows: Vec<SortEntry>, keys: &[SortKey], cx: &ExecCtx) -> Result<Vec<SortEntry>> {
-    let cmp = |a: &SortEntry, b: &SortEntry| compare_keys(&a.0, &b.0, keys);
-    if rows.len() <= SORT_RUN {
-        rows.sort_by(cmp);
-        return Ok(rows);
-    }
-    let mut runs: Vec<Vec<SortEntry>> = Vec::with_capacity(rows.len().div_ceil(SORT_RUN));
-    let mut rest = rows.into_iter();
-    loop {
-        let mut run: Vec<SortEntry> = rest.by_ref().take(SORT_RUN).collect();
-        if run.is_empty() {
-            break;
-        }
-        cx.check_deadline()?;
-        run.sort_by(cmp);
-        runs.push(run);
-    }
-    while runs.len() > 1 {
-        let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
-        let mut it = runs.into_iter();
-        while let Some(a) = it.next() {
-            match it.next() {
-                Some(b) => merged.push(merge_runs(a, b, &cmp, cx)?),
-                None => merged.push(a),
-            }
-        }
-        runs = merged;
-    }
-    Ok(runs.pop().unwrap_or_default())
-}
-
-/// Entries sorted by a single [`sort_entries`] run.
-const SORT_RUN: usize = 1 << 14;
-
-/// Merges two sorted runs, taking from `a` on ties so the sort stays stable.
-fn merge_runs(
-    a: Vec<SortEntry>,
-    b: Vec<SortEntry>,
-    cmp: &impl Fn(&SortEntry, &SortEntry) -> Ordering,
-    cx: &ExecCtx,
-) -> Result<Vec<SortEntry>> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
-        cx.tick(1)?;
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => cmp(y, x) != Ordering::Less,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return Ok(out),
-        };
-        out.extend(if take_a { a.next() } else { b.next() });
-    }
 }
 
 /// Compares sort keys, NULLs placed as each key asks.

@@ -84,14 +84,19 @@ fn one_call(
         .map(|e| SortKey { expr: e.clone(), desc: false, nulls_first: false })
         .chain(call.order.iter().cloned())
         .collect();
-    let mut keyed: Vec<(Vec<Value>, usize)> = Vec::with_capacity(rows.len());
-    for (i, row) in rows.iter().enumerate() {
+    let mut keys: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    for row in rows {
         cx.tick(1)?;
         let key = spec.iter().map(|k| eval(&k.expr, row, outer, cx)).collect::<Result<Vec<_>>>()?;
-        cx.budget.charge(row_bytes(&key) + std::mem::size_of::<(Vec<Value>, usize)>() + 2 * 24)?;
-        keyed.push((key, i));
+        cx.budget.charge(
+            row_bytes(&key) + std::mem::size_of::<(Vec<Value>, usize)>() + 3 * super::sort::ENTRY_BYTES,
+        )?;
+        keys.push(key);
     }
-    keyed.sort_by(|a, b| compare_keys(&a.0, &b.0, &spec));
+    let keyed: Vec<(Vec<Value>, usize)> = super::sort::sort_order(&keys, &spec, cx)?
+        .into_iter()
+        .map(|i| (std::mem::take(&mut keys[i]), i))
+        .collect();
     let same = |a: &[Value], b: &[Value], keys: &[SortKey]| compare_keys(a, b, keys) == Ordering::Equal;
     let frame = Offsets::of(&call.frame, outer, cx)?;
     let mut values = vec![Value::Null; rows.len()];
