@@ -182,6 +182,7 @@ fn statement_mem_bounds_what_a_statement_buffers() {
         "SELECT g FROM generate_series(1, 200000) g",
         "SELECT length(string_agg(g::text, repeat('-', 100))) FROM generate_series(1, 200000) g",
         "SELECT count(DISTINCT g) FROM generate_series(1, 200000) g",
+        "SELECT max(r) FROM (SELECT row_number() OVER (ORDER BY g) AS r FROM generate_series(1, 200000) g) w",
     ] {
         let e = s.execute(sql).unwrap_err();
         assert_eq!(e.sqlstate(), "53200", "{sql}");
@@ -316,8 +317,9 @@ fn a_refused_create_table_leaves_no_sequence_behind() {
 
 /// The deadline is read in proportion to the work done, not once per so
 /// many rows: rows that each take long (megabyte strings, a LIKE that
-/// backtracks), a filter that rejects every row, and a sort of millions of
-/// rows all stop at statement_timeout.
+/// backtracks), a filter that rejects every row, a sort of millions of
+/// rows, and window functions (a ranking over millions of rows, a sliding
+/// frame of 200,000 rows) all stop at statement_timeout.
 #[test]
 fn statement_timeout_stops_expensive_rows_filters_and_sorts() {
     let d = db();
@@ -329,6 +331,8 @@ fn statement_timeout_stops_expensive_rows_filters_and_sorts() {
         "SELECT count(*) FROM generate_series(1, 100000000) g WHERE repeat('x', 100000) LIKE '%x%x%x%x%x%x%x%x%y'",
         "SELECT count(*) FROM generate_series(1, 100000000) g WHERE g < 0",
         "SELECT max(g) FROM (SELECT g FROM generate_series(1, 30000000) AS s(g) ORDER BY g DESC) s",
+        "SELECT max(r) FROM (SELECT rank() OVER (PARTITION BY g % 7 ORDER BY g DESC) AS r FROM generate_series(1, 30000000) AS s(g)) w",
+        "SELECT max(x) FROM (SELECT sum(g) OVER (ROWS BETWEEN 100000 PRECEDING AND 100000 FOLLOWING) AS x FROM generate_series(1, 1000000) AS s(g)) w",
         "SELECT count(*) FROM generate_series(1, 20000) a(x) JOIN generate_series(1, 20000) b(y) ON a.x * 0 = b.y * 0",
     ] {
         times_out(&mut s, sql);
