@@ -34,7 +34,7 @@ pub struct ServeArgs {
     #[arg(long, env = "CENTUM_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:5433]; port 0 lets the
-    /// kernel pick one, written to <data-dir>/centum.lock.
+    /// kernel pick one, written to centum.lock in the data directory.
     #[arg(long, env = "CENTUM_LISTEN")]
     pub listen: Option<SocketAddr>,
     /// The superuser role a new data directory starts with [default: centum].
