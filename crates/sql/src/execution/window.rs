@@ -28,7 +28,7 @@ use super::eval::eval;
 use super::query::{compare_keys, Rows};
 use super::{row_bytes, ExecCtx};
 use crate::error::{Error, Result};
-use crate::planner::expr::Expr;
+use crate::planner::expr::{BinOp, Expr};
 use crate::planner::plan::{AggCall, Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
@@ -114,7 +114,8 @@ fn one_call(
                 gs = p;
             }
         }
-        let part = Partition { rows, keyed: &keyed, start: ps, end: pe, groups: Groups { runs } };
+        let order_key = call.order.first().map(|k| (np, k));
+        let part = Partition { rows, keyed: &keyed, start: ps, end: pe, groups: Groups { runs }, order_key };
         part.compute(call, &frame, outer, cx, &mut values)?;
         ps = pe;
     }
@@ -128,13 +129,18 @@ struct Offsets {
     end: Bound,
 }
 
-#[derive(Clone, Copy)]
+/// A frame bound with its offset: a count of rows or peer groups, or for
+/// RANGE a distance in key values.
 enum Bound {
     UnboundedPreceding,
     Preceding(usize),
     CurrentRow,
     Following(usize),
     UnboundedFollowing,
+    /// RANGE `distance PRECEDING`.
+    Before(Value),
+    /// RANGE `distance FOLLOWING`.
+    After(Value),
 }
 
 impl Offsets {
@@ -149,8 +155,25 @@ impl Offsets {
                     _ => Err(Error::other("22013", format!("frame {side} offset must not be negative"))),
                 }
             };
+            // RANGE: a distance of the key's kind, never negative.
+            let distance = |e: &Expr| -> Result<Value> {
+                let v = eval(e, &[], outer, cx)?;
+                if v.is_null() {
+                    return Err(Error::other("22004", format!("frame {side} offset must not be null")));
+                }
+                if v.sql_cmp(&Value::Integer(0)) == Some(Ordering::Less) {
+                    return Err(Error::other(
+                        "22013",
+                        "invalid preceding or following size in window function",
+                    ));
+                }
+                Ok(v)
+            };
+            let range = frame.units == FrameUnits::Range;
             Ok(match b {
                 FrameBound::UnboundedPreceding => Bound::UnboundedPreceding,
+                FrameBound::Preceding(e) if range => Bound::Before(distance(e)?),
+                FrameBound::Following(e) if range => Bound::After(distance(e)?),
                 FrameBound::Preceding(e) => Bound::Preceding(offset(e)?),
                 FrameBound::CurrentRow => Bound::CurrentRow,
                 FrameBound::Following(e) => Bound::Following(offset(e)?),
@@ -172,6 +195,9 @@ struct Partition<'a> {
     start: usize,
     end: usize,
     groups: Groups,
+    /// Where the window's first ORDER BY key is in `keyed`'s keys, and how
+    /// it sorts (RANGE offsets measure from it).
+    order_key: Option<(usize, &'a SortKey)>,
 }
 
 impl Partition<'_> {
@@ -182,33 +208,87 @@ impl Partition<'_> {
 
     /// The frame of the row at position `p` in peer group `g`: positions
     /// `[from, to)`, empty when `to <= from`.
-    fn frame(&self, f: &Offsets, p: usize, g: usize) -> (usize, usize) {
+    fn frame(&self, f: &Offsets, p: usize, g: usize) -> Result<(usize, usize)> {
         let (ps, pe) = (self.start, self.end);
         let runs = &self.groups.runs;
         let (gs, ge) = runs[g];
-        let from = match (f.units, f.start) {
+        let from = match (f.units, &f.start) {
             (_, Bound::UnboundedPreceding) => ps,
-            (FrameUnits::Rows, Bound::Preceding(k)) => p.saturating_sub(k).max(ps),
+            (_, Bound::Before(d)) => self.range_bound(p, d, true, true)?,
+            (_, Bound::After(d)) => self.range_bound(p, d, false, true)?,
+            (FrameUnits::Rows, Bound::Preceding(k)) => p.saturating_sub(*k).max(ps),
             (FrameUnits::Rows, Bound::CurrentRow) => p,
-            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(k).min(pe),
-            (FrameUnits::Groups, Bound::Preceding(k)) => runs[g.saturating_sub(k)].0,
-            (FrameUnits::Groups, Bound::Following(k)) => runs.get(g.saturating_add(k)).map_or(pe, |r| r.0),
+            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(*k).min(pe),
+            (FrameUnits::Groups, Bound::Preceding(k)) => runs[g.saturating_sub(*k)].0,
+            (FrameUnits::Groups, Bound::Following(k)) => runs.get(g.saturating_add(*k)).map_or(pe, |r| r.0),
             (_, Bound::CurrentRow) => gs,
-            // RANGE takes no offsets (the binder refuses them); UNBOUNDED
-            // FOLLOWING cannot start a frame.
+            // Counts belong to ROWS and GROUPS, distances to RANGE (see
+            // `Offsets::of`); UNBOUNDED FOLLOWING cannot start a frame.
             _ => pe,
         };
-        let to = match (f.units, f.end) {
+        let to = match (f.units, &f.end) {
             (_, Bound::UnboundedFollowing) => pe,
-            (FrameUnits::Rows, Bound::Preceding(k)) => (p + 1).saturating_sub(k).max(ps),
+            (_, Bound::Before(d)) => self.range_bound(p, d, true, false)?,
+            (_, Bound::After(d)) => self.range_bound(p, d, false, false)?,
+            (FrameUnits::Rows, Bound::Preceding(k)) => (p + 1).saturating_sub(*k).max(ps),
             (FrameUnits::Rows, Bound::CurrentRow) => p + 1,
-            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(k).saturating_add(1).min(pe),
-            (FrameUnits::Groups, Bound::Preceding(k)) => g.checked_sub(k).map_or(ps, |i| runs[i].1),
-            (FrameUnits::Groups, Bound::Following(k)) => runs[g.saturating_add(k).min(runs.len() - 1)].1,
+            (FrameUnits::Rows, Bound::Following(k)) => p.saturating_add(*k).saturating_add(1).min(pe),
+            (FrameUnits::Groups, Bound::Preceding(k)) => g.checked_sub(*k).map_or(ps, |i| runs[i].1),
+            (FrameUnits::Groups, Bound::Following(k)) => runs[g.saturating_add(*k).min(runs.len() - 1)].1,
             (_, Bound::CurrentRow) => ge,
             _ => ps,
         };
-        (from, to)
+        Ok((from, to))
+    }
+
+    /// A RANGE bound `distance PRECEDING` (`before`) or `FOLLOWING` of the
+    /// row at `p`: where the frame starts (`start`) or ends (exclusive).
+    /// Rows whose key is within the distance of the current row's key are
+    /// in; a NULL key is within any distance of NULL keys only, so a row
+    /// with one has its NULL peers as the frame's offset side. The keys
+    /// are sorted, so the bound is a binary search among the non-NULL
+    /// keys; the distance is added in exact numeric (double precision for
+    /// a double key), so no key overflows.
+    fn range_bound(&self, p: usize, distance: &Value, before: bool, start: bool) -> Result<usize> {
+        let Some((at, order)) = self.order_key else { return Ok(if start { self.start } else { self.end }) };
+        let key = |q: usize| &self.keyed[q].0[at];
+        // The non-NULL keys are one run at one end of the partition.
+        let prefix =
+            self.keyed[self.start..self.end].partition_point(|e| e.0[at].is_null() == order.nulls_first);
+        let (lo, hi) = if order.nulls_first {
+            (self.start + prefix, self.end)
+        } else {
+            (self.start, self.start + prefix)
+        };
+        if key(p).is_null() {
+            let (ns, ne) = if order.nulls_first { (self.start, lo) } else { (hi, self.end) };
+            return Ok(if start { ns } else { ne });
+        }
+        let wide = |v: &Value| match (v, distance) {
+            (Value::Double(_), _) | (_, Value::Double(_)) => v.clone().coerce_to(&DataType::Double),
+            _ => v.clone().coerce_to(&crate::planner::bind::unconstrained_numeric()),
+        };
+        let (k, d) = (wide(key(p))?, wide(distance)?);
+        // Towards smaller keys when looking back in ascending order or
+        // ahead in descending order.
+        let op = if before != order.desc { BinOp::Sub } else { BinOp::Add };
+        let target = super::eval::binary(op, k, d)?;
+        // How a key stands against the target, in the window's order.
+        let cmp = |v: &Value| {
+            let o = v.sql_cmp(&target).unwrap_or(Ordering::Equal);
+            if order.desc {
+                o.reverse()
+            } else {
+                o
+            }
+        };
+        let within = &self.keyed[lo..hi];
+        let n = if start {
+            within.partition_point(|e| cmp(&e.0[at]) == Ordering::Less)
+        } else {
+            within.partition_point(|e| cmp(&e.0[at]) != Ordering::Greater)
+        };
+        Ok(lo + n)
     }
 
     fn compute(
@@ -285,7 +365,7 @@ impl Partition<'_> {
                         _ => Value::Null,
                     },
                     WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
-                        let (from, to) = self.frame(frame, p, g);
+                        let (from, to) = self.frame(frame, p, g)?;
                         let at = match call.func {
                             WindowFunc::FirstValue => Some(from),
                             WindowFunc::LastValue => to.checked_sub(1),
@@ -306,7 +386,7 @@ impl Partition<'_> {
                         }
                     }
                     WindowFunc::Aggregate(agg) => {
-                        let range = self.frame(frame, p, g);
+                        let range = self.frame(frame, p, g)?;
                         match &last {
                             Some((r, v)) if *r == range => v.clone(),
                             _ => {

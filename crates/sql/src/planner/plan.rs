@@ -205,7 +205,7 @@ pub enum WindowFunc {
 pub enum FrameUnits {
     /// `ROWS`.
     Rows,
-    /// `RANGE` (only UNBOUNDED and CURRENT ROW bounds).
+    /// `RANGE`: offsets are distances in the one ORDER BY key's values.
     Range,
     /// `GROUPS`.
     Groups,

@@ -138,12 +138,14 @@ impl Binder<'_> {
             partition.push(self.expr(e, &inner).map_err(nested)?.0);
         }
         let mut order = Vec::new();
+        let mut order_types = Vec::new();
         for o in &spec.order_by {
-            let e = self.expr(&o.expr, &inner).map_err(nested)?.0;
+            let (e, ty) = self.expr(&o.expr, &inner).map_err(nested)?;
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             order.push(SortKey { expr: e, desc, nulls_first: o.options.nulls_first.unwrap_or(desc) });
+            order_types.push(ty);
         }
-        let frame = self.frame(spec.window_frame.as_ref(), !order.is_empty())?;
+        let frame = self.frame(spec.window_frame.as_ref(), &order_types)?;
         let (func, args, ty) = if let Some(agg) = agg_name(&name) {
             if matches!(&f.args, ast::FunctionArguments::List(l)
                 if matches!(l.duplicate_treatment, Some(ast::DuplicateTreatment::Distinct)))
@@ -258,10 +260,40 @@ impl Binder<'_> {
         }
     }
 
+    /// A RANGE frame's offset: a number of the ORDER BY column's kind, the
+    /// distance in key values from the current row's key.
+    fn range_offset(&mut self, offset: Typed, key: Option<&DataType>) -> Result<Expr> {
+        let integer = |t: &DataType| matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt);
+        let Some(key) =
+            key.filter(|k| integer(k) || matches!(k, DataType::Numeric { .. } | DataType::Double))
+        else {
+            // Date and time keys take an interval distance, which Centum
+            // does not have; other types have no distance at all.
+            let name = key.map_or("unknown".to_string(), |k| k.sql_name());
+            return Err(Error::Unsupported(format!(
+                "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {name}"
+            )));
+        };
+        let (e, ty) = self.coerce_untyped(offset, &Some(key.clone()))?;
+        let fits = match &ty {
+            Some(t) if integer(key) => integer(t),
+            Some(t) => integer(t) || matches!(t, DataType::Numeric { .. } | DataType::Double),
+            None => true,
+        };
+        if !fits {
+            return Err(Error::Unsupported(format!(
+                "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} and offset type {}",
+                key.sql_name(),
+                ty.map_or("unknown".to_string(), |t| t.sql_name())
+            )));
+        }
+        Ok(e)
+    }
+
     /// The frame clause, or the default: from the partition's start to the
     /// current row's last peer (the whole partition without ORDER BY, all
     /// its rows being peers).
-    fn frame(&mut self, frame: Option<&ast::WindowFrame>, ordered: bool) -> Result<Frame> {
+    fn frame(&mut self, frame: Option<&ast::WindowFrame>, order_types: &[Option<DataType>]) -> Result<Frame> {
         let Some(f) = frame else {
             return Ok(Frame {
                 units: FrameUnits::Range,
@@ -274,12 +306,12 @@ impl Binder<'_> {
             ast::WindowFrameUnits::Range => FrameUnits::Range,
             ast::WindowFrameUnits::Groups => FrameUnits::Groups,
         };
-        if units == FrameUnits::Groups && !ordered {
+        if units == FrameUnits::Groups && order_types.is_empty() {
             return Err(Error::other("42P20", "GROUPS mode requires an ORDER BY clause"));
         }
-        let start = self.frame_bound(&f.start_bound, units)?;
+        let start = self.frame_bound(&f.start_bound, units, order_types)?;
         let end = match &f.end_bound {
-            Some(b) => self.frame_bound(b, units)?,
+            Some(b) => self.frame_bound(b, units, order_types)?,
             None => FrameBound::CurrentRow,
         };
         let rank = |b: &FrameBound| match b {
@@ -303,10 +335,18 @@ impl Binder<'_> {
         Ok(Frame { units, start, end })
     }
 
-    fn frame_bound(&mut self, b: &ast::WindowFrameBound, units: FrameUnits) -> Result<FrameBound> {
+    fn frame_bound(
+        &mut self,
+        b: &ast::WindowFrameBound,
+        units: FrameUnits,
+        order_types: &[Option<DataType>],
+    ) -> Result<FrameBound> {
         let offset = |this: &mut Self, e: &ast::Expr| -> Result<Expr> {
-            if units == FrameUnits::Range {
-                return Err(Error::unsupported("RANGE with offset PRECEDING/FOLLOWING"));
+            if units == FrameUnits::Range && order_types.len() != 1 {
+                return Err(Error::other(
+                    "42P20",
+                    "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column",
+                ));
             }
             // An offset sees no columns: a constant or a parameter.
             let variable = ast::visit_expressions(e, |x| match x {
@@ -316,11 +356,18 @@ impl Binder<'_> {
                 _ => std::ops::ControlFlow::Continue(()),
             });
             if variable.is_break() {
-                let units = if units == FrameUnits::Rows { "ROWS" } else { "GROUPS" };
+                let units = match units {
+                    FrameUnits::Rows => "ROWS",
+                    FrameUnits::Range => "RANGE",
+                    FrameUnits::Groups => "GROUPS",
+                };
                 return Err(Error::other("42P10", format!("argument of {units} must not contain variables")));
             }
             let empty = Scope::default();
             let typed = this.expr(e, &Ctx { scope: &empty, grouping: None, windows: None })?;
+            if units == FrameUnits::Range {
+                return this.range_offset(typed, order_types[0].as_ref());
+            }
             this.integer_arg(typed, "frame offset")
         };
         Ok(match b {
