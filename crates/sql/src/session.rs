@@ -964,6 +964,11 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
+        if let S::CreateTable(ct) = s {
+            if ct.query.is_some() {
+                return self.create_table_as(ct);
+            }
+        }
         let me = self.block_txn();
         let _act = centum_engine::act_for(me);
         // A schema change waits for another transaction's uncommitted
@@ -1204,6 +1209,71 @@ impl Session {
         let v = crate::execution::eval::eval(e, &[], &[], &cx);
         txn.abort();
         v
+    }
+
+    /// `CREATE TABLE name AS query`: a table with the query's columns and
+    /// types (renamed by a column list, should the parser give one; no
+    /// constraints), filled with its rows, both in one
+    /// transaction: the block's, or one of its own, so a failure leaves
+    /// no table behind. The tag is `SELECT n`, as PostgreSQL's.
+    fn create_table_as(&mut self, ct: &ast::CreateTable) -> Result<QueryResult> {
+        use ast::Statement as S;
+        let Some(query) = ct.query.as_deref() else { return Err(Error::other("XX000", "no query")) };
+        let planned = self.plan(&S::Query(Box::new(query.clone())), vec![])?;
+        if !planned.params.is_empty() {
+            return Err(Error::other("42P02", "there is no parameter $1"));
+        }
+        if ct.columns.len() > planned.columns.len() {
+            return Err(Error::Syntax("too many column names were specified".into()));
+        }
+        let mut names: Vec<String> = planned.columns.iter().map(|c| c.name.clone()).collect();
+        for (n, c) in names.iter_mut().zip(&ct.columns) {
+            *n = crate::planner::bind::ident(&c.name);
+        }
+        let mut defs = Vec::with_capacity(names.len());
+        for (i, (n, c)) in names.iter().zip(planned.columns.iter()).enumerate() {
+            if names[..i].contains(n) {
+                return Err(Error::Duplicate {
+                    code: "42701",
+                    message: format!("column \"{n}\" specified more than once"),
+                });
+            }
+            let ty = c.ty.as_ref().map_or("text".to_string(), DataType::sql_name);
+            defs.push(format!("\"{}\" {ty}", n.replace('"', "\"\"")));
+        }
+        let columns = match crate::parser::parse(&format!("CREATE TABLE t ({})", defs.join(", ")))?.pop() {
+            Some(S::CreateTable(t)) => t.columns,
+            _ => return Err(Error::other("XX000", "CREATE TABLE AS made no column list")),
+        };
+        let name = Binder::new(&self.catalog, &self.vars.search_path, vec![]).new_object_name(&ct.name)?;
+        if ct.if_not_exists && self.catalog.db().table(&name).is_ok() {
+            let mut r = tag("CREATE TABLE AS");
+            r.notices.push(format!("relation \"{name}\" already exists, skipping"));
+            return Ok(r);
+        }
+        let create = S::CreateTable(ast::CreateTable { query: None, columns, ..ct.clone() });
+        let insert = match crate::parser::parse(&format!("INSERT INTO {} {query}", ct.name))?.pop() {
+            Some(s @ S::Insert(_)) => s,
+            _ => return Err(Error::other("XX000", "CREATE TABLE AS made no INSERT")),
+        };
+        let own = self.state == TxnStatus::Idle;
+        if own {
+            self.begin(None, false)?;
+        }
+        let filled = self.run(&create).and_then(|_| self.run(&insert));
+        let rows = match filled {
+            Ok(r) => r.tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0),
+            Err(e) => {
+                if own {
+                    self.rollback();
+                }
+                return Err(e);
+            }
+        };
+        if own {
+            self.commit()?;
+        }
+        Ok(tag(&format!("SELECT {rows}")))
     }
 
     fn begin(&mut self, isolation: Option<Isolation>, read_only: bool) -> Result<QueryResult> {

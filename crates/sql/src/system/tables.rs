@@ -1168,6 +1168,8 @@ fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
                 DataType::Varchar(_) => "character varying".to_string(),
                 DataType::Char(_) => "character".to_string(),
                 DataType::Numeric { .. } => "numeric".to_string(),
+                // The SQL standard's name; udt_name says of what (`_int4`).
+                DataType::Array(_) => "ARRAY".to_string(),
                 t => t.sql_name(),
             };
             let udt = types::by_oid(oid_of(&c.ty)).map_or("", |t| t.name);

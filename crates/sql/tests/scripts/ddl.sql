@@ -33,3 +33,26 @@ SELECT count(*) FROM accounts;
 CREATE TABLE nowhere.t (a int);
 VACUUM;
 ANALYZE accounts;
+-- CREATE TABLE AS: a table of the query's columns and types, renamed by a
+-- column list, filled with its rows in one transaction.
+CREATE TABLE cta_src (id int PRIMARY KEY, name varchar(10), price numeric(6,2), tags text[]);
+INSERT INTO cta_src VALUES (1, 'a', 1.50, '{x}'), (2, 'b', NULL, NULL), (3, 'c', 3.25, '{y,z}');
+CREATE TABLE cta AS SELECT id, name, price * 2 AS double_price, tags, count(*) OVER () AS n FROM cta_src WHERE id < 3;
+SELECT * FROM cta ORDER BY id;
+SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'cta' ORDER BY ordinal_position;
+CREATE TABLE cta2 AS SELECT id AS a, name AS b, 42 AS answer FROM cta_src;
+SELECT * FROM cta2 ORDER BY a;
+CREATE TABLE IF NOT EXISTS cta2 AS SELECT 1;
+INSERT INTO cta2 VALUES (9, 'z', 0);
+SELECT count(*) FROM cta2;
+CREATE TABLE cta3 AS SELECT 1 AS x, 2 AS x;
+CREATE TABLE cta3 AS SELECT g / (g - 2) FROM generate_series(1, 3) g;
+SELECT count(*) FROM information_schema.tables WHERE table_name = 'cta3';
+CREATE TABLE cta2 AS SELECT 1;
+BEGIN;
+CREATE TABLE cta4 AS SELECT g FROM generate_series(1, 5) g;
+SELECT sum(g) FROM cta4;
+ROLLBACK;
+SELECT count(*) FROM information_schema.tables WHERE table_name = 'cta4';
+CREATE TABLE cta5 AS SELECT 'x'::text AS "Mixed Case", 1 AS "order";
+SELECT "Mixed Case", "order" FROM cta5;
