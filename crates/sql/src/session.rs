@@ -742,12 +742,19 @@ impl Session {
         bulk: Option<&Bulk>,
     ) -> Result<QueryResult> {
         if let Statement::Utility(s) = &p.planned.statement {
-            if !params.is_empty() {
+            if let ast::Statement::CreateTable(ct) = s.as_ref() {
+                if ct.query.is_some() && params.len() == p.planned.params.len() && !params.is_empty() {
+                    let bound = with_parameters(s, params, &p.planned.params)?;
+                    return self.run(&bound);
+                }
+            }
+            if params.len() != p.planned.params.len() {
                 return Err(Error::other(
                     "08P01",
                     format!(
-                        "bind message supplies {} parameters, but prepared statement requires 0",
-                        params.len()
+                        "bind message supplies {} parameters, but prepared statement requires {}",
+                        params.len(),
+                        p.planned.params.len()
                     ),
                 ));
             }
@@ -1897,6 +1904,42 @@ pub(crate) fn first_words(s: &str) -> String {
     s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
+/// `s` with each parameter `$n` replaced by its value, as a constant of
+/// the parameter's type: how a utility statement that holds a query
+/// (`CREATE TABLE ... AS`) runs with the values a client bound.
+fn with_parameters(s: &ast::Statement, params: &[Value], types: &[DataType]) -> Result<ast::Statement> {
+    let mut s = s.clone();
+    let mut failed = None;
+    let _ = ast::visit_expressions_mut(&mut s, |e| {
+        if let ast::Expr::Value(v) = e {
+            if let ast::Value::Placeholder(p) = &v.value {
+                let n = p.trim_start_matches('$').parse::<usize>().ok().and_then(|n| n.checked_sub(1));
+                let (Some(value), Some(ty)) = (n.and_then(|n| params.get(n)), n.and_then(|n| types.get(n)))
+                else {
+                    failed = Some(Error::other("42P02", format!("there is no parameter {p}")));
+                    return std::ops::ControlFlow::Break(());
+                };
+                let text = match value {
+                    Value::Null => "NULL".to_string(),
+                    v => crate::system::functions::quote_literal(&v.to_string()),
+                };
+                match crate::planner::dml::parse_expr(&format!("CAST({text} AS {})", ty.sql_name())) {
+                    Ok(x) => *e = x,
+                    Err(err) => {
+                        failed = Some(err);
+                        return std::ops::ControlFlow::Break(());
+                    }
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(s),
+    }
+}
+
 /// Binds and plans one statement against `catalog` (statements the planner
 /// does not plan become [`Statement::Utility`]).
 pub(crate) fn plan_statement(
@@ -1964,6 +2007,14 @@ pub(crate) fn plan_statement(
                 statement: Statement::ExplainAnalyze(Box::new(inner)),
                 columns: Arc::from(cols),
             });
+        }
+        ast::Statement::CreateTable(ct) if ct.query.is_some() => {
+            // Planned for its parameters' types; it runs as a utility
+            // with their values in place (`with_parameters`).
+            if let Some(q) = &ct.query {
+                b.query(q)?;
+            }
+            (Statement::Utility(Box::new(s.clone())), vec![])
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };

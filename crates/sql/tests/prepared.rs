@@ -401,3 +401,30 @@ fn catalog_reports_the_session_identity() {
     let got: Vec<String> = r[0].rows[0].iter().map(|v| v.to_string()).collect();
     assert_eq!(got, ["alice", "alice", "shop", "shop", "shop", "alice", "alice"]);
 }
+
+/// `CREATE TABLE ... AS` prepared with parameters: they are typed by the
+/// query and their values are constants in the table's rows, quotes and
+/// NULLs included; a count mismatch is 08P01 as for any statement.
+#[test]
+fn create_table_as_takes_parameters() {
+    let db = db();
+    let mut s = db.session();
+    setup(&mut s);
+    let sql = "CREATE TABLE picked AS SELECT k, w || $1 AS tagged, $2::int AS extra, \
+               sum(v) OVER (ORDER BY k ROWS BETWEEN $3 PRECEDING AND CURRENT ROW) AS s FROM t WHERE k <= $4";
+    let mut cta = s.prepare(sql, &[]).unwrap();
+    assert_eq!(cta.params().len(), 4);
+    assert_eq!(run_err(&mut s, &mut cta, &[Value::Integer(1)]).sqlstate(), "08P01");
+    let r =
+        run(&mut s, &mut cta, &[Value::Text("'s".into()), Value::Null, Value::Integer(1), Value::Integer(3)]);
+    assert_eq!(r.tag, "SELECT 3");
+    let rows = exec(&mut s, "SELECT k, tagged, extra, s FROM picked ORDER BY k")[0].rows.clone();
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::Integer(1), Value::Text("w1's".into()), Value::Null, Value::BigInt(1)],
+            vec![Value::Integer(2), Value::Text("w2's".into()), Value::Null, Value::BigInt(3)],
+            vec![Value::Integer(3), Value::Text("w3's".into()), Value::Null, Value::BigInt(5)],
+        ]
+    );
+}
