@@ -134,4 +134,5 @@ scripts!(
     in_lists,
     arrays,
     windows,
+    grouping_sets,
 );

@@ -91,39 +91,11 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 outer,
             )?
         }
-        Plan::Aggregate { input, group, aggs } => {
-            let input = open(input, cx, outer.clone())?;
-            let mut index: HashMap<Vec<Value>, usize> = HashMap::new();
-            let mut groups: Vec<(Vec<Value>, Vec<Acc>)> = Vec::new();
-            for r in input {
-                let row = r?;
-                cx.tick(1)?;
-                let key = group.iter().map(|e| eval(e, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
-                let at = match index.get(&key) {
-                    Some(&i) => i,
-                    None => {
-                        cx.budget.charge(2 * super::row_bytes(&key) + 64 * aggs.len())?;
-                        groups.push((key.clone(), aggs.iter().map(Acc::new).collect()));
-                        index.insert(key, groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                for (acc, call) in groups[at].1.iter_mut().zip(aggs) {
-                    acc.add(call, &row, &outer, cx)?;
-                }
-            }
-            if groups.is_empty() && group.is_empty() {
-                groups.push((vec![], aggs.iter().map(Acc::new).collect()));
-            }
-            let mut out = Vec::with_capacity(groups.len());
-            for (mut key, accs) in groups {
-                for (acc, call) in accs.into_iter().zip(aggs) {
-                    key.push(acc.finish(call, cx)?);
-                }
-                out.push(Ok(key));
-            }
-            Box::new(out.into_iter())
-        }
+        Plan::Aggregate { input, group, aggs, sets } => Box::new(
+            aggregate(open(input, cx, outer.clone())?, group, aggs, sets.as_deref(), &outer, cx)?
+                .into_iter()
+                .map(Ok),
+        ),
         Plan::Window { input, calls } => {
             let rows = super::window::run(open(input, cx, outer.clone())?, calls, &outer, cx)?;
             Box::new(rows.into_iter().map(Ok))
@@ -279,6 +251,81 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }))
         }
     })
+}
+
+/// Groups `input` and aggregates each group: rows of group values, then
+/// aggregate values. With grouping sets, each row is added to a group of
+/// every set, its keys outside the set read as NULL, and the last group
+/// column is the set's number; sets keep their groups apart and come out
+/// in order. With no input rows, a query without GROUP BY and an empty
+/// grouping set (the grand total) still give their one row.
+fn aggregate(
+    input: Rows,
+    group: &[Expr],
+    aggs: &[crate::planner::plan::AggCall],
+    sets: Option<&[Vec<usize>]>,
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Vec<Vec<Value>>> {
+    // The keys evaluated per row (the set number is not one of them),
+    // and which of them each set keeps.
+    let (nkeys, kept): (usize, Vec<Vec<bool>>) = match sets {
+        None => (group.len(), vec![vec![true; group.len()]]),
+        Some(sets) => {
+            let n = group.len() - 1;
+            (n, sets.iter().map(|s| (0..n).map(|k| s.contains(&k)).collect()).collect())
+        }
+    };
+    type Groups = (HashMap<Vec<Value>, usize>, Vec<(Vec<Value>, Vec<Acc>)>);
+    let mut per_set: Vec<Groups> = kept.iter().map(|_| (HashMap::new(), Vec::new())).collect();
+    for r in input {
+        let row = r?;
+        cx.tick(1)?;
+        let mut values =
+            Some(group[..nkeys].iter().map(|e| eval(e, &row, outer, cx)).collect::<Result<Vec<_>>>()?);
+        for (set, (keep, (index, groups))) in kept.iter().zip(per_set.iter_mut()).enumerate() {
+            let key: Vec<Value> = match (sets, &values) {
+                // One set of every key: the values are the key.
+                (None, _) => values.take().unwrap_or_default(),
+                (Some(_), Some(v)) => v
+                    .iter()
+                    .zip(keep)
+                    .map(|(v, k)| if *k { v.clone() } else { Value::Null })
+                    .chain([Value::Integer(set as i32)])
+                    .collect(),
+                (Some(_), None) => Vec::new(),
+            };
+            let at = match index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    cx.budget.charge(2 * super::row_bytes(&key) + 64 * aggs.len())?;
+                    groups.push((key.clone(), aggs.iter().map(Acc::new).collect()));
+                    index.insert(key, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            for (acc, call) in groups[at].1.iter_mut().zip(aggs) {
+                acc.add(call, &row, outer, cx)?;
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (set, (keep, (_, mut groups))) in kept.iter().zip(per_set).enumerate() {
+        if groups.is_empty() && keep.iter().all(|k| !k) {
+            let mut key = vec![Value::Null; nkeys];
+            if sets.is_some() {
+                key.push(Value::Integer(set as i32));
+            }
+            groups.push((key, aggs.iter().map(Acc::new).collect()));
+        }
+        for (mut key, accs) in groups {
+            for (acc, call) in accs.into_iter().zip(aggs) {
+                key.push(acc.finish(call, cx)?);
+            }
+            out.push(key);
+        }
+    }
+    Ok(out)
 }
 
 /// Compares sort keys, NULLs placed as each key asks.

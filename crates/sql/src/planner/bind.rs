@@ -84,6 +84,8 @@ impl Scope {
 #[derive(Default)]
 pub(crate) struct Grouping {
     pub group: Vec<Expr>,
+    /// GROUPING SETS (see [`Plan::Aggregate`]).
+    pub sets: Option<super::plan::GroupingSets>,
     group_keys: Vec<String>,
     pub aggs: Vec<AggCall>,
     agg_keys: Vec<String>,
@@ -103,7 +105,7 @@ impl Grouping {
         // Parentheses and spellings a bound key lost (casts it gained)
         // leave the written form a little larger or smaller than it.
         let widest_key = group.iter().map(nodes).max().unwrap_or(0) * 2 + 16;
-        Grouping { group, group_keys, aggs: vec![], agg_keys: vec![], widest_key }
+        Grouping { group, sets: None, group_keys, aggs: vec![], agg_keys: vec![], widest_key }
     }
 }
 
@@ -484,6 +486,9 @@ impl<'a> Binder<'a> {
     /// GROUP BY expression, becomes a column of the aggregate's output.
     fn grouped(&mut self, e: &ast::Expr, ctx: &Ctx, g: &RefCell<Grouping>) -> Result<Option<Typed>> {
         if let ast::Expr::Function(f) = e {
+            if f.over.is_none() && function_name(f)? == "grouping" {
+                return self.grouping_call(f, ctx, g).map(Some);
+            }
             if let Some(func) = agg_func(f) {
                 let plain = Ctx::plain(ctx.scope);
                 let call = self.aggregate(func, f, &plain)?;
@@ -537,6 +542,42 @@ impl<'a> Binder<'a> {
             }
         }
         Ok(None)
+    }
+
+    /// `GROUPING(a, b, ...)`: a bit per argument, the first the most
+    /// significant, set when the row's grouping set leaves that key out
+    /// (the row totals over it). Each argument must be a GROUP BY key.
+    fn grouping_call(&mut self, f: &ast::Function, ctx: &Ctx, g: &RefCell<Grouping>) -> Result<Typed> {
+        let args = self.function_args(f, &Ctx::plain(ctx.scope))?;
+        if args.is_empty() || args.len() > 31 {
+            return Err(Error::UndefinedFunction(format!("grouping() with {} arguments", args.len())));
+        }
+        let g = g.borrow();
+        let mut positions = Vec::with_capacity(args.len());
+        for (x, _) in &args {
+            let key = format!("{x:?}");
+            let Some(at) = g.group_keys.iter().position(|k| *k == key) else {
+                return Err(Error::Grouping(
+                    "arguments to GROUPING must be grouping expressions of the associated query level".into(),
+                ));
+            };
+            positions.push(at);
+        }
+        let mask = |set: &[usize]| positions.iter().fold(0i32, |m, p| (m << 1) | i32::from(!set.contains(p)));
+        let e = match &g.sets {
+            None => Expr::Literal(Value::Integer(0)),
+            Some(sets) => Expr::Case(
+                Some(Box::new(Expr::Column(g.group.len() - 1))),
+                sets.iter()
+                    .enumerate()
+                    .map(|(i, set)| {
+                        (Expr::Literal(Value::Integer(i as i32)), Expr::Literal(Value::Integer(mask(set))))
+                    })
+                    .collect(),
+                None,
+            ),
+        };
+        Ok((e, Some(DataType::Integer)))
     }
 
     fn find_column(&self, e: &ast::Expr, scope: &Scope) -> Result<Option<usize>> {

@@ -170,6 +170,9 @@ pub struct SortKey {
     pub nulls_first: bool,
 }
 
+/// Grouping sets: each the positions of the GROUP BY keys it groups by.
+pub type GroupingSets = Vec<Vec<usize>>;
+
 /// A window function (an aggregate called with `OVER` is
 /// [`WindowFunc::Aggregate`]).
 #[derive(Clone, Debug)]
@@ -341,6 +344,12 @@ pub enum Plan {
         group: Vec<Expr>,
         /// Aggregates.
         aggs: Vec<AggCall>,
+        /// GROUPING SETS, ROLLUP, CUBE: the grouping sets, each the
+        /// positions in `group` it groups by, in output order. The last
+        /// group column is then the set's number (`group`'s last
+        /// expression is a placeholder), and a key outside a row's set
+        /// is NULL in that row.
+        sets: Option<GroupingSets>,
     },
     /// Window functions: every input row, then one column per call,
     /// computed over the row's partition (the rows come out in the last

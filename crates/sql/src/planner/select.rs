@@ -10,6 +10,7 @@
 use super::access::{self, Order};
 use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::{BinOp, Expr};
+use super::plan::GroupingSets;
 use super::plan::{Access, AccessPath, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::error::{Error, Result};
@@ -325,15 +326,16 @@ impl<'a> Binder<'a> {
         let (mut plan, scope, sorted) = self.join_all(steps, s.selection.as_ref(), want_order)?;
         let grouping = if grouped {
             let ctx = Ctx::plain(&scope);
-            let mut group = Vec::new();
-            if let ast::GroupByExpr::Expressions(list, _) = &s.group_by {
-                for g in list {
-                    group.push(self.group_expr(g, &s.projection, &ctx)?);
-                }
-            } else {
+            let ast::GroupByExpr::Expressions(list, modifiers) = &s.group_by else {
                 return Err(Error::unsupported("GROUP BY ALL"));
+            };
+            if !modifiers.is_empty() {
+                return Err(Error::unsupported("GROUP BY ... WITH"));
             }
-            Some(RefCell::new(Grouping::new(group)))
+            let (group, sets) = self.grouping_sets(list, &s.projection, &ctx)?;
+            let mut g = Grouping::new(group);
+            g.sets = sets;
+            Some(RefCell::new(g))
         } else {
             None
         };
@@ -433,7 +435,7 @@ impl<'a> Binder<'a> {
         if let Some(g) = grouping {
             let g = g.into_inner();
             width = g.group.len() + g.aggs.len();
-            plan = Plan::Aggregate { input: Box::new(plan), group: g.group, aggs: g.aggs };
+            plan = Plan::Aggregate { input: Box::new(plan), group: g.group, aggs: g.aggs, sets: g.sets };
             if let Some(h) = having {
                 plan = Plan::Filter { input: Box::new(plan), pred: h };
             }
@@ -487,6 +489,94 @@ impl<'a> Binder<'a> {
             plan = Plan::Project { input: Box::new(plan), exprs: (0..visible).map(Expr::Column).collect() };
         }
         Ok((plan, cols))
+    }
+
+    /// The GROUP BY list: its distinct key expressions and, when it has
+    /// GROUPING SETS, ROLLUP or CUBE, the grouping sets as positions among
+    /// them (the items' sets multiplied out, as in PostgreSQL: `a,
+    /// ROLLUP(b, c)` groups by (a, b, c), (a, b) and (a)). With sets, a
+    /// placeholder key is added last, the column of each row's set number
+    /// (see [`Plan::Aggregate`]).
+    fn grouping_sets(
+        &mut self,
+        list: &[ast::Expr],
+        projection: &[ast::SelectItem],
+        ctx: &Ctx,
+    ) -> Result<(Vec<Expr>, Option<GroupingSets>)> {
+        use ast::Expr as A;
+        let mut group: Vec<Expr> = Vec::new();
+        let mut keys: Vec<String> = Vec::new();
+        let mut sets: Vec<Vec<usize>> = vec![vec![]];
+        let mut any_sets = false;
+        for item in list {
+            let item_sets: Vec<Vec<&ast::Expr>> = match item {
+                A::Rollup(lists) => {
+                    (0..=lists.len()).rev().map(|n| lists[..n].iter().flatten().collect()).collect()
+                }
+                A::Cube(lists) => {
+                    if lists.len() > 12 {
+                        return Err(Error::other("54011", "CUBE is limited to 12 elements"));
+                    }
+                    // Every subset, the largest first, as PostgreSQL
+                    // orders them.
+                    let mut subsets: Vec<u32> = (0..1u32 << lists.len()).collect();
+                    subsets.sort_by_key(|m| std::cmp::Reverse(m.count_ones()));
+                    subsets
+                        .into_iter()
+                        .map(|m| {
+                            lists
+                                .iter()
+                                .enumerate()
+                                .filter(|(i, _)| m & (1 << i) != 0)
+                                .flat_map(|(_, l)| l)
+                                .collect()
+                        })
+                        .collect()
+                }
+                A::GroupingSets(lists) => lists.iter().map(|l| l.iter().collect()).collect(),
+                e => vec![vec![e]],
+            };
+            any_sets |= matches!(item, A::Rollup(_) | A::Cube(_) | A::GroupingSets(_));
+            let mut bound = Vec::with_capacity(item_sets.len());
+            for set in item_sets {
+                let mut positions = Vec::new();
+                for e in set {
+                    let x = self.group_expr(e, projection, ctx)?;
+                    let key = format!("{x:?}");
+                    let at = match keys.iter().position(|k| *k == key) {
+                        Some(i) => i,
+                        None => {
+                            keys.push(key);
+                            group.push(x);
+                            group.len() - 1
+                        }
+                    };
+                    if !positions.contains(&at) {
+                        positions.push(at);
+                    }
+                }
+                bound.push(positions);
+            }
+            if sets.len().saturating_mul(bound.len()) > 4096 {
+                return Err(Error::other("54001", "too many grouping sets present"));
+            }
+            sets = sets
+                .iter()
+                .flat_map(|a| {
+                    bound.iter().map(move |b| {
+                        let mut s = a.clone();
+                        s.extend(b.iter().filter(|i| !a.contains(i)));
+                        s
+                    })
+                })
+                .collect();
+        }
+        if !any_sets {
+            return Ok((group, None));
+        }
+        // The set-number column: a placeholder no expression binds to.
+        group.push(Expr::Param(usize::MAX));
+        Ok((group, Some(sets)))
     }
 
     /// A GROUP BY item: an output column number, an output alias, or an
