@@ -973,7 +973,13 @@ impl Session {
         }
         if let S::CreateTable(ct) = s {
             if ct.query.is_some() {
-                return self.create_table_as(ct);
+                // Its own statements fail the block as they go; an error
+                // before them (planning the query) fails it here.
+                let r = self.create_table_as(ct);
+                if r.is_err() {
+                    self.fail();
+                }
+                return r;
             }
         }
         let me = self.block_txn();

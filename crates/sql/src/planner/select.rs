@@ -10,8 +10,7 @@
 use super::access::{self, Order};
 use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::{BinOp, Expr};
-use super::plan::GroupingSets;
-use super::plan::{Access, AccessPath, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
+use super::plan::{Access, AccessPath, GroupingSets, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::error::{Error, Result};
 use crate::system::SystemTable;
