@@ -527,27 +527,37 @@ impl Session {
                         | ast::Statement::Rollback { .. }
                 )
             });
-        if implicit {
+        self.in_block(implicit, |s| {
+            let mut out = Vec::with_capacity(stmts.len());
+            for st in &stmts {
+                // A COMMIT among them is published before the next statement.
+                s.settle()?;
+                out.push(s.run(st)?);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Runs `f`, inside a transaction of its own when `own` (committed
+    /// when `f` succeeds, rolled back when it fails), else as it stands.
+    fn in_block<T>(&mut self, own: bool, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+        if own {
             self.begin(None, false)?;
         }
-        let mut out = Vec::with_capacity(stmts.len());
-        for s in &stmts {
-            // A COMMIT among them is published before the next statement.
-            self.settle()?;
-            match self.run(s) {
-                Ok(r) => out.push(r),
-                Err(e) => {
-                    if implicit {
-                        self.rollback();
-                    }
-                    return Err(e);
+        match f(self) {
+            Ok(r) => {
+                if own {
+                    self.commit()?;
                 }
+                Ok(r)
+            }
+            Err(e) => {
+                if own {
+                    self.rollback();
+                }
+                Err(e)
             }
         }
-        if implicit {
-            self.commit()?;
-        }
-        Ok(out)
     }
 
     /// For a caller that serves many sessions on each of its threads and
@@ -1270,22 +1280,8 @@ impl Session {
             _ => return Err(Error::other("XX000", "CREATE TABLE AS made no INSERT")),
         };
         let own = self.state == TxnStatus::Idle;
-        if own {
-            self.begin(None, false)?;
-        }
-        let filled = self.run(&create).and_then(|_| self.run(&insert));
-        let rows = match filled {
-            Ok(r) => r.tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0),
-            Err(e) => {
-                if own {
-                    self.rollback();
-                }
-                return Err(e);
-            }
-        };
-        if own {
-            self.commit()?;
-        }
+        let filled = self.in_block(own, |s| s.run(&create).and_then(|_| s.run(&insert)))?;
+        let rows = filled.tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
         Ok(tag(&format!("SELECT {rows}")))
     }
 

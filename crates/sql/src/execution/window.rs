@@ -114,7 +114,12 @@ fn one_call(
                 gs = p;
             }
         }
-        let order_key = call.order.first().map(|k| (np, k));
+        let order_key = call.order.first().map(|sort| {
+            // The non-NULL keys are one run at one end of the partition.
+            let prefix = keyed[ps..pe].partition_point(|e| e.0[np].is_null() == sort.nulls_first);
+            let non_null = if sort.nulls_first { (ps + prefix, pe) } else { (ps, ps + prefix) };
+            OrderKey { at: np, sort, non_null }
+        });
         let part = Partition { rows, keyed: &keyed, start: ps, end: pe, groups: Groups { runs }, order_key };
         part.compute(call, &frame, outer, cx, &mut values)?;
         ps = pe;
@@ -197,7 +202,17 @@ struct Partition<'a> {
     groups: Groups,
     /// Where the window's first ORDER BY key is in `keyed`'s keys, and how
     /// it sorts (RANGE offsets measure from it).
-    order_key: Option<(usize, &'a SortKey)>,
+    order_key: Option<OrderKey<'a>>,
+}
+
+/// The window's first ORDER BY key in a partition: where it is in the
+/// sort keys, how it sorts, and the positions `[from, to)` of the rows
+/// whose key is not NULL.
+#[derive(Clone, Copy)]
+struct OrderKey<'a> {
+    at: usize,
+    sort: &'a SortKey,
+    non_null: (usize, usize),
 }
 
 impl Partition<'_> {
@@ -250,16 +265,10 @@ impl Partition<'_> {
     /// keys; the distance is added in exact numeric (double precision for
     /// a double key), so no key overflows.
     fn range_bound(&self, p: usize, distance: &Value, before: bool, start: bool) -> Result<usize> {
-        let Some((at, order)) = self.order_key else { return Ok(if start { self.start } else { self.end }) };
-        let key = |q: usize| &self.keyed[q].0[at];
-        // The non-NULL keys are one run at one end of the partition.
-        let prefix =
-            self.keyed[self.start..self.end].partition_point(|e| e.0[at].is_null() == order.nulls_first);
-        let (lo, hi) = if order.nulls_first {
-            (self.start + prefix, self.end)
-        } else {
-            (self.start, self.start + prefix)
+        let Some(OrderKey { at, sort: order, non_null: (lo, hi) }) = self.order_key else {
+            return Ok(if start { self.start } else { self.end });
         };
+        let key = |q: usize| &self.keyed[q].0[at];
         if key(p).is_null() {
             let (ns, ne) = if order.nulls_first { (self.start, lo) } else { (hi, self.end) };
             return Ok(if start { ns } else { ne });

@@ -109,6 +109,20 @@ impl Grouping {
     }
 }
 
+/// The position of `item` among `items`, each known by its key (bound
+/// expressions and calls are compared by their debug text): an equal one
+/// already there, or `item` added.
+pub(crate) fn intern<T>(keys: &mut Vec<String>, items: &mut Vec<T>, key: String, item: T) -> usize {
+    match keys.iter().position(|k| *k == key) {
+        Some(i) => i,
+        None => {
+            keys.push(key);
+            items.push(item);
+            items.len() - 1
+        }
+    }
+}
+
 /// Whether `e` has at most `limit` expression nodes; stops counting past
 /// `limit`, so the cost is bounded by it, not by `e`.
 fn at_most_nodes(e: &ast::Expr, limit: usize) -> bool {
@@ -499,14 +513,8 @@ impl<'a> Binder<'a> {
                 let mut g = g.borrow_mut();
                 let ng = g.group.len();
                 let ty = call.ty.clone();
-                let at = match g.agg_keys.iter().position(|k| *k == key) {
-                    Some(i) => i,
-                    None => {
-                        g.aggs.push(call);
-                        g.agg_keys.push(key);
-                        g.aggs.len() - 1
-                    }
-                };
+                let g = &mut *g;
+                let at = intern(&mut g.agg_keys, &mut g.aggs, key, call);
                 return Ok(Some((Expr::Column(ng + at), ty)));
             }
         }

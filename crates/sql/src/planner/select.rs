@@ -8,7 +8,7 @@
 //! hash join), or as a filter after an outer join.
 
 use super::access::{self, Order};
-use super::bind::{has_aggregate, ident, Binder, Ctx, Grouping, Scope, Typed};
+use super::bind::{has_aggregate, ident, intern, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::{BinOp, Expr};
 use super::plan::{Access, AccessPath, GroupingSets, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
@@ -541,15 +541,7 @@ impl<'a> Binder<'a> {
                 let mut positions = Vec::new();
                 for e in set {
                     let x = self.group_expr(e, projection, ctx)?;
-                    let key = format!("{x:?}");
-                    let at = match keys.iter().position(|k| *k == key) {
-                        Some(i) => i,
-                        None => {
-                            keys.push(key);
-                            group.push(x);
-                            group.len() - 1
-                        }
-                    };
+                    let at = intern(&mut keys, &mut group, format!("{x:?}"), x);
                     if !positions.contains(&at) {
                         positions.push(at);
                     }

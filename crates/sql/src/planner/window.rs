@@ -14,7 +14,7 @@
 //!
 //! [`Plan::Window`]: super::plan::Plan::Window
 
-use super::bind::{agg_name, function_name, ident, Binder, Ctx, Scope, Typed};
+use super::bind::{agg_name, function_name, ident, intern, Binder, Ctx, Scope, Typed};
 use super::expr::Expr;
 use super::plan::{Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
 use crate::error::{Error, Result};
@@ -166,14 +166,8 @@ impl Binder<'_> {
         let key =
             format!("{:?}/{:?}/{:?}/{:?}/{:?}", call.func, call.args, call.partition, call.order, call.frame);
         let mut w = windows.borrow_mut();
-        let at = match w.keys.iter().position(|k| *k == key) {
-            Some(i) => i,
-            None => {
-                w.calls.push(call);
-                w.keys.push(key);
-                w.calls.len() - 1
-            }
-        };
+        let w = &mut *w;
+        let at = intern(&mut w.keys, &mut w.calls, key, call);
         Ok((Expr::Column(WINDOW_MARK + at), ty))
     }
 
