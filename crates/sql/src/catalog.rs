@@ -139,6 +139,36 @@ struct Globals {
     types: Vec<(String, String)>,
     /// Functions and procedures: name and CREATE text.
     routines: Vec<(String, String)>,
+    /// Views and materialized views.
+    views: Vec<ViewDef>,
+}
+
+/// A view or materialized view. A view's rows are its query's, bound
+/// afresh by every statement that reads it (so it sees the tables as they
+/// are now); a materialized view is also an engine table of the same name
+/// that holds the query's rows as of its last refresh.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewDef {
+    /// Engine name (`schema.name` outside `public`).
+    pub name: String,
+    /// The query, as SQL text.
+    pub query: String,
+    /// Column names given in CREATE VIEW (the first ones; the rest keep
+    /// the query's names).
+    pub columns: Vec<String>,
+    /// The search path the query's names are looked up through: the
+    /// creating session's.
+    pub search_path: Vec<String>,
+    /// Engine names of the tables and views the query reads; they cannot
+    /// be dropped while the view exists (or are dropped with CASCADE).
+    pub depends_on: Vec<String>,
+    /// A materialized view (its rows are in the table of its name).
+    pub materialized: bool,
+    /// A materialized view that holds rows (created without WITH NO
+    /// DATA, or refreshed since); reading one that does not fails.
+    pub populated: bool,
+    /// WITH CHECK OPTION: `local` or `cascaded`, or empty.
+    pub check_option: String,
 }
 
 /// The globals as the catalog holds them: live, and while an open
@@ -756,6 +786,54 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// View or materialized view `name` (engine name).
+    pub fn view(&self, name: &str) -> Option<ViewDef> {
+        self.lock_globals().view().views.iter().find(|v| v.name == name).cloned()
+    }
+
+    /// Whether any view or materialized view exists.
+    pub fn has_views(&self) -> bool {
+        !self.lock_globals().view().views.is_empty()
+    }
+
+    /// Every view and materialized view.
+    pub fn views(&self) -> Vec<ViewDef> {
+        self.lock_globals().view().views.clone()
+    }
+
+    /// Stores view `def`, replacing the one of its name if there is one.
+    pub fn put_view(&self, def: ViewDef) -> Result<()> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let pos = g.views.iter().position(|v| v.name == def.name);
+            let old = match pos {
+                Some(p) => Some(std::mem::replace(&mut g.views[p], def.clone())),
+                None => {
+                    g.views.push(def.clone());
+                    None
+                }
+            };
+            self.save_globals(&mut g, |g| match (pos, old) {
+                (Some(p), Some(old)) => g.views[p] = old,
+                _ => {
+                    g.views.pop();
+                }
+            })
+        })
+    }
+
+    /// Drops view `name`; `Ok(false)` if there is none.
+    pub fn drop_view(&self, name: &str) -> Result<bool> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.views.iter().position(|v| v.name == name) else { return Ok(false) };
+            let removed = g.views.remove(pos);
+            self.save_globals(&mut g, |g| g.views.insert(pos, removed)).map(|()| true)
+        })
+    }
+}
+
 /// The value after `v`, or an error at the end of a non-cycling sequence.
 fn step(v: i64, d: &SequenceDef, name: &str) -> Result<i64> {
     match v.checked_add(d.increment) {
@@ -787,13 +865,16 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG2" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG4" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
 //               u32 ntypes (str name str create-type-text)*
 //               u32 nroutines (str name str create-text)*
-//               ("CSG2": without types and routines; "CSG1": without
-//               roles either)
+//               u32 nviews (str name str query u32 n str* columns
+//               u32 n str* search-path u32 n str* depends-on
+//               u8 flags (1 materialized, 2 populated) str check-option)*
+//               ("CSG3": without views; "CSG2": without types and
+//               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
 struct Writer(Vec<u8>);
@@ -977,7 +1058,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG3".to_vec());
+    let mut w = Writer(b"CSG4".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1018,6 +1099,19 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             w.str(text);
         }
     }
+    w.u32(g.views.len());
+    for v in &g.views {
+        w.str(&v.name);
+        w.str(&v.query);
+        for list in [&v.columns, &v.search_path, &v.depends_on] {
+            w.u32(list.len());
+            for x in list {
+                w.str(x);
+            }
+        }
+        w.0.push(v.materialized as u8 | (v.populated as u8) << 1);
+        w.str(&v.check_option);
+    }
     w.0
 }
 
@@ -1031,6 +1125,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG1" => 1,
         b"CSG2" => 2,
         b"CSG3" => 3,
+        b"CSG4" => 4,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1063,6 +1158,29 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         }
         for _ in 0..r.u32()? {
             g.routines.push((r.str()?, r.str()?));
+        }
+    }
+    if version >= 4 {
+        for _ in 0..r.u32()? {
+            let (name, query) = (r.str()?, r.str()?);
+            let mut lists: [Vec<String>; 3] = Default::default();
+            for list in &mut lists {
+                for _ in 0..r.u32()? {
+                    list.push(r.str()?);
+                }
+            }
+            let [columns, search_path, depends_on] = lists;
+            let flags = r.u8()?;
+            g.views.push(ViewDef {
+                name,
+                query,
+                columns,
+                search_path,
+                depends_on,
+                materialized: flags & 1 != 0,
+                populated: flags & 2 != 0,
+                check_option: r.str()?,
+            });
         }
     }
     if r.at != bytes.len() {
@@ -1114,6 +1232,31 @@ mod tests {
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
+        }
+    }
+
+    #[test]
+    fn views_round_trip_in_the_globals_and_damage_is_refused() {
+        let mut g = Globals::default();
+        g.schemas.push("s".into());
+        g.routines.push(("f".into(), "CREATE FUNCTION f() ...".into()));
+        g.views.push(ViewDef {
+            name: "s.v".into(),
+            query: "SELECT a, b FROM t".into(),
+            columns: vec!["x".into(), "b".into()],
+            search_path: vec!["s".into(), "public".into()],
+            depends_on: vec!["t".into()],
+            materialized: true,
+            populated: false,
+            check_option: String::new(),
+        });
+        let bytes = encode_globals(&g);
+        let back = decode_globals(&bytes).unwrap();
+        assert_eq!(back.views, g.views);
+        assert_eq!(back.schemas, g.schemas);
+        assert_eq!(back.routines, g.routines);
+        for cut in 1..bytes.len() {
+            assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
     }
 }

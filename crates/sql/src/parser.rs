@@ -39,6 +39,15 @@ pub(crate) const OVERRIDING_SYSTEM_VALUE: &str = "centum_overriding_system_value
 /// session reads the text itself (`execution::ddl::alter_sequence`).
 pub(crate) const ALTER_SEQUENCE: &str = "centum_alter_sequence";
 
+/// `REFRESH MATERIALIZED VIEW ...`, which sqlparser does not know,
+/// travels as `PRAGMA centum_refresh = '<its text>'`; the session reads
+/// the text itself.
+pub(crate) const REFRESH: &str = "centum_refresh";
+
+/// `CREATE MATERIALIZED VIEW ... WITH NO DATA` travels with this option in
+/// its `WITH (...)` list instead of the trailing clause.
+pub(crate) const NO_DATA: &str = "centum_no_data";
+
 /// `sql` with the PostgreSQL that sqlparser does not read written in a
 /// form it does, or `None` if there is none. Only text that failed to
 /// parse is looked at, so other statements pay nothing.
@@ -80,11 +89,45 @@ fn rewritten(sql: &str) -> Option<String> {
             out.push(';');
             continue;
         }
-        if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "sequence") {
+        // Statements the session reads itself travel as a PRAGMA's text.
+        let carried = if words.len() > 3 && is_word(words[0], "refresh") && is_word(words[1], "materialized")
+        {
+            Some(REFRESH)
+        } else if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "sequence") {
+            Some(ALTER_SEQUENCE)
+        } else {
+            None
+        };
+        if let Some(pragma) = carried {
             changed = true;
             let mut text = String::new();
             push_tokens(&mut text, piece);
-            out.push_str(&format!("PRAGMA {ALTER_SEQUENCE} = '{}';", text.trim().replace('\'', "''")));
+            out.push_str(&format!("PRAGMA {pragma} = '{}';", text.trim().replace('\'', "''")));
+            continue;
+        }
+        // `ALTER [MATERIALIZED] VIEW v RENAME TO w | OWNER TO r` is ALTER
+        // TABLE's, which takes views.
+        if words.len() > 2 && is_word(words[0], "alter") {
+            let view = if is_word(words[1], "view") {
+                Some(1)
+            } else if is_word(words[1], "materialized") && is_word(words[2], "view") {
+                Some(2)
+            } else {
+                None
+            };
+            if let Some(last) = view {
+                changed = true;
+                let at = piece.iter().position(|t| std::ptr::eq(t, words[last])).unwrap_or(0);
+                out.push_str("ALTER TABLE");
+                push_tokens(&mut out, &piece[at + 1..]);
+                out.push(';');
+                continue;
+            }
+        }
+        if let Some(text) = view_trailer(piece, &words) {
+            changed = true;
+            out.push_str(&text);
+            out.push(';');
             continue;
         }
         // `INSERT INTO name [(cols)] OVERRIDING SYSTEM VALUE`, no alias.
@@ -230,6 +273,80 @@ fn keys_with_buckets(piece: &[Token]) -> Option<String> {
     }
     push_tokens(&mut out, rest);
     found.then_some(out)
+}
+
+/// The words of `text` (its tokens other than white space), as written.
+pub(crate) fn words(text: &str) -> Result<Vec<String>> {
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, text)
+        .tokenize()
+        .map_err(|e| Error::Syntax(syntax_message(&e.to_string())))?;
+    Ok(tokens.iter().filter(|t| !is_space(t)).map(|t| t.to_string()).collect())
+}
+
+/// `text` read as a (dotted) object name.
+pub(crate) fn object_name(text: &str) -> Result<sqlparser::ast::ObjectName> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_object_name(false))
+        .map_err(|e| Error::Syntax(syntax_message(&e.to_string())))
+}
+
+/// `CREATE ... VIEW ... AS query WITH [NO] DATA` (materialized views) or
+/// `... WITH [CASCADED | LOCAL] CHECK OPTION` (views), with the trailing
+/// clause written as an option in `WITH (...)` before `AS`, as sqlparser
+/// reads it (and as PostgreSQL also takes `check_option`).
+fn view_trailer(piece: &[Token], words: &[&Token]) -> Option<String> {
+    if !words.first().is_some_and(|t| is_word(t, "create")) {
+        return None;
+    }
+    let view = words.iter().take(5).position(|t| is_word(t, "view"))?;
+    let n = words.len();
+    let (cut, option) = if n > 3
+        && is_word(words[n - 1], "data")
+        && is_word(words[n - 2], "no")
+        && is_word(words[n - 3], "with")
+    {
+        (3, Some(format!("{NO_DATA} = true")))
+    } else if n > 2 && is_word(words[n - 1], "data") && is_word(words[n - 2], "with") {
+        (2, None)
+    } else if n > 3 && is_word(words[n - 1], "option") && is_word(words[n - 2], "check") {
+        let kind = if is_word(words[n - 3], "with") {
+            "cascaded".to_string()
+        } else {
+            words[n - 3].to_string().to_lowercase()
+        };
+        let cut = if is_word(words[n - 3], "with") { 3 } else { 4 };
+        (cut, Some(format!("check_option = '{kind}'")))
+    } else {
+        return None;
+    };
+    // The first AS at depth 0 after the name ends the head.
+    let mut depth = 0i32;
+    let mut as_at = None;
+    for (i, t) in words.iter().enumerate().skip(view + 1) {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            t if depth == 0 && is_word(t, "as") => {
+                as_at = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let as_at = as_at?;
+    if words[view + 1..as_at].iter().any(|t| is_word(t, "with")) {
+        return None;
+    }
+    let at = |w: &Token| piece.iter().position(|t| std::ptr::eq(t, w)).unwrap_or(0);
+    let (head, tail) = (at(words[as_at]), at(words[n - cut]));
+    let mut out = String::new();
+    push_tokens(&mut out, &piece[..head]);
+    if let Some(o) = option {
+        out.push_str(&format!(" WITH ({o}) "));
+    }
+    push_tokens(&mut out, &piece[head..tail]);
+    Some(out)
 }
 
 fn is_space(t: &Token) -> bool {

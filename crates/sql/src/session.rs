@@ -14,9 +14,9 @@
 //! block ends. A prepared statement keeps its plan and the catalog version
 //! it was planned at, and plans again when the schema has changed since.
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
-use crate::execution::{ddl, Bulk, ExecCtx};
+use crate::execution::{ddl, views, Bulk, ExecCtx};
 use crate::planner::{Binder, OutputColumn, Planned, Statement};
 use crate::settings::{BlockSettings, ConfigChange, Settings};
 use centum_engine::{Isolation, Transaction};
@@ -992,6 +992,32 @@ impl Session {
                 return r;
             }
         }
+        // A change that the views over a table are checked against once it
+        // is made, or a drop that cascades to views, runs in a transaction
+        // of its own when none is open, so that a failure undoes it whole.
+        if self.state == TxnStatus::Idle
+            && matches!(s, S::AlterTable(_) | S::Drop { .. })
+            && self.catalog.has_views()
+        {
+            return self.in_block(true, |session| session.run(s));
+        }
+        // Materialized views fill their tables with statements of their own.
+        let r = match s {
+            S::CreateView(cv) if cv.materialized => Some(self.create_materialized_view(cv)),
+            S::Pragma { name, value: Some(v), .. } if name.to_string() == crate::parser::REFRESH => {
+                Some(match &v.value {
+                    ast::Value::SingleQuotedString(text) => self.refresh(text),
+                    _ => Err(Error::other("XX000", "REFRESH lost its text")),
+                })
+            }
+            _ => None,
+        };
+        if let Some(r) = r {
+            if r.is_err() {
+                self.fail();
+            }
+            return r;
+        }
         let me = self.block_txn();
         let _act = centum_engine::act_for(me);
         // A schema change waits for another transaction's uncommitted
@@ -1000,27 +1026,30 @@ impl Session {
         // (lock_timeout, statement_timeout, cancel). Inside a block the
         // change is the block's: its own rows then go into the indexes
         // it built.
-        let r = if is_ddl(s) {
-            // A schema change may copy or index a whole table: it runs
-            // off the server's workers.
-            let limits = self.wait_limits();
-            centum_engine::blocking::section(|| {
-                centum_engine::ddl_scope(limits, me, || {
-                    self.catalog.db().enter_schema_change()?;
-                    let r = self.run_other(s)?;
-                    if let Some(t) = &self.txn {
-                        t.relink_own_writes()?;
-                    }
-                    Ok(r)
-                })
-            })
-        } else {
-            self.run_other(s)
-        };
+        let r =
+            if is_ddl(s) { self.as_schema_change(|session| session.run_other(s)) } else { self.run_other(s) };
         if r.is_err() {
             self.fail();
         }
         r
+    }
+
+    /// Runs `f` as a schema change of the session's transaction. A schema
+    /// change may copy or index a whole table: it runs off the server's
+    /// workers.
+    fn as_schema_change<T>(&mut self, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
+        let me = self.block_txn();
+        let limits = self.wait_limits();
+        centum_engine::blocking::section(|| {
+            centum_engine::ddl_scope(limits, me, || {
+                self.catalog.db().enter_schema_change()?;
+                let r = f(self)?;
+                if let Some(t) = &self.txn {
+                    t.relink_own_writes()?;
+                }
+                Ok(r)
+            })
+        })
     }
 
     fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
@@ -1073,6 +1102,17 @@ impl Session {
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::CreateView(cv) => ddl_result(views::create(&b, cv)),
+            S::Drop {
+                object_type: kind @ (ast::ObjectType::View | ast::ObjectType::MaterializedView),
+                if_exists,
+                names,
+                cascade,
+                ..
+            } => {
+                let materialized = *kind == ast::ObjectType::MaterializedView;
+                ddl_result(views::drop(&b, names, *if_exists, *cascade, materialized))
+            }
             S::Drop { object_type: ast::ObjectType::Role, if_exists, names, .. } => {
                 let (t, notices) = crate::auth::drop_roles(&self.catalog, names, *if_exists, &self.user)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
@@ -1084,7 +1124,7 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
-            S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at, &self.user)),
+            S::AlterTable(at) => ddl_result(views::alter_table(&b, at, &self.user)),
             S::AlterSchema(a)
                 if a.operations.iter().all(|o| matches!(o, ast::AlterSchemaOperation::OwnerTo { .. })) =>
             {
@@ -1240,22 +1280,47 @@ impl Session {
     /// transaction: the block's, or one of its own, so a failure leaves
     /// no table behind. The tag is `SELECT n`, as PostgreSQL's.
     fn create_table_as(&mut self, ct: &ast::CreateTable) -> Result<QueryResult> {
+        let names: Vec<String> = ct.columns.iter().map(|c| crate::planner::bind::ident(&c.name)).collect();
+        match self.table_from_query(ct, &names, true, |_| Ok(()))? {
+            Some(rows) => Ok(tag(&format!("SELECT {rows}"))),
+            None => {
+                let name =
+                    Binder::new(&self.catalog, &self.vars.search_path, vec![]).new_object_name(&ct.name)?;
+                let mut r = tag("CREATE TABLE AS");
+                r.notices.push(format!("relation \"{name}\" already exists, skipping"));
+                Ok(r)
+            }
+        }
+    }
+
+    /// Creates table `ct.name` with the columns of `ct.query` (the first
+    /// ones named `names`), fills it with the query's rows if `with_data`,
+    /// and runs `then`, all in one transaction, so that a failure leaves
+    /// no table. The rows it filled in, or `None` if IF NOT EXISTS found
+    /// the table there.
+    fn table_from_query(
+        &mut self,
+        ct: &ast::CreateTable,
+        names: &[String],
+        with_data: bool,
+        then: impl FnOnce(&mut Session) -> Result<()>,
+    ) -> Result<Option<u64>> {
         use ast::Statement as S;
         let Some(query) = ct.query.as_deref() else { return Err(Error::other("XX000", "no query")) };
         let planned = self.plan(&S::Query(Box::new(query.clone())), vec![])?;
         if !planned.params.is_empty() {
             return Err(Error::other("42P02", "there is no parameter $1"));
         }
-        if ct.columns.len() > planned.columns.len() {
+        if names.len() > planned.columns.len() {
             return Err(Error::Syntax("too many column names were specified".into()));
         }
-        let mut names: Vec<String> = planned.columns.iter().map(|c| c.name.clone()).collect();
-        for (n, c) in names.iter_mut().zip(&ct.columns) {
-            *n = crate::planner::bind::ident(&c.name);
+        let mut all: Vec<String> = planned.columns.iter().map(|c| c.name.clone()).collect();
+        for (n, given) in all.iter_mut().zip(names) {
+            *n = given.clone();
         }
-        let mut defs = Vec::with_capacity(names.len());
-        for (i, (n, c)) in names.iter().zip(planned.columns.iter()).enumerate() {
-            if names[..i].contains(n) {
+        let mut defs = Vec::with_capacity(all.len());
+        for (i, (n, c)) in all.iter().zip(planned.columns.iter()).enumerate() {
+            if all[..i].contains(n) {
                 return Err(Error::Duplicate {
                     code: "42701",
                     message: format!("column \"{n}\" specified more than once"),
@@ -1270,9 +1335,7 @@ impl Session {
         };
         let name = Binder::new(&self.catalog, &self.vars.search_path, vec![]).new_object_name(&ct.name)?;
         if ct.if_not_exists && self.catalog.db().table(&name).is_ok() {
-            let mut r = tag("CREATE TABLE AS");
-            r.notices.push(format!("relation \"{name}\" already exists, skipping"));
-            return Ok(r);
+            return Ok(None);
         }
         let create = S::CreateTable(ast::CreateTable { query: None, columns, ..ct.clone() });
         let insert = match crate::parser::parse(&format!("INSERT INTO {} {query}", ct.name))?.pop() {
@@ -1280,9 +1343,129 @@ impl Session {
             _ => return Err(Error::other("XX000", "CREATE TABLE AS made no INSERT")),
         };
         let own = self.state == TxnStatus::Idle;
-        let filled = self.in_block(own, |s| s.run(&create).and_then(|_| s.run(&insert)))?;
-        let rows = filled.tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-        Ok(tag(&format!("SELECT {rows}")))
+        let rows = self.in_block(own, |s| {
+            s.run(&create)?;
+            let filled = if with_data { s.run(&insert)?.tag } else { String::new() };
+            then(s)?;
+            Ok(filled.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0))
+        })?;
+        Ok(Some(rows))
+    }
+
+    /// CREATE MATERIALIZED VIEW: a table filled with its query's rows (or
+    /// left empty and unreadable WITH NO DATA), and the view that says so.
+    fn create_materialized_view(&mut self, cv: &ast::CreateView) -> Result<QueryResult> {
+        let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        let name = b.new_object_name(&cv.name)?;
+        if views::relation_exists(&self.catalog, &name) {
+            if cv.if_not_exists {
+                let mut r = tag("CREATE MATERIALIZED VIEW");
+                r.notices.push(format!(
+                    "relation \"{}\" already exists, skipping",
+                    crate::planner::views::short(&name)
+                ));
+                return Ok(r);
+            }
+            return Err(Error::Duplicate {
+                code: "42P07",
+                message: format!("relation \"{}\" already exists", crate::planner::views::short(&name)),
+            });
+        }
+        let (mut def, _) = views::define(&b, &name, cv)?;
+        let with_data = !views::no_data(cv);
+        def.populated = with_data;
+        let ct = match crate::parser::parse(&format!("CREATE TABLE {} AS {}", cv.name, cv.query))?.pop() {
+            Some(ast::Statement::CreateTable(ct)) => ct,
+            _ => return Err(Error::other("XX000", "CREATE MATERIALIZED VIEW made no table")),
+        };
+        let names = def.columns.clone();
+        let rows = self
+            .table_from_query(&ct, &names, with_data, |s| s.as_schema_change(|s| s.catalog.put_view(def)))?;
+        Ok(tag(&match rows {
+            Some(n) if with_data => format!("SELECT {n}"),
+            _ => "CREATE MATERIALIZED VIEW".into(),
+        }))
+    }
+
+    /// REFRESH MATERIALIZED VIEW [CONCURRENTLY] name [WITH [NO] DATA]: the
+    /// view's rows replaced by its query's, in one transaction. Readers
+    /// see the old rows until it commits, with or without CONCURRENTLY
+    /// (which, as in PostgreSQL, needs a unique index and rows).
+    fn refresh(&mut self, text: &str) -> Result<QueryResult> {
+        let words = crate::parser::words(text)?;
+        let mut rest: &[String] = words.get(3..).unwrap_or_default();
+        let concurrently = rest.first().is_some_and(|w| w.eq_ignore_ascii_case("concurrently"));
+        if concurrently {
+            rest = &rest[1..];
+        }
+        let lower: Vec<String> = rest.iter().map(|w| w.to_lowercase()).collect();
+        let (name_end, with_data) = match lower.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            [.., "with", "no", "data"] => (rest.len() - 3, false),
+            [.., "with", "data"] => (rest.len() - 2, true),
+            _ => (rest.len(), true),
+        };
+        let name = crate::parser::object_name(&rest[..name_end].concat())?;
+        if concurrently && !with_data {
+            return Err(Error::Syntax(
+                "REFRESH options CONCURRENTLY and WITH NO DATA cannot be used together".into(),
+            ));
+        }
+        let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        let parts = crate::planner::bind::object_parts(&name)?;
+        let Some(def) = b.view_named(&parts).filter(|v| v.materialized) else {
+            let engine = b.table_name(&name).unwrap_or_else(|_| parts.join("."));
+            // PostgreSQL gives 0A000 here, where DROP gives 42809.
+            let not_one = |name: &str| {
+                Error::other(
+                    "0A000",
+                    format!("\"{}\" is not a materialized view", crate::planner::views::short(name)),
+                )
+            };
+            return Err(match b.view_named(&parts) {
+                Some(v) => not_one(&v.name),
+                None if self.catalog.db().table(&engine).is_ok() => not_one(&engine),
+                None => Error::UndefinedTable(parts.last().cloned().unwrap_or_default()),
+            });
+        };
+        if concurrently {
+            if !def.populated {
+                return Err(Error::other(
+                    "0A000",
+                    "CONCURRENTLY cannot be used when the materialized view is not populated",
+                ));
+            }
+            let info = self.catalog.table(&def.name)?;
+            if !info.table.def().indexes.iter().any(|ix| ix.unique) {
+                return Err(Error::Raised {
+                    code: "55000",
+                    message: format!("cannot refresh materialized view \"{}\" concurrently", {
+                        let (schema, name) = crate::system::snapshot::split_name(&def.name);
+                        format!("{schema}.{name}")
+                    }),
+                    detail: None,
+                    hint: Some("Create a unique index with no WHERE clause on one or more columns of the materialized view.".into()),
+                });
+            }
+        }
+        let written = crate::planner::views::written_name(&def.name);
+        let delete = crate::parser::parse(&format!("DELETE FROM {written}"))?;
+        let insert = crate::parser::parse(&format!("INSERT INTO {written} {}", def.query))?;
+        let own = self.state == TxnStatus::Idle;
+        let path = std::mem::replace(&mut self.vars.search_path, def.search_path.clone());
+        let r = self.in_block(own, |s| {
+            crate::planner::views::refreshing(|| {
+                s.run(&delete[0])?;
+                if with_data {
+                    s.run(&insert[0])?;
+                }
+                if def.populated != with_data {
+                    s.as_schema_change(|s| s.catalog.put_view(ViewDef { populated: with_data, ..def }))?;
+                }
+                Ok(())
+            })
+        });
+        self.vars.search_path = path;
+        r.map(|()| tag("REFRESH MATERIALIZED VIEW"))
     }
 
     fn begin(&mut self, isolation: Option<Isolation>, read_only: bool) -> Result<QueryResult> {
@@ -1899,6 +2082,7 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::DropFunction(_)
             | S::DropProcedure { .. }
             | S::CreateType { .. }
+            | S::CreateView(_)
     )
 }
 

@@ -135,4 +135,5 @@ scripts!(
     arrays,
     windows,
     grouping_sets,
+    views,
 );

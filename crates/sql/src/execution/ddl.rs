@@ -643,6 +643,14 @@ pub(crate) fn drop(
     for n in names {
         match kind {
             ast::ObjectType::Table => {
+                let view = match b.table_name(n) {
+                    Ok(t) => b.catalog.view(&t),
+                    Err(_) => b.view_named(&object_parts(n)?),
+                };
+                if let Some(v) = view {
+                    let kind = if v.materialized { "materialized view" } else { "view" };
+                    return Err(super::views::not_a("table", &v.name, Some(kind)));
+                }
                 let t = match b.table_name(n) {
                     Ok(t) => t,
                     Err(_) if if_exists => {
@@ -652,6 +660,7 @@ pub(crate) fn drop(
                     Err(e) => return Err(e),
                 };
                 let info = b.catalog.table(&t)?;
+                super::views::drop_dependents(b, &t, &format!("table {}", short(&t)), cascade, &mut notices)?;
                 for (child, fk) in &info.referenced_by {
                     if child != &t {
                         if !cascade {

@@ -15,6 +15,7 @@ pub mod functions;
 pub mod profile;
 pub(crate) mod query;
 pub(crate) mod sort;
+pub(crate) mod views;
 pub(crate) mod window;
 
 use crate::catalog::Catalog;

@@ -168,12 +168,15 @@ pub struct Binder<'a> {
     pub(crate) outer: Vec<Scope>,
     /// CTEs in scope: name, plan, columns.
     pub(crate) ctes: Vec<(String, Plan, Vec<OutputColumn>)>,
+    /// Engine names of the tables and views the statement reads (what a
+    /// view made of it depends on).
+    pub(crate) read: Vec<String>,
 }
 
 impl<'a> Binder<'a> {
     /// A binder; `params` are types the client declared (`None`: infer).
     pub fn new(catalog: &'a Catalog, search_path: &'a [String], params: Vec<Option<DataType>>) -> Binder<'a> {
-        Binder { catalog, search_path, params, outer: vec![], ctes: vec![] }
+        Binder { catalog, search_path, params, outer: vec![], ctes: vec![], read: vec![] }
     }
 
     /// Parameter types, `text` where nothing said.

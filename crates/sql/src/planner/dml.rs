@@ -11,6 +11,7 @@ use super::access;
 use super::bind::{ident, object_parts, Binder, Ctx, Scope};
 use super::expr::Expr;
 use super::plan::{Access, AccessPath, OutputColumn, Plan};
+use super::views::Action;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
 use centum_engine::{IndexKind, Table};
@@ -164,6 +165,9 @@ impl<'a> Binder<'a> {
         let ast::TableObject::TableName(name) = &ins.table else {
             return Err(Error::unsupported("INSERT into a table function"));
         };
+        if let Some(view) = self.view_target(name, Action::Insert)? {
+            return self.insert(&view.insert(ins)?);
+        }
         let table_name = self.table_name(name)?;
         let info = self.catalog.table(&table_name)?;
         let columns = info.table.columns().to_vec();
@@ -462,6 +466,9 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(&up.table)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        if let Some(view) = self.view_target(&name, Action::Update)? {
+            return self.update(&view.update(up, &alias)?);
+        }
         let (info, access, recheck, scope) = self.target_rows(&name, &alias, up.selection.as_ref())?;
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
@@ -483,6 +490,9 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(twj)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        if let Some(view) = self.view_target(&name, Action::Delete)? {
+            return self.delete(&view.delete(del, &alias)?);
+        }
         let (info, access, recheck, scope) = self.target_rows(&name, &alias, del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
         Ok((Delete { access, recheck, info, returning }, cols))
@@ -604,6 +614,14 @@ impl<'a> Binder<'a> {
         let ast::TableFactor::Table { name, alias, .. } = &m.table else {
             return Err(Error::unsupported("MERGE into this target"));
         };
+        if self.view_target(name, Action::Insert).map_or(true, |v| v.is_some()) {
+            return Err(Error::Raised {
+                code: "42809",
+                message: format!("cannot execute MERGE on relation \"{name}\""),
+                detail: Some("This operation is not supported for views.".into()),
+                hint: None,
+            });
+        }
         let table_name = self.table_name(name)?;
         let info = self.catalog.table(&table_name)?;
         let alias = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| info.table.name());

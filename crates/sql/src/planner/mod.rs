@@ -23,6 +23,7 @@ pub mod plan;
 mod routine;
 mod select;
 mod system;
+pub(crate) mod views;
 pub(crate) mod window;
 
 pub use bind::Binder;

@@ -765,6 +765,13 @@ impl<'a> Binder<'a> {
                 }
                 let info = match self.table_name(name).and_then(|n| self.catalog.table(&n)) {
                     Err(Error::UndefinedTable(t)) => {
+                        if let Some(def) = self.view_named(&parts) {
+                            self.read.push(def.name.clone());
+                            let (plan, mut cols) = self.view_query(&def)?;
+                            rename_columns(&mut cols, alias.as_ref());
+                            let scope = Scope::of(&alias_name, &cols);
+                            return Ok(Item { plan, scope, base: None, lateral: false });
+                        }
                         match self.sequence_relation(&parts, &alias_name, alias.as_ref())? {
                             Some(item) => return Ok(item),
                             None => return Err(Error::UndefinedTable(t)),
@@ -772,6 +779,19 @@ impl<'a> Binder<'a> {
                     }
                     r => r?,
                 };
+                let engine = info.table.name().to_string();
+                if let Some(v) = self.catalog.view(&engine).filter(|v| !v.populated) {
+                    return Err(Error::Raised {
+                        code: "55000",
+                        message: format!(
+                            "materialized view \"{}\" has not been populated",
+                            parts.last().cloned().unwrap_or(v.name)
+                        ),
+                        detail: None,
+                        hint: Some("Use the REFRESH MATERIALIZED VIEW command.".into()),
+                    });
+                }
+                self.read.push(engine);
                 let mut cols = OutputColumn::of_table(info.table.columns());
                 rename_columns(&mut cols, alias.as_ref());
                 let access = Access {
@@ -991,6 +1011,17 @@ impl<'a> Binder<'a> {
         }
         if name == "pg_options_to_table" {
             return self.options_to_table(args, alias);
+        }
+        // `pg_catalog.unnest(a)`: sqlparser reads only a bare UNNEST as such.
+        if name == "unnest" {
+            let mut arrays = Vec::new();
+            for a in args {
+                match a {
+                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => arrays.push(e.clone()),
+                    other => return Err(Error::unsupported(format!("unnest argument {other}"))),
+                }
+            }
+            return self.unnest(&arrays, false, alias);
         }
         if name != "generate_series" {
             let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {

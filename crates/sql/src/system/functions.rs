@@ -51,6 +51,8 @@ pub enum CatalogFn {
     FunctionArguments,
     /// `pg_get_functiondef(oid)`: the CREATE text.
     FunctionDef,
+    /// `pg_get_viewdef(oid [, pretty])`: a view's query.
+    ViewDef,
     /// `pg_relation_is_publishable(oid)`.
     RelationIsPublishable,
     /// `current_schemas(bool)` (+ search path).
@@ -175,6 +177,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
             (CatalogFn::FunctionArguments, vec![I4], 1, T, false)
         }
         "pg_get_functiondef" => (CatalogFn::FunctionDef, vec![I4], 1, T, false),
+        "pg_get_viewdef" => (CatalogFn::ViewDef, vec![I4, B], 1, T, false),
         "pg_opclass_is_visible"
         | "pg_operator_is_visible"
         | "pg_collation_is_visible"
@@ -267,6 +270,7 @@ impl CatalogFn {
             CatalogFn::FunctionResult => "pg_get_function_result",
             CatalogFn::FunctionArguments => "pg_get_function_arguments",
             CatalogFn::FunctionDef => "pg_get_functiondef",
+            CatalogFn::ViewDef => "pg_get_viewdef",
             CatalogFn::QuoteIdent => "quote_ident",
             CatalogFn::QuoteLiteral => "quote_literal",
             CatalogFn::CurrentUser => "current_user",
@@ -298,6 +302,7 @@ impl CatalogFn {
                 | CatalogFn::FunctionResult
                 | CatalogFn::FunctionArguments
                 | CatalogFn::FunctionDef
+                | CatalogFn::ViewDef
         )
     }
 }
@@ -385,6 +390,15 @@ pub(crate) fn eval(
         }
         CatalogFn::FunctionDef => {
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(format!("{};\n", r.source)))
+        }
+        CatalogFn::ViewDef => {
+            let snap = s()?;
+            let def = match snap.rel(oid_arg(arg(0))) {
+                Some(RelRef::View(v)) => Some(&v.def),
+                Some(RelRef::Table(t)) => t.materialized.as_ref(),
+                _ => None,
+            };
+            def.map_or(Value::Null, |d| Value::Text(super::tables::view_definition(d)))
         }
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::QuoteLiteral => Value::Text(quote_literal(&text(arg(0)))),
@@ -574,7 +588,7 @@ fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
                     own
                 }
             }
-            RelRef::Sequence(_) => 0,
+            RelRef::Sequence(_) | RelRef::View(_) => 0,
         },
     };
     i64::try_from(bytes).ok()
@@ -586,6 +600,7 @@ fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
         Some(RelRef::Table(t)) => t.name.clone(),
         Some(RelRef::Index(_, ix)) => super::tables::index_name(&ix.def.name),
         Some(RelRef::Sequence(q)) => q.name.clone(),
+        Some(RelRef::View(v)) => v.name.clone(),
         None => return false,
     };
     s.rel_oid(None, &name, path) == Some(oid)
@@ -601,6 +616,7 @@ fn rel_display(s: &Snapshot, oid: i32, path: &[String]) -> Option<String> {
         RelRef::Table(t) => (t.schema.clone(), t.name.clone()),
         RelRef::Index(t, ix) => (t.schema.clone(), super::tables::index_name(&ix.def.name)),
         RelRef::Sequence(q) => (q.schema.clone(), q.name.clone()),
+        RelRef::View(v) => (v.schema.clone(), v.name.clone()),
     };
     Some(if visible(s, oid, path) {
         quote_ident(&name)

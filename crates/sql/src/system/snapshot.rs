@@ -13,6 +13,10 @@
 //!  schema                   2^30 + 2^28 + FNV-1a(name) % 2^27
 //!  role                     2^30 + 2^28 + 2^27 + FNV-1a(name) % 2^26
 //!  function or procedure    2^30 + 2^28 + 2^27 + 2^26 + FNV-1a(name) % 2^25
+//!  view                     2^30 + 2^28 + 2^27 + 2^26 + 2^25
+//!                            + 2 * (FNV-1a(name) % 2^23); its rewrite
+//!                            rule (pg_rewrite) the OID after it
+//!  (a materialized view is a table, with a table's OIDs)
 //!  pg_catalog 11, public 2200, information_schema 13000, built-in types
 //!  PostgreSQL's own (DataType::pg_oid), the database 5; with no role in
 //!  the catalog, the session's user is reported as role 10 (PostgreSQL's
@@ -25,8 +29,9 @@
 //! life; `ALTER TABLE ... ADD/DROP COLUMN` rewrites it into a new table
 //! with a new id.
 
-use crate::catalog::{Catalog, Role, SequenceDef, TableInfo};
+use crate::catalog::{Catalog, Role, SequenceDef, TableInfo, ViewDef};
 use crate::error::{Error, Result};
+use crate::planner::OutputColumn;
 use centum_engine::{IndexDef, IndexKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -55,6 +60,7 @@ const SEQ_BASE: i64 = 1 << 30;
 const SCHEMA_BASE: i64 = (1 << 30) + (1 << 28);
 const ROLE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27);
 const ROUTINE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27) + (1 << 26);
+const VIEW_BASE: i64 = ROUTINE_BASE + (1 << 25);
 
 /// What a relation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +68,8 @@ pub(crate) enum RelKind {
     Table,
     Index,
     Sequence,
+    View,
+    MaterializedView,
 }
 
 impl RelKind {
@@ -71,6 +79,8 @@ impl RelKind {
             RelKind::Table => "r",
             RelKind::Index => "i",
             RelKind::Sequence => "S",
+            RelKind::View => "v",
+            RelKind::MaterializedView => "m",
         }
     }
 }
@@ -114,6 +124,31 @@ pub(crate) struct TableRel {
     pub info: Arc<TableInfo>,
     pub indexes: Vec<IndexRel>,
     pub constraints: Vec<Constraint>,
+    /// The materialized view this table holds the rows of, if it does.
+    pub materialized: Option<ViewDef>,
+}
+
+impl TableRel {
+    /// What pg_class calls it.
+    pub fn kind(&self) -> RelKind {
+        if self.materialized.is_some() {
+            RelKind::MaterializedView
+        } else {
+            RelKind::Table
+        }
+    }
+}
+
+/// A view with its OID and columns.
+pub(crate) struct ViewRel {
+    pub oid: i32,
+    pub schema: String,
+    pub name: String,
+    pub def: ViewDef,
+    /// Its columns as it binds now (none if it no longer binds).
+    pub columns: Vec<OutputColumn>,
+    /// Whether INSERT, UPDATE and DELETE can go through it.
+    pub updatable: bool,
 }
 
 impl TableRel {
@@ -136,6 +171,7 @@ pub(crate) enum RelRef<'a> {
     Table(&'a TableRel),
     Index(&'a TableRel, &'a IndexRel),
     Sequence(&'a SequenceRel),
+    View(&'a ViewRel),
 }
 
 /// The catalog as one statement sees it.
@@ -155,6 +191,8 @@ pub(crate) struct Snapshot {
     pub owner: i32,
     /// Functions and procedures with their OIDs, in OID order.
     pub routines: Vec<(i32, crate::procedures::RoutineInfo)>,
+    /// Views (not materialized ones: those are tables), in OID order.
+    pub views: Vec<ViewRel>,
 }
 
 /// FNV-1a of a name.
@@ -209,14 +247,32 @@ impl Snapshot {
         let db = catalog.db();
         let mut names = db.table_names();
         names.sort();
+        let all_views = catalog.views();
         let mut tables = Vec::new();
         for engine_name in names {
             if engine_name.ends_with("$rewrite") {
                 continue;
             }
             let Ok(info) = catalog.table(&engine_name) else { continue };
-            tables.push(Self::table(engine_name, info)?);
+            let mut t = Self::table(engine_name, info)?;
+            t.materialized = all_views.iter().find(|v| v.materialized && v.name == t.engine_name).cloned();
+            tables.push(t);
         }
+        let mut plain: Vec<&ViewDef> = all_views.iter().filter(|v| !v.materialized).collect();
+        plain.sort_by(|a, b| a.name.cmp(&b.name));
+        let view_slots = slots(plain.iter().map(|v| v.name.as_str()), 1 << 23)?;
+        let mut views: Vec<ViewRel> = plain
+            .into_iter()
+            .map(|def| {
+                let (schema, name) = split_name(&def.name);
+                let mut binder = crate::planner::Binder::new(catalog, &def.search_path, vec![]);
+                let columns = binder.view_query(def).map(|(_, c)| c).unwrap_or_default();
+                let oid = (VIEW_BASE + 2 * view_slots[&def.name] as i64) as i32;
+                let updatable = crate::planner::views::updatable(catalog, def);
+                ViewRel { oid, schema, name, def: def.clone(), columns, updatable }
+            })
+            .collect();
+        views.sort_by_key(|v| v.oid);
         tables.sort_by_key(|t| t.oid);
         let mut schema_names: Vec<String> = catalog.schema_names();
         schema_names.sort();
@@ -260,7 +316,7 @@ impl Snapshot {
             })
             .collect();
         routines.sort_by_key(|r| r.0);
-        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner, routines })
+        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner, routines, views })
     }
 
     fn table(engine_name: String, info: Arc<TableInfo>) -> Result<TableRel> {
@@ -303,7 +359,7 @@ impl Snapshot {
             .into_iter()
             .map(|(name, kind)| Constraint { oid: oid + 1024 + con_slots[&name] as i32, name, kind })
             .collect();
-        Ok(TableRel { oid, engine_name, schema, name, info, indexes, constraints })
+        Ok(TableRel { oid, engine_name, schema, name, info, indexes, constraints, materialized: None })
     }
 
     /// Every role as (oid, name, superuser, login); with none in the
@@ -337,6 +393,9 @@ impl Snapshot {
 
     /// The relation with OID `oid`.
     pub fn rel(&self, oid: i32) -> Option<RelRef<'_>> {
+        if i64::from(oid) >= VIEW_BASE {
+            return self.views.iter().find(|v| v.oid == oid).map(RelRef::View);
+        }
         if i64::from(oid) >= SEQ_BASE {
             return self.sequences.iter().find(|s| s.oid == oid).map(RelRef::Sequence);
         }
@@ -388,6 +447,9 @@ impl Snapshot {
             }
             if let Some(q) = self.sequences.iter().find(|q| q.schema == s && q.name == name) {
                 return Some(q.oid);
+            }
+            if let Some(v) = self.views.iter().find(|v| v.schema == s && v.name == name) {
+                return Some(v.oid);
             }
         }
         None

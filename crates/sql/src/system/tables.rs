@@ -292,6 +292,16 @@ system_tables! {
         "table_schema" T, "table_name" T, "column_name" T, "ordinal_position" I4,
         "position_in_unique_constraint" I4,
     ]
+    Views "pg_catalog" "pg_views" ["schemaname" T, "viewname" T, "viewowner" T, "definition" T]
+    Matviews "pg_catalog" "pg_matviews" [
+        "schemaname" T, "matviewname" T, "matviewowner" T, "tablespace" T, "hasindexes" B,
+        "ispopulated" B, "definition" T,
+    ]
+    InfoViews "information_schema" "views" [
+        "table_catalog" T, "table_schema" T, "table_name" T, "view_definition" T, "check_option" T,
+        "is_updatable" T, "is_insertable_into" T, "is_trigger_updatable" T,
+        "is_trigger_deletable" T, "is_trigger_insertable_into" T,
+    ]
 }
 
 impl SystemTable {
@@ -594,9 +604,59 @@ impl SystemTable {
                 .collect(),
             SystemTable::TableConstraints => info_constraints(s, id),
             SystemTable::KeyColumnUsage => info_key_columns(s, id),
+            SystemTable::Views => {
+                let owner = s.role_name(s.owner, id.user).unwrap_or_default();
+                s.views
+                    .iter()
+                    .map(|v| vec![txt(&v.schema), txt(&v.name), txt(&owner), txt(&view_definition(&v.def))])
+                    .collect()
+            }
+            SystemTable::Matviews => {
+                let owner = s.role_name(s.owner, id.user).unwrap_or_default();
+                s.tables
+                    .iter()
+                    .filter_map(|t| {
+                        let d = t.materialized.as_ref()?;
+                        Some(vec![
+                            txt(&t.schema),
+                            txt(&t.name),
+                            txt(&owner),
+                            Value::Null,
+                            b(!t.indexes.is_empty()),
+                            b(d.populated),
+                            txt(&view_definition(d)),
+                        ])
+                    })
+                    .collect()
+            }
+            SystemTable::InfoViews => s
+                .views
+                .iter()
+                .map(|v| {
+                    vec![
+                        txt(id.database),
+                        txt(&v.schema),
+                        txt(&v.name),
+                        txt(&view_definition(&v.def)),
+                        txt("NONE"),
+                        yes(v.updatable),
+                        yes(v.updatable),
+                        yes(false),
+                        yes(false),
+                        yes(false),
+                    ]
+                })
+                .collect(),
+            // A view's query is its one rule, `_RETURN`, as in PostgreSQL.
+            SystemTable::Rewrite => s
+                .views
+                .iter()
+                .map(|v| vec![oid(v.oid + 1), txt("_RETURN"), oid(v.oid), txt("1"), txt("O"), b(true)])
+                .collect(),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
-            // range or enum types, triggers, rules, role memberships,
+            // range or enum types, triggers, rules other than views',
+            // role memberships,
             // user-defined operators, operator classes, casts,
             // conversions, transforms or text search objects, foreign
             // data, default or initial privileges, event triggers,
@@ -612,7 +672,6 @@ impl SystemTable {
             | SystemTable::Range
             | SystemTable::Enum
             | SystemTable::Trigger
-            | SystemTable::Rewrite
             | SystemTable::Extension
             | SystemTable::InitPrivs
             | SystemTable::Operator
@@ -711,7 +770,11 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
     };
     for t in &s.tables {
         let nsp = s.schema_oid(&t.schema);
-        out.push(row(t.oid, &t.name, nsp, AM_HEAP, RelKind::Table, t.info.table.columns().len(), Some(t)));
+        let mut r = row(t.oid, &t.name, nsp, AM_HEAP, t.kind(), t.info.table.columns().len(), Some(t));
+        if let Some(m) = &t.materialized {
+            r[24] = b(m.populated);
+        }
+        out.push(r);
         for ix in &t.indexes {
             let am = if hash_buckets(&ix.def).is_some() { AM_HASH } else { AM_BTREE };
             let mut r =
@@ -724,6 +787,13 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
     }
     for q in &s.sequences {
         out.push(row(q.oid, &q.name, s.schema_oid(&q.schema), 0, RelKind::Sequence, 3, None));
+    }
+    for v in &s.views {
+        let mut r = row(v.oid, &v.name, s.schema_oid(&v.schema), 0, RelKind::View, v.columns.len(), None);
+        // No storage; its query is a rule.
+        r[7] = oid(0);
+        r[19] = b(true);
+        out.push(r);
     }
     out.sort_by_key(|r| if let Value::Integer(o) = r[0] { o } else { 0 });
     out
@@ -799,7 +869,26 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
             }
         }
     }
+    for v in &s.views {
+        for (i, c) in v.columns.iter().enumerate() {
+            out.push(attribute(
+                v.oid,
+                &c.name,
+                c.ty.as_ref().unwrap_or(&DataType::Text),
+                i + 1,
+                false,
+                false,
+                "",
+                "",
+            ));
+        }
+    }
     out
+}
+
+/// A view's query as `pg_get_viewdef` and the catalog views give it.
+pub(crate) fn view_definition(def: &crate::catalog::ViewDef) -> String {
+    format!(" {};", def.query)
 }
 
 fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
@@ -1110,25 +1199,29 @@ fn yes(v: bool) -> Value {
 }
 
 fn info_tables(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    let row = |schema: &str, name: &str, kind: &str, insertable: bool| {
+        vec![
+            txt(id.database),
+            txt(schema),
+            txt(name),
+            txt(kind),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            yes(insertable),
+            yes(false),
+            Value::Null,
+        ]
+    };
+    // Materialized views are not in the standard's tables.
     let mut rows: Vec<Vec<Value>> = s
         .tables
         .iter()
-        .map(|t| {
-            vec![
-                txt(id.database),
-                txt(&t.schema),
-                txt(&t.name),
-                txt("BASE TABLE"),
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                Value::Null,
-                yes(true),
-                yes(false),
-                Value::Null,
-            ]
-        })
+        .filter(|t| t.materialized.is_none())
+        .map(|t| row(&t.schema, &t.name, "BASE TABLE", true))
+        .chain(s.views.iter().map(|v| row(&v.schema, &v.name, "VIEW", v.updatable)))
         .collect();
     rows.sort_by(|a, b| (a[1].to_string(), a[2].to_string()).cmp(&(b[1].to_string(), b[2].to_string())));
     rows
