@@ -89,7 +89,7 @@ pub(crate) fn define(b: &Binder, name: &str, cv: &ast::CreateView) -> Result<(Vi
     }
     let def = ViewDef {
         name: name.to_string(),
-        query: cv.query.to_string(),
+        query: qualified(b, &cv.query).to_string(),
         columns: cols.iter().map(|c| c.name.clone()).collect(),
         search_path: b.search_path.to_vec(),
         depends_on,
@@ -98,6 +98,45 @@ pub(crate) fn define(b: &Binder, name: &str, cv: &ast::CreateView) -> Result<(Vi
         check_option,
     };
     Ok((def, cols))
+}
+
+/// `query` with each table and view it names written with its schema, so
+/// that its text means the same under any search path (pg_dump restores
+/// views with an empty one). Names of the query's CTEs stay as written.
+fn qualified(b: &Binder, query: &ast::Query) -> ast::Query {
+    let mut ctes = Vec::new();
+    collect_ctes(query, &mut ctes);
+    let mut out = query.clone();
+    let _ = ast::visit_relations_mut(&mut out, |name| {
+        let parts = object_parts(name).unwrap_or_default();
+        if parts.len() == 1 && ctes.contains(&parts[0]) {
+            return ControlFlow::<()>::Continue(());
+        }
+        let engine = match b.table_name(name) {
+            Ok(t) if b.catalog.db().table(&t).is_ok() => Some(t),
+            _ => b.view_named(&parts).map(|v| v.name),
+        };
+        if let Some(e) = engine {
+            *name = written_name(&e);
+        }
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// The names of every CTE in `q`, at any depth.
+fn collect_ctes(q: &ast::Query, out: &mut Vec<String>) {
+    struct Ctes<'a>(&'a mut Vec<String>);
+    impl ast::Visitor for Ctes<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &ast::Query) -> ControlFlow<()> {
+            if let Some(w) = &q.with {
+                self.0.extend(w.cte_tables.iter().map(|c| ident(&c.alias.name)));
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::Visit::visit(q, &mut Ctes(out));
 }
 
 /// Whether CREATE MATERIALIZED VIEW `cv` said WITH NO DATA.

@@ -8,7 +8,9 @@
 //!    block + 0               the table (pg_class)
 //!    block + 1 ..  1023      its indexes     (slot = FNV-1a(name) % 1023)
 //!    block + 1024 .. 2047    its constraints (slot = FNV-1a(name) % 1024)
-//!    block + 2048 + attnum   the default of column attnum (pg_attrdef)
+//!    block + 2048 + attnum   the default of column attnum (pg_attrdef,
+//!                            attnum < 2047)
+//!    block + 4095            a materialized view's rule (pg_rewrite)
 //!  sequence                 2^30 + FNV-1a(name) % 2^28
 //!  schema                   2^30 + 2^28 + FNV-1a(name) % 2^27
 //!  role                     2^30 + 2^28 + 2^27 + FNV-1a(name) % 2^26
@@ -154,7 +156,13 @@ pub(crate) struct ViewRel {
 impl TableRel {
     /// The OID of column `attnum`'s default (pg_attrdef).
     pub fn attrdef_oid(&self, attnum: usize) -> i32 {
-        self.oid + 2048 + attnum.min(2047) as i32
+        self.oid + 2048 + attnum.min(2046) as i32
+    }
+
+    /// The OID of a materialized view's rewrite rule (pg_rewrite): the
+    /// last of its table's block.
+    pub fn rule_oid(&self) -> i32 {
+        self.oid + 4095
     }
 }
 

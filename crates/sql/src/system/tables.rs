@@ -648,10 +648,11 @@ impl SystemTable {
                 })
                 .collect(),
             // A view's query is its one rule, `_RETURN`, as in PostgreSQL.
-            SystemTable::Rewrite => s
-                .views
-                .iter()
-                .map(|v| vec![oid(v.oid + 1), txt("_RETURN"), oid(v.oid), txt("1"), txt("O"), b(true)])
+            SystemTable::Rewrite => view_rules(s)
+                .into_iter()
+                .map(|(rule, view, _)| {
+                    vec![oid(rule), txt("_RETURN"), oid(view), txt("1"), txt("O"), b(true)]
+                })
                 .collect(),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
@@ -758,7 +759,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
             b(false),
             b(false),
             b(true),
-            txt(if kind == RelKind::Table { "d" } else { "n" }),
+            txt(if matches!(kind, RelKind::Table | RelKind::MaterializedView) { "d" } else { "n" }),
             b(false),
             oid(0),
             Value::Null,
@@ -1108,6 +1109,20 @@ fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
             row(SystemTable::Class.oid(), seq, 0, t, attnum, if identity { "i" } else { "a" })
         })
         .collect();
+    // A view's rule is part of the view, and needs what its query reads
+    // (pg_dump orders its output by these).
+    for (rule, view, def) in view_rules(s) {
+        out.push(row(SystemTable::Rewrite.oid(), rule, 0, view, 0, "i"));
+        for d in &def.depends_on {
+            let target = s
+                .table_by_name(d)
+                .map(|t| t.oid)
+                .or_else(|| s.views.iter().find(|v| &v.def.name == d).map(|v| v.oid));
+            if let Some(t) = target {
+                out.push(row(SystemTable::Rewrite.oid(), rule, 0, t, 0, "n"));
+            }
+        }
+    }
     // Every default that draws from a sequence needs it (an identity's
     // sequence is internal to its column instead).
     for t in &s.tables {
@@ -1118,6 +1133,14 @@ fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
             }
         }
     }
+    out
+}
+
+/// Every view's and materialized view's rule: (rule OID, view OID, view).
+fn view_rules(s: &Snapshot) -> Vec<(i32, i32, &crate::catalog::ViewDef)> {
+    let mut out: Vec<_> = s.views.iter().map(|v| (v.oid + 1, v.oid, &v.def)).collect();
+    out.extend(s.tables.iter().filter_map(|t| Some((t.rule_oid(), t.oid, t.materialized.as_ref()?))));
+    out.sort_by_key(|r| r.0);
     out
 }
 
