@@ -104,6 +104,10 @@ pub enum Error {
     /// A range scan was asked of an index that is not a range index.
     #[error("index \"{0}\" is not a range index and cannot serve a range scan")]
     NotRangeIndex(String),
+    /// SELECT ... FOR UPDATE NOWAIT met a row another open transaction
+    /// holds (55P03).
+    #[error("could not obtain lock on row")]
+    RowLocked,
     /// A row handle was used after the row was changed by the same transaction.
     #[error("row was already updated or deleted by this transaction")]
     RowAlreadyChanged,
@@ -198,6 +202,7 @@ impl Error {
             Error::IndexNotReady(_) => "55000",
             Error::NotRangeIndex(_) | Error::OwnWrites(_) => "0A000",
             Error::RowAlreadyChanged => "55000",
+            Error::RowLocked => "55P03",
             Error::TransactionAborted => "25P02",
             Error::TooManyTransactions(_) => "53300",
             Error::Storage { code, .. } => code,

@@ -51,7 +51,8 @@ pub use error::{Error, Result};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
 pub use mvcc::{
-    Committing, Isolation, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnId, Visible, WaitLimits,
+    Committing, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnId, Visible,
+    WaitLimits,
 };
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};

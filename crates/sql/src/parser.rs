@@ -67,6 +67,7 @@ fn rewritten(sql: &str) -> Option<String> {
     let mut out = String::with_capacity(sql.len() + 32);
     let mut changed = false;
     let tokens = without_operator_syntax(tokens, &mut changed);
+    let tokens = plain_lock_strengths(tokens, &mut changed);
     for piece in tokens.split(|t| *t == Token::SemiColon) {
         let words: Vec<&Token> = piece.iter().filter(|t| !is_space(t)).collect();
         if let [only] = words.as_slice() {
@@ -347,6 +348,36 @@ fn view_trailer(piece: &[Token], words: &[&Token]) -> Option<String> {
     }
     push_tokens(&mut out, &piece[head..tail]);
     Some(out)
+}
+
+/// `tokens` with `FOR NO KEY UPDATE` written `FOR UPDATE` and `FOR KEY
+/// SHARE` written `FOR SHARE`, which sqlparser does not read otherwise.
+/// Centum locks a row the same way at every strength (see
+/// `planner::locking`), so nothing is lost.
+fn plain_lock_strengths(tokens: Vec<Token>, changed: &mut bool) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        out.push(tokens[i].clone());
+        if is_word(&tokens[i], "for") {
+            let next: Vec<usize> = (i + 1..tokens.len()).filter(|&k| !is_space(&tokens[k])).take(3).collect();
+            let word = |n: usize, w: &str| next.get(n).is_some_and(|&k| is_word(&tokens[k], w));
+            if word(0, "no") && word(1, "key") && word(2, "update") {
+                *changed = true;
+                out.push(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space));
+                i = next[2];
+                continue;
+            }
+            if word(0, "key") && word(1, "share") {
+                *changed = true;
+                out.push(Token::Whitespace(sqlparser::tokenizer::Whitespace::Space));
+                i = next[1];
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 fn is_space(t: &Token) -> bool {

@@ -136,4 +136,5 @@ scripts!(
     windows,
     grouping_sets,
     views,
+    locking,
 );

@@ -18,6 +18,6 @@ pub(crate) mod write;
 
 pub use read::{RangeScan, Row, Scan};
 pub use row_wait::RowWait;
-pub use transaction::{Committing, Isolation, Savepoint, Transaction, Visible, WaitLimits};
+pub use transaction::{Committing, Isolation, OnHeld, Savepoint, Transaction, Visible, WaitLimits};
 pub use txn_table::ddl_waits;
 pub use word::TxnId;

@@ -203,6 +203,23 @@ pub struct Transaction {
     durability: LogDurability,
     /// What ends a wait for another transaction.
     pub(crate) waits: RefCell<WaitLimits>,
+    /// What a write does on meeting a row another open transaction holds
+    /// (set only for the length of [`Transaction::lock_row`]).
+    pub(crate) on_held: Cell<OnHeld>,
+}
+
+/// What locking a row does when another open transaction holds it:
+/// PostgreSQL's `FOR UPDATE`, `FOR UPDATE NOWAIT` and `FOR UPDATE SKIP
+/// LOCKED`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnHeld {
+    /// Wait for the holder to end (within the wait limits).
+    #[default]
+    Wait,
+    /// Fail at once with [`Error::RowLocked`] (55P03).
+    Fail,
+    /// Leave the row out.
+    Skip,
 }
 
 /// What ends a wait of a transaction for another one (a row or unique key
@@ -244,6 +261,7 @@ impl Transaction {
             finished: false,
             durability: LogDurability::Default,
             waits: RefCell::new(WaitLimits::default()),
+            on_held: Cell::new(OnHeld::Wait),
         })
     }
 

@@ -31,7 +31,7 @@
 //! (chains grow at the head, so "after ours in the chain" means "linked
 //! before ours").
 
-use super::transaction::{Isolation, Transaction, WriteKind};
+use super::transaction::{Isolation, OnHeld, Transaction, WriteKind};
 use super::txn_table::TxnState;
 use super::visibility::{self, Begin, End};
 use super::word::{TxnId, Word, INFINITY, RETIRED};
@@ -120,6 +120,45 @@ impl Transaction {
     /// longer matches a WHERE clause). Returns whether a row was updated.
     pub fn update_with(&self, row: &Row<'_>, f: impl FnMut(&[Value]) -> Option<Vec<Value>>) -> Result<bool> {
         self.update_inner(row, None, f)
+    }
+
+    /// Locks `row` for this transaction, as `SELECT ... FOR UPDATE` does:
+    /// other writers of the row, and other lockers, wait for this
+    /// transaction to end; readers do not. The lock is an update that
+    /// writes the row's values unchanged, so it is held, logged and
+    /// released exactly as an update is (and a crash forgets it with the
+    /// transaction).
+    ///
+    /// `current` must be `row.values()`. Under READ COMMITTED, a row that a
+    /// committed transaction changed meanwhile is locked in its newest
+    /// version if `qualifies` still holds for it. `on_held` says what
+    /// happens when another open transaction holds the row. Returns the
+    /// values locked, or `None` where the row is gone, no longer
+    /// qualifies, or was skipped.
+    pub fn lock_row(
+        &self,
+        row: &Row<'_>,
+        current: &[Value],
+        on_held: OnHeld,
+        mut qualifies: impl FnMut(&[Value]) -> bool,
+    ) -> Result<Option<Vec<Value>>> {
+        struct Reset<'a>(&'a std::cell::Cell<OnHeld>);
+        impl Drop for Reset<'_> {
+            fn drop(&mut self) {
+                self.0.set(OnHeld::Wait);
+            }
+        }
+        self.on_held.set(on_held);
+        let _reset = Reset(&self.on_held);
+        let mut locked = None;
+        self.update_inner(row, Some(current), |cur| {
+            if !qualifies(cur) {
+                return None;
+            }
+            locked = Some(cur.to_vec());
+            locked.clone()
+        })
+        .map(|done| if done { locked } else { None })
     }
 
     /// [`Transaction::update_with`] for a caller that has already read the
@@ -317,6 +356,8 @@ impl Transaction {
                 Some(_) if self.isolation != Isolation::ReadCommitted => {
                     return Err(Error::Serialization("concurrent update"));
                 }
+                Some(Blocker::Txn(_)) if self.on_held.get() == OnHeld::Skip => return Ok(None),
+                Some(Blocker::Txn(_)) if self.on_held.get() == OnHeld::Fail => return Err(Error::RowLocked),
                 Some(Blocker::Txn(id)) => {
                     pin = None;
                     self.wait_or_defer(id, true)?

@@ -27,6 +27,45 @@ pub(crate) fn open<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -
     }
 }
 
+/// Locks the row of `table` with `key` in unique index `index` (FOR
+/// UPDATE): its values as locked, or `None` if it is gone, no longer
+/// satisfies `recheck`, or was skipped.
+fn lock_one(
+    table: &std::sync::Arc<centum_engine::Table>,
+    index: &str,
+    key: &[Value],
+    recheck: Option<&Expr>,
+    on_held: centum_engine::OnHeld,
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Option<Vec<Value>>> {
+    let Some(row) = cx.txn.get(table, index, key)? else { return Ok(None) };
+    let current = row.values();
+    let mut failed = None;
+    let locked = cx.txn.lock_row(&row, &current, on_held, |cur| {
+        match recheck.map_or(Ok(true), |f| test(f, cur, outer, cx)) {
+            Ok(ok) => ok,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    locked.map_err(|e| match e {
+        centum_engine::Error::RowLocked => Error::other(
+            "55P03",
+            format!(
+                "could not obtain lock on row in relation \"{}\"",
+                crate::planner::views::short(&table.name())
+            ),
+        ),
+        e => e.into(),
+    })
+}
+
 /// The key of `plan` in an EXPLAIN ANALYZE profile: its address, or for a
 /// table access that of its [`Access`], which DML reaches without a plan.
 pub fn node_key(plan: &Plan) -> usize {
@@ -72,6 +111,27 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             Box::new(input.map(move |r| {
                 let row = r?;
                 exprs.iter().map(|e| eval(e, &row, &outer, cx)).collect()
+            }))
+        }
+        Plan::Lock { input, table, index, key_from, recheck, exprs, on_held } => {
+            let input = open(input, cx, outer.clone())?;
+            // A scan that is still running may meet the version a lock made
+            // (locking writes one): each row is locked once.
+            let mut seen: HashSet<Vec<Value>> = HashSet::new();
+            Box::new(input.filter_map(move |r| {
+                let locked = r.and_then(|row| {
+                    cx.tick(1)?;
+                    let key = &row[*key_from..];
+                    if !seen.insert(key.to_vec()) {
+                        return Ok(None);
+                    }
+                    lock_one(table, index, key, recheck.as_ref(), *on_held, &outer, cx)
+                });
+                match locked {
+                    Ok(Some(cur)) => Some(exprs.iter().map(|e| eval(e, &cur, &outer, cx)).collect()),
+                    Ok(None) => None,
+                    Err(e) => Some(Err(e)),
+                }
             }))
         }
         Plan::NestedLoop { left, right, lateral, kind, on, right_width } => {

@@ -367,6 +367,27 @@ pub enum Plan {
         /// Keys, most significant first.
         keys: Vec<SortKey>,
     },
+    /// SELECT ... FOR UPDATE: each input row names a row of `table` by its
+    /// key in `index` (the input's columns from `key_from` on). That row is
+    /// locked (see `Transaction::lock_row`), and if it still satisfies
+    /// `recheck`, `exprs` over it are the output row. Pulled lazily, so a
+    /// LIMIT above it locks only the rows it returns.
+    Lock {
+        /// The candidate rows, in order, keys last.
+        input: Box<Plan>,
+        /// The table whose rows are locked.
+        table: Arc<Table>,
+        /// A unique index of it.
+        index: String,
+        /// Where the key starts in an input row.
+        key_from: usize,
+        /// The WHERE, over the table's row.
+        recheck: Option<Expr>,
+        /// The output columns, over the table's row.
+        exprs: Vec<Expr>,
+        /// What to do with a row another transaction holds.
+        on_held: centum_engine::OnHeld,
+    },
     /// Skips `offset` rows and returns at most `limit`.
     Limit {
         /// Input.
@@ -457,6 +478,10 @@ impl Plan {
                 input.explain_into(out, depth + 1, ann);
             }
             Plan::Project { input, .. } => input.explain_into(out, depth, ann),
+            Plan::Lock { input, .. } => {
+                node(out, "LockRows".into());
+                input.explain_into(out, depth + 1, ann);
+            }
             Plan::NestedLoop { left, right, kind, .. } => {
                 node(out, format!("Nested Loop{}", join_suffix(*kind)));
                 left.explain_into(out, depth + 1, ann);
@@ -635,6 +660,7 @@ impl Plan {
             | Plan::Window { input, .. }
             | Plan::Limit { input, .. }
             | Plan::ProjectSet { input, .. }
+            | Plan::Lock { input, .. }
             | Plan::Distinct { input, .. } => f(input),
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
@@ -700,6 +726,7 @@ impl Plan {
                 }
             }
             Plan::Limit { limit, offset, .. } => limit.iter().chain(offset).for_each(&mut *f),
+            Plan::Lock { recheck, exprs, .. } => recheck.iter().chain(exprs).for_each(&mut *f),
             Plan::Distinct { .. }
             | Plan::SetOp { .. }
             | Plan::System(_)
@@ -764,7 +791,10 @@ impl Plan {
             | Plan::Routine { .. }
             | Plan::WorkTable { .. }
             | Plan::Unnest { .. } => {}
-            Plan::Distinct { input, .. } | Plan::ProjectSet { input, .. } => input.prune_columns(None),
+            // A lock's expressions read the locked row, not its input's.
+            Plan::Distinct { input, .. } | Plan::ProjectSet { input, .. } | Plan::Lock { input, .. } => {
+                input.prune_columns(None)
+            }
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
             | Plan::SetOp { left, right, .. }

@@ -185,6 +185,9 @@ impl<'a> Binder<'a> {
         };
         let limit_e = bind_count(self, limit)?;
         let offset_e = bind_count(self, offset)?;
+        if !q.locks.is_empty() {
+            return self.locking(q, limit_e, offset_e);
+        }
         let (plan, cols) = match q.body.as_ref() {
             ast::SetExpr::Select(s) if has_unnest(s) => {
                 let out = self.select_unnest(s)?;
