@@ -30,6 +30,13 @@ pub(crate) struct ScopeCol {
     pub ty: Option<DataType>,
     /// A system column (`tableoid`): found by name, left out of `*`.
     pub hidden: bool,
+    /// The second of a pair joined by USING or NATURAL: found only by its
+    /// qualified name, left out of `*` (the first stands for both).
+    pub merged: bool,
+    /// For the column that stands for a USING or NATURAL pair: which join
+    /// (later ones higher) and where in its column list. `*` lists these
+    /// first, as PostgreSQL does.
+    pub lead: Option<(u32, u32)>,
 }
 
 /// The columns visible at one level of a query.
@@ -49,6 +56,8 @@ impl Scope {
                     name: c.name.clone(),
                     ty: c.ty.clone(),
                     hidden: false,
+                    merged: false,
+                    lead: None,
                 })
                 .collect(),
         }
@@ -64,7 +73,7 @@ impl Scope {
     fn find(&self, rel: Option<&str>, name: &str) -> Result<Option<usize>> {
         let mut found = None;
         for (i, c) in self.cols.iter().enumerate() {
-            if c.name == name && (rel.is_none() || c.rel.as_deref() == rel) {
+            if c.name == name && (rel.is_none() && !c.merged || rel.is_some() && c.rel.as_deref() == rel) {
                 if found.is_some() {
                     return Err(Error::AmbiguousColumn(name.to_string()));
                 }
@@ -171,12 +180,14 @@ pub struct Binder<'a> {
     /// Engine names of the tables and views the statement reads (what a
     /// view made of it depends on).
     pub(crate) read: Vec<String>,
+    /// USING and NATURAL joins bound so far (see [`ScopeCol::lead`]).
+    pub(crate) using_joins: u32,
 }
 
 impl<'a> Binder<'a> {
     /// A binder; `params` are types the client declared (`None`: infer).
     pub fn new(catalog: &'a Catalog, search_path: &'a [String], params: Vec<Option<DataType>>) -> Binder<'a> {
-        Binder { catalog, search_path, params, outer: vec![], ctes: vec![], read: vec![] }
+        Binder { catalog, search_path, params, outer: vec![], ctes: vec![], read: vec![], using_joins: 0 }
     }
 
     /// Parameter types, `text` where nothing said.

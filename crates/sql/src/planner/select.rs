@@ -352,7 +352,15 @@ impl<'a> Binder<'a> {
                     if scope.cols.is_empty() {
                         return Err(Error::Syntax("SELECT * with no tables specified is not valid".into()));
                     }
-                    for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden) {
+                    // The columns that stand for USING pairs first, the
+                    // latest join's first.
+                    let mut shown: Vec<(usize, &super::bind::ScopeCol)> =
+                        scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden && !c.merged).collect();
+                    shown.sort_by_key(|(_, c)| match c.lead {
+                        Some((join, at)) => (0, std::cmp::Reverse(join), at),
+                        None => (1, std::cmp::Reverse(0), 0),
+                    });
+                    for (i, c) in shown {
                         let e = match &grouping {
                             Some(_) => self.expr(&ast::Expr::Identifier(ast::Ident::new(&c.name)), &ctx)?.0,
                             None => Expr::Column(i),
@@ -683,38 +691,75 @@ impl<'a> Binder<'a> {
                     ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c, false),
                     other => return Err(Error::unsupported(format!("join {other:?}"))),
                 };
+                let mut item = item;
+                let using: Vec<String> = match c {
+                    ast::JoinConstraint::Using(cols) => cols
+                        .iter()
+                        .map(|c| super::bind::object_parts(c).map(|p| p.join(".")))
+                        .collect::<Result<_>>()?,
+                    // NATURAL: the names both sides have.
+                    ast::JoinConstraint::Natural => {
+                        let mut names = Vec::new();
+                        for st in &steps {
+                            for x in st.item.scope.cols.iter().filter(|x| !x.hidden && !x.merged) {
+                                if item.scope.cols.iter().any(|y| !y.hidden && y.name == x.name)
+                                    && !names.contains(&x.name)
+                                {
+                                    names.push(x.name.clone());
+                                }
+                            }
+                        }
+                        names
+                    }
+                    _ => vec![],
+                };
                 let on = match c {
                     ast::JoinConstraint::On(e) => Some(e.clone()),
                     ast::JoinConstraint::None => None,
-                    ast::JoinConstraint::Using(cols) => {
-                        // USING (a, b): left.a = right.a AND ...
-                        let left_scope: Scope =
-                            steps.iter().fold(Scope::default(), |s, st: &Step| s.concat(&st.item.scope));
+                    ast::JoinConstraint::Using(_) | ast::JoinConstraint::Natural => {
+                        // USING (a, b): left.a = right.a AND ...; the
+                        // pair then reads as one column (the right's for a
+                        // RIGHT JOIN, the left's otherwise) unqualified and
+                        // in `*`.
                         let mut parts = Vec::new();
-                        for c in cols {
-                            let name = super::bind::object_parts(c)?.join(".");
-                            let lrel = left_scope
-                                .cols
-                                .iter()
-                                .find(|x| x.name == name)
-                                .and_then(|x| x.rel.clone())
+                        self.using_joins += 1;
+                        let join = self.using_joins;
+                        for (at, name) in using.iter().enumerate() {
+                            let left_col = steps
+                                .iter_mut()
+                                .flat_map(|st| st.item.scope.cols.iter_mut())
+                                .find(|x| &x.name == name && !x.merged)
                                 .ok_or_else(|| Error::UndefinedColumn(format!("\"{name}\"")))?;
-                            let rrel = item
+                            let lrel = left_col.rel.clone().unwrap_or_default();
+                            if kind == JoinKind::Right {
+                                left_col.merged = true;
+                            } else {
+                                left_col.lead = Some((join, at as u32));
+                            }
+                            let right_col = item
                                 .scope
                                 .cols
-                                .iter()
-                                .find(|x| x.name == name)
-                                .and_then(|x| x.rel.clone())
+                                .iter_mut()
+                                .find(|x| &x.name == name)
                                 .ok_or_else(|| Error::UndefinedColumn(format!("\"{name}\"")))?;
+                            let rrel = right_col.rel.clone().unwrap_or_default();
+                            // A FULL JOIN's pair would need COALESCE: both
+                            // stay visible.
+                            match kind {
+                                JoinKind::Inner | JoinKind::Left => right_col.merged = true,
+                                JoinKind::Right => right_col.lead = Some((join, at as u32)),
+                                _ => {}
+                            }
+                            let quoted = |s: &str| ast::Ident::with_quote('"', s);
                             parts.push(ast::Expr::BinaryOp {
                                 left: Box::new(ast::Expr::CompoundIdentifier(vec![
-                                    ast::Ident::new(lrel),
-                                    ast::Ident::new(&name),
+                                    quoted(&lrel),
+                                    quoted(name),
                                 ])),
                                 op: ast::BinaryOperator::Eq,
                                 right: Box::new(ast::Expr::CompoundIdentifier(vec![
-                                    ast::Ident::new(rrel),
-                                    ast::Ident::new(&name),
+                                    quoted(&rrel),
+                                    quoted(name),
                                 ])),
                             });
                         }
@@ -724,7 +769,6 @@ impl<'a> Binder<'a> {
                             right: Box::new(b),
                         })
                     }
-                    ast::JoinConstraint::Natural => return Err(Error::unsupported("NATURAL JOIN")),
                 };
                 steps.push(Step { item, kind, on });
             }
@@ -763,6 +807,8 @@ impl<'a> Binder<'a> {
                         name: "tableoid".into(),
                         ty: Some(DataType::Integer),
                         hidden: true,
+                        merged: false,
+                        lead: None,
                     });
                     return Ok(Item { plan: Plan::System(t), scope, base: None, lateral: false });
                 }
