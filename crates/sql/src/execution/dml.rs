@@ -233,6 +233,12 @@ fn conflict<'a>(
     Ok(None)
 }
 
+/// The first row of `j` (UPDATE ... FROM, DELETE ... USING) for target
+/// row `cur`, or `None` if it joins none.
+fn first_joined(j: &crate::planner::dml::Joined, cur: &[Value], cx: &ExecCtx) -> Result<Option<Vec<Value>>> {
+    super::query::open(&j.plan, cx, cur.to_vec())?.next().transpose()
+}
+
 /// Runs an UPDATE.
 pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
@@ -240,6 +246,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&up.access, cx, &[])?, cx)?;
     for (row, old) in targets {
         cx.tick(1)?;
+        let joined: RefCell<Vec<Value>> = RefCell::new(Vec::new());
         let compute = |cur: &[Value]| -> Result<Option<Vec<Value>>> {
             if cur != old.as_slice() {
                 // Changed by a transaction that committed meanwhile (READ
@@ -251,8 +258,22 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
                 }
             }
             let mut new = cur.to_vec();
-            for (c, e) in &up.assignments {
-                new[*c] = eval(e, cur, &[], cx)?;
+            match &up.from {
+                None => {
+                    for (c, e) in &up.assignments {
+                        new[*c] = eval(e, cur, &[], cx)?;
+                    }
+                }
+                // The assignments read the target's row and the joined one.
+                Some(j) => {
+                    let Some(other) = first_joined(j, cur, cx)? else { return Ok(None) };
+                    let mut both = cur.to_vec();
+                    both.extend(other);
+                    for (c, e) in &up.assignments {
+                        new[*c] = eval(e, &both, &[], cx)?;
+                    }
+                    *joined.borrow_mut() = both.split_off(cur.len());
+                }
             }
             finish_row(&up.rules, &mut new, cx)?;
             Ok(Some(new))
@@ -278,8 +299,11 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
         }
         if changed {
             out.count += 1;
-            if let Some((before, after)) = written.into_inner() {
+            if let Some((before, mut after)) = written.into_inner() {
                 on_key_change(&up.rules.info, &before, &after, cx)?;
+                if up.returning.is_some() && up.from.is_some() {
+                    after.extend(joined.into_inner());
+                }
                 returning(&up.returning, &after, &mut out.rows, cx)?;
             }
         }
@@ -297,9 +321,28 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
         // its newest version still qualifies, and that version is the one
         // RETURNING and foreign-key actions see.
         let mut newest: Option<Vec<Value>> = None;
+        // DELETE ... USING deletes a row only if it joins (checked again
+        // below on a newer version).
+        let mut joined: Option<Vec<Value>> = None;
+        if let Some(j) = &del.using {
+            joined = first_joined(j, &vals, cx)?;
+            if joined.is_none() {
+                continue;
+            }
+        }
         let mut failure = None;
         let deleted = cx.txn.delete_with(&row, |cur| {
-            match del.recheck.as_ref().map_or(Ok(true), |f| test(f, cur, &[], cx)) {
+            let qualifies = del.recheck.as_ref().map_or(Ok(true), |f| test(f, cur, &[], cx)).and_then(|ok| {
+                match (&del.using, ok) {
+                    (Some(j), true) => first_joined(j, cur, cx).map(|other| {
+                        let found = other.is_some();
+                        joined = other;
+                        found
+                    }),
+                    (_, ok) => Ok(ok),
+                }
+            });
+            match qualifies {
                 Ok(true) => {
                     newest = Some(cur.to_vec());
                     true
@@ -315,9 +358,12 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
             return Err(e);
         }
         if deleted {
-            let vals = newest.unwrap_or(vals);
+            let mut vals = newest.unwrap_or(vals);
             on_parent_delete(&del.info, &vals, cx)?;
             out.count += 1;
+            if let Some(other) = joined.filter(|_| del.returning.is_some()) {
+                vals.extend(other);
+            }
             returning(&del.returning, &vals, &mut out.rows, cx)?;
         }
     }

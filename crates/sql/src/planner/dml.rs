@@ -91,8 +91,20 @@ pub struct Update {
     pub assignments: Vec<(usize, Expr)>,
     /// Constraints.
     pub rules: RowRules,
-    /// RETURNING over the new row.
+    /// RETURNING over the new row (and the joined row of FROM).
     pub returning: Option<Vec<Expr>>,
+    /// UPDATE ... FROM: the row of the other tables each target row joins.
+    pub from: Option<Joined>,
+}
+
+/// The other tables of UPDATE ... FROM or DELETE ... USING, joined and
+/// filtered by the WHERE, with the target's row as the outer row: the
+/// target row is changed if this gives a row, and with the first one (as
+/// in PostgreSQL, which row is unspecified when several join).
+#[derive(Clone, Debug)]
+pub struct Joined {
+    /// Runs with the target's current row as its outer row.
+    pub plan: Plan,
 }
 
 /// A planned DELETE.
@@ -105,8 +117,10 @@ pub struct Delete {
     pub recheck: Option<Expr>,
     /// Table facts (foreign keys pointing here).
     pub info: Arc<TableInfo>,
-    /// RETURNING over the deleted row.
+    /// RETURNING over the deleted row (and the joined row of USING).
     pub returning: Option<Vec<Expr>>,
+    /// DELETE ... USING: the rows of the other tables a target row needs.
+    pub using: Option<Joined>,
 }
 
 impl<'a> Binder<'a> {
@@ -460,27 +474,88 @@ impl<'a> Binder<'a> {
 
     /// Binds UPDATE.
     pub fn update(&mut self, up: &ast::Update) -> Result<(Update, Vec<OutputColumn>)> {
-        if up.from.is_some() {
-            return Err(Error::unsupported("UPDATE ... FROM"));
-        }
         let (name, alias) = single_table(&up.table)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        let from = match &up.from {
+            Some(ast::UpdateTableFromKind::AfterSet(items) | ast::UpdateTableFromKind::BeforeSet(items)) => {
+                Some(items.as_slice())
+            }
+            None => None,
+        };
         if let Some(view) = self.view_target(&name, Action::Update)? {
+            if from.is_some() {
+                return Err(Error::unsupported("UPDATE ... FROM on a view"));
+            }
             return self.update(&view.update(up, &alias)?);
         }
-        let (info, access, recheck, scope) = self.target_rows(&name, &alias, up.selection.as_ref())?;
+        let (info, access, recheck, scope, from) =
+            self.joined_targets(&name, &alias, from, up.selection.as_ref())?;
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
-        Ok((Update { access, recheck, assignments, rules, returning }, cols))
+        Ok((Update { access, recheck, assignments, rules, returning, from }, cols))
+    }
+
+    /// The target rows of an UPDATE or DELETE, joined to the tables of its
+    /// FROM or USING `items` if it has them: [`Binder::target_rows`] for
+    /// the part of the WHERE that reads the target alone, the scope of the
+    /// target's row followed by the joined one's, and the join.
+    #[allow(clippy::type_complexity)]
+    fn joined_targets(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: &str,
+        items: Option<&[ast::TableWithJoins]>,
+        selection: Option<&ast::Expr>,
+    ) -> Result<(Arc<TableInfo>, Access, Option<Expr>, Scope, Option<Joined>)> {
+        let Some(items) = items else {
+            let (info, access, recheck, scope) = self.target_rows(name, alias, selection)?;
+            return Ok((info, access, recheck, scope, None));
+        };
+        let (own, joined, other) = self.join_target(name, alias, items, selection)?;
+        let (info, access, recheck, scope) = self.target_rows(name, alias, own.as_ref())?;
+        Ok((info, access, recheck, scope.concat(&other), Some(joined)))
+    }
+
+    /// UPDATE ... FROM `items` / DELETE ... USING `items` on table `name`
+    /// (alias `alias`): the part of `selection` that reads the target
+    /// alone (to pick its rows by), the joined other tables, and their
+    /// scope.
+    fn join_target(
+        &mut self,
+        name: &ast::ObjectName,
+        alias: &str,
+        items: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(Option<ast::Expr>, Joined, Scope)> {
+        if self.outer_width() != 0 {
+            return Err(Error::unsupported("UPDATE ... FROM or DELETE ... USING inside a subquery"));
+        }
+        let info = self.catalog.table(&self.table_name(name)?)?;
+        let (target, _) = self.table_scope(&info, alias);
+        self.outer.push(target.clone());
+        let joined = self.joined(items, selection);
+        self.outer.pop();
+        let (plan, scope) = joined?;
+        let mut own: Option<ast::Expr> = None;
+        for c in selection.map(split_and).unwrap_or_default() {
+            if self.expr(c, &Ctx::plain(&target)).is_ok() {
+                own = Some(match own {
+                    None => c.clone(),
+                    Some(a) => ast::Expr::BinaryOp {
+                        left: Box::new(a),
+                        op: ast::BinaryOperator::And,
+                        right: Box::new(c.clone()),
+                    },
+                });
+            }
+        }
+        Ok((own, Joined { plan }, scope))
     }
 
     /// Binds DELETE.
     pub fn delete(&mut self, del: &ast::Delete) -> Result<(Delete, Vec<OutputColumn>)> {
-        if del.using.is_some() {
-            return Err(Error::unsupported("DELETE ... USING"));
-        }
         let from = match &del.from {
             ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
         };
@@ -491,11 +566,31 @@ impl<'a> Binder<'a> {
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
         if let Some(view) = self.view_target(&name, Action::Delete)? {
+            if del.using.is_some() {
+                return Err(Error::unsupported("DELETE ... USING on a view"));
+            }
             return self.delete(&view.delete(del, &alias)?);
         }
-        let (info, access, recheck, scope) = self.target_rows(&name, &alias, del.selection.as_ref())?;
+        let (info, access, recheck, scope, using) =
+            self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
-        Ok((Delete { access, recheck, info, returning }, cols))
+        Ok((Delete { access, recheck, info, returning, using }, cols))
+    }
+}
+
+/// The conjuncts of `e` (its top-level ANDs).
+fn split_and(e: &ast::Expr) -> Vec<&ast::Expr> {
+    match e {
+        ast::Expr::BinaryOp { left, op: ast::BinaryOperator::And, right } => {
+            let mut v = split_and(left);
+            v.extend(split_and(right));
+            v
+        }
+        ast::Expr::Nested(inner) => match inner.as_ref() {
+            ast::Expr::BinaryOp { op: ast::BinaryOperator::And, .. } => split_and(inner),
+            _ => vec![e],
+        },
+        _ => vec![e],
     }
 }
 

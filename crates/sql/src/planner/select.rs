@@ -657,6 +657,18 @@ impl<'a> Binder<'a> {
         Ok(keys)
     }
 
+    /// FROM `items` joined and filtered by `selection`: the plan and its
+    /// scope (UPDATE ... FROM and DELETE ... USING).
+    pub(super) fn joined(
+        &mut self,
+        items: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(Plan, Scope)> {
+        let steps = self.from(items)?;
+        let (plan, scope, _) = self.join_all(steps, selection, None)?;
+        Ok((plan, scope))
+    }
+
     fn from(&mut self, from: &[ast::TableWithJoins]) -> Result<Vec<Step>> {
         let mut steps = Vec::new();
         let left =
