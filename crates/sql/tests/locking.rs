@@ -139,4 +139,11 @@ fn locking_refuses_what_it_cannot_lock() {
     ] {
         assert_eq!(fails(&mut s, sql).sqlstate(), code, "{sql}");
     }
+    exec(&mut s, "BEGIN READ ONLY");
+    let e = fails(&mut s, "SELECT id FROM q WHERE id = 1 FOR UPDATE");
+    assert_eq!(
+        (e.sqlstate(), e.to_string().as_str()),
+        ("25006", "cannot execute SELECT FOR UPDATE in a read-only transaction")
+    );
+    exec(&mut s, "ROLLBACK");
 }

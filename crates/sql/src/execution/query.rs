@@ -39,6 +39,9 @@ fn lock_one(
     outer: &[Value],
     cx: &ExecCtx,
 ) -> Result<Option<Vec<Value>>> {
+    if cx.read_only {
+        return Err(Error::read_only("SELECT FOR UPDATE"));
+    }
     let Some(row) = cx.txn.get(table, index, key)? else { return Ok(None) };
     let current = row.values();
     let mut failed = None;
