@@ -17,7 +17,7 @@
 use crate::error::{Error, Result};
 use centum_engine::{Database, Table, TxnId};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// What ON DELETE does to referencing rows.
@@ -259,6 +259,9 @@ pub struct Catalog {
     pub(crate) compiled: crate::procedures::Cache,
     /// The server's sessions (`pg_stat_activity`).
     pub(crate) activity: Arc<crate::activity::Activity>,
+    /// Set once any view exists (never cleared): statements planned while
+    /// it is clear skip looking for views without taking the globals' lock.
+    views_seen: AtomicBool,
 }
 
 impl Catalog {
@@ -267,6 +270,7 @@ impl Catalog {
         let globals = decode_globals(&db.catalog_extra())?;
         crate::execution::ddl::recover_rewrites(&db)?;
         let activity = Arc::new(crate::activity::Activity::new(db.clone()));
+        let views_seen = AtomicBool::new(!globals.views.is_empty());
         Ok(Catalog {
             db,
             tables: RwLock::new(HashMap::new()),
@@ -275,6 +279,7 @@ impl Catalog {
             cached_epoch: AtomicU64::new(0),
             compiled: Default::default(),
             activity,
+            views_seen,
         })
     }
 
@@ -414,6 +419,9 @@ impl Catalog {
     fn settle(&self, g: &mut GlobalsCell) {
         g.pending = None;
         let Ok(mut now) = decode_globals(&self.db.catalog_extra()) else { return };
+        if !now.views.is_empty() {
+            self.views_seen.store(true, SeqCst);
+        }
         for (name, st) in now.sequences.iter_mut() {
             if let Some(held) = g.live.sequences.get(name) {
                 st.last = held.last;
@@ -478,6 +486,9 @@ impl Catalog {
     /// Fails with [`Error::Claimed`], changing nothing, if another
     /// transaction took the schema claim (see [`Catalog::changing`]).
     fn save_globals(&self, g: &mut GlobalsCell, undo: impl FnOnce(&mut Globals)) -> Result<()> {
+        if !g.live.views.is_empty() {
+            self.views_seen.store(true, SeqCst);
+        }
         let mut before = g.live.clone();
         undo(&mut before);
         match self.db.try_set_catalog_extra(encode_globals(&g.live)) {
@@ -794,7 +805,16 @@ impl Catalog {
 
     /// Whether any view or materialized view exists.
     pub fn has_views(&self) -> bool {
-        !self.lock_globals().view().views.is_empty()
+        self.views_seen.load(SeqCst) && !self.lock_globals().view().views.is_empty()
+    }
+
+    /// View or materialized view `name`, looked for only if any view has
+    /// existed: what planning a statement asks of every table it names.
+    pub(crate) fn view_if_any(&self, name: &str) -> Option<ViewDef> {
+        if !self.views_seen.load(SeqCst) {
+            return None;
+        }
+        self.view(name)
     }
 
     /// Every view and materialized view.

@@ -264,7 +264,8 @@ pub(crate) fn dependents(catalog: &Catalog, name: &str) -> Vec<ViewDef> {
 /// Whether a view among `names` reads `target`, directly or through
 /// other views.
 fn reaches(catalog: &Catalog, names: &[String], target: &str) -> bool {
-    names.iter().any(|n| n == target || dependents(catalog, target).iter().any(|d| &d.name == n))
+    let above = dependents(catalog, target);
+    names.iter().any(|n| n == target || above.iter().any(|d| &d.name == n))
 }
 
 /// Before `what` (e.g. "table t") named `name` is dropped: the views that

@@ -21,6 +21,7 @@
 use super::bind::{has_aggregate, ident, object_parts, Binder, Ctx, Scope};
 use super::expr::Expr;
 use super::plan::{OutputColumn, Plan};
+use super::views::{combining_clause, single_relation};
 use crate::error::{Error, Result};
 use centum_engine::OnHeld;
 use centum_types::DataType;
@@ -52,14 +53,8 @@ impl Binder<'_> {
         let ast::SetExpr::Select(sel) = q.body.as_ref() else {
             return Err(not_allowed("UNION/INTERSECT/EXCEPT"));
         };
-        if sel.distinct.is_some() {
-            return Err(not_allowed("DISTINCT clause"));
-        }
-        if !matches!(&sel.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty()) {
-            return Err(not_allowed("GROUP BY clause"));
-        }
-        if sel.having.is_some() {
-            return Err(not_allowed("HAVING clause"));
+        if let Some(clause) = combining_clause(sel) {
+            return Err(not_allowed(&format!("{clause} clause")));
         }
         let items: Vec<&ast::Expr> = sel
             .projection
@@ -72,12 +67,8 @@ impl Binder<'_> {
         if items.iter().any(|e| has_aggregate(e)) {
             return Err(not_allowed("aggregate functions"));
         }
-        let (name, alias) = match sel.from.as_slice() {
-            [ast::TableWithJoins {
-                relation: ast::TableFactor::Table { name, alias, args: None, .. },
-                joins,
-            }] if joins.is_empty() => (name, alias),
-            _ => return Err(refuse("a join, a subquery or no table in FROM")),
+        let Some((name, alias)) = single_relation(sel) else {
+            return Err(refuse("a join, a subquery or no table in FROM"));
         };
         let info = self.catalog.table(&self.table_name(name)?)?;
         let def = info.table.def();

@@ -841,7 +841,7 @@ impl<'a> Binder<'a> {
                     r => r?,
                 };
                 let engine = info.table.name().to_string();
-                if let Some(v) = self.catalog.view(&engine).filter(|v| !v.populated) {
+                if let Some(v) = self.catalog.view_if_any(&engine).filter(|v| !v.populated) {
                     return Err(Error::Raised {
                         code: "55000",
                         message: format!(

@@ -27,8 +27,8 @@ impl Binder<'_> {
     /// through the search path, or `[schema, name]`).
     pub(crate) fn view_named(&self, parts: &[String]) -> Option<ViewDef> {
         match parts {
-            [t] => self.search_path.iter().find_map(|s| self.catalog.view(&qualify(s, t))),
-            [s, t] | [_, s, t] => self.catalog.view(&qualify(s, t)),
+            [t] => self.search_path.iter().find_map(|s| self.catalog.view_if_any(&qualify(s, t))),
+            [s, t] | [_, s, t] => self.catalog.view_if_any(&qualify(s, t)),
             _ => None,
         }
     }
@@ -55,9 +55,12 @@ impl Binder<'_> {
     /// a simple view, what to write instead. Writing to a materialized view
     /// fails (42809), and so does writing to a view that is not simple.
     pub(crate) fn view_target(&self, name: &ast::ObjectName, action: Action) -> Result<Option<Simple>> {
+        if !self.catalog.has_views() {
+            return Ok(None);
+        }
         let parts = object_parts(name)?;
-        if self.table_name(name).is_ok_and(|t| self.catalog.db().table(&t).is_ok()) {
-            if let Some(v) = self.catalog.view(&self.table_name(name)?).filter(|v| v.materialized) {
+        if let Some(table) = self.table_name(name).ok().filter(|t| self.catalog.db().table(t).is_ok()) {
+            if let Some(v) = self.catalog.view(&table).filter(|v| v.materialized) {
                 if !writing_materialized() {
                     return Err(Error::other(
                         "42809",
@@ -137,26 +140,13 @@ fn simple(b: &Binder, def: &ViewDef, action: Action) -> Result<Simple> {
     let ast::SetExpr::Select(sel) = q.body.as_ref() else {
         return Err(refuse("Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable."));
     };
-    if sel.distinct.is_some() {
-        return Err(refuse("Views containing DISTINCT are not automatically updatable."));
+    if let Some(clause) = combining_clause(sel) {
+        return Err(refuse(&format!("Views containing {clause} are not automatically updatable.")));
     }
-    if !matches!(&sel.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty()) {
-        return Err(refuse("Views containing GROUP BY are not automatically updatable."));
-    }
-    if sel.having.is_some() {
-        return Err(refuse("Views containing HAVING are not automatically updatable."));
-    }
-    let (name, alias) = match sel.from.as_slice() {
-        [ast::TableWithJoins { relation: ast::TableFactor::Table { name, alias, args: None, .. }, joins }]
-            if joins.is_empty() =>
-        {
-            (name, alias)
-        }
-        _ => {
-            return Err(refuse(
-                "Views that do not select from a single table or view are not automatically updatable.",
-            ))
-        }
+    let Some((name, alias)) = single_relation(sel) else {
+        return Err(refuse(
+            "Views that do not select from a single table or view are not automatically updatable.",
+        ));
     };
     let inner = Binder::new(b.catalog, &def.search_path, vec![]);
     let parts = object_parts(name)?;
@@ -389,6 +379,34 @@ impl Simple {
             }
             ControlFlow::<()>::Continue(())
         });
+    }
+}
+
+/// The first of DISTINCT, GROUP BY and HAVING that `sel` has: a clause
+/// that makes its rows other than rows of its FROM, so that neither a
+/// write through a view nor a row lock can reach the rows under them.
+pub(crate) fn combining_clause(sel: &ast::Select) -> Option<&'static str> {
+    if sel.distinct.is_some() {
+        Some("DISTINCT")
+    } else if !matches!(&sel.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty()) {
+        Some("GROUP BY")
+    } else if sel.having.is_some() {
+        Some("HAVING")
+    } else {
+        None
+    }
+}
+
+/// The one table or view `sel` reads, with its alias, if its FROM is just
+/// that.
+pub(crate) fn single_relation(sel: &ast::Select) -> Option<(&ast::ObjectName, &Option<ast::TableAlias>)> {
+    match sel.from.as_slice() {
+        [ast::TableWithJoins { relation: ast::TableFactor::Table { name, alias, args: None, .. }, joins }]
+            if joins.is_empty() =>
+        {
+            Some((name, alias))
+        }
+        _ => None,
     }
 }
 
