@@ -27,8 +27,9 @@ pub fn type_size(ty: Option<&DataType>) -> i16 {
         Some(DataType::BigInt)
         | Some(DataType::Double)
         | Some(DataType::Timestamp)
-        | Some(DataType::TimestampTz) => 8,
-        Some(DataType::Uuid) => 16,
+        | Some(DataType::TimestampTz)
+        | Some(DataType::Time) => 8,
+        Some(DataType::Uuid) | Some(DataType::Interval) => 16,
         _ => -1,
     }
 }
@@ -48,6 +49,8 @@ pub fn oid_type(oid: u32) -> Option<DataType> {
         1114 => DataType::Timestamp,
         1184 => DataType::TimestampTz,
         2950 => DataType::Uuid,
+        1186 => DataType::Interval,
+        1083 => DataType::Time,
         _ => return array_elem_oid(oid).and_then(oid_type).map(|e| DataType::Array(Box::new(e))),
     })
 }
@@ -72,6 +75,8 @@ fn array_elem_oid(oid: u32) -> Option<u32> {
         1115 => 1114,
         1185 => 1184,
         2951 => 2950,
+        1187 => 1186,
+        1183 => 1083,
         _ => return None,
     })
 }
@@ -140,6 +145,22 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
             fixed(16)?;
             Value::Uuid(centum_types::Uuid::from_bytes(bytes.try_into().expect("16 bytes")))
         }
+        // PostgreSQL's binary interval: i64 microseconds, i32 days, i32 months.
+        DataType::Interval => {
+            fixed(16)?;
+            let be =
+                |at: usize, n: usize| bytes[at..at + n].iter().fold(0i64, |acc, b| acc << 8 | i64::from(*b));
+            let micros = i64::from_be_bytes(bytes[..8].try_into().expect("8 bytes"));
+            Value::Interval(centum_types::Interval::new(be(12, 4) as i32, be(8, 4) as i32, micros))
+        }
+        DataType::Time => {
+            fixed(8)?;
+            let t = i64::from_be_bytes(bytes.try_into().expect("8 bytes"));
+            if !(0..=86_400_000_000).contains(&t) {
+                return Err("time out of range".to_string());
+            }
+            Value::Time(centum_types::Time(t))
+        }
         DataType::Array(elem) => decode_array(bytes, elem)?,
         _ => Value::Text(
             std::str::from_utf8(bytes)
@@ -173,6 +194,12 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
         (Some(DataType::Timestamp), Value::Timestamp(t)) => out.put_i64(t.0),
         (Some(DataType::TimestampTz), Value::TimestampTz(t)) => out.put_i64(t.0),
         (Some(DataType::Uuid), Value::Uuid(u)) => out.put_slice(u.as_bytes()),
+        (Some(DataType::Time), Value::Time(t)) => out.put_i64(t.0),
+        (Some(DataType::Interval), Value::Interval(i)) => {
+            out.put_i64(i.micros);
+            out.put_i32(i.days);
+            out.put_i32(i.months);
+        }
         (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, out),
         (_, Value::Text(s)) => out.put_slice(s.as_bytes()),
         (_, v) => out.put_slice(v.to_string().as_bytes()),

@@ -137,4 +137,5 @@ scripts!(
     grouping_sets,
     views,
     locking,
+    intervals,
 );

@@ -16,8 +16,9 @@
 use rust_decimal::Decimal;
 
 use crate::datatype::DataType;
-use crate::datetime::{Date, Timestamp, TimestampTz};
+use crate::datetime::{Date, Time, Timestamp, TimestampTz};
 use crate::error::TypeError;
+use crate::interval::Interval;
 use crate::numeric::{apply_typmod, fits_typmod, parse_numeric};
 use crate::text::{char_len, fit_char, fit_varchar, parse_bool, parse_bytea, parse_int, parse_uuid};
 use crate::value::Value;
@@ -49,6 +50,8 @@ impl Value {
             DataType::Timestamp => Value::Timestamp(Timestamp::parse(text)?),
             DataType::TimestampTz => Value::TimestampTz(TimestampTz::parse(text)?),
             DataType::Uuid => Value::Uuid(parse_uuid(text)?),
+            DataType::Interval => Value::Interval(Interval::parse(text)?),
+            DataType::Time => Value::Time(Time::parse(text)?),
             DataType::Array(elem) => crate::array::parse(text, elem)?,
         })
     }
@@ -145,6 +148,13 @@ impl Value {
             (Value::TimestampTz(t), DataType::TimestampTz) => Value::TimestampTz(t),
             (Value::TimestampTz(t), DataType::Timestamp) => Value::Timestamp(t.to_timestamp()),
             (Value::TimestampTz(t), DataType::Date) => Value::Date(t.to_timestamp().date()),
+            (v @ Value::Interval(_), DataType::Interval) => v,
+            (v @ Value::Time(_), DataType::Time) => v,
+            // PostgreSQL's assignment casts into time: the time of day.
+            (Value::Timestamp(t), DataType::Time) => Value::Time(Time::of(t)),
+            (Value::TimestampTz(t), DataType::Time) => Value::Time(Time::of(t.to_timestamp())),
+            (Value::Interval(i), DataType::Time) => Value::Time(Time(0).add_micros(i.micros)),
+            (Value::Time(t), DataType::Interval) => Value::Interval(Interval::from_micros(t.0)),
             // Element by element, with the elements' own assignment casts.
             (Value::Array(items), DataType::Array(elem)) => {
                 Value::Array(items.into_iter().map(|v| v.coerce_to(elem)).collect::<Result<_, _>>()?)
@@ -171,7 +181,9 @@ impl Value {
             | (Value::Date(_), DataType::Date)
             | (Value::Timestamp(_), DataType::Timestamp)
             | (Value::TimestampTz(_), DataType::TimestampTz)
-            | (Value::Uuid(_), DataType::Uuid) => true,
+            | (Value::Uuid(_), DataType::Uuid)
+            | (Value::Interval(_), DataType::Interval)
+            | (Value::Time(_), DataType::Time) => true,
             (Value::Numeric(d), DataType::Numeric { precision, scale }) => fits_typmod(d, *precision, *scale),
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,

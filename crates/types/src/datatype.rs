@@ -11,7 +11,7 @@
 //!   boolean 1   smallint 2   integer 4      varchar(n)  char(n)
 //!   bigint 8    double 8     numeric 16     text        bytea
 //!   date 4      timestamp 8  timestamptz 8
-//!   uuid 16
+//!   uuid 16     interval 16  time 8
 //! ```
 //!
 //! The wire protocol needs [`DataType::pg_oid`] for RowDescription messages
@@ -68,6 +68,10 @@ pub enum DataType {
     TimestampTz,
     /// `uuid`.
     Uuid,
+    /// `interval`: months, days and microseconds.
+    Interval,
+    /// `time without time zone`.
+    Time,
     /// A one-dimensional array of the element type (`integer[]`), never
     /// itself an array. Build it with [`DataType::array_of`].
     Array(Box<DataType>),
@@ -141,8 +145,8 @@ impl DataType {
             DataType::SmallInt => Some(2),
             DataType::Integer | DataType::Date => Some(4),
             DataType::BigInt | DataType::Double => Some(8),
-            DataType::Timestamp | DataType::TimestampTz => Some(8),
-            DataType::Numeric { .. } | DataType::Uuid => Some(16),
+            DataType::Timestamp | DataType::TimestampTz | DataType::Time => Some(8),
+            DataType::Numeric { .. } | DataType::Uuid | DataType::Interval => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
             DataType::Array(_) => None,
         }
@@ -171,6 +175,8 @@ impl DataType {
             DataType::Timestamp => 1114,
             DataType::TimestampTz => 1184,
             DataType::Uuid => 2950,
+            DataType::Interval => 1186,
+            DataType::Time => 1083,
             DataType::Array(e) => match **e {
                 DataType::Boolean => 1000,
                 DataType::SmallInt => 1005,
@@ -186,6 +192,8 @@ impl DataType {
                 DataType::Timestamp => 1115,
                 DataType::TimestampTz => 1185,
                 DataType::Uuid => 2951,
+                DataType::Interval => 1187,
+                DataType::Time => 1183,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
                 DataType::Array(_) => 2277,
             },
@@ -233,6 +241,8 @@ impl fmt::Display for DataType {
             DataType::Timestamp => f.write_str("timestamp without time zone"),
             DataType::TimestampTz => f.write_str("timestamp with time zone"),
             DataType::Uuid => f.write_str("uuid"),
+            DataType::Interval => f.write_str("interval"),
+            DataType::Time => f.write_str("time without time zone"),
             DataType::Array(e) => write!(f, "{e}[]"),
         }
     }
@@ -283,7 +293,7 @@ mod tests {
 
     #[test]
     fn names_widths_and_oids() {
-        let cases: [(DataType, &str, Option<usize>, u32); 18] = [
+        let cases: [(DataType, &str, Option<usize>, u32); 20] = [
             (DataType::Boolean, "boolean", Some(1), 16),
             (DataType::SmallInt, "smallint", Some(2), 21),
             (DataType::Integer, "integer", Some(4), 23),
@@ -300,6 +310,8 @@ mod tests {
             (DataType::Timestamp, "timestamp without time zone", Some(8), 1114),
             (DataType::TimestampTz, "timestamp with time zone", Some(8), 1184),
             (DataType::Uuid, "uuid", Some(16), 2950),
+            (DataType::Interval, "interval", Some(16), 1186),
+            (DataType::Time, "time without time zone", Some(8), 1083),
             (DataType::array_of(DataType::Integer).unwrap(), "integer[]", None, 1007),
             (DataType::array_of(DataType::Varchar(Some(5))).unwrap(), "character varying(5)[]", None, 1015),
         ];

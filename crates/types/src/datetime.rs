@@ -4,6 +4,7 @@
 //!   Date(i32)          days since 2000-01-01
 //!   Timestamp(i64)     microseconds since 2000-01-01 00:00:00 (no time zone)
 //!   TimestampTz(i64)   microseconds since 2000-01-01 00:00:00 UTC
+//!   Time(i64)          microseconds since midnight, 0 ..= 24:00:00
 //!
 //!   i32::MIN / i64::MIN  = -infinity      i32::MAX / i64::MAX  = infinity
 //! ```
@@ -48,6 +49,11 @@ pub struct Timestamp(pub i64);
 /// Microseconds since 2000-01-01 00:00:00 UTC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TimestampTz(pub i64);
+
+/// Microseconds since midnight, `00:00:00` to `24:00:00` inclusive
+/// (`time without time zone`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub i64);
 
 /// chrono's day number ("days from CE", 0001-01-01 is day 1) of 2000-01-01.
 const CE_TO_PG_DAYS: i32 = 730_120;
@@ -192,6 +198,44 @@ impl TimestampTz {
     }
 }
 
+impl Time {
+    /// Parses PostgreSQL `time` input: `14:07`, `14:07:09.5`, `2:07 pm`,
+    /// `14:07+02` (the zone is ignored), a whole timestamp (its time of day),
+    /// `allballs` and `now`. 22007 for text that is not a time, 22008 for a
+    /// field out of range.
+    pub fn parse(text: &str) -> Result<Time, TypeError> {
+        if text.trim().eq_ignore_ascii_case("now") {
+            return Ok(Time::of(TimestampTz::now().to_timestamp()));
+        }
+        parse::parse_time_of_day(text).map(Time)
+    }
+
+    /// The time of day of a timestamp.
+    pub fn of(ts: Timestamp) -> Time {
+        Time(split_timestamp(ts.0).1)
+    }
+
+    /// `time + interval`: the time part added, wrapping around midnight;
+    /// the interval's days and months do not move a time of day.
+    pub fn add_micros(self, micros: i64) -> Time {
+        Time((i128::from(self.0) + i128::from(micros)).rem_euclid(i128::from(USECS_PER_DAY)) as i64)
+    }
+}
+
+impl fmt::Display for Time {
+    /// `14:07:09`, `14:07:09.5`, `24:00:00`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0 / 1_000_000;
+        let micros = self.0 % 1_000_000;
+        write!(f, "{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
+        if micros != 0 {
+            let digits = format!("{micros:06}");
+            write!(f, ".{}", digits.trim_end_matches('0'))?;
+        }
+        Ok(())
+    }
+}
+
 /// `Some(Date)` when `days` is inside PostgreSQL's finite date range.
 fn finite_date(days: i64) -> Option<Date> {
     (i64::from(MIN_DATE)..i64::from(END_DATE)).contains(&days).then_some(Date(days as i32))
@@ -246,13 +290,7 @@ fn write_timestamp(f: &mut fmt::Formatter<'_>, usecs: i64, zone: &str) -> fmt::R
     }
     let (days, time) = split_timestamp(usecs);
     let bc = write_date(f, days)?;
-    let secs = time / 1_000_000;
-    let micros = time % 1_000_000;
-    write!(f, " {:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)?;
-    if micros != 0 {
-        let digits = format!("{micros:06}");
-        write!(f, ".{}", digits.trim_end_matches('0'))?;
-    }
+    write!(f, " {}", Time(time))?;
     f.write_str(zone)?;
     if bc {
         f.write_str(" BC")?;

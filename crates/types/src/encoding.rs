@@ -15,6 +15,9 @@
 //!   date           4    i32 days since 2000-01-01, little-endian
 //!   timestamp[tz]  8    i64 microseconds since 2000-01-01, little-endian
 //!   uuid          16    the 16 bytes in RFC 4122 order
+//!   time           8    i64 microseconds since midnight, little-endian
+//!   interval      16    i64 microseconds, i32 days, i32 months, each
+//!                       little-endian, in that order
 //!   text / varchar / char   UTF-8 bytes        (variable)
 //!   bytea                   the bytes as they are (variable)
 //!   arrays                  count, then each element's length and bytes
@@ -32,8 +35,9 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use crate::datatype::DataType;
-use crate::datetime::{Date, Timestamp, TimestampTz};
+use crate::datetime::{Date, Time, Timestamp, TimestampTz};
 use crate::error::TypeError;
+use crate::interval::Interval;
 use crate::value::Value;
 
 /// Widest fixed encoding (numeric, uuid).
@@ -65,6 +69,12 @@ impl Value {
             (Value::Timestamp(t), DataType::Timestamp) => buf.copy_from_slice(&t.0.to_le_bytes()),
             (Value::TimestampTz(t), DataType::TimestampTz) => buf.copy_from_slice(&t.0.to_le_bytes()),
             (Value::Uuid(u), DataType::Uuid) => buf.copy_from_slice(u.as_bytes()),
+            (Value::Time(t), DataType::Time) => buf.copy_from_slice(&t.0.to_le_bytes()),
+            (Value::Interval(i), DataType::Interval) => {
+                buf[..8].copy_from_slice(&i.micros.to_le_bytes());
+                buf[8..12].copy_from_slice(&i.days.to_le_bytes());
+                buf[12..].copy_from_slice(&i.months.to_le_bytes());
+            }
             _ => return Err(TypeError::mismatch(ty, self.type_name())),
         }
         Ok(())
@@ -95,6 +105,12 @@ impl Value {
             DataType::Timestamp => Value::Timestamp(Timestamp(i64::from_le_bytes(prefix(&bytes)))),
             DataType::TimestampTz => Value::TimestampTz(TimestampTz(i64::from_le_bytes(prefix(&bytes)))),
             DataType::Uuid => Value::Uuid(Uuid::from_bytes(bytes)),
+            DataType::Time => Value::Time(Time(i64::from_le_bytes(prefix(&bytes)))),
+            DataType::Interval => Value::Interval(Interval::new(
+                i32::from_le_bytes(std::array::from_fn(|i| bytes[12 + i])),
+                i32::from_le_bytes(std::array::from_fn(|i| bytes[8 + i])),
+                i64::from_le_bytes(prefix(&bytes)),
+            )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
             DataType::Array(_) => Value::Null,
         }
@@ -168,6 +184,8 @@ mod tests {
         round_trip(Value::Timestamp(Timestamp(-1)), DataType::Timestamp);
         round_trip(Value::TimestampTz(TimestampTz::INFINITY), DataType::TimestampTz);
         round_trip(Value::Uuid(Uuid::from_u128(0x0123_4567_89ab_cdef)), DataType::Uuid);
+        round_trip(Value::Time(Time(86_400_000_000)), DataType::Time);
+        round_trip(Value::Interval(Interval::new(-14, 3, -1)), DataType::Interval);
     }
 
     #[test]

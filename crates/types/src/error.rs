@@ -13,6 +13,8 @@
 //!   InvalidText         22P02     invalid_text_representation
 //!   InvalidDatetime     22007     invalid_datetime_format
 //!   DatetimeOverflow    22008     datetime_field_overflow
+//!   IntervalOverflow    22015     interval_field_overflow
+//!   DivisionByZero      22012     division_by_zero
 //!   InvalidParameter    22023     invalid_parameter_value
 //!   Unsupported         0A000     feature_not_supported
 //! ```
@@ -71,6 +73,15 @@ pub enum TypeError {
     /// The text is the whole message.
     #[error("{0}")]
     DatetimeOverflow(String),
+    /// An interval field in input text that does not fit its field, such as
+    /// `2147483648 days` (22015 interval_field_overflow). The text is the
+    /// whole message.
+    #[error("{0}")]
+    IntervalOverflow(String),
+    /// Division of a value by zero, such as `interval '1 day' / 0`
+    /// (22012 division_by_zero).
+    #[error("division by zero")]
+    DivisionByZero,
     /// A type modifier or other parameter outside its allowed range, such as
     /// `numeric(40)` (22023 invalid_parameter_value). The text is the whole message.
     #[error("{0}")]
@@ -91,6 +102,8 @@ impl TypeError {
             TypeError::InvalidText { .. } | TypeError::MalformedArray(_) => "22P02",
             TypeError::InvalidDatetime(_) => "22007",
             TypeError::DatetimeOverflow(_) => "22008",
+            TypeError::IntervalOverflow(_) => "22015",
+            TypeError::DivisionByZero => "22012",
             TypeError::InvalidParameter(_) => "22023",
             TypeError::Unsupported(_) => "0A000",
         }

@@ -19,8 +19,11 @@
 //!   PostgreSQL's input functions and assignment casts; text output is what
 //!   psql prints; `sql_cmp` is SQL comparison and `Ord`/`Eq`/`Hash` a total
 //!   order for sorting and keys.
-//! * [`Date`], [`Timestamp`], [`TimestampTz`]: PostgreSQL's representation
-//!   (days / microseconds since 2000-01-01), with ISO input and output.
+//! * [`Date`], [`Timestamp`], [`TimestampTz`], [`Time`]: PostgreSQL's
+//!   representation (days / microseconds since 2000-01-01, microseconds
+//!   since midnight), with ISO input and output.
+//! * [`Interval`]: months, days and microseconds apart, with PostgreSQL's
+//!   input forms, output style and calendar arithmetic.
 //! * [`TypeError`]: every failure, with its SQLSTATE.
 //!
 //! Known differences from PostgreSQL: `numeric` holds at most 28-29
@@ -61,17 +64,21 @@ mod datetime;
 mod encoding;
 mod error;
 mod float;
+pub mod interval;
 mod numeric;
 mod ordering;
 mod text;
+mod units;
 mod value;
 
 pub use datatype::{DataType, MAX_CHAR_LENGTH, MAX_NUMERIC_PRECISION};
 /// Proleptic Gregorian day arithmetic on day numbers counted from
 /// 2000-01-01, as the date and timestamp types use.
 pub use datetime::calendar::{days_from_ymd, ymd_from_days};
-pub use datetime::{Date, Timestamp, TimestampTz};
+pub use datetime::{Date, Time, Timestamp, TimestampTz};
 pub use error::TypeError;
+pub use interval::Interval;
 pub use rust_decimal::Decimal;
+pub use units::DateUnit;
 pub use uuid::Uuid;
 pub use value::Value;

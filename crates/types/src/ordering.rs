@@ -108,6 +108,9 @@ impl Value {
             (Value::Text(a), Value::Text(b)) => Some(a.cmp(b)),
             (Value::Bytea(a), Value::Bytea(b)) => Some(a.cmp(b)),
             (Value::Uuid(a), Value::Uuid(b)) => Some(a.cmp(b)),
+            (Value::Interval(a), Value::Interval(b)) => Some(a.cmp(b)),
+            (Value::Time(a), Value::Time(b)) => Some(a.cmp(b)),
+            (Value::Interval(_) | Value::Time(_), _) | (_, Value::Interval(_) | Value::Time(_)) => None,
             // Arrays compare element by element, then by length; NULL
             // elements are equal to each other and above any value, as in
             // PostgreSQL's array comparison.
@@ -133,8 +136,10 @@ impl Value {
             Value::Timestamp(_) => 6,
             Value::TimestampTz(_) => 7,
             Value::Uuid(_) => 8,
-            Value::Array(_) => 9,
-            Value::Null => 10,
+            Value::Interval(_) => 9,
+            Value::Time(_) => 10,
+            Value::Array(_) => 11,
+            Value::Null => 12,
         }
     }
 }
@@ -152,6 +157,8 @@ impl Ord for Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
             (Value::TimestampTz(a), Value::TimestampTz(b)) => a.cmp(b),
             (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+            (Value::Interval(a), Value::Interval(b)) => a.cmp(b),
+            (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::Array(a), Value::Array(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
@@ -192,6 +199,8 @@ impl Hash for Value {
             Value::Timestamp(t) => t.hash(state),
             Value::TimestampTz(t) => t.hash(state),
             Value::Uuid(u) => u.hash(state),
+            Value::Interval(i) => i.hash(state),
+            Value::Time(t) => t.hash(state),
             Value::Array(items) => items.hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so

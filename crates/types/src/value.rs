@@ -22,7 +22,8 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use crate::datatype::DataType;
-use crate::datetime::{Date, Timestamp, TimestampTz};
+use crate::datetime::{Date, Time, Timestamp, TimestampTz};
+use crate::interval::Interval;
 
 /// A SQL value.
 ///
@@ -72,6 +73,10 @@ pub enum Value {
     TimestampTz(TimestampTz),
     /// `uuid`.
     Uuid(Uuid),
+    /// `interval`.
+    Interval(Interval),
+    /// `time without time zone`.
+    Time(Time),
     /// A one-dimensional array (lower bound 1): its elements, each of the
     /// array's element type or Null.
     Array(Vec<Value>),
@@ -100,6 +105,8 @@ impl Value {
             Value::Timestamp(_) => DataType::Timestamp,
             Value::TimestampTz(_) => DataType::TimestampTz,
             Value::Uuid(_) => DataType::Uuid,
+            Value::Interval(_) => DataType::Interval,
+            Value::Time(_) => DataType::Time,
             // The first element's type names the array; an array of only
             // NULLs (or none) reads as text[].
             Value::Array(items) => {
@@ -132,6 +139,8 @@ impl fmt::Display for Value {
             Value::Timestamp(t) => write!(f, "{t}"),
             Value::TimestampTz(t) => write!(f, "{t}"),
             Value::Uuid(u) => write!(f, "{}", u.hyphenated()),
+            Value::Interval(i) => write!(f, "{i}"),
+            Value::Time(t) => write!(f, "{t}"),
             Value::Array(items) => f.write_str(&crate::array::display(items)),
         }
     }
@@ -165,6 +174,8 @@ value_from! {
     Timestamp => Timestamp,
     TimestampTz => TimestampTz,
     Uuid => Uuid,
+    Interval => Interval,
+    Time => Time,
     Vec<Value> => Array,
 }
 

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use centum_types::{DataType, Date, Decimal, Timestamp, TimestampTz, Uuid, Value};
+use centum_types::{DataType, Date, Decimal, Interval, Time, Timestamp, TimestampTz, Uuid, Value};
 use proptest::prelude::*;
 
 /// PostgreSQL's finite date range, in days since 2000-01-01.
@@ -42,6 +42,8 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Timestamp),
         Just(DataType::TimestampTz),
         Just(DataType::Uuid),
+        Just(DataType::Interval),
+        Just(DataType::Time),
     ]
 }
 
@@ -114,6 +116,13 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Timestamp => timestamp_usecs().prop_map(|t| Value::Timestamp(Timestamp(t))).boxed(),
         DataType::TimestampTz => timestamp_usecs().prop_map(|t| Value::TimestampTz(TimestampTz(t))).boxed(),
         DataType::Uuid => any::<u128>().prop_map(|u| Value::Uuid(Uuid::from_u128(u))).boxed(),
+        DataType::Interval => prop_oneof![
+            (any::<i32>(), any::<i32>(), any::<i64>()),
+            (-50i32..50, -50i32..50, -100_000_000_000i64..100_000_000_000),
+        ]
+        .prop_map(|(m, d, t)| Value::Interval(Interval::new(m, d, t)))
+        .boxed(),
+        DataType::Time => (0i64..=86_400_000_000).prop_map(|t| Value::Time(Time(t))).boxed(),
         DataType::Array(elem) => {
             let item = prop_oneof![1 => Just(Value::Null), 4 => value_of(&elem)];
             prop::collection::vec(item, 0..5).prop_map(Value::Array).boxed()

@@ -200,6 +200,8 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Timestamp => out.push(12),
         DataType::TimestampTz => out.push(13),
         DataType::Uuid => out.push(14),
+        DataType::Interval => out.push(16),
+        DataType::Time => out.push(17),
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
@@ -296,6 +298,8 @@ impl<'a> Reader<'a> {
             12 => DataType::Timestamp,
             13 => DataType::TimestampTz,
             14 => DataType::Uuid,
+            16 => DataType::Interval,
+            17 => DataType::Time,
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,
@@ -318,6 +322,8 @@ mod tests {
             .column("any", DataType::numeric(None, None).unwrap())
             .column("at", DataType::TimestampTz)
             .column("u", DataType::Uuid)
+            .column("span", DataType::Interval)
+            .column("opens", DataType::array_of(DataType::Time).unwrap())
             .index(IndexDef::hash("orders_pkey", &["id"], 1 << 20).unique())
             .index(IndexDef::range("orders_at", &["at", "id"]).descending(&[true, false]))
             .extra(vec![1, 0, 0xFF, 7]);

@@ -332,8 +332,9 @@ impl KeyDef {
 }
 
 /// The canonical bytes of a fixed or variable encoding: only doubles,
-/// numerics and arrays (of them) have several encodings of one value; an
-/// array's canonical bytes are its range-key encoding.
+/// numerics, intervals and arrays (of them) have several encodings of one
+/// value; an interval's canonical bytes are its span, an array's its
+/// range-key encoding.
 #[inline]
 fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
     use std::borrow::Cow;
@@ -358,6 +359,8 @@ fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
             super::sortkey::encode_raw(t, b, &mut out);
             Cow::Owned(out.to_vec())
         }
+        // `1 mon` and `30 days` are one key: compare the span.
+        DataType::Interval => Cow::Owned(super::sortkey::interval_span(b).to_le_bytes().to_vec()),
         _ => Cow::Borrowed(b),
     }
 }

@@ -12,9 +12,11 @@
 //!                 (NULLs sort last ascending, first descending, as in
 //!                 PostgreSQL)
 //!   boolean       1 byte, 0 or 1
-//!   smallint/integer/bigint, date, timestamp[tz]
+//!   smallint/integer/bigint, date, timestamp[tz], time
 //!                 big-endian two's complement with the sign bit flipped
 //!                 (2, 4 or 8 bytes)
+//!   interval      its span in microseconds (a month as 30 days) as a
+//!                 16-byte big-endian i128, sign bit flipped
 //!   double        IEEE bits big-endian; sign bit flipped for positives, all
 //!                 bits flipped for negatives; -0 as +0, every NaN as one
 //!                 NaN above +Infinity
@@ -295,6 +297,15 @@ fn min_hi(a: Option<KeyBytes>, b: Option<KeyBytes>) -> Option<KeyBytes> {
     }
 }
 
+/// The comparison span of a stored interval (a month as 30 days, a day as
+/// 24 hours), so that `1 mon` and `30 days` are one key.
+pub(crate) fn interval_span(b: &[u8]) -> i128 {
+    match Value::decode_fixed(&DataType::Interval, b) {
+        Value::Interval(i) => i.span(),
+        _ => 0,
+    }
+}
+
 /// Appends the order-preserving encoding of a stored (fixed or variable)
 /// value of type `t`.
 pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
@@ -312,7 +323,7 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         DataType::Integer | DataType::Date => {
             out.extend_from_slice(&(i32::from_le_bytes(le(b)) as u32 ^ 0x8000_0000).to_be_bytes())
         }
-        DataType::BigInt | DataType::Timestamp | DataType::TimestampTz => {
+        DataType::BigInt | DataType::Timestamp | DataType::TimestampTz | DataType::Time => {
             out.extend_from_slice(&(i64::from_le_bytes(le(b)) as u64 ^ (1 << 63)).to_be_bytes())
         }
         DataType::Double => {
@@ -339,6 +350,7 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
             out.extend_from_slice(&[0x00, 0x01]);
         }
         DataType::Uuid => out.extend_from_slice(&le::<16>(b)),
+        DataType::Interval => out.extend_from_slice(&(interval_span(b) as u128 ^ (1 << 127)).to_be_bytes()),
         DataType::Array(elem) => {
             let Value::Array(items) = Value::decode_var(t, b) else { return };
             let mut scratch = [0u8; 16];

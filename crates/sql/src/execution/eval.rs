@@ -626,6 +626,9 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
         (Value::Date(a), Value::Date(b), BinOp::Sub) => return Ok(Value::Integer(a.0.wrapping_sub(b.0))),
         _ => {}
     }
+    if let Some(v) = super::functions::intervals::arith(op, &l, &r)? {
+        return Ok(v);
+    }
     if is_intv(&l) && is_intv(&r) {
         let (a, b) = (int_of(&l), int_of(&r));
         let rank = int_rank(&l).max(int_rank(&r));
@@ -778,7 +781,8 @@ fn no_operator(op: BinOp, l: &Value, r: &Value) -> Error {
     }
 }
 
-fn negate(v: Value) -> Result<Value> {
+/// Unary minus.
+pub(crate) fn negate(v: Value) -> Result<Value> {
     Ok(match v {
         Value::Null => Value::Null,
         Value::SmallInt(i) => Value::SmallInt(i.checked_neg().ok_or_else(|| int_overflow("smallint"))?),
@@ -786,6 +790,7 @@ fn negate(v: Value) -> Result<Value> {
         Value::BigInt(i) => Value::BigInt(i.checked_neg().ok_or_else(|| int_overflow("bigint"))?),
         Value::Double(f) => Value::Double(-f),
         Value::Numeric(d) => Value::Numeric(-d),
+        Value::Interval(i) => Value::Interval(i.checked_neg()?),
         v => {
             return Err(Error::TypeMismatch {
                 code: "42883",

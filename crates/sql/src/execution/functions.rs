@@ -14,6 +14,9 @@
 //!   date/time now current_timestamp transaction_timestamp statement_timestamp
 //!             clock_timestamp current_date localtimestamp date_trunc
 //!             date_part extract make_date make_timestamp to_timestamp
+//!   intervals age justify_days justify_hours justify_interval make_interval
+//!             localtime, and extract/date_part/date_trunc of intervals and
+//!             times (in `intervals`, with the interval operators)
 //!   session   version current_database current_catalog current_schema
 //!             current_user session_user user gen_random_uuid
 //! ```
@@ -54,7 +57,11 @@ use centum_types::{
     days_from_ymd, ymd_from_days, DataType, Date, Decimal, Timestamp, TimestampTz, TypeError, Uuid, Value,
 };
 
-use self::P::{Big, Bpchar, Bytes, Dt, Dtz, Flt, Int, Ts, Txt};
+pub(crate) mod intervals;
+
+use centum_types::DateUnit as Unit;
+
+use self::P::{Big, Bpchar, Bytes, Dt, Dtz, Flt, Int, Ivl, Tm, Ts, Txt};
 use crate::error::{Error, Result};
 use DataType as T;
 
@@ -128,6 +135,8 @@ const UUID: u8 = 10;
 const BYTEA: u8 = 11;
 /// Arrays: no scalar function here takes one.
 const ARR: u8 = 12;
+const IVL: u8 = 13;
+const TIM: u8 = 14;
 
 /// Unconstrained `numeric`.
 const NUMERIC: DataType = DataType::Numeric { precision: None, scale: None };
@@ -148,6 +157,8 @@ fn code(t: &DataType) -> u8 {
         DataType::Uuid => UUID,
         DataType::Bytea => BYTEA,
         DataType::Array(_) => ARR,
+        DataType::Interval => IVL,
+        DataType::Time => TIM,
     }
 }
 
@@ -165,6 +176,8 @@ fn code_type(k: u8) -> DataType {
         TSTZ => DataType::TimestampTz,
         BOOL => DataType::Boolean,
         UUID => DataType::Uuid,
+        IVL => DataType::Interval,
+        TIM => DataType::Time,
         _ => DataType::Bytea,
     }
 }
@@ -215,6 +228,10 @@ enum P {
     Dtz,
     /// date, timestamp, timestamptz or unknown.
     Dt,
+    /// interval or unknown.
+    Ivl,
+    /// time or unknown.
+    Tm,
 }
 
 impl P {
@@ -231,6 +248,8 @@ impl P {
             P::Ts => *t == DataType::Timestamp,
             P::Dtz => matches!(t, DataType::Date | DataType::TimestampTz),
             P::Dt => matches!(t, DataType::Date | DataType::Timestamp | DataType::TimestampTz),
+            P::Ivl => *t == DataType::Interval,
+            P::Tm => *t == DataType::Time,
         }
     }
 }
@@ -301,6 +320,18 @@ static SIGS: &[Sig] = &[
     sig(&["date_trunc"], &[Txt, Dtz], 2, T::TimestampTz, date_trunc),
     sig(&["date_part"], &[Txt, Dt], 2, T::Double, date_part),
     sig(&["extract"], &[Txt, Dt], 2, NUMERIC, extract),
+    sig(&["date_trunc"], &[Txt, Ivl], 2, T::Interval, intervals::trunc),
+    sig(&["date_part"], &[Txt, Ivl], 2, T::Double, date_part),
+    sig(&["date_part"], &[Txt, Tm], 2, T::Double, date_part),
+    sig(&["extract"], &[Txt, Ivl], 2, NUMERIC, extract),
+    sig(&["extract"], &[Txt, Tm], 2, NUMERIC, extract),
+    sig(&["age"], &[Ts, Ts], 1, T::Interval, intervals::age),
+    sig(&["age"], &[Dtz, Dtz], 1, T::Interval, intervals::age),
+    sig(&["justify_days"], &[Ivl], 1, T::Interval, intervals::justify_days),
+    sig(&["justify_hours"], &[Ivl], 1, T::Interval, intervals::justify_hours),
+    sig(&["justify_interval"], &[Ivl], 1, T::Interval, intervals::justify_interval),
+    sig(&["make_interval"], &[Int, Int, Int, Int, Int, Int, Flt], 0, T::Interval, intervals::make_interval),
+    sig(&["localtime"], &[Int], 0, T::Time, intervals::localtime),
     sig(&["make_date"], &[Int, Int, Int], 3, T::Date, make_date),
     sig(&["make_timestamp"], &[Int, Int, Int, Int, Int, Flt], 6, T::Timestamp, make_timestamp),
     sig(&["to_timestamp"], &[Flt], 1, T::TimestampTz, to_timestamp),
@@ -1387,59 +1418,10 @@ fn instant(v: &Value) -> Result<(i64, Src)> {
     }
 }
 
-/// The units of `date_trunc` and `date_part`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Unit {
-    Micro,
-    Milli,
-    Second,
-    Minute,
-    Hour,
-    Day,
-    Week,
-    Month,
-    Quarter,
-    Year,
-    Decade,
-    Century,
-    Millennium,
-    Dow,
-    IsoDow,
-    Doy,
-    IsoYear,
-    Epoch,
-    Julian,
-    Zone,
-}
-
-/// Reads a (lower-case) unit name with PostgreSQL's spellings, which are
-/// compared on their first 10 characters.
+/// Reads a (lower-case) unit name of `date_trunc` and `date_part`, with
+/// PostgreSQL's spellings.
 fn unit(low: &str) -> Option<Unit> {
-    use Unit::*;
-    let key: String = low.chars().take(10).collect();
-    Some(match key.as_str() {
-        "microsecon" | "us" | "usec" | "usecond" | "useconds" | "usecs" => Micro,
-        "millisecon" | "ms" | "msec" | "msecond" | "mseconds" | "msecs" => Milli,
-        "s" | "sec" | "second" | "seconds" | "secs" => Second,
-        "m" | "min" | "mins" | "minute" | "minutes" => Minute,
-        "h" | "hour" | "hours" | "hr" | "hrs" => Hour,
-        "d" | "day" | "days" => Day,
-        "w" | "week" | "weeks" => Week,
-        "mon" | "mons" | "month" | "months" => Month,
-        "qtr" | "quarter" => Quarter,
-        "y" | "year" | "years" | "yr" | "yrs" => Year,
-        "dec" | "decade" | "decades" | "decs" => Decade,
-        "c" | "cent" | "century" | "centuries" => Century,
-        "mil" | "mils" | "millennia" | "millennium" => Millennium,
-        "dow" => Dow,
-        "isodow" => IsoDow,
-        "doy" => Doy,
-        "isoyear" => IsoYear,
-        "epoch" => Epoch,
-        "j" | "jd" | "julian" => Julian,
-        "timezone" | "timezone_h" | "timezone_m" => Zone,
-        _ => return None,
-    })
+    Unit::named(low)
 }
 
 /// 22023 for a unit PostgreSQL does not know.
@@ -1543,6 +1525,9 @@ fn extract(a: &[Value], _: &FnContext) -> Result<Value> {
 /// a date; `date_part` reads a date as a timestamp, as PostgreSQL does.
 fn part(field: &Value, source: &Value, numeric: bool) -> Result<Part> {
     use Unit::*;
+    if let Some(d) = intervals::part(field, source)? {
+        return Ok(Part::Value(d));
+    }
     let low = text(field)?.to_lowercase();
     let (usecs, src) = instant(source)?;
     let date = numeric && src == Src::Date;

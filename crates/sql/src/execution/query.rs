@@ -279,9 +279,13 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }))
         }
         Plan::Series { args } => {
-            let vals = args
-                .iter()
-                .map(|e| Ok(eval(e, &[], &outer, cx)?.coerce_to(&centum_types::DataType::BigInt)?))
+            let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
+            if let Some(Value::Timestamp(_) | Value::TimestampTz(_)) = vals.first() {
+                return timestamp_series(vals, cx);
+            }
+            let vals = vals
+                .into_iter()
+                .map(|v| Ok(v.coerce_to(&centum_types::DataType::BigInt)?))
                 .collect::<Result<Vec<_>>>()?;
             let int = |v: &Value| match v {
                 Value::BigInt(i) => Some(*i),
@@ -314,6 +318,43 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             }))
         }
     })
+}
+
+/// `generate_series(start, stop, step)` over timestamps or timestamptz:
+/// each value is the last plus the interval, by the calendar.
+fn timestamp_series<'a>(vals: Vec<Value>, cx: &'a ExecCtx<'a>) -> Result<Rows<'a>> {
+    let (wrap, start, stop): (fn(i64) -> Value, _, _) = match (&vals[0], vals.get(1)) {
+        (Value::Timestamp(a), Some(Value::Timestamp(b))) => {
+            (|t| Value::Timestamp(centum_types::Timestamp(t)), a.0, b.0)
+        }
+        (Value::TimestampTz(a), Some(Value::TimestampTz(b))) => {
+            (|t| Value::TimestampTz(centum_types::TimestampTz(t)), a.0, b.0)
+        }
+        _ => return Ok(Box::new(std::iter::empty())),
+    };
+    let step = match vals.get(2) {
+        Some(Value::Interval(i)) => *i,
+        _ => return Err(Error::InvalidParameter("step size cannot be NULL".into())),
+    };
+    let forward = match step.span().cmp(&0) {
+        std::cmp::Ordering::Equal => {
+            return Err(Error::InvalidParameter("step size cannot equal zero".into()))
+        }
+        o => o == std::cmp::Ordering::Greater,
+    };
+    let mut next = Some(start);
+    Ok(Box::new(std::iter::from_fn(move || {
+        let cur = next?;
+        if (forward && cur > stop) || (!forward && cur < stop) {
+            return None;
+        }
+        if let Err(e) = cx.tick(1) {
+            next = None;
+            return Some(Err(e));
+        }
+        next = centum_types::interval::add_to_timestamp(cur, step).ok().filter(|n| *n != cur);
+        Some(Ok(vec![wrap(cur)]))
+    })))
 }
 
 /// Groups `input` and aggregates each group: rows of group values, then

@@ -166,7 +166,11 @@ impl Offsets {
                 if v.is_null() {
                     return Err(Error::other("22004", format!("frame {side} offset must not be null")));
                 }
-                if v.sql_cmp(&Value::Integer(0)) == Some(Ordering::Less) {
+                let zero = match v {
+                    Value::Interval(_) => Value::Interval(centum_types::Interval::ZERO),
+                    _ => Value::Integer(0),
+                };
+                if v.sql_cmp(&zero) == Some(Ordering::Less) {
                     return Err(Error::other(
                         "22013",
                         "invalid preceding or following size in window function",
@@ -274,6 +278,8 @@ impl Partition<'_> {
             return Ok(if start { ns } else { ne });
         }
         let wide = |v: &Value| match (v, distance) {
+            // A date or time key moves by an interval as it is.
+            (_, Value::Interval(_)) => Ok(v.clone()),
             (Value::Double(_), _) | (_, Value::Double(_)) => v.clone().coerce_to(&DataType::Double),
             _ => v.clone().coerce_to(&crate::planner::bind::unconstrained_numeric()),
         };

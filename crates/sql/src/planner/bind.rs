@@ -315,6 +315,20 @@ impl<'a> Binder<'a> {
                 };
                 (Expr::Literal(Value::parse(&text, &ty)?), Some(ty))
             }
+            A::Interval(iv) => {
+                let x = self.expr(&iv.value, ctx)?;
+                let fields = (iv.leading_field.as_ref(), iv.last_field.as_ref());
+                match x {
+                    (Expr::Literal(Value::Text(text)), _) => (
+                        Expr::Literal(Value::Interval(interval_literal(&text, fields)?)),
+                        Some(DataType::Interval),
+                    ),
+                    x => {
+                        let x = self.coerce_untyped(x, &Some(DataType::Text))?;
+                        (Expr::Cast(Box::new(x.0), DataType::Interval), Some(DataType::Interval))
+                    }
+                }
+            }
             A::Nested(e) => self.expr(e, ctx)?,
             A::BinaryOp { op: op @ (ast::BinaryOperator::And | ast::BinaryOperator::Or), .. } => {
                 self.chain(e, op, ctx)?
@@ -626,8 +640,8 @@ impl<'a> Binder<'a> {
         if rel.is_none() {
             // Niladic functions written without parentheses.
             match name {
-                "current_timestamp" | "current_date" | "localtimestamp" | "current_user" | "session_user"
-                | "user" | "current_schema" | "current_catalog" => {
+                "current_timestamp" | "current_date" | "localtimestamp" | "localtime" | "current_user"
+                | "session_user" | "user" | "current_schema" | "current_catalog" => {
                     let n = if name == "current_catalog" { "current_database" } else { name };
                     if let Some(t) = self.catalog_call(n, vec![])? {
                         return Ok(t);
@@ -807,6 +821,21 @@ impl<'a> Binder<'a> {
             // date + untyped: PostgreSQL resolves it to integer days.
             let r = self.coerce_untyped(r, &Some(DataType::Integer))?;
             (l, r)
+        } else if op == BinOp::Add
+            && matches!(l.1, Some(DataType::Timestamp | DataType::TimestampTz | DataType::Time))
+            && r.1.is_none()
+        {
+            // timestamp + untyped: the only `+` with a timestamp on the
+            // left takes an interval.
+            let r = self.coerce_untyped(r, &Some(DataType::Interval))?;
+            (l, r)
+        } else if matches!(op, BinOp::Mul | BinOp::Div)
+            && (l.1 == Some(DataType::Interval)) != (r.1 == Some(DataType::Interval))
+        {
+            // interval * untyped: a factor, as double precision.
+            let l = self.coerce_untyped(l, &Some(DataType::Double))?;
+            let r = self.coerce_untyped(r, &Some(DataType::Double))?;
+            (l, r)
         } else {
             self.unify(l, r)?
         };
@@ -918,6 +947,18 @@ impl<'a> Binder<'a> {
                 Ok((Expr::NullIf(Box::new(a.0), Box::new(b.0)), ty))
             }
             "nextval" | "currval" | "setval" => self.sequence_call(&name, args),
+            "current_time" => Err(Error::unsupported("type time with time zone")),
+            // The argument's type, known when binding: `unknown` for an
+            // untyped literal, as PostgreSQL says.
+            "pg_typeof" if args.len() == 1 => {
+                let name = args[0].1.as_ref().map_or("unknown".to_string(), |t| match t {
+                    DataType::Varchar(_) => "character varying".to_string(),
+                    DataType::Char(_) => "character".to_string(),
+                    DataType::Numeric { .. } => "numeric".to_string(),
+                    t => t.sql_name(),
+                });
+                Ok((Expr::Literal(Value::Text(name)), Some(DataType::Text)))
+            }
             "row" => Ok((
                 Expr::Catalog(crate::system::CatalogFn::Row, args.into_iter().map(|a| a.0).collect()),
                 Some(DataType::Text),
@@ -1099,10 +1140,12 @@ impl<'a> Binder<'a> {
                 Some(DataType::SmallInt | DataType::Integer) => Some(DataType::BigInt),
                 Some(DataType::BigInt | DataType::Numeric { .. }) | None => Some(unconstrained_numeric()),
                 Some(DataType::Double) => Some(DataType::Double),
+                Some(DataType::Interval) => Some(DataType::Interval),
                 Some(t) => return Err(Error::UndefinedFunction(format!("sum({})", t.sql_name()))),
             },
             AggFunc::Avg => match &arg_ty {
                 Some(DataType::Double) => Some(DataType::Double),
+                Some(DataType::Interval) => Some(DataType::Interval),
                 Some(
                     DataType::SmallInt | DataType::Integer | DataType::BigInt | DataType::Numeric { .. },
                 )
@@ -1320,17 +1363,7 @@ fn negate_literal(v: Value) -> Result<Value> {
             }
             Value::Numeric(n)
         }
-        Value::Double(f) => Value::Double(-f),
-        Value::Null => Value::Null,
-        other => {
-            return Err(Error::TypeMismatch {
-                code: "42883",
-                message: format!(
-                    "operator does not exist: - {}",
-                    other.data_type().map_or("unknown".into(), |t| t.sql_name())
-                ),
-            })
-        }
+        other => crate::execution::eval::negate(other)?,
     })
 }
 
@@ -1371,7 +1404,7 @@ fn is_numeric(t: &DataType) -> bool {
     )
 }
 
-fn is_int(t: &DataType) -> bool {
+pub(crate) fn is_int(t: &DataType) -> bool {
     matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt)
 }
 
@@ -1459,11 +1492,70 @@ fn result_type(op: BinOp, l: &Option<DataType>, r: &Option<DataType>) -> Result<
             }
             (Some(a), Some(DataType::Date)) if is_int(a) && op == BinOp::Add => Ok(Some(DataType::Date)),
             (Some(DataType::Date), Some(DataType::Date)) if op == BinOp::Sub => Ok(Some(DataType::Integer)),
+            (Some(a), Some(b)) => datetime_result(op, a, b).map(Some).ok_or_else(no_op),
             (None, Some(t)) | (Some(t), None) if is_numeric(t) => Ok(Some(t.clone())),
             (None, None) => Ok(None),
             _ => Err(no_op()),
         },
     }
+}
+
+/// The result type of date/time arithmetic with intervals and times, as
+/// PostgreSQL's operators give it; `None` where no operator exists.
+fn datetime_result(op: BinOp, l: &DataType, r: &DataType) -> Option<DataType> {
+    use BinOp::{Add, Div, Mul, Sub};
+    use DataType::{Date, Interval, Time, Timestamp as Ts, TimestampTz as Tstz};
+    let instant = |t: &DataType| matches!(t, Date | Ts | Tstz);
+    Some(match (l, r, op) {
+        (Ts | Tstz, Interval, Add | Sub) => l.clone(),
+        (Interval, Ts | Tstz, Add) => r.clone(),
+        (Date, Interval, Add | Sub) | (Interval, Date, Add) => Ts,
+        (Date | Ts | Tstz, Date | Ts | Tstz, Sub) if instant(l) && instant(r) => Interval,
+        (Interval, Interval, Add | Sub) => Interval,
+        (Interval, n, Mul | Div) if is_numeric(n) => Interval,
+        (n, Interval, Mul) if is_numeric(n) => Interval,
+        (Time, Interval, Add | Sub) | (Interval, Time, Add) => Time,
+        (Time, Time, Sub) => Interval,
+        (Date, Time, Add) | (Time, Date, Add) => Ts,
+        _ => return None,
+    })
+}
+
+/// An `INTERVAL '...' [field [TO field]]` literal: a bare number counts in
+/// the (last) field's unit; otherwise the text is read as interval input
+/// and cut to the last field's precision, as PostgreSQL does
+/// (`interval '1 day 2 hours' day` is `1 day`).
+fn interval_literal(
+    text: &str,
+    (leading, last): (Option<&ast::DateTimeField>, Option<&ast::DateTimeField>),
+) -> Result<centum_types::Interval> {
+    use ast::DateTimeField as F;
+    let Some(field) = last.or(leading) else { return Ok(centum_types::Interval::parse(text)?) };
+    let unit = match field {
+        F::Year | F::Years => "year",
+        F::Month | F::Months => "month",
+        F::Day | F::Days => "day",
+        F::Hour | F::Hours => "hour",
+        F::Minute | F::Minutes => "minute",
+        F::Second | F::Seconds => "second",
+        other => return Err(Error::Syntax(format!("interval field {other} is not supported"))),
+    };
+    let bare = text.trim().parse::<f64>().is_ok();
+    let mut iv = if bare {
+        centum_types::Interval::parse(&format!("{} {unit}", text.trim()))?
+    } else {
+        centum_types::Interval::parse(text)?
+    };
+    let cut = |micros: i64, step: i64| micros - micros % step;
+    match unit {
+        "year" => (iv.months, iv.days, iv.micros) = (iv.months - iv.months % 12, 0, 0),
+        "month" => (iv.days, iv.micros) = (0, 0),
+        "day" => iv.micros = 0,
+        "hour" => iv.micros = cut(iv.micros, 3_600_000_000),
+        "minute" => iv.micros = cut(iv.micros, 60_000_000),
+        _ => {}
+    }
+    Ok(iv)
 }
 
 /// Converts a SQL type name.
@@ -1510,6 +1602,11 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
             _ => DataType::Timestamp,
         },
         T::Uuid => DataType::Uuid,
+        T::Interval { .. } => DataType::Interval,
+        T::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            return Err(Error::unsupported("type time with time zone"))
+        }
+        T::Time(..) => DataType::Time,
         T::Regclass => DataType::Text,
         T::Array(def) => match def {
             ast::ArrayElemTypeDef::AngleBracket(t)
@@ -1538,6 +1635,9 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
                 "timestamp" => DataType::Timestamp,
                 "bytea" => DataType::Bytea,
                 "uuid" => DataType::Uuid,
+                "interval" => DataType::Interval,
+                "time" => DataType::Time,
+                "timetz" => return Err(Error::unsupported("type time with time zone")),
                 "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
                     return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")).retag("42704"))
                 }

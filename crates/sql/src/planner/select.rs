@@ -1116,20 +1116,52 @@ impl<'a> Binder<'a> {
         let empty = Scope::default();
         let ctx = Ctx::plain(&empty);
         let mut bound = Vec::new();
-        let mut ty = DataType::Integer;
-        for a in args {
+        // The series' type comes from start and stop (a step may be an
+        // interval): integers widen, a date or timestamp sets the kind.
+        let mut ty: Option<DataType> = None;
+        for (i, a) in args.into_iter().enumerate() {
             let t = self.expr(a, &ctx)?;
-            if let Some(t) = &t.1 {
-                ty = super::bind::wider(&ty, t).unwrap_or(DataType::BigInt);
+            if let (Some(t), true) = (&t.1, i < 2) {
+                ty = Some(match ty {
+                    None => t.clone(),
+                    Some(prev) => super::bind::wider(&prev, t).unwrap_or(DataType::BigInt),
+                });
             }
             bound.push(t);
         }
-        if !matches!(ty, DataType::SmallInt | DataType::Integer | DataType::BigInt) {
-            return Err(Error::unsupported(format!("generate_series over {}", ty.sql_name())));
-        }
+        let mut ty = match ty {
+            Some(t) if super::bind::is_int(&t) => super::bind::wider(&t, &DataType::Integer).unwrap_or(t),
+            Some(t) => t,
+            None => DataType::Integer,
+        };
         let mut exprs = Vec::new();
-        for t in bound {
-            exprs.push(self.coerce_untyped(t, &Some(DataType::BigInt))?.0);
+        if matches!(ty, DataType::Date | DataType::Timestamp | DataType::TimestampTz) {
+            // Timestamps step by an interval; dates count as timestamptz,
+            // as PostgreSQL resolves them.
+            if ty == DataType::Date {
+                ty = DataType::TimestampTz;
+            }
+            if bound.len() != 3 {
+                return Err(Error::UndefinedFunction(format!("generate_series({ty}, {ty})")));
+            }
+            let step = bound.pop().map(|s| self.coerce_untyped(s, &Some(DataType::Interval))).transpose()?;
+            for t in bound {
+                let (e, from) = self.coerce_untyped(t, &Some(ty.clone()))?;
+                exprs.push(if from.as_ref() == Some(&ty) { e } else { Expr::Cast(Box::new(e), ty.clone()) });
+            }
+            match step {
+                Some((e, Some(DataType::Interval))) => exprs.push(e),
+                other => {
+                    let t = other.and_then(|s| s.1).map_or("unknown".into(), |t| t.sql_name());
+                    return Err(Error::UndefinedFunction(format!("generate_series({ty}, {ty}, {t})")));
+                }
+            }
+        } else if !matches!(ty, DataType::SmallInt | DataType::Integer | DataType::BigInt) {
+            return Err(Error::unsupported(format!("generate_series over {}", ty.sql_name())));
+        } else {
+            for t in bound {
+                exprs.push(self.coerce_untyped(t, &Some(DataType::BigInt))?.0);
+            }
         }
         let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| "generate_series".into());
         let col_name = alias
@@ -1532,7 +1564,10 @@ fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Function(f) => super::bind::function_name(f).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
             // A cast of a constant, or of another cast, is named by its type.
-            ast::Expr::Value(_) | ast::Expr::Cast { .. } => data_type_name(data_type),
+            ast::Expr::Value(_)
+            | ast::Expr::Cast { .. }
+            | ast::Expr::TypedString(_)
+            | ast::Expr::Interval(_) => data_type_name(data_type),
             ast::Expr::Nested(inner) if matches!(**inner, ast::Expr::Cast { .. }) => {
                 data_type_name(data_type)
             }
@@ -1557,6 +1592,7 @@ fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Ceil { .. } => "ceil".into(),
         ast::Expr::Floor { .. } => "floor".into(),
         ast::Expr::TypedString(ts) => data_type_name(&ts.data_type),
+        ast::Expr::Interval(_) => "interval".into(),
         ast::Expr::Array(_) => "array".into(),
         // `a[i]` is named by its array; `t.col[i]` arrives as `t`, `.col`, `[i]`.
         ast::Expr::CompoundFieldAccess { root, access_chain } => match access_chain.first() {
@@ -1596,6 +1632,7 @@ fn data_type_name(t: &ast::DataType) -> String {
         Ok(DataType::Char(_)) => "bpchar".into(),
         Ok(DataType::Timestamp) => "timestamp".into(),
         Ok(DataType::TimestampTz) => "timestamptz".into(),
+        Ok(DataType::Time) => "time".into(),
         Ok(DataType::Numeric { .. }) => "numeric".into(),
         Ok(t) => t.sql_name(),
         Err(_) => "?column?".into(),

@@ -258,11 +258,32 @@ impl Binder<'_> {
     /// distance in key values from the current row's key.
     fn range_offset(&mut self, offset: Typed, key: Option<&DataType>) -> Result<Expr> {
         let integer = |t: &DataType| matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt);
+        let datetime = |t: &DataType| {
+            matches!(
+                t,
+                DataType::Date
+                    | DataType::Timestamp
+                    | DataType::TimestampTz
+                    | DataType::Time
+                    | DataType::Interval
+            )
+        };
+        if let Some(key) = key.filter(|k| datetime(k)) {
+            // Date and time keys take an interval distance.
+            let (e, ty) = self.coerce_untyped(offset, &Some(DataType::Interval))?;
+            if ty.as_ref().is_some_and(|t| *t != DataType::Interval) {
+                return Err(Error::Unsupported(format!(
+                    "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {} and offset type {}",
+                    key.sql_name(),
+                    ty.map_or("unknown".to_string(), |t| t.sql_name())
+                )));
+            }
+            return Ok(e);
+        }
         let Some(key) =
             key.filter(|k| integer(k) || matches!(k, DataType::Numeric { .. } | DataType::Double))
         else {
-            // Date and time keys take an interval distance, which Centum
-            // does not have; other types have no distance at all.
+            // Other types have no distance at all.
             let name = key.map_or("unknown".to_string(), |k| k.sql_name());
             return Err(Error::Unsupported(format!(
                 "RANGE with offset PRECEDING/FOLLOWING is not supported for column type {name}"

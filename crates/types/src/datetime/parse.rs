@@ -135,6 +135,71 @@ pub(crate) fn parse(input: &str, ty: &str) -> Result<Parsed, TypeError> {
     Ok(Parsed::Fields(Fields { year, month, day, time_usecs: time.unwrap_or(0), offset_secs: offset }))
 }
 
+/// Parses `time` input: `hh:mm[:ss[.ffff]]` (one-digit fields allowed),
+/// then optionally `am`/`pm` and a zone, which is ignored as PostgreSQL
+/// ignores it for `time`; or a whole timestamp, whose time of day is taken;
+/// or `allballs` (midnight). `now` is the caller's. Returns microseconds
+/// since midnight, 24:00:00 allowed.
+pub(crate) fn parse_time_of_day(input: &str) -> Result<i64, TypeError> {
+    let text = input.trim();
+    let syntax = || TypeError::InvalidDatetime(format!("invalid input syntax for type time: \"{input}\""));
+    let range = || TypeError::DatetimeOverflow(format!("date/time field value out of range: \"{input}\""));
+    if text.eq_ignore_ascii_case("allballs") {
+        return Ok(0);
+    }
+    let mut cur = Cursor::new(text);
+    let looks_like_date = cur.number(9).is_some() && cur.peek() == Some(b'-');
+    if looks_like_date {
+        return match parse(text, "time")? {
+            Parsed::Fields(f) => Ok(f.time_usecs),
+            _ => Err(syntax()),
+        };
+    }
+    let mut cur = Cursor::new(text);
+    let (_, mut hour) = cur.number(2).ok_or_else(syntax)?;
+    if !cur.eat(b':') {
+        return Err(syntax());
+    }
+    let (_, minute) = cur.number(2).ok_or_else(syntax)?;
+    let (mut second, mut micros) = (0, 0);
+    if cur.eat(b':') {
+        second = cur.number(2).ok_or_else(syntax)?.1;
+        if cur.eat(b'.') {
+            micros = cur.fraction_micros().ok_or_else(syntax)?;
+        }
+    }
+    let (mut meridiem, mut zone) = (false, false);
+    loop {
+        cur.skip_spaces();
+        let Some(c) = cur.peek() else { break };
+        if !zone && (c == b'+' || c == b'-') {
+            parse_offset(&mut cur).ok_or_else(syntax)?.map_err(|()| range())?;
+            zone = true;
+        } else if c.is_ascii_alphabetic() {
+            let word = cur.word().to_ascii_lowercase();
+            match word.as_str() {
+                "am" | "pm" if !meridiem && !zone => {
+                    if hour > 12 {
+                        return Err(range());
+                    }
+                    hour = hour % 12 + if word == "pm" { 12 } else { 0 };
+                    meridiem = true;
+                }
+                "z" | "utc" | "gmt" | "zulu" if !zone => zone = true,
+                _ => return Err(syntax()),
+            }
+        } else {
+            return Err(syntax());
+        }
+    }
+    let valid = (hour < 24 && minute < 60 && second <= 60)
+        || (hour == 24 && minute == 0 && second == 0 && micros == 0);
+    if !valid {
+        return Err(range());
+    }
+    Ok(((hour * 60 + minute) * 60 + second) * 1_000_000 + micros)
+}
+
 /// Parses `hh:mm[:ss[.ffff]]`. `None` is a syntax error, `Some(Err)` a
 /// field out of range.
 fn parse_time(cur: &mut Cursor<'_>) -> Option<Result<i64, ()>> {
