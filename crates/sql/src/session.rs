@@ -17,7 +17,7 @@
 use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
 use crate::execution::{ddl, views, Bulk, ExecCtx};
-use crate::planner::{Binder, OutputColumn, Planned, Statement};
+use crate::planner::{Binder, OutputColumn, Plan, Planned, Statement};
 use crate::settings::{BlockSettings, ConfigChange, Settings};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
@@ -2136,6 +2136,14 @@ pub(crate) fn plan_statement(
 ) -> Result<Planned> {
     let mut b = Binder::new(catalog, search_path, declared.clone());
     let (statement, columns) = match s {
+        ast::Statement::Query(q)
+            if matches!(
+                q.body.as_ref(),
+                ast::SetExpr::Insert(_) | ast::SetExpr::Update(_) | ast::SetExpr::Delete(_)
+            ) =>
+        {
+            b.with_dml(q)?
+        }
         ast::Statement::Query(q) => {
             let (plan, cols) = b.query(q)?;
             (Statement::Query(plan), cols)
@@ -2204,8 +2212,35 @@ pub(crate) fn plan_statement(
         }
         other => (Statement::Utility(Box::new(other.clone())), vec![]),
     };
+    let statement = with_writes(statement, std::mem::take(&mut b.writes))?;
     let (retry, calls_routines) = routines(&statement);
     Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry, calls_routines })
+}
+
+/// Puts the data-modifying statements of a top-level WITH in front of the
+/// statement: before a query's plan or an INSERT's source (`Plan::Writes`),
+/// or at the start of an UPDATE or DELETE.
+fn with_writes(statement: Statement, writes: Vec<(usize, Statement)>) -> Result<Statement> {
+    if writes.is_empty() {
+        return Ok(statement);
+    }
+    Ok(match statement {
+        Statement::Query(plan) => Statement::Query(Plan::Writes { writes, input: Box::new(plan) }),
+        Statement::Insert(mut ins) => {
+            let source = std::mem::replace(&mut ins.source, Plan::Values { rows: vec![] });
+            ins.source = Plan::Writes { writes, input: Box::new(source) };
+            Statement::Insert(ins)
+        }
+        Statement::Update(mut up) => {
+            up.writes = writes;
+            Statement::Update(up)
+        }
+        Statement::Delete(mut del) => {
+            del.writes = writes;
+            Statement::Delete(del)
+        }
+        other => other,
+    })
 }
 
 #[cfg(test)]

@@ -138,4 +138,5 @@ scripts!(
     views,
     locking,
     intervals,
+    writable_ctes,
 );

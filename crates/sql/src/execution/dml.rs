@@ -241,6 +241,7 @@ fn first_joined(j: &crate::planner::dml::Joined, cur: &[Value], cx: &ExecCtx) ->
 
 /// Runs an UPDATE.
 pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
+    super::run_writes(&up.writes, cx)?;
     let mut out = DmlOutcome { count: 0, rows: vec![] };
     let failure: RefCell<Option<Error>> = RefCell::new(None);
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&up.access, cx, &[])?, cx)?;
@@ -313,6 +314,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
 
 /// Runs a DELETE.
 pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
+    super::run_writes(&del.writes, cx)?;
     let mut out = DmlOutcome { count: 0, rows: vec![] };
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&del.access, cx, &[])?, cx)?;
     for (row, vals) in targets {

@@ -295,6 +295,16 @@ impl<'a> ExecCtx<'a> {
     }
 }
 
+/// Runs the data-modifying statements of a WITH, in order, keeping each
+/// one's RETURNING rows under its work id (see `Plan::Writes`).
+pub(crate) fn run_writes(writes: &[(usize, Statement)], cx: &ExecCtx) -> Result<()> {
+    for (work, statement) in writes {
+        let (rows, _) = run_statement(statement, cx)?;
+        cx.work_tables.borrow_mut().insert(*work, std::rc::Rc::new(rows));
+    }
+    Ok(())
+}
+
 /// Runs a planned statement in `cx`: its rows (for a query or RETURNING)
 /// and the number of rows it returned or changed.
 pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<Vec<Value>>, u64)> {

@@ -247,6 +247,10 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 Err(e) => vec![Err(e)],
             }))
         }
+        Plan::Writes { writes, input } => {
+            super::run_writes(writes, cx)?;
+            open(input, cx, outer)?
+        }
         Plan::WorkTable { work } => {
             let rows = cx.work_tables.borrow().get(work).cloned().unwrap_or_default();
             Box::new((0..rows.len()).map(move |i| Ok(rows[i].clone())))

@@ -182,12 +182,28 @@ pub struct Binder<'a> {
     pub(crate) read: Vec<String>,
     /// USING and NATURAL joins bound so far (see [`ScopeCol::lead`]).
     pub(crate) using_joins: u32,
+    /// Data-modifying statements of the top-level WITH, each with the work
+    /// id its RETURNING rows are kept under (see `Plan::Writes`).
+    pub(crate) writes: Vec<(usize, super::Statement)>,
+    /// How many queries the binder is inside: a data-modifying WITH is
+    /// allowed only at the top level.
+    pub(crate) query_depth: u32,
 }
 
 impl<'a> Binder<'a> {
     /// A binder; `params` are types the client declared (`None`: infer).
     pub fn new(catalog: &'a Catalog, search_path: &'a [String], params: Vec<Option<DataType>>) -> Binder<'a> {
-        Binder { catalog, search_path, params, outer: vec![], ctes: vec![], read: vec![], using_joins: 0 }
+        Binder {
+            catalog,
+            search_path,
+            params,
+            outer: vec![],
+            ctes: vec![],
+            read: vec![],
+            using_joins: 0,
+            writes: vec![],
+            query_depth: 0,
+        }
     }
 
     /// Parameter types, `text` where nothing said.

@@ -95,6 +95,8 @@ pub struct Update {
     pub returning: Option<Vec<Expr>>,
     /// UPDATE ... FROM: the row of the other tables each target row joins.
     pub from: Option<Joined>,
+    /// Data-modifying statements of its WITH, run first (see `Plan::Writes`).
+    pub writes: Vec<(usize, super::Statement)>,
 }
 
 /// The other tables of UPDATE ... FROM or DELETE ... USING, joined and
@@ -121,6 +123,8 @@ pub struct Delete {
     pub returning: Option<Vec<Expr>>,
     /// DELETE ... USING: the rows of the other tables a target row needs.
     pub using: Option<Joined>,
+    /// Data-modifying statements of its WITH, run first (see `Plan::Writes`).
+    pub writes: Vec<(usize, super::Statement)>,
 }
 
 impl<'a> Binder<'a> {
@@ -494,7 +498,7 @@ impl<'a> Binder<'a> {
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
-        Ok((Update { access, recheck, assignments, rules, returning, from }, cols))
+        Ok((Update { access, recheck, assignments, rules, returning, from, writes: vec![] }, cols))
     }
 
     /// The target rows of an UPDATE or DELETE, joined to the tables of its
@@ -574,7 +578,7 @@ impl<'a> Binder<'a> {
         let (info, access, recheck, scope, using) =
             self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
-        Ok((Delete { access, recheck, info, returning, using }, cols))
+        Ok((Delete { access, recheck, info, returning, using, writes: vec![] }, cols))
     }
 }
 

@@ -59,6 +59,19 @@ pub enum Statement {
     Utility(Box<sqlparser::ast::Statement>),
 }
 
+impl Statement {
+    /// What a data-modifying statement does to which table, for EXPLAIN
+    /// (`Delete on t`).
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Statement::Insert(i) => format!("Insert on {}", i.rules.info.table.name()),
+            Statement::Update(u) => format!("Update on {}", u.access.table.name()),
+            Statement::Delete(d) => format!("Delete on {}", d.access.table.name()),
+            other => format!("{other:?}").split_whitespace().next().unwrap_or_default().to_string(),
+        }
+    }
+}
+
 /// A planned CALL: the procedure and its argument expressions.
 #[derive(Clone, Debug)]
 pub struct Call {

@@ -422,8 +422,15 @@ pub enum Plan {
     /// none. `distinct` (UNION rather than UNION ALL) drops every row seen
     /// before, which also ends a recursion that finds nothing new.
     Recursive { anchor: Box<Plan>, step: Box<Plan>, distinct: bool, work: usize },
-    /// Inside a recursive step: the rows the last round added.
+    /// Inside a recursive step: the rows the last round added. Also the
+    /// RETURNING rows of a data-modifying statement in WITH (see
+    /// [`Plan::Writes`]).
     WorkTable { work: usize },
+    /// A statement whose WITH holds data-modifying statements (`WITH d AS
+    /// (DELETE ... RETURNING *) ...`): each runs once, in order, before
+    /// `input` is opened, and its RETURNING rows are kept under its `work`
+    /// id for the [`Plan::WorkTable`]s that read it.
+    Writes { writes: Vec<(usize, super::Statement)>, input: Box<Plan> },
     /// `unnest(x)` in a select list: each input row once per element of
     /// its arrays in columns `sets` (NULL past a shorter one's end), the
     /// other columns repeated; a row whose arrays are all empty or NULL
@@ -529,6 +536,11 @@ impl Plan {
                 step.explain_into(out, depth + 1, ann);
             }
             Plan::WorkTable { .. } => node(out, "WorkTable Scan".into()),
+            Plan::Writes { writes, input } => {
+                let what: Vec<String> = writes.iter().map(|(_, w)| w.describe()).collect();
+                node(out, format!("Writes ({})", what.join(", ")));
+                input.explain_into(out, depth + 1, ann);
+            }
             Plan::ProjectSet { input, .. } => {
                 node(out, "ProjectSet".into());
                 input.explain_into(out, depth + 1, ann);
@@ -661,6 +673,7 @@ impl Plan {
             | Plan::Limit { input, .. }
             | Plan::ProjectSet { input, .. }
             | Plan::Lock { input, .. }
+            | Plan::Writes { input, .. }
             | Plan::Distinct { input, .. } => f(input),
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
@@ -732,6 +745,7 @@ impl Plan {
             | Plan::System(_)
             | Plan::Recursive { .. }
             | Plan::ProjectSet { .. }
+            | Plan::Writes { .. }
             | Plan::WorkTable { .. } => {}
             Plan::Series { args } | Plan::Routine { args, .. } | Plan::Unnest { args, .. } => {
                 args.iter().for_each(&mut *f)
@@ -783,6 +797,7 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Limit { input, .. }
+            | Plan::Writes { input, .. }
             | Plan::Window { input, .. } => input.prune_columns(both(own)),
             Plan::Project { input, .. } | Plan::Aggregate { input, .. } => input.prune_columns(own),
             Plan::Values { .. }

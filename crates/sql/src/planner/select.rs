@@ -44,27 +44,68 @@ impl<'a> Binder<'a> {
     pub fn query(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
         crate::stack::check("queries nested too deeply")?;
         let depth = self.ctes.len();
-        if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                let name = ident(&cte.alias.name);
-                let (plan, cols) = match recursive_parts(cte, &name).filter(|_| with.recursive) {
-                    Some((anchor, step, all)) => self.recursive_cte(cte, &name, anchor, step, all)?,
-                    None => {
-                        let (plan, mut cols) = self.query(&cte.query)?;
-                        for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
-                            c.name = ident(&a.name);
-                        }
-                        (plan, cols)
-                    }
-                };
-                self.ctes.push((name, plan, cols));
-            }
-        }
-        let out = self.query_body(q);
+        self.query_depth += 1;
+        let out = self.with_clause(q).and_then(|()| self.query_body(q));
+        self.query_depth -= 1;
         self.ctes.truncate(depth);
         let (mut plan, cols) = out?;
         plan.prune_columns(None);
         Ok((plan, cols))
+    }
+
+    /// Binds `WITH ... INSERT/UPDATE/DELETE` (a query whose body is a
+    /// data-modifying statement): the CTEs are in scope for the statement.
+    pub(crate) fn with_dml(&mut self, q: &ast::Query) -> Result<(super::Statement, Vec<OutputColumn>)> {
+        let depth = self.ctes.len();
+        let out = self.with_clause(q).and_then(|()| match q.body.as_ref() {
+            ast::SetExpr::Insert(ast::Statement::Insert(i)) => {
+                self.insert(i).map(|(s, c)| (super::Statement::Insert(Box::new(s)), c))
+            }
+            ast::SetExpr::Update(ast::Statement::Update(u)) => {
+                self.update(u).map(|(s, c)| (super::Statement::Update(Box::new(s)), c))
+            }
+            ast::SetExpr::Delete(ast::Statement::Delete(d)) => {
+                self.delete(d).map(|(s, c)| (super::Statement::Delete(Box::new(s)), c))
+            }
+            other => Err(Error::unsupported(format!("query {other}"))),
+        });
+        self.ctes.truncate(depth);
+        out
+    }
+
+    /// Puts the CTEs of `q`'s WITH in scope, in order.
+    fn with_clause(&mut self, q: &ast::Query) -> Result<()> {
+        let Some(with) = &q.with else { return Ok(()) };
+        for cte in &with.cte_tables {
+            let name = ident(&cte.alias.name);
+            let (plan, mut cols) = match recursive_parts(cte, &name).filter(|_| with.recursive) {
+                Some((anchor, step, all)) => self.recursive_cte(cte, &name, anchor, step, all)?,
+                None if is_dml(&cte.query) => self.writable_cte(&cte.query)?,
+                None => self.query(&cte.query)?,
+            };
+            for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
+                c.name = ident(&a.name);
+            }
+            self.ctes.push((name, plan, cols));
+        }
+        Ok(())
+    }
+
+    /// A data-modifying statement in WITH: planned to run once before the
+    /// statement (`Plan::Writes`), its RETURNING rows read through a work
+    /// table. Only the top-level statement's WITH may hold one, as in
+    /// PostgreSQL.
+    fn writable_cte(&mut self, q: &ast::Query) -> Result<(Plan, Vec<OutputColumn>)> {
+        if self.query_depth > 1 {
+            return Err(Error::other(
+                "0A000",
+                "WITH clause containing a data-modifying statement must be at the top level",
+            ));
+        }
+        let (statement, cols) = self.with_dml(q)?;
+        let work = next_work_id();
+        self.writes.push((work, statement));
+        Ok((Plan::WorkTable { work }, cols))
     }
 
     /// `plan` sorted by `order`, which names its output columns.
@@ -124,7 +165,6 @@ impl<'a> Binder<'a> {
         step: &ast::SetExpr,
         all: bool,
     ) -> Result<(Plan, Vec<OutputColumn>)> {
-        static WORK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let (anchor, mut cols) = self.set_expr(anchor)?;
         for (c, a) in cols.iter_mut().zip(&cte.alias.columns) {
             c.name = ident(&a.name);
@@ -132,7 +172,7 @@ impl<'a> Binder<'a> {
         for c in cols.iter_mut().filter(|c| c.ty.is_none()) {
             c.ty = Some(DataType::Text);
         }
-        let work = WORK.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let work = next_work_id();
         self.ctes.push((name.to_string(), Plan::WorkTable { work }, cols.clone()));
         let stepped = self.set_expr(step);
         self.ctes.pop();
@@ -798,6 +838,12 @@ impl<'a> Binder<'a> {
                     .unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
                 if parts.len() == 1 {
                     if let Some((_, plan, cols)) = self.ctes.iter().rev().find(|(n, _, _)| *n == parts[0]) {
+                        if cols.is_empty() && matches!(plan, Plan::WorkTable { .. }) {
+                            return Err(Error::other(
+                                "0A000",
+                                format!("WITH query \"{}\" does not have a RETURNING clause", parts[0]),
+                            ));
+                        }
                         let mut cols = cols.clone();
                         rename_columns(&mut cols, alias.as_ref());
                         return Ok(Item {
@@ -1671,6 +1717,18 @@ fn plan_width_exceeds(visible: usize, plan: &Plan) -> bool {
 
 /// A CTE of `WITH RECURSIVE` that reads itself: `anchor UNION [ALL]
 /// step`, the step naming `name` in a FROM clause (`all` for UNION ALL).
+/// A fresh id for a work table (a recursive CTE's rounds, a
+/// data-modifying CTE's RETURNING rows).
+fn next_work_id() -> usize {
+    static WORK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    WORK.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether a CTE's body is INSERT, UPDATE or DELETE.
+fn is_dml(q: &ast::Query) -> bool {
+    matches!(q.body.as_ref(), ast::SetExpr::Insert(_) | ast::SetExpr::Update(_) | ast::SetExpr::Delete(_))
+}
+
 fn recursive_parts<'q>(cte: &'q ast::Cte, name: &str) -> Option<(&'q ast::SetExpr, &'q ast::SetExpr, bool)> {
     if cte.query.order_by.is_some() || cte.query.limit_clause.is_some() {
         return None;
