@@ -2135,6 +2135,11 @@ pub(crate) fn plan_statement(
     declared: Vec<Option<DataType>>,
 ) -> Result<Planned> {
     let mut b = Binder::new(catalog, search_path, declared.clone());
+    if matches!(s, ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_)) {
+        // A DML statement is the top level: the queries inside it are not,
+        // so a data-modifying WITH in them is refused.
+        b.query_depth = 1;
+    }
     let (statement, columns) = match s {
         ast::Statement::Query(q)
             if matches!(

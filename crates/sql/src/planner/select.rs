@@ -57,6 +57,7 @@ impl<'a> Binder<'a> {
     /// data-modifying statement): the CTEs are in scope for the statement.
     pub(crate) fn with_dml(&mut self, q: &ast::Query) -> Result<(super::Statement, Vec<OutputColumn>)> {
         let depth = self.ctes.len();
+        self.query_depth += 1;
         let out = self.with_clause(q).and_then(|()| match q.body.as_ref() {
             ast::SetExpr::Insert(ast::Statement::Insert(i)) => {
                 self.insert(i).map(|(s, c)| (super::Statement::Insert(Box::new(s)), c))
@@ -69,6 +70,7 @@ impl<'a> Binder<'a> {
             }
             other => Err(Error::unsupported(format!("query {other}"))),
         });
+        self.query_depth -= 1;
         self.ctes.truncate(depth);
         out
     }
