@@ -581,7 +581,8 @@ fn dec_of(v: &Value) -> Option<Decimal> {
     }
 }
 
-fn f64_of(v: &Value) -> Option<f64> {
+/// A number as a double (`None` for other values).
+pub(crate) fn f64_of(v: &Value) -> Option<f64> {
     match v {
         Value::Double(f) => Some(*f),
         Value::Numeric(d) => d.to_string().parse().ok(),
@@ -626,8 +627,22 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
         (Value::Date(a), Value::Date(b), BinOp::Sub) => return Ok(Value::Integer(a.0.wrapping_sub(b.0))),
         _ => {}
     }
-    if let Some(v) = super::functions::intervals::arith(op, &l, &r)? {
-        return Ok(v);
+    // Only an interval, time, date or timestamp operand reaches the
+    // date/time operators; numbers go straight on.
+    let datetime = |v: &Value| {
+        matches!(
+            v,
+            Value::Interval(_)
+                | Value::Time(_)
+                | Value::Date(_)
+                | Value::Timestamp(_)
+                | Value::TimestampTz(_)
+        )
+    };
+    if datetime(&l) || datetime(&r) {
+        if let Some(v) = super::functions::intervals::arith(op, &l, &r)? {
+            return Ok(v);
+        }
     }
     if is_intv(&l) && is_intv(&r) {
         let (a, b) = (int_of(&l), int_of(&r));

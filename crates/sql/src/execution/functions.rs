@@ -191,7 +191,7 @@ fn unify(a: u8, b: u8) -> Option<u8> {
 }
 
 /// PostgreSQL's name of an argument type in "function f(...) does not exist".
-fn type_label(t: Option<&DataType>) -> String {
+pub(crate) fn type_label(t: Option<&DataType>) -> String {
     match t {
         None => "unknown".to_string(),
         Some(DataType::Varchar(_)) => "character varying".to_string(),

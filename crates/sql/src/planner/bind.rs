@@ -967,12 +967,7 @@ impl<'a> Binder<'a> {
             // The argument's type, known when binding: `unknown` for an
             // untyped literal, as PostgreSQL says.
             "pg_typeof" if args.len() == 1 => {
-                let name = args[0].1.as_ref().map_or("unknown".to_string(), |t| match t {
-                    DataType::Varchar(_) => "character varying".to_string(),
-                    DataType::Char(_) => "character".to_string(),
-                    DataType::Numeric { .. } => "numeric".to_string(),
-                    t => t.sql_name(),
-                });
+                let name = functions::type_label(args[0].1.as_ref());
                 Ok((Expr::Literal(Value::Text(name)), Some(DataType::Text)))
             }
             "row" => Ok((
@@ -1521,12 +1516,11 @@ fn result_type(op: BinOp, l: &Option<DataType>, r: &Option<DataType>) -> Result<
 fn datetime_result(op: BinOp, l: &DataType, r: &DataType) -> Option<DataType> {
     use BinOp::{Add, Div, Mul, Sub};
     use DataType::{Date, Interval, Time, Timestamp as Ts, TimestampTz as Tstz};
-    let instant = |t: &DataType| matches!(t, Date | Ts | Tstz);
     Some(match (l, r, op) {
         (Ts | Tstz, Interval, Add | Sub) => l.clone(),
         (Interval, Ts | Tstz, Add) => r.clone(),
         (Date, Interval, Add | Sub) | (Interval, Date, Add) => Ts,
-        (Date | Ts | Tstz, Date | Ts | Tstz, Sub) if instant(l) && instant(r) => Interval,
+        (Date | Ts | Tstz, Date | Ts | Tstz, Sub) => Interval,
         (Interval, Interval, Add | Sub) => Interval,
         (Interval, n, Mul | Div) if is_numeric(n) => Interval,
         (n, Interval, Mul) if is_numeric(n) => Interval,

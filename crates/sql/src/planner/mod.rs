@@ -67,7 +67,8 @@ impl Statement {
             Statement::Insert(i) => format!("Insert on {}", i.rules.info.table.name()),
             Statement::Update(u) => format!("Update on {}", u.access.table.name()),
             Statement::Delete(d) => format!("Delete on {}", d.access.table.name()),
-            other => format!("{other:?}").split_whitespace().next().unwrap_or_default().to_string(),
+            // Only INSERT, UPDATE and DELETE stand in a WITH.
+            _ => "Statement".to_string(),
         }
     }
 }

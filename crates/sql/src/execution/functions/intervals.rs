@@ -20,33 +20,17 @@
 use centum_types::interval::{add_to_timestamp, age as age_between, IntervalParts};
 use centum_types::{Decimal, Interval, Time, Timestamp, TimestampTz, Value};
 
-use super::{arg, flt, int, text, unit, unit_unknown, unit_unsupported, FnContext, Unit};
+use super::{
+    arg, flt, instant, int, text, unit, unit_unknown, unit_unsupported, FnContext, Unit, USECS_PER_DAY,
+};
 use crate::error::{Error, Result};
+use crate::execution::eval::f64_of;
 use crate::planner::expr::BinOp;
 
-/// Microseconds in a day.
-const USECS_PER_DAY: i64 = 86_400_000_000;
-
-/// A number operand as a factor.
-fn factor(v: &Value) -> Option<f64> {
-    match v {
-        Value::SmallInt(i) => Some(f64::from(*i)),
-        Value::Integer(i) => Some(f64::from(*i)),
-        Value::BigInt(i) => Some(*i as f64),
-        Value::Double(f) => Some(*f),
-        Value::Numeric(d) => d.to_string().parse().ok(),
-        _ => None,
-    }
-}
-
-/// A date or timestamp operand as microseconds (a date at midnight).
-fn instant(v: &Value) -> Result<Option<i64>> {
-    Ok(match v {
-        Value::Date(d) => Some(d.to_timestamp()?.0),
-        Value::Timestamp(t) => Some(t.0),
-        Value::TimestampTz(t) => Some(t.0),
-        _ => None,
-    })
+/// Whether a value is a date or timestamp (an operand of `-` that gives
+/// an interval).
+fn is_instant(v: &Value) -> bool {
+    matches!(v, Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_))
 }
 
 /// `timestamp ± interval` on microseconds.
@@ -69,9 +53,10 @@ pub(crate) fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Option<Value>> {
         (V::Interval(_), V::Timestamp(_) | V::TimestampTz(_) | V::Date(_), Add) => return arith(op, r, l),
         (V::Interval(a), V::Interval(b), Add) => V::Interval(a.checked_add(*b)?),
         (V::Interval(a), V::Interval(b), Sub) => V::Interval(a.checked_sub(*b)?),
-        (V::Interval(a), n, Mul) if factor(n).is_some() => V::Interval(a.mul_f64(factor(n).unwrap_or(0.0))?),
-        (n, V::Interval(a), Mul) if factor(n).is_some() => V::Interval(a.mul_f64(factor(n).unwrap_or(0.0))?),
-        (V::Interval(a), n, Div) if factor(n).is_some() => V::Interval(a.div_f64(factor(n).unwrap_or(0.0))?),
+        (V::Interval(a), n, Mul) | (n, V::Interval(a), Mul) if f64_of(n).is_some() => {
+            V::Interval(a.mul_f64(f64_of(n).unwrap_or(0.0))?)
+        }
+        (V::Interval(a), n, Div) if f64_of(n).is_some() => V::Interval(a.div_f64(f64_of(n).unwrap_or(0.0))?),
         (V::Time(t), V::Interval(i), Add) => V::Time(t.add_micros(i.micros)),
         (V::Time(t), V::Interval(i), Sub) => V::Time(t.add_micros(-(i.micros % USECS_PER_DAY))),
         (V::Interval(i), V::Time(t), Add) => V::Time(t.add_micros(i.micros)),
@@ -83,8 +68,8 @@ pub(crate) fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Option<Value>> {
             }
             V::Timestamp(Timestamp(add_to_timestamp(midnight.0, Interval::from_micros(t.0))?))
         }
-        (a, b, Sub) => {
-            let (Some(x), Some(y)) = (instant(a)?, instant(b)?) else { return Ok(None) };
+        (a, b, Sub) if is_instant(a) && is_instant(b) => {
+            let ((x, _), (y, _)) = (instant(a)?, instant(b)?);
             if [x, y].iter().any(|t| *t == i64::MAX || *t == i64::MIN) {
                 return Err(Error::other("22008", "cannot subtract infinite timestamps"));
             }
@@ -98,20 +83,13 @@ pub(crate) fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Option<Value>> {
 /// `age(a, b)`: the calendar difference in years, months and days.
 pub(super) fn age(a: &[Value], ctx: &FnContext) -> Result<Value> {
     let later = match a.get(1) {
-        Some(_) => instant_arg(arg(a, 0))?,
+        Some(_) => instant(arg(a, 0))?.0,
         // age(t) counts from midnight of the transaction's date.
         None => ctx.transaction_time.to_timestamp().date().to_timestamp()?.0,
     };
-    let earlier = instant_arg(arg(a, a.len() - 1))?;
+    // An unknown literal reads as timestamptz.
+    let earlier = instant(arg(a, a.len() - 1))?.0;
     Ok(Value::Interval(age_between(later, earlier)?))
-}
-
-/// A timestamp argument of `age`; an unknown literal reads as timestamptz.
-fn instant_arg(v: &Value) -> Result<i64> {
-    match v {
-        Value::Text(s) => Ok(TimestampTz::parse(s)?.0),
-        v => instant(v)?.ok_or_else(|| super::unexpected(v)),
-    }
 }
 
 /// An interval argument; an unknown literal is read as one.
@@ -174,10 +152,9 @@ pub(super) fn localtime(a: &[Value], ctx: &FnContext) -> Result<Value> {
 /// A field of an interval or time for `extract` / `date_part`; `None`
 /// when `source` is neither (a date or timestamp).
 pub(super) fn part(field: &Value, source: &Value) -> Result<Option<Decimal>> {
-    let low = text(field)?.to_lowercase();
     match source {
-        Value::Interval(iv) => interval_part(&low, *iv).map(Some),
-        Value::Time(t) => time_part(&low, *t).map(Some),
+        Value::Interval(iv) => interval_part(&text(field)?.to_lowercase(), *iv).map(Some),
+        Value::Time(t) => time_part(&text(field)?.to_lowercase(), *t).map(Some),
         _ => Ok(None),
     }
 }
