@@ -422,9 +422,11 @@ impl<'a> Iterator for RangeScan<'a> {
     }
 }
 
-/// Chains a table scan walks under one epoch pin while they give no
-/// visible row.
+/// Chains a table scan walks at most under one epoch pin.
 const CHAINS_PER_PIN: usize = 64;
+
+/// Visible rows a table scan collects under one epoch pin.
+const ROWS_PER_PIN: usize = 32;
 
 /// An iterator over a table's visible rows. It holds no epoch pin between
 /// calls: it collects one chain's visible rows at a time.
@@ -443,8 +445,9 @@ impl<'a> Iterator for Scan<'a> {
     fn next(&mut self) -> Option<Row<'a>> {
         let Scan { txn, table, op, bucket, end, rows } = self;
         let v = rows.next(txn, |batch, horizon| {
-            // Chains until one gives a visible row, a few at most under
-            // one pin; buckets that never held a version are skipped.
+            // Chains until they give a batch of visible rows, a few dozen
+            // at most under one pin (pinning per row costs as much as
+            // reading it); buckets that never held a version are skipped.
             let chains = &table.scan;
             for _ in 0..CHAINS_PER_PIN {
                 let Some(b) = chains.next_bucket(*bucket, *end) else {
@@ -459,7 +462,7 @@ impl<'a> Iterator for Scan<'a> {
                     }
                 }
                 *bucket = b + 1;
-                if !batch.is_empty() {
+                if batch.len() >= ROWS_PER_PIN {
                     break;
                 }
             }
