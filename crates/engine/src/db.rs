@@ -37,7 +37,7 @@ use crate::mvcc::txn_table::TxnTable;
 use crate::mvcc::word::INFINITY;
 use crate::row::layout::KeyDef;
 use crate::row::sortkey::SortKeyDef;
-use crate::schema::{IndexDef, IndexKind, TableDef};
+use crate::schema::{Column, IndexDef, IndexKind, TableDef};
 use crate::table::{IndexSet, Table, TableStats};
 use arc_swap::ArcSwap;
 use centum_storage::{
@@ -464,6 +464,9 @@ impl Database {
                 return Err(Error::IndexExists(ix.name.clone()));
             }
         }
+        for ix in &def.indexes {
+            check_key_types(&def.columns, ix)?;
+        }
         self.admit_buckets(&def.indexes)?;
         let id = self.shared.next_table_id.load(SeqCst);
         let table = Arc::new(build_table(id, &def)?);
@@ -675,6 +678,7 @@ impl Database {
             if cur.iter().count() >= MAX_INDEXES {
                 return Err(Error::InvalidDefinition(format!("more than {MAX_INDEXES} indexes")));
             }
+            check_key_types(&t.columns, &def)?;
             self.admit_buckets(std::slice::from_ref(&def))?;
             let pos = cur.slots.iter().position(Option::is_none).unwrap_or(cur.slots.len());
             let gen = cur.gen + 1;
@@ -975,6 +979,20 @@ fn build_table(id: u64, def: &TableDef) -> Result<Table> {
     }
     table.indexes.store(Arc::new(IndexSet::new(slots, 0)));
     Ok(table)
+}
+
+/// Refuses a new index keyed on a column whose type has no equality
+/// (`json`), as PostgreSQL does. Only new definitions are checked: a
+/// catalog written before the check must still open.
+fn check_key_types(columns: &[Column], def: &IndexDef) -> Result<()> {
+    let json = columns.iter().find(|c| c.ty == centum_types::DataType::Json && def.columns.contains(&c.name));
+    match json {
+        Some(c) => {
+            let method = if matches!(def.kind, IndexKind::Hash { .. }) { "hash" } else { "btree" };
+            Err(Error::NoOperatorClass { ty: c.ty.to_string(), method })
+        }
+        None => Ok(()),
+    }
 }
 
 fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u64) -> Result<Index> {

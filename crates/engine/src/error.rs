@@ -95,6 +95,14 @@ pub enum Error {
     /// No such column.
     #[error("column \"{0}\" does not exist")]
     NoSuchColumn(String),
+    /// An index key column of a type with no equality or order (`json`).
+    #[error("data type {ty} has no default operator class for access method \"{method}\"")]
+    NoOperatorClass {
+        /// The column's type.
+        ty: String,
+        /// `btree` (a range index) or `hash`.
+        method: &'static str,
+    },
     /// A definition that cannot be built (bad column list, too many indexes...).
     #[error("invalid definition: {0}")]
     InvalidDefinition(String),
@@ -196,7 +204,7 @@ impl Error {
             Error::KeyArity { .. } => "42601",
             Error::NoSuchTable(_) | Error::Dropped(_) => "42P01",
             Error::TableExists(_) | Error::IndexExists(_) => "42P07",
-            Error::NoSuchIndex(_) => "42704",
+            Error::NoSuchIndex(_) | Error::NoOperatorClass { .. } => "42704",
             Error::NoSuchColumn(_) => "42703",
             Error::InvalidDefinition(_) => "42P16",
             Error::IndexNotReady(_) => "55000",

@@ -51,6 +51,8 @@ pub fn oid_type(oid: u32) -> Option<DataType> {
         2950 => DataType::Uuid,
         1186 => DataType::Interval,
         1083 => DataType::Time,
+        114 => DataType::Json,
+        3802 => DataType::Jsonb,
         _ => return array_elem_oid(oid).and_then(oid_type).map(|e| DataType::Array(Box::new(e))),
     })
 }
@@ -77,6 +79,8 @@ fn array_elem_oid(oid: u32) -> Option<u32> {
         2951 => 2950,
         1187 => 1186,
         1183 => 1083,
+        199 => 114,
+        3807 => 3802,
         _ => return None,
     })
 }
@@ -162,6 +166,21 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
             Value::Time(centum_types::Time(t))
         }
         DataType::Array(elem) => decode_array(bytes, elem)?,
+        // PostgreSQL's binary jsonb: a version byte (1), then the text.
+        DataType::Jsonb => {
+            let Some((1, text)) = bytes.split_first() else {
+                return Err("unsupported jsonb version number".to_string());
+            };
+            let text = std::str::from_utf8(text)
+                .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?;
+            Value::Jsonb(centum_types::json::Jsonb::parse(text).map_err(|e| e.to_string())?)
+        }
+        DataType::Json => {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?;
+            centum_types::json::parse(text).map_err(|e| e.to_string())?;
+            Value::Json(text.to_string())
+        }
         _ => Value::Text(
             std::str::from_utf8(bytes)
                 .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?
@@ -201,6 +220,11 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
             out.put_i32(i.months);
         }
         (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, out),
+        (Some(DataType::Jsonb), Value::Jsonb(j)) => {
+            out.put_u8(1);
+            out.put_slice(j.to_string().as_bytes());
+        }
+        (_, Value::Json(s)) => out.put_slice(s.as_bytes()),
         (_, Value::Text(s)) => out.put_slice(s.as_bytes()),
         (_, v) => out.put_slice(v.to_string().as_bytes()),
     }

@@ -483,6 +483,83 @@ async fn tokio_postgres_intervals_and_times_in_binary() {
     tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
 }
 
+/// `jsonb` in PostgreSQL's binary form (a version byte, 1, then the text)
+/// and `json` (the text), written here from the protocol's description.
+#[derive(Debug, PartialEq, Clone)]
+struct PgJson(String);
+
+impl ToSql for PgJson {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        if ty == &Type::JSONB {
+            out.extend_from_slice(&[1]);
+        }
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    tokio_postgres::types::accepts!(JSON, JSONB);
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> tokio_postgres::types::FromSql<'a> for PgJson {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        let text = if ty == &Type::JSONB {
+            match raw.split_first() {
+                Some((1, rest)) => rest,
+                _ => return Err("jsonb version byte is not 1".into()),
+            }
+        } else {
+            raw
+        };
+        Ok(PgJson(std::str::from_utf8(text)?.to_string()))
+    }
+    tokio_postgres::types::accepts!(JSON, JSONB);
+}
+
+#[tokio::test]
+async fn tokio_postgres_json_in_binary() {
+    let server = Server::start(&[]);
+    let run = async {
+        let client = connect(&server).await;
+        client
+            .batch_execute("CREATE TABLE events (id int4 PRIMARY KEY, body jsonb, raw json)")
+            .await
+            .unwrap();
+        let insert = client.prepare("INSERT INTO events VALUES ($1, $2, $3)").await.unwrap();
+        assert_eq!(insert.params(), &[Type::INT4, Type::JSONB, Type::JSON]);
+        let body = PgJson(r#"{"kind": "click", "at": [1, 2.50], "who": {"id": 7}}"#.into());
+        let raw = PgJson(r#"{"b":  1, "a": 2}"#.into());
+        client.execute(&insert, &[&1i32, &body, &raw]).await.unwrap();
+        let bad = client.execute(&insert, &[&2i32, &PgJson("{oops".into()), &raw]).await.unwrap_err();
+        // A bad binary parameter is 22P03 (PostgreSQL's jsonb_recv says 22P02).
+        assert_eq!(bad.code().map(|c| c.code()), Some("22P03"), "{bad:?}");
+
+        // Binary results: jsonb prints with its keys sorted, json as written.
+        let row = client
+            .query_one("SELECT body, raw, body -> 'who', body ->> 'kind' FROM events WHERE id = 1", &[])
+            .await
+            .unwrap();
+        assert_eq!(row.columns()[0].type_(), &Type::JSONB);
+        assert_eq!(row.columns()[1].type_(), &Type::JSON);
+        assert_eq!(row.get::<_, PgJson>(0).0, r#"{"at": [1, 2.50], "who": {"id": 7}, "kind": "click"}"#);
+        assert_eq!(row.get::<_, PgJson>(1), raw);
+        assert_eq!(row.get::<_, PgJson>(2).0, r#"{"id": 7}"#);
+        assert_eq!(row.get::<_, String>(3), "click");
+
+        // A containment parameter, bound in binary.
+        let want = PgJson(r#"{"who": {"id": 7.0}}"#.into());
+        let found = client.query("SELECT id FROM events WHERE body @> $1", &[&want]).await.unwrap();
+        assert_eq!(found.len(), 1);
+        let missing = PgJson(r#"{"who": {"id": 8}}"#.into());
+        let found = client.query("SELECT id FROM events WHERE body @> $1", &[&missing]).await.unwrap();
+        assert!(found.is_empty());
+    };
+    tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
+}
+
 // --- the scripted drivers --------------------------------------------
 
 /// Under CI a missing tool fails the test; elsewhere it skips with a note.

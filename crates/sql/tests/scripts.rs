@@ -139,4 +139,5 @@ scripts!(
     locking,
     intervals,
     writable_ctes,
+    json,
 );

@@ -52,6 +52,11 @@ impl Value {
             DataType::Uuid => Value::Uuid(parse_uuid(text)?),
             DataType::Interval => Value::Interval(Interval::parse(text)?),
             DataType::Time => Value::Time(Time::parse(text)?),
+            DataType::Json => {
+                crate::json::parse(text)?;
+                Value::Json(text.to_string())
+            }
+            DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::parse(text)?),
             DataType::Array(elem) => crate::array::parse(text, elem)?,
         })
     }
@@ -155,6 +160,10 @@ impl Value {
             (Value::TimestampTz(t), DataType::Time) => Value::Time(Time::of(t.to_timestamp())),
             (Value::Interval(i), DataType::Time) => Value::Time(Time(0).add_micros(i.micros)),
             (Value::Time(t), DataType::Interval) => Value::Interval(Interval::from_micros(t.0)),
+            (v @ Value::Json(_), DataType::Json) => v,
+            (v @ Value::Jsonb(_), DataType::Jsonb) => v,
+            (Value::Json(s), DataType::Jsonb) => Value::Jsonb(crate::json::Jsonb::parse(&s)?),
+            (Value::Jsonb(j), DataType::Json) => Value::Json(j.to_string()),
             // Element by element, with the elements' own assignment casts.
             (Value::Array(items), DataType::Array(elem)) => {
                 Value::Array(items.into_iter().map(|v| v.coerce_to(elem)).collect::<Result<_, _>>()?)
@@ -183,7 +192,9 @@ impl Value {
             | (Value::TimestampTz(_), DataType::TimestampTz)
             | (Value::Uuid(_), DataType::Uuid)
             | (Value::Interval(_), DataType::Interval)
-            | (Value::Time(_), DataType::Time) => true,
+            | (Value::Time(_), DataType::Time)
+            | (Value::Json(_), DataType::Json)
+            | (Value::Jsonb(_), DataType::Jsonb) => true,
             (Value::Numeric(d), DataType::Numeric { precision, scale }) => fits_typmod(d, *precision, *scale),
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,

@@ -11,7 +11,7 @@
 //!   boolean 1   smallint 2   integer 4      varchar(n)  char(n)
 //!   bigint 8    double 8     numeric 16     text        bytea
 //!   date 4      timestamp 8  timestamptz 8
-//!   uuid 16     interval 16  time 8
+//!   uuid 16     interval 16  time 8         json        jsonb
 //! ```
 //!
 //! The wire protocol needs [`DataType::pg_oid`] for RowDescription messages
@@ -72,6 +72,10 @@ pub enum DataType {
     Interval,
     /// `time without time zone`.
     Time,
+    /// `json`: JSON text as written.
+    Json,
+    /// `jsonb`: JSON in binary form.
+    Jsonb,
     /// A one-dimensional array of the element type (`integer[]`), never
     /// itself an array. Build it with [`DataType::array_of`].
     Array(Box<DataType>),
@@ -148,7 +152,7 @@ impl DataType {
             DataType::Timestamp | DataType::TimestampTz | DataType::Time => Some(8),
             DataType::Numeric { .. } | DataType::Uuid | DataType::Interval => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
-            DataType::Array(_) => None,
+            DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
         }
     }
 
@@ -177,6 +181,8 @@ impl DataType {
             DataType::Uuid => 2950,
             DataType::Interval => 1186,
             DataType::Time => 1083,
+            DataType::Json => 114,
+            DataType::Jsonb => 3802,
             DataType::Array(e) => match **e {
                 DataType::Boolean => 1000,
                 DataType::SmallInt => 1005,
@@ -194,6 +200,8 @@ impl DataType {
                 DataType::Uuid => 2951,
                 DataType::Interval => 1187,
                 DataType::Time => 1183,
+                DataType::Json => 199,
+                DataType::Jsonb => 3807,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
                 DataType::Array(_) => 2277,
             },
@@ -243,6 +251,8 @@ impl fmt::Display for DataType {
             DataType::Uuid => f.write_str("uuid"),
             DataType::Interval => f.write_str("interval"),
             DataType::Time => f.write_str("time without time zone"),
+            DataType::Json => f.write_str("json"),
+            DataType::Jsonb => f.write_str("jsonb"),
             DataType::Array(e) => write!(f, "{e}[]"),
         }
     }

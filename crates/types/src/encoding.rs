@@ -22,6 +22,8 @@
 //!   bytea                   the bytes as they are (variable)
 //!   arrays                  count, then each element's length and bytes
 //!                           (variable; see the `array` module)
+//!   json                    the text as written (variable)
+//!   jsonb                   tagged binary form (variable; see `json`)
 //! ```
 //!
 //! NULLs are not encoded here; the row format tracks them separately.
@@ -112,7 +114,7 @@ impl Value {
                 i64::from_le_bytes(prefix(&bytes)),
             )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
-            DataType::Array(_) => Value::Null,
+            DataType::Array(_) | DataType::Json | DataType::Jsonb => Value::Null,
         }
     }
 
@@ -124,6 +126,8 @@ impl Value {
             Value::Text(s) => Some(Cow::Borrowed(s.as_bytes())),
             Value::Bytea(b) => Some(Cow::Borrowed(b)),
             Value::Array(items) => Some(Cow::Owned(crate::array::encode(items))),
+            Value::Json(s) => Some(Cow::Borrowed(s.as_bytes())),
+            Value::Jsonb(j) => Some(Cow::Borrowed(j.as_bytes())),
             _ => None,
         }
     }
@@ -134,15 +138,21 @@ impl Value {
     /// [`Value::decode_fixed`].
     pub fn decode_var(ty: &DataType, bytes: &[u8]) -> Value {
         match ty {
-            DataType::Varchar(_) | DataType::Char(_) | DataType::Text => {
+            DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Json => {
                 // Stored text is valid UTF-8 (it was a `String`); the
                 // lossy path is only for damaged bytes, and is slower.
-                Value::Text(match std::str::from_utf8(bytes) {
+                let s = match std::str::from_utf8(bytes) {
                     Ok(s) => s.to_owned(),
                     Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-                })
+                };
+                if *ty == DataType::Json {
+                    Value::Json(s)
+                } else {
+                    Value::Text(s)
+                }
             }
             DataType::Bytea => Value::Bytea(bytes.to_vec()),
+            DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_bytes(bytes)),
             DataType::Array(elem) => crate::array::decode(elem, bytes),
             _ => Value::decode_fixed(ty, bytes),
         }

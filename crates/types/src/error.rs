@@ -11,6 +11,9 @@
 //!   OutOfRange          22003     numeric_value_out_of_range
 //!   StringTooLong       22001     string_data_right_truncation
 //!   InvalidText         22P02     invalid_text_representation
+//!   InvalidJson         22P02     invalid_text_representation
+//!   UntranslatableJson  22P05     untranslatable_character
+//!   TooDeep             54001     statement_too_complex
 //!   InvalidDatetime     22007     invalid_datetime_format
 //!   DatetimeOverflow    22008     datetime_field_overflow
 //!   IntervalOverflow    22015     interval_field_overflow
@@ -64,6 +67,16 @@ pub enum TypeError {
     /// Text that is not an array literal (22P02 invalid_text_representation).
     #[error("malformed array literal: \"{0}\"")]
     MalformedArray(String),
+    /// Text that is not JSON (22P02 invalid_text_representation).
+    #[error("invalid input syntax for type json")]
+    InvalidJson,
+    /// A JSON `\u0000` escape, which text cannot hold (22P05
+    /// untranslatable_character).
+    #[error("unsupported Unicode escape sequence")]
+    UntranslatableJson,
+    /// Input nested too deeply to read safely (54001 statement_too_complex).
+    #[error("stack depth limit exceeded")]
+    TooDeep,
     /// Date/time text in a format that cannot be read (22007 invalid_datetime_format).
     /// The text is the whole message.
     #[error("{0}")]
@@ -99,7 +112,9 @@ impl TypeError {
             TypeError::Mismatch { .. } => "42804",
             TypeError::OutOfRange(_) => "22003",
             TypeError::StringTooLong { .. } => "22001",
-            TypeError::InvalidText { .. } | TypeError::MalformedArray(_) => "22P02",
+            TypeError::InvalidText { .. } | TypeError::MalformedArray(_) | TypeError::InvalidJson => "22P02",
+            TypeError::UntranslatableJson => "22P05",
+            TypeError::TooDeep => "54001",
             TypeError::InvalidDatetime(_) => "22007",
             TypeError::DatetimeOverflow(_) => "22008",
             TypeError::IntervalOverflow(_) => "22015",

@@ -24,6 +24,7 @@
 //!   since midnight), with ISO input and output.
 //! * [`Interval`]: months, days and microseconds apart, with PostgreSQL's
 //!   input forms, output style and calendar arithmetic.
+//! * [`json`]: `json` text and `jsonb`'s binary form, read in place.
 //! * [`TypeError`]: every failure, with its SQLSTATE.
 //!
 //! Known differences from PostgreSQL: `numeric` holds at most 28-29
@@ -65,6 +66,7 @@ mod encoding;
 mod error;
 mod float;
 pub mod interval;
+pub mod json;
 mod numeric;
 mod ordering;
 mod text;

@@ -111,6 +111,9 @@ impl Value {
             (Value::Interval(a), Value::Interval(b)) => Some(a.cmp(b)),
             (Value::Time(a), Value::Time(b)) => Some(a.cmp(b)),
             (Value::Interval(_) | Value::Time(_), _) | (_, Value::Interval(_) | Value::Time(_)) => None,
+            (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),
+            // `json` has no comparison operators in PostgreSQL.
+            (Value::Json(_) | Value::Jsonb(_), _) | (_, Value::Json(_) | Value::Jsonb(_)) => None,
             // Arrays compare element by element, then by length; NULL
             // elements are equal to each other and above any value, as in
             // PostgreSQL's array comparison.
@@ -139,7 +142,9 @@ impl Value {
             Value::Interval(_) => 9,
             Value::Time(_) => 10,
             Value::Array(_) => 11,
-            Value::Null => 12,
+            Value::Json(_) => 12,
+            Value::Jsonb(_) => 13,
+            Value::Null => 14,
         }
     }
 }
@@ -160,6 +165,8 @@ impl Ord for Value {
             (Value::Interval(a), Value::Interval(b)) => a.cmp(b),
             (Value::Time(a), Value::Time(b)) => a.cmp(b),
             (Value::Array(a), Value::Array(b)) => a.cmp(b),
+            (Value::Json(a), Value::Json(b)) => a.cmp(b),
+            (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
                 _ => self.rank().cmp(&other.rank()),
@@ -202,6 +209,8 @@ impl Hash for Value {
             Value::Interval(i) => i.hash(state),
             Value::Time(t) => t.hash(state),
             Value::Array(items) => items.hash(state),
+            Value::Json(s) => s.hash(state),
+            Value::Jsonb(j) => j.hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so
                 // equal values share one (mantissa, scale); an integral value

@@ -77,6 +77,10 @@ pub enum Value {
     Interval(Interval),
     /// `time without time zone`.
     Time(Time),
+    /// `json`: text checked to be JSON, kept as written.
+    Json(String),
+    /// `jsonb`: JSON in its binary form.
+    Jsonb(crate::json::Jsonb),
     /// A one-dimensional array (lower bound 1): its elements, each of the
     /// array's element type or Null.
     Array(Vec<Value>),
@@ -107,6 +111,8 @@ impl Value {
             Value::Uuid(_) => DataType::Uuid,
             Value::Interval(_) => DataType::Interval,
             Value::Time(_) => DataType::Time,
+            Value::Json(_) => DataType::Json,
+            Value::Jsonb(_) => DataType::Jsonb,
             // The first element's type names the array; an array of only
             // NULLs (or none) reads as text[].
             Value::Array(items) => {
@@ -141,6 +147,8 @@ impl fmt::Display for Value {
             Value::Uuid(u) => write!(f, "{}", u.hyphenated()),
             Value::Interval(i) => write!(f, "{i}"),
             Value::Time(t) => write!(f, "{t}"),
+            Value::Json(s) => f.write_str(s),
+            Value::Jsonb(j) => write!(f, "{j}"),
             Value::Array(items) => f.write_str(&crate::array::display(items)),
         }
     }

@@ -202,6 +202,8 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Uuid => out.push(14),
         DataType::Interval => out.push(16),
         DataType::Time => out.push(17),
+        DataType::Json => out.push(18),
+        DataType::Jsonb => out.push(19),
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
@@ -300,6 +302,8 @@ impl<'a> Reader<'a> {
             14 => DataType::Uuid,
             16 => DataType::Interval,
             17 => DataType::Time,
+            18 => DataType::Json,
+            19 => DataType::Jsonb,
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,

@@ -340,7 +340,7 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
             out.extend_from_slice(&bits.to_be_bytes());
         }
         DataType::Numeric { .. } => encode_numeric(Decimal::deserialize(le(b)), out),
-        DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => {
+        DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea | DataType::Json => {
             for &x in b {
                 out.push(x);
                 if x == 0 {
@@ -351,6 +351,11 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         }
         DataType::Uuid => out.extend_from_slice(&le::<16>(b)),
         DataType::Interval => out.extend_from_slice(&(interval_span(b) as u128 ^ (1 << 127)).to_be_bytes()),
+        DataType::Jsonb => {
+            let mut key = Vec::with_capacity(b.len() + 8);
+            centum_types::json::Jsonb::from_bytes(b).root().sort_key(&mut key);
+            out.extend_from_slice(&key);
+        }
         DataType::Array(elem) => {
             let Value::Array(items) = Value::decode_var(t, b) else { return };
             let mut scratch = [0u8; 16];

@@ -18,7 +18,8 @@ pub(crate) struct Acc {
     /// An ordered aggregate's inputs (sort key values, arguments), held
     /// until the group ends.
     pending: Vec<(Vec<Value>, Vec<Value>)>,
-    /// `array_agg`'s elements.
+    /// `array_agg`'s and `jsonb_agg`'s elements; `jsonb_object_agg`'s
+    /// keys and values, one after the other.
     items: Vec<Value>,
 }
 
@@ -61,7 +62,15 @@ impl Acc {
 
     /// Adds one input's argument values.
     fn accumulate(&mut self, call: &AggCall, mut args: Vec<Value>, cx: &ExecCtx) -> Result<()> {
-        if args[0].is_null() && call.func != AggFunc::ArrayAgg {
+        let collects = matches!(
+            call.func,
+            AggFunc::ArrayAgg
+                | AggFunc::JsonbAgg
+                | AggFunc::JsonAgg
+                | AggFunc::JsonbObjectAgg
+                | AggFunc::JsonObjectAgg
+        );
+        if args[0].is_null() && !collects {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
@@ -73,14 +82,22 @@ impl Acc {
             seen.insert(args.clone());
         }
         self.count += 1;
-        let v = args.swap_remove(0);
-        if call.func == AggFunc::ArrayAgg {
-            cx.budget.hold(std::slice::from_ref(&v))?;
-            self.items.push(v);
+        if collects {
+            // A pair aggregate keeps its key and value; the others their one
+            // argument.
+            cx.budget.hold(&args)?;
+            self.items.extend(args);
             return Ok(());
         }
+        let v = args.swap_remove(0);
         self.value = match call.func {
-            AggFunc::Count | AggFunc::CountStar | AggFunc::ArrayAgg => Value::Null,
+            AggFunc::Count
+            | AggFunc::CountStar
+            | AggFunc::ArrayAgg
+            | AggFunc::JsonbAgg
+            | AggFunc::JsonAgg
+            | AggFunc::JsonbObjectAgg
+            | AggFunc::JsonObjectAgg => Value::Null,
             AggFunc::Sum | AggFunc::Avg => {
                 let v = match v {
                     Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_)
@@ -169,8 +186,22 @@ impl Acc {
             }
         }
         Ok(match call.func {
-            AggFunc::ArrayAgg if self.count == 0 => Value::Null,
+            AggFunc::ArrayAgg
+            | AggFunc::JsonbAgg
+            | AggFunc::JsonAgg
+            | AggFunc::JsonbObjectAgg
+            | AggFunc::JsonObjectAgg
+                if self.count == 0 =>
+            {
+                Value::Null
+            }
             AggFunc::ArrayAgg => Value::Array(self.items),
+            AggFunc::JsonbAgg | AggFunc::JsonAgg => {
+                super::json::aggregate_array(&self.items, call.func == AggFunc::JsonAgg)?
+            }
+            AggFunc::JsonbObjectAgg | AggFunc::JsonObjectAgg => {
+                super::json::aggregate_object(&self.items, call.func == AggFunc::JsonObjectAgg)?
+            }
             AggFunc::Count | AggFunc::CountStar => Value::BigInt(self.count),
             AggFunc::Avg => match self.value {
                 Value::Null => Value::Null,

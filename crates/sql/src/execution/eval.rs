@@ -532,6 +532,17 @@ pub(crate) fn cast(v: Value, ty: &DataType) -> Result<Value> {
         (Value::Array(items), DataType::Array(elem)) => {
             Value::Array(items.into_iter().map(|v| cast(v, elem)).collect::<Result<_>>()?)
         }
+        (
+            Value::Jsonb(j),
+            t @ (DataType::Boolean
+            | DataType::SmallInt
+            | DataType::Integer
+            | DataType::BigInt
+            | DataType::Double
+            | DataType::Numeric { .. }),
+        ) => super::json::cast_scalar(&j, t)?,
+        // JSON text is kept exactly as written, blanks included.
+        (Value::Text(s), DataType::Json) => Value::parse(&s, ty)?,
         (Value::Text(s), t) if !t.is_string() => {
             Value::parse(s.trim_matches(|c: char| c == ' ' && !matches!(t, DataType::Char(_))), t)?
         }

@@ -43,7 +43,7 @@ impl Binder<'_> {
 
     /// Makes `e` of type `ty`: untyped operands take it, others are cast
     /// where their type differs.
-    fn typed_as(&mut self, e: Typed, ty: &DataType) -> Result<Expr> {
+    pub(crate) fn typed_as(&mut self, e: Typed, ty: &DataType) -> Result<Expr> {
         let (e, t) = self.coerce_untyped(e, &Some(ty.clone()))?;
         Ok(match t {
             Some(t) if t != *ty => Expr::Cast(Box::new(e), ty.clone()),

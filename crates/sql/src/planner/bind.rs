@@ -188,6 +188,9 @@ pub struct Binder<'a> {
     /// How many queries the binder is inside: a data-modifying WITH is
     /// allowed only at the top level.
     pub(crate) query_depth: u32,
+    /// Binding a select list whose JSON set-returning calls become the
+    /// arrays of their rows (see `select_unnest`).
+    pub(crate) json_sets_as_arrays: bool,
 }
 
 impl<'a> Binder<'a> {
@@ -203,6 +206,7 @@ impl<'a> Binder<'a> {
             using_joins: 0,
             writes: vec![],
             query_depth: 0,
+            json_sets_as_arrays: false,
         }
     }
 
@@ -776,6 +780,15 @@ impl<'a> Binder<'a> {
     /// Binds a binary operator over bound operands.
     pub(crate) fn binary(&mut self, op: &ast::BinaryOperator, l: Typed, r: Typed) -> Result<Typed> {
         use ast::BinaryOperator as B;
+        let json = |t: &Option<DataType>| matches!(t, Some(DataType::Json | DataType::Jsonb));
+        let (l, r) = if json(&l.1) || json(&r.1) {
+            match self.json_operator(op, l, r)? {
+                Ok(done) => return Ok(done),
+                Err(operands) => operands,
+            }
+        } else {
+            (l, r)
+        };
         let op = match op {
             B::Plus => BinOp::Add,
             B::Minus => BinOp::Sub,
@@ -980,6 +993,12 @@ impl<'a> Binder<'a> {
                     Err(args) => self.plain_call(&name, args),
                 }
             }
+            _ if name.starts_with("json") || name.starts_with("to_json") => {
+                match self.json_function(&name, args)? {
+                    Ok(done) => Ok(done),
+                    Err(args) => self.plain_call(&name, args),
+                }
+            }
             _ => self.plain_call(&name, args),
         }
     }
@@ -1134,7 +1153,7 @@ impl<'a> Binder<'a> {
         let func = if func == AggFunc::Count && args.is_empty() { AggFunc::CountStar } else { func };
         let want = match func {
             AggFunc::CountStar => 0,
-            AggFunc::StringAgg => 2,
+            AggFunc::StringAgg | AggFunc::JsonbObjectAgg | AggFunc::JsonObjectAgg => 2,
             _ => 1,
         };
         if args.len() != want {
@@ -1167,12 +1186,15 @@ impl<'a> Binder<'a> {
             AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
             AggFunc::StringAgg => Some(DataType::Text),
             AggFunc::ArrayAgg => Some(DataType::array_of(arg_ty.clone().unwrap_or(DataType::Text))?),
+            AggFunc::JsonbAgg | AggFunc::JsonbObjectAgg => Some(DataType::Jsonb),
+            AggFunc::JsonAgg | AggFunc::JsonObjectAgg => Some(DataType::Json),
         };
         let mut bound = Vec::new();
         for (i, a) in args.into_iter().enumerate() {
             let want = match func {
                 AggFunc::StringAgg => Some(DataType::Text),
                 AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
+                AggFunc::JsonbObjectAgg | AggFunc::JsonObjectAgg if a.1.is_none() => Some(DataType::Text),
                 _ if i == 0 && a.1.is_none() => Some(DataType::Text),
                 _ => None,
             };
@@ -1203,6 +1225,10 @@ pub(crate) fn agg_name(name: &str) -> Option<AggFunc> {
         "bool_or" => AggFunc::BoolOr,
         "string_agg" => AggFunc::StringAgg,
         "array_agg" => AggFunc::ArrayAgg,
+        "jsonb_agg" => AggFunc::JsonbAgg,
+        "json_agg" => AggFunc::JsonAgg,
+        "jsonb_object_agg" => AggFunc::JsonbObjectAgg,
+        "json_object_agg" => AggFunc::JsonObjectAgg,
         _ => return None,
     })
 }
@@ -1612,6 +1638,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
             _ => DataType::Timestamp,
         },
         T::Uuid => DataType::Uuid,
+        T::JSON => DataType::Json,
+        T::JSONB => DataType::Jsonb,
         T::Interval { .. } => DataType::Interval,
         T::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
             return Err(Error::unsupported("type time with time zone"))
@@ -1647,6 +1675,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
                 "uuid" => DataType::Uuid,
                 "interval" => DataType::Interval,
                 "time" => DataType::Time,
+                "json" => DataType::Json,
+                "jsonb" => DataType::Jsonb,
                 "timetz" => return Err(Error::unsupported("type time with time zone")),
                 "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
                     return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")).retag("42704"))

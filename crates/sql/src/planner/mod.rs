@@ -19,6 +19,7 @@ pub(crate) mod bind;
 pub(crate) mod deadline;
 pub mod dml;
 pub mod expr;
+pub(crate) mod json;
 mod locking;
 pub mod plan;
 mod routine;

@@ -140,6 +140,14 @@ pub enum AggFunc {
     StringAgg,
     /// `array_agg(x)`: an array of x's type (NULLs included).
     ArrayAgg,
+    /// `jsonb_agg`.
+    JsonbAgg,
+    /// `json_agg`.
+    JsonAgg,
+    /// `jsonb_object_agg`.
+    JsonbObjectAgg,
+    /// `json_object_agg`.
+    JsonObjectAgg,
 }
 
 /// One aggregate call.

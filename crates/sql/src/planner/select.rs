@@ -136,7 +136,13 @@ impl<'a> Binder<'a> {
             else {
                 continue;
             };
-            if let Some(arg) = unnest_arg(e) {
+            if let Some(name) = json_set_name(e) {
+                let expr = e.clone();
+                if let ast::SelectItem::UnnamedExpr(_) = item {
+                    *item = ast::SelectItem::ExprWithAlias { expr, alias: ast::Ident::new(name) };
+                }
+                sets.push(i);
+            } else if let Some(arg) = unnest_arg(e) {
                 let named = matches!(item, ast::SelectItem::ExprWithAlias { .. });
                 if named {
                     if let ast::SelectItem::ExprWithAlias { expr, .. } = item {
@@ -148,7 +154,10 @@ impl<'a> Binder<'a> {
                 sets.push(i);
             }
         }
-        let (plan, mut cols) = self.select(&plain, &[], false)?;
+        let before = std::mem::replace(&mut self.json_sets_as_arrays, true);
+        let bound = self.select(&plain, &[], false);
+        self.json_sets_as_arrays = before;
+        let (plan, mut cols) = bound?;
         for &i in &sets {
             let elem = cols[i].ty.as_ref().and_then(DataType::element).cloned();
             cols[i].ty = Some(elem.unwrap_or(DataType::Text));
@@ -722,6 +731,7 @@ impl<'a> Binder<'a> {
                 ast::TableFactor::UNNEST { .. } if !steps.is_empty() => {
                     self.lateral_factor(&twj.relation, left(&steps))?
                 }
+                r if !steps.is_empty() && calls_json_set(r) => self.lateral_factor(r, left(&steps))?,
                 relation => self.factor(relation)?,
             };
             steps.push(Step { item, kind: JoinKind::Inner, on: None });
@@ -731,6 +741,7 @@ impl<'a> Binder<'a> {
                         self.lateral(subquery, alias.as_ref(), left(&steps))?
                     }
                     ast::TableFactor::UNNEST { .. } => self.lateral_factor(&j.relation, left(&steps))?,
+                    r if calls_json_set(r) => self.lateral_factor(r, left(&steps))?,
                     relation => self.factor(relation)?,
                 };
                 let (kind, c, _) = match &j.join_operator {
@@ -983,6 +994,38 @@ impl<'a> Binder<'a> {
         Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
     }
 
+    /// A JSON set-returning function in FROM (`jsonb_each(doc)`): the rows
+    /// of the arrays its columns' functions return, side by side.
+    fn json_set_factor(
+        &mut self,
+        name: &str,
+        args: &[ast::FunctionArg],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Item> {
+        let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))] = args else {
+            return Err(Error::UndefinedFunction(format!("{name} with {} arguments", args.len())));
+        };
+        let empty = Scope::default();
+        let arg = self.expr(e, &Ctx::plain(&empty))?;
+        let Some((calls, set_cols)) = self.json_set_call(name, arg)? else {
+            return Err(Error::UndefinedFunction(name.to_string()));
+        };
+        let mut cols: Vec<OutputColumn> =
+            set_cols.iter().map(|c| OutputColumn { name: c.name.into(), ty: Some(c.ty.clone()) }).collect();
+        // `*_object_keys` has no named output column: a bare alias names it
+        // (the others name theirs `key` and `value`, as PostgreSQL does).
+        if let (Some(a), [only]) = (alias.filter(|a| a.columns.is_empty()), &mut cols[..]) {
+            if name.ends_with("object_keys") {
+                only.name = ident(&a.name);
+            }
+        }
+        rename_columns(&mut cols, alias);
+        let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| name.to_string());
+        let types = set_cols.into_iter().map(|c| c.ty).collect();
+        let plan = Plan::Unnest { args: calls, types, ordinality: false };
+        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
+    }
+
     /// `pg_options_to_table(options)`: each `name=value` of an options
     /// array (`reloptions`, `attfdwoptions`) as a row of `option_name`,
     /// `option_value`. Bound as the query it is the same as.
@@ -1131,6 +1174,9 @@ impl<'a> Binder<'a> {
                 }
             }
             return self.unnest(&arrays, false, alias);
+        }
+        if super::json::set_function(&name).is_some() {
+            return self.json_set_factor(&name, args, alias);
         }
         if name != "generate_series" {
             let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
@@ -1619,7 +1665,11 @@ fn column_name(e: &ast::Expr) -> String {
             ast::Expr::Nested(inner) if matches!(**inner, ast::Expr::Cast { .. }) => {
                 data_type_name(data_type)
             }
-            e => column_name(e),
+            // Otherwise by what it casts, unless that has no name.
+            e => match column_name(e) {
+                n if n == "?column?" => data_type_name(data_type),
+                n => n,
+            },
         },
         ast::Expr::Nested(e) => column_name(e),
         ast::Expr::Case { .. } => "case".into(),
@@ -1764,12 +1814,30 @@ fn unnest_arg(e: &ast::Expr) -> Option<ast::Expr> {
     }
 }
 
+/// Whether a FROM item calls a JSON set-returning function, which reads
+/// the items before it (an implicit LATERAL, as for `unnest`).
+fn calls_json_set(r: &ast::TableFactor) -> bool {
+    let name = match r {
+        ast::TableFactor::Function { name, .. } | ast::TableFactor::Table { name, args: Some(_), .. } => name,
+        _ => return false,
+    };
+    let last = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
+    last.is_some_and(|n| super::json::set_function(&n).is_some())
+}
+
+/// The name of the JSON set-returning function `e` calls, if it does.
+fn json_set_name(e: &ast::Expr) -> Option<String> {
+    let ast::Expr::Function(f) = e else { return None };
+    let name = f.name.0.last().and_then(|p| p.as_ident())?.value.to_lowercase();
+    super::json::set_function(&name).map(|_| name)
+}
+
 /// Whether a select list has an `unnest(x)` item (see `select_unnest`).
 fn has_unnest(s: &ast::Select) -> bool {
     s.group_by == ast::GroupByExpr::Expressions(vec![], vec![])
         && s.projection.iter().any(|i| match i {
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                unnest_arg(e).is_some()
+                unnest_arg(e).is_some() || json_set_name(e).is_some()
             }
             _ => false,
         })
