@@ -402,6 +402,40 @@ fn arrays_survive_checkpoints_and_restarts() {
     }
 }
 
+/// jsonb and json columns, and a jsonb key, come back from both the
+/// checkpoint files and the log's tail, twice: the stored binary form and
+/// the text as written.
+#[test]
+fn json_survives_checkpoints_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = table(&[
+        &["1", r#"{"a": 1, "tags": ["x", "y"]}"#, r#"{"b":  2,"b": 3}"#],
+        &["2", "[1.50, null, {}]", "NULL"],
+        &["3", r#"{"a": 2, "new": true}"#, "[ ]"],
+    ]);
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(&mut s, "CREATE TABLE docs (id int PRIMARY KEY, doc jsonb, raw json)");
+        exec(&mut s, "CREATE UNIQUE INDEX docs_doc ON docs (doc)");
+        exec(
+            &mut s,
+            r#"INSERT INTO docs VALUES (1, '{"tags": ["x", "y"], "a": 1}', '{"b":  2,"b": 3}'), (2, '[1.50, null, {}]', NULL)"#,
+        );
+        db.catalog().db().checkpoint().unwrap();
+        exec(&mut s, r#"INSERT INTO docs VALUES (3, '{"a": 2}', '[ ]')"#);
+        exec(&mut s, r#"UPDATE docs SET doc = doc || '{"new": true}' WHERE id = 3"#);
+    }
+    for _ in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, "SELECT id, doc, raw FROM docs ORDER BY id"), want);
+        assert_eq!(rows(&mut s, r#"SELECT id FROM docs WHERE doc @> '{"a": 2}'"#), table(&[&["3"]]));
+        assert_eq!(rows(&mut s, "SELECT id FROM docs WHERE doc = '[1.5, null, {}]'"), table(&[&["2"]]));
+        assert_eq!(rows(&mut s, "SELECT raw -> 'b' FROM docs WHERE id = 1"), table(&[&["3"]]));
+    }
+}
+
 /// Views and materialized views come back from the checkpoint files and
 /// the log's tail; a view created in a block that rolled back does not,
 /// and a refresh committed after the checkpoint does.
