@@ -37,6 +37,11 @@ pub(crate) struct ScopeCol {
     /// (later ones higher) and where in its column list. `*` lists these
     /// first, as PostgreSQL does.
     pub lead: Option<(u32, u32)>,
+    /// The only column of a function returning a scalar type: the
+    /// function item's alias alone names it too (`SELECT t FROM
+    /// jsonb_array_elements_text(x) t`), as the row of such a function is
+    /// its value in PostgreSQL.
+    pub scalar_row: bool,
 }
 
 /// The columns visible at one level of a query.
@@ -58,6 +63,7 @@ impl Scope {
                     hidden: false,
                     merged: false,
                     lead: None,
+                    scalar_row: false,
                 })
                 .collect(),
         }
@@ -81,6 +87,11 @@ impl Scope {
             }
         }
         Ok(found)
+    }
+
+    /// The column a scalar function item's alias `name` stands for.
+    fn scalar_row(&self, name: &str) -> Option<usize> {
+        self.cols.iter().position(|c| c.scalar_row && c.rel.as_deref() == Some(name))
     }
 
     fn has_rel(&self, rel: &str) -> bool {
@@ -658,6 +669,16 @@ impl<'a> Binder<'a> {
             }
         }
         if rel.is_none() {
+            if let Some(i) = ctx.scope.scalar_row(name) {
+                return Ok((Expr::Column(i), ctx.scope.cols[i].ty.clone()));
+            }
+            let mut offset = self.outer_width();
+            for s in self.outer.iter().rev() {
+                offset -= s.cols.len();
+                if let Some(i) = s.scalar_row(name) {
+                    return Ok((Expr::Outer(offset + i), s.cols[i].ty.clone()));
+                }
+            }
             // Niladic functions written without parentheses.
             match name {
                 "current_timestamp" | "current_date" | "localtimestamp" | "localtime" | "current_user"

@@ -880,6 +880,7 @@ impl<'a> Binder<'a> {
                         hidden: true,
                         merged: false,
                         lead: None,
+                        scalar_row: false,
                     });
                     return Ok(Item { plan: Plan::System(t), scope, base: None, lateral: false });
                 }
@@ -1023,7 +1024,11 @@ impl<'a> Binder<'a> {
         let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| name.to_string());
         let types = set_cols.into_iter().map(|c| c.ty).collect();
         let plan = Plan::Unnest { args: calls, types, ordinality: false };
-        Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
+        let mut scope = Scope::of(&alias_name, &cols);
+        if let [only] = &mut scope.cols[..] {
+            only.scalar_row = true;
+        }
+        Ok(Item { plan, scope, base: None, lateral: false })
     }
 
     /// `pg_options_to_table(options)`: each `name=value` of an options

@@ -95,6 +95,8 @@ SELECT jsonb_build_object('a', NULL::jsonb), '{"a":1}'::jsonb - NULL::text;
 SELECT jsonb_set('{"a":1}', '{}', '2'), '{"a":1}'::jsonb #- '{}', '[1,2]'::json #> '{1}';
 SELECT '{"a":1}'::jsonb || 'x'::text;
 SELECT d.id, k FROM docs d, jsonb_object_keys(d.doc) k WHERE d.id = 1 ORDER BY k;
+SELECT d.id, t FROM docs d CROSS JOIN LATERAL jsonb_array_elements_text(d.doc -> 'tags') t ORDER BY 1, 2;
+SELECT e, e ->> 'a' FROM jsonb_array_elements('[{"a": 1}, {"a": 2}]') e ORDER BY e;
 SELECT id, jsonb_array_elements_text(doc -> 'tags') AS tag FROM docs WHERE id = 1 ORDER BY tag;
 CREATE TABLE jkeys (k jsonb PRIMARY KEY, n int);
 INSERT INTO jkeys VALUES ('{"a": 1}', 1), ('[1, 2]', 2), ('"s"', 3), ('1.50', 4);
