@@ -240,6 +240,10 @@ impl<'a> Binder<'a> {
             return self.locking(q, limit_e, offset_e);
         }
         let (plan, cols) = match q.body.as_ref() {
+            ast::SetExpr::Select(s) if lift_json_set(s).is_some() => {
+                let lifted = lift_json_set(s).unwrap_or_else(|| (**s).clone());
+                self.select(&lifted, &order, limit_e.is_some())?
+            }
             ast::SetExpr::Select(s) if has_unnest(s) => {
                 let out = self.select_unnest(s)?;
                 self.sorted(out, &order)?
@@ -1836,6 +1840,92 @@ fn json_set_name(e: &ast::Expr) -> Option<String> {
     let name = f.name.0.last().and_then(|p| p.as_ident())?.value.to_lowercase();
     super::json::set_function(&name).map(|_| name)
 }
+
+/// A select list with one JSON set-returning call inside an item's
+/// expression (`jsonb_array_elements(doc) ->> 'name'`), as the same query
+/// with the call moved into FROM as a LATERAL item and the expression
+/// reading its value: one output row per element, as PostgreSQL's
+/// projection gives. `None` for any other select (a call that is a whole
+/// item goes to `select_unnest`; several calls, aggregates or GROUP BY
+/// keep their 0A000).
+fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
+    use std::ops::ControlFlow;
+    /// Replaces the first JSON set call outside subqueries; counts them all.
+    struct Lift {
+        depth: usize,
+        found: usize,
+        call: Option<ast::Expr>,
+    }
+    impl ast::VisitorMut for Lift {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+            if self.depth == 0 && json_set_name(e).is_some() {
+                self.found += 1;
+                if self.call.is_none() {
+                    self.call = Some(std::mem::replace(e, ast::Expr::Identifier(ast::Ident::new(LIFTED))));
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    if s.group_by != ast::GroupByExpr::Expressions(vec![], vec![])
+        || s.having.is_some()
+        || s.distinct.is_some()
+    {
+        return None;
+    }
+    let mut out = s.clone();
+    let mut lift = Lift { depth: 0, found: 0, call: None };
+    for item in out.projection.iter_mut() {
+        let (ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }) = item else {
+            continue;
+        };
+        if json_set_name(e).is_some() || super::bind::has_aggregate(e) {
+            return None;
+        }
+        let name = column_name(e);
+        let _ = ast::VisitMut::visit(e, &mut lift);
+        if lift.call.is_some() && lift.found == 1 {
+            if let ast::SelectItem::UnnamedExpr(e) = item {
+                // The output column keeps the name the call gave it.
+                *item = ast::SelectItem::ExprWithAlias { expr: e.clone(), alias: ast::Ident::new(name) };
+            }
+        }
+    }
+    let ast::Expr::Function(f) = lift.call? else { return None };
+    if lift.found != 1 {
+        return None;
+    }
+    let relation = ast::TableFactor::Function {
+        lateral: true,
+        name: f.name.clone(),
+        args: match f.args {
+            ast::FunctionArguments::List(l) => l.args,
+            _ => return None,
+        },
+        alias: Some(ast::TableAlias {
+            name: ast::Ident::new(LIFTED),
+            columns: vec![],
+            explicit: true,
+            at: None,
+        }),
+        with_ordinality: false,
+    };
+    out.from.push(ast::TableWithJoins { relation, joins: vec![] });
+    Some(out)
+}
+
+/// The FROM alias of a lifted JSON set-returning call (see
+/// [`lift_json_set`]): a name a query can spell only quoted.
+const LIFTED: &str = "json set value";
 
 /// Whether a select list has an `unnest(x)` item (see `select_unnest`).
 fn has_unnest(s: &ast::Select) -> bool {

@@ -98,6 +98,17 @@ SELECT d.id, k FROM docs d, jsonb_object_keys(d.doc) k WHERE d.id = 1 ORDER BY k
 SELECT d.id, t FROM docs d CROSS JOIN LATERAL jsonb_array_elements_text(d.doc -> 'tags') t ORDER BY 1, 2;
 SELECT e, e ->> 'a' FROM jsonb_array_elements('[{"a": 1}, {"a": 2}]') e ORDER BY e;
 SELECT id, jsonb_array_elements_text(doc -> 'tags') AS tag FROM docs WHERE id = 1 ORDER BY tag;
+-- Set-returning calls inside select-list expressions.
+CREATE TABLE orders (id int PRIMARY KEY, body jsonb);
+INSERT INTO orders VALUES (1, '{"lines": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 1}]}'), (2, '{"lines": []}'), (3, '{"lines": [{"sku": "c", "qty": 5}]}');
+SELECT id, jsonb_array_elements(body -> 'lines') ->> 'sku' FROM orders ORDER BY 1, 2;
+SELECT id, (jsonb_array_elements(body -> 'lines') ->> 'qty')::int * 10 AS q FROM orders WHERE id < 3 ORDER BY 1, 2;
+SELECT jsonb_array_elements('[{"a":1},{"a":2}]') -> 'a';
+SELECT jsonb_array_elements_text('["x","y"]') || '!' AS t ORDER BY t DESC;
+SELECT upper(jsonb_object_keys('{"k1": 1, "k2": 2}')) ORDER BY 1;
+SELECT id, jsonb_array_elements(body -> 'lines') ->> 'sku' FROM orders ORDER BY 1, 2 LIMIT 2;
+SELECT count(jsonb_array_elements(body -> 'lines')) FROM orders;
+DROP TABLE orders;
 CREATE TABLE jkeys (k jsonb PRIMARY KEY, n int);
 INSERT INTO jkeys VALUES ('{"a": 1}', 1), ('[1, 2]', 2), ('"s"', 3), ('1.50', 4);
 INSERT INTO jkeys VALUES ('{"a": 1.0}', 5);
