@@ -240,15 +240,14 @@ impl<'a> Binder<'a> {
             return self.locking(q, limit_e, offset_e);
         }
         let (plan, cols) = match q.body.as_ref() {
-            ast::SetExpr::Select(s) if lift_json_set(s).is_some() => {
-                let lifted = lift_json_set(s).unwrap_or_else(|| (**s).clone());
-                self.select(&lifted, &order, limit_e.is_some())?
-            }
-            ast::SetExpr::Select(s) if has_unnest(s) => {
-                let out = self.select_unnest(s)?;
-                self.sorted(out, &order)?
-            }
-            ast::SetExpr::Select(s) => self.select(s, &order, limit_e.is_some())?,
+            ast::SetExpr::Select(s) => match lift_json_set(s) {
+                Some(lifted) => self.select(&lifted, &order, limit_e.is_some())?,
+                None if has_unnest(s) => {
+                    let out = self.select_unnest(s)?;
+                    self.sorted(out, &order)?
+                }
+                None => self.select(s, &order, limit_e.is_some())?,
+            },
             other => {
                 let out = self.set_expr(other)?;
                 self.sorted(out, &order)?
@@ -1858,6 +1857,14 @@ fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
     }
     impl ast::VisitorMut for Lift {
         type Break = ();
+        fn pre_visit_expr(&mut self, _: &mut ast::Expr) -> ControlFlow<()> {
+            // An expression nested too deeply for this walk is left to the
+            // binder, which refuses it with 54001.
+            match crate::stack::check("expression nested too deeply") {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(_) => ControlFlow::Break(()),
+            }
+        }
         fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
             self.depth += 1;
             ControlFlow::Continue(())
@@ -1882,6 +1889,34 @@ fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
     {
         return None;
     }
+    // A look without copying first: most selects have no such call. One
+    // nested too deeply for this walk is left to the binder (54001).
+    let mut nested = false;
+    for item in &s.projection {
+        let (ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. }) = item else {
+            continue;
+        };
+        if json_set_name(e).is_some() {
+            continue;
+        }
+        let found = ast::visit_expressions(e, |x| {
+            if crate::stack::check("expression nested too deeply").is_err() {
+                ControlFlow::Break(false)
+            } else if json_set_name(x).is_some() {
+                ControlFlow::Break(true)
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        match found {
+            ControlFlow::Break(false) => return None,
+            ControlFlow::Break(true) => nested = true,
+            ControlFlow::Continue(()) => {}
+        }
+    }
+    if !nested {
+        return None;
+    }
     let mut out = s.clone();
     let mut lift = Lift { depth: 0, found: 0, call: None };
     for item in out.projection.iter_mut() {
@@ -1892,7 +1927,9 @@ fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
             return None;
         }
         let name = column_name(e);
-        let _ = ast::VisitMut::visit(e, &mut lift);
+        if ast::VisitMut::visit(e, &mut lift).is_break() {
+            return None;
+        }
         if lift.call.is_some() && lift.found == 1 {
             if let ast::SelectItem::UnnamedExpr(e) = item {
                 // The output column keeps the name the call gave it.
