@@ -85,27 +85,21 @@ fn as_text(j: JRef<'_>) -> Value {
 
 // ---- jsonb access ---------------------------------------------------------
 
-/// `jsonb -> text` and `jsonb -> integer`.
-pub(crate) fn get(args: &[Value], _: &FnContext) -> Result<Value> {
+/// Applies `read` to the value `->` finds (the member or element the key
+/// names), or gives NULL: `->` and `->>` read it in place, and `->>` makes
+/// no copy of it on the way to its text.
+fn with_member(args: &[Value], read: impl FnOnce(JRef<'_>) -> Value) -> Result<Value> {
     let d = doc(&args[0])?;
     let r = d.root();
     let found = match &args[1] {
         Value::Text(k) => r.get(k),
         v => crate::system::functions::int(v).and_then(|i| r.index(i)),
     };
-    Ok(found.map_or(Value::Null, jsonb_value))
+    Ok(found.map_or(Value::Null, read))
 }
 
-/// `jsonb ->> text` and `jsonb ->> integer`.
-pub(crate) fn get_text(args: &[Value], cx: &FnContext) -> Result<Value> {
-    Ok(match get(args, cx)? {
-        Value::Jsonb(j) => as_text(j.root()),
-        _ => Value::Null,
-    })
-}
-
-/// `jsonb #> text[]`.
-pub(crate) fn get_path(args: &[Value], _: &FnContext) -> Result<Value> {
+/// Applies `read` to the value `#>` finds at the path, or gives NULL.
+fn with_path(args: &[Value], read: impl FnOnce(JRef<'_>) -> Value) -> Result<Value> {
     let d = doc(&args[0])?;
     let mut at = d.root();
     for k in path(&args[1]) {
@@ -115,15 +109,27 @@ pub(crate) fn get_path(args: &[Value], _: &FnContext) -> Result<Value> {
             None => return Ok(Value::Null),
         }
     }
-    Ok(jsonb_value(at))
+    Ok(read(at))
+}
+
+/// `jsonb -> text` and `jsonb -> integer`.
+pub(crate) fn get(args: &[Value], _: &FnContext) -> Result<Value> {
+    with_member(args, jsonb_value)
+}
+
+/// `jsonb ->> text` and `jsonb ->> integer`.
+pub(crate) fn get_text(args: &[Value], _: &FnContext) -> Result<Value> {
+    with_member(args, as_text)
+}
+
+/// `jsonb #> text[]`.
+pub(crate) fn get_path(args: &[Value], _: &FnContext) -> Result<Value> {
+    with_path(args, jsonb_value)
 }
 
 /// `jsonb #>> text[]`.
-pub(crate) fn get_path_text(args: &[Value], cx: &FnContext) -> Result<Value> {
-    Ok(match get_path(args, cx)? {
-        Value::Jsonb(j) => as_text(j.root()),
-        _ => Value::Null,
-    })
+pub(crate) fn get_path_text(args: &[Value], _: &FnContext) -> Result<Value> {
+    with_path(args, as_text)
 }
 
 /// `jsonb_extract_path(j, VARIADIC path)`: the path as separate arguments.

@@ -1834,9 +1834,15 @@ fn calls_json_set(r: &ast::TableFactor) -> bool {
 }
 
 /// The name of the JSON set-returning function `e` calls, if it does.
+/// Every select list's calls pass here: a name not starting `json` is
+/// dismissed without building its lower-case copy.
 fn json_set_name(e: &ast::Expr) -> Option<String> {
     let ast::Expr::Function(f) = e else { return None };
-    let name = f.name.0.last().and_then(|p| p.as_ident())?.value.to_lowercase();
+    let ident = &f.name.0.last().and_then(|p| p.as_ident())?.value;
+    if !ident.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("json")) {
+        return None;
+    }
+    let name = ident.to_lowercase();
     super::json::set_function(&name).map(|_| name)
 }
 
