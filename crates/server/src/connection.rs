@@ -41,14 +41,13 @@ use centum_types::{DataType, Value};
 use futures::{SinkExt, StreamExt};
 use pgwire::error::{ErrorInfo, PgWireError};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::data::{DataRow, FieldDescription, NoData, ParameterDescription, RowDescription};
+use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
@@ -129,6 +128,23 @@ impl Encoder<PgWireBackendMessage> for Codec {
 
 type Socket = Framed<MaybeTls, Codec>;
 
+/// Prepared statements or portals by name. Every Bind and Execute looks one
+/// up, so the names are hashed with a fast hasher: they are the client's
+/// own, and only its own session can be slowed by choosing them badly.
+type Names<T> = std::collections::HashMap<String, T, foldhash::fast::RandomState>;
+
+/// A reply buffer past this size is written out before more rows are
+/// added to it, so a large result streams instead of piling up in memory.
+const ROWS_FLUSH_BYTES: usize = 64 * 1024;
+
+/// Whether `buf` starts with a whole message (type, length, body).
+fn whole_message(buf: &[u8]) -> bool {
+    buf.len() >= 5 && {
+        let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
+        len >= 4 && buf.len() > len as usize
+    }
+}
+
 /// How often a statement waiting for a row looks at its deadlines and for
 /// deadlocks, besides when the holder ends.
 const ROW_WAIT_TICK: std::time::Duration = std::time::Duration::from_millis(5);
@@ -196,8 +212,8 @@ pub(crate) struct Connection {
     shared: Arc<Shared>,
     socket: Socket,
     session: Session,
-    statements: HashMap<String, Arc<Mutex<Statement>>>,
-    portals: HashMap<String, Portal>,
+    statements: Names<Arc<Mutex<Statement>>>,
+    portals: Names<Portal>,
     /// An extended-protocol message failed: discard until Sync.
     skip_to_sync: bool,
     /// Woken by `pg_terminate_backend`.
@@ -235,8 +251,8 @@ impl Connection {
             shared,
             socket: Framed::from_parts(new),
             session,
-            statements: HashMap::new(),
-            portals: HashMap::new(),
+            statements: Names::default(),
+            portals: Names::default(),
             skip_to_sync: false,
             terminated,
         }
@@ -333,11 +349,18 @@ impl Connection {
             TxnStatus::Idle => (outside, ("57P05", "terminating connection due to idle-session timeout")),
             _ => (in_block, ("25P03", "terminating connection due to idle-in-transaction timeout")),
         };
-        let mut shutdown = self.shared.shutdown.clone();
-        if *shutdown.borrow() || self.session.terminated() {
+        if *self.shared.shutdown.borrow() || self.session.terminated() {
             self.fatal("57P01", "terminating connection due to administrator command").await?;
             return Ok(None);
         }
+        // The next message of a pipeline is already here: no wait, so no
+        // idle limit, shutdown or termination can come first (both were
+        // just looked at).
+        if whole_message(self.socket.read_buffer()) {
+            let got = self.socket.next().await;
+            return self.received(got).await;
+        }
+        let mut shutdown = self.shared.shutdown.clone();
         let terminated = self.terminated.clone();
         self.watched.set_busy(false);
         let read = async {
@@ -370,9 +393,20 @@ impl Connection {
                 self.fatal(idle_error.0, idle_error.1).await?;
                 Ok(None)
             }
-            Ok(None) => Ok(None),
-            Ok(Some(Ok(m))) => Ok(Some(m)),
-            Ok(Some(Err(e))) => {
+            Ok(got) => self.received(got).await,
+        }
+    }
+
+    /// What the socket gave: a message, the end of the stream, or a
+    /// message that cannot be read (FATAL).
+    async fn received(
+        &mut self,
+        got: Option<Result<PgWireFrontendMessage, PgWireError>>,
+    ) -> std::io::Result<Option<PgWireFrontendMessage>> {
+        match got {
+            None => Ok(None),
+            Some(Ok(m)) => Ok(Some(m)),
+            Some(Err(e)) => {
                 let (code, message) = match &e {
                     PgWireError::MessageTooLarge(max, len) => (
                         "54000".to_string(),
@@ -518,8 +552,13 @@ impl Connection {
                 return Ok(true);
             }
             let Some(row) = rows.next() else { return Ok(false) };
-            let msg = data_row(&row, columns, formats);
-            self.send(PgWireBackendMessage::DataRow(msg)).await?;
+            // Straight into the reply buffer, behind the messages already
+            // queued there: no message object and no copy per row.
+            let buf = self.socket.write_buffer_mut();
+            put_data_row(buf, &row, columns, formats);
+            if buf.len() >= ROWS_FLUSH_BYTES {
+                self.socket.flush().await?;
+            }
             sent += 1;
         }
     }
@@ -835,8 +874,14 @@ fn row_description(columns: &[OutputColumn], formats: &[i16]) -> PgWireBackendMe
     PgWireBackendMessage::RowDescription(RowDescription::new(fields))
 }
 
-fn data_row(row: &[Value], columns: &[OutputColumn], formats: &[i16]) -> DataRow {
-    let mut buf = BytesMut::with_capacity(row.len() * 12);
+/// Appends the DataRow message of `row` to `buf`: type, length, column
+/// count, then each column's length and bytes (-1 for NULL).
+fn put_data_row(buf: &mut BytesMut, row: &[Value], columns: &[OutputColumn], formats: &[i16]) {
+    let start = buf.len();
+    buf.reserve(7 + row.len() * 12);
+    buf.put_u8(b'D');
+    buf.put_i32(0);
+    buf.put_i16(row.len() as i16);
     for (i, v) in row.iter().enumerate() {
         if v.is_null() {
             buf.put_i32(-1);
@@ -845,10 +890,14 @@ fn data_row(row: &[Value], columns: &[OutputColumn], formats: &[i16]) -> DataRow
         let at = buf.len();
         buf.put_i32(0);
         if format_of(formats, i) == 1 {
-            wire::encode_binary(v, columns.get(i).and_then(|c| c.ty.as_ref()), &mut buf);
+            wire::encode_binary(v, columns.get(i).and_then(|c| c.ty.as_ref()), buf);
         } else {
+            let mut digits = itoa::Buffer::new();
             match v {
                 Value::Text(s) => buf.put_slice(s.as_bytes()),
+                Value::Integer(n) => buf.put_slice(digits.format(*n).as_bytes()),
+                Value::BigInt(n) => buf.put_slice(digits.format(*n).as_bytes()),
+                Value::SmallInt(n) => buf.put_slice(digits.format(*n).as_bytes()),
                 v => {
                     let _ = write!(buf, "{v}");
                 }
@@ -857,5 +906,6 @@ fn data_row(row: &[Value], columns: &[OutputColumn], formats: &[i16]) -> DataRow
         let len = (buf.len() - at - 4) as i32;
         buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
     }
-    DataRow::new(buf, row.len() as i16)
+    let len = (buf.len() - start - 1) as i32;
+    buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
 }

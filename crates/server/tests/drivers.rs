@@ -719,3 +719,67 @@ fn node_postgres_crud() {
     assert!(ok, "node-postgres scenario failed:\n{text}\nserver log:\n{}", server.log_text());
     assert!(text.contains("node-postgres scenario: ok"), "{text}");
 }
+
+/// Results far larger than one socket write arrive whole and in order:
+/// through the simple protocol, through Execute with no row limit, and
+/// through a portal read a few hundred rows at a time (PortalSuspended
+/// between the reads), with NULLs, integers of every width and text.
+#[tokio::test]
+async fn large_results_stream_whole_and_in_order() {
+    let server = Server::start(&[]);
+    let run = async {
+        let client = connect(&server).await;
+        const ROWS: i64 = 60_000;
+        let sql = format!(
+            "SELECT (g % 1000)::int2 AS s, g::int4 AS i, g * 3000000000 AS b, \
+             CASE WHEN g % 7 = 0 THEN NULL ELSE repeat('x', (g % 50)::int) || g END AS t \
+             FROM generate_series(1, {ROWS}) g"
+        );
+        let expect_text = |g: i64| (g % 7 != 0).then(|| format!("{}{g}", "x".repeat((g % 50) as usize)));
+
+        // Simple protocol: every value in text.
+        let mut g = 0;
+        for m in client.simple_query(&sql).await.unwrap() {
+            if let SimpleQueryMessage::Row(r) = m {
+                g += 1;
+                assert_eq!(r.get(0), Some((g % 1000).to_string().as_str()));
+                assert_eq!(r.get(1), Some(g.to_string().as_str()));
+                assert_eq!(r.get(2), Some((g * 3_000_000_000).to_string().as_str()));
+                assert_eq!(r.get(3).map(String::from), expect_text(g));
+            }
+        }
+        assert_eq!(g, ROWS);
+
+        // Extended protocol, results in binary, all rows at once.
+        let rows = client.query(&sql, &[]).await.unwrap();
+        assert_eq!(rows.len() as i64, ROWS);
+        for (i, r) in rows.iter().enumerate() {
+            let g = i as i64 + 1;
+            assert_eq!(r.get::<_, i16>(0) as i64, g % 1000);
+            assert_eq!(r.get::<_, i32>(1) as i64, g);
+            assert_eq!(r.get::<_, i64>(2), g * 3_000_000_000);
+            assert_eq!(r.get::<_, Option<String>>(3), expect_text(g));
+        }
+
+        // A portal read 700 rows at a time.
+        let mut client = client;
+        let txn = client.transaction().await.unwrap();
+        let portal = txn.bind(sql.as_str(), &[]).await.unwrap();
+        let mut g = 0;
+        loop {
+            let batch = txn.query_portal(&portal, 700).await.unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            assert!(batch.len() <= 700);
+            for r in batch {
+                g += 1;
+                assert_eq!(r.get::<_, i32>(1) as i64, g);
+                assert_eq!(r.get::<_, Option<String>>(3), expect_text(g));
+            }
+        }
+        assert_eq!(g, ROWS);
+        txn.commit().await.unwrap();
+    };
+    tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
+}

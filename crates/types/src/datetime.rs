@@ -175,9 +175,18 @@ impl TimestampTz {
     /// `-infinity`, earlier than every other timestamp.
     pub const NEG_INFINITY: TimestampTz = TimestampTz(i64::MIN);
 
-    /// The current time from the system clock, to the microsecond.
+    /// The current time from the system clock, to the microsecond. Read
+    /// as an offset from the Unix epoch, with no calendar arithmetic: every
+    /// statement takes it.
     pub fn now() -> TimestampTz {
-        TimestampTz::from(Utc::now())
+        /// 1970-01-01 to 2000-01-01, in microseconds.
+        const UNIX_TO_PG_MICROS: i64 = 946_684_800_000_000;
+        let micros = match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_micros() as i64,
+            // A clock set before 1970.
+            Err(e) => -(e.duration().as_micros() as i64),
+        };
+        TimestampTz(micros - UNIX_TO_PG_MICROS)
     }
 
     /// False for `infinity` and `-infinity`.

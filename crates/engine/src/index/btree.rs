@@ -48,6 +48,7 @@ use crate::sync::{fence, AtomicU64, Ordering::Acquire, Ordering::Relaxed, Orderi
 use smallvec::SmallVec;
 use std::alloc::{alloc, dealloc, Layout};
 use std::cmp::Ordering;
+use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed as StdRelaxed};
 
 /// Entries per leaf.
@@ -1129,8 +1130,9 @@ impl<const L: usize, const I: usize> BTree<L, I> {
             return false;
         }
         let _g = pin();
-        let none = Key { h0: 0, h1: 0, tail: 1 };
-        let mut buf = [(none, 0u64); L];
+        // Left uninitialised: a point look-up fills one or two of the
+        // leaf's worth of places, and clearing them all cost more than that.
+        let mut buf = [const { MaybeUninit::<(Key, u64)>::uninit() }; L];
         let mut spins = 0;
         let (n, next) = loop {
             match self.read_leaf(c, &mut buf) {
@@ -1138,7 +1140,9 @@ impl<const L: usize, const I: usize> BTree<L, I> {
                 Err(Restart) => spin(&mut spins),
             }
         };
-        for &(k, v) in &buf[..n] {
+        for e in &buf[..n] {
+            // SAFETY: `read_leaf` wrote the first `n` places.
+            let (k, v) = unsafe { e.assume_init() };
             if !f(v) {
                 // Resume just past this entry. Its key was in the leaf at
                 // the validated version, during this pin: still allocated.
@@ -1192,7 +1196,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
 
     /// Reads the cursor's entries from one leaf into `buf`; returns how many
     /// and where the scan goes on (`None`: it ends with this leaf).
-    fn read_leaf(&self, c: &Cursor, buf: &mut [(Key, u64)]) -> Opt<(usize, Option<Mark>)> {
+    fn read_leaf(&self, c: &Cursor, buf: &mut [MaybeUninit<(Key, u64)>]) -> Opt<(usize, Option<Mark>)> {
         let (leaf, v, lo_fence, hi_fence) = self.descend(c)?;
         let l = Self::leaf(leaf);
         let n = l.hdr.count(L);
@@ -1214,7 +1218,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
                             break;
                         }
                     }
-                    buf[out] = l.slots.load(i);
+                    buf[out].write(l.slots.load(i));
                     out += 1;
                 }
             }
@@ -1231,7 +1235,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
                             break;
                         }
                     }
-                    buf[out] = l.slots.load(i);
+                    buf[out].write(l.slots.load(i));
                     out += 1;
                 }
             }

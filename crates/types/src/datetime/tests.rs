@@ -173,3 +173,11 @@ fn formatting_never_panics_outside_the_range() {
     }
     assert_eq!(Date(i32::MAX - 1).to_string(), "5881610-07-10");
 }
+
+#[test]
+fn now_agrees_with_the_calendar_clock() {
+    let calendar = TimestampTz::from(chrono::Utc::now());
+    let now = TimestampTz::now();
+    let again = TimestampTz::from(chrono::Utc::now());
+    assert!(calendar <= now && now <= again, "{calendar:?} {now:?} {again:?}");
+}
