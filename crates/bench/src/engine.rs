@@ -85,12 +85,19 @@ fn scan(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
-fn kv_table(db: &Database, name: &str, buckets: u64) -> Result<Arc<centum_engine::Table>, Error> {
+/// A two-column table keyed by `id`: a hash index of `buckets`, or a
+/// range index when none are given.
+fn kv_table(db: &Database, name: &str, buckets: Option<u64>) -> Result<Arc<centum_engine::Table>, Error> {
+    let key = format!("{name}_pkey");
+    let index = match buckets {
+        Some(b) => IndexDef::hash(&key, &["id"], b),
+        None => IndexDef::range(&key, &["id"]),
+    };
     db.create_table(
         TableDef::new(name)
             .column_not_null("id", DataType::BigInt)
             .column_not_null("v", DataType::BigInt)
-            .index(IndexDef::hash(&format!("{name}_pkey"), &["id"], buckets).unique()),
+            .index(index.unique()),
     )
 }
 
@@ -113,18 +120,32 @@ impl Rng {
 
 fn lookup(args: &Args) -> Result<(), Error> {
     let db = Database::open(Options::default())?;
-    let t = kv_table(&db, "lookup", args.rows)?;
+    // The hash key an in-memory schema declares, and the range key that a
+    // plain PRIMARY KEY gets through SQL.
+    let hash = kv_table(&db, "lookup", Some(args.rows))?;
+    let range = kv_table(&db, "lookup_range", None)?;
     let load = Instant::now();
-    for chunk in (0..args.rows).collect::<Vec<_>>().chunks(10_000) {
-        db.run(Isolation::Snapshot, 1, |txn| {
-            for &i in chunk {
-                txn.insert(&t, vec![Value::BigInt(i as i64), Value::BigInt(i as i64 * 2)])?;
-            }
-            Ok(())
-        })?;
+    for t in [&hash, &range] {
+        for chunk in (0..args.rows).collect::<Vec<_>>().chunks(10_000) {
+            db.run(Isolation::Snapshot, 1, |txn| {
+                for &i in chunk {
+                    txn.insert(t, vec![Value::BigInt(i as i64), Value::BigInt(i as i64 * 2)])?;
+                }
+                Ok(())
+            })?;
+        }
     }
-    println!("loaded {} rows in {:.2}s", args.rows, load.elapsed().as_secs_f64());
-    for (per_txn, batched) in [(1usize, false), (100, false), (8, true), (100, true)] {
+    println!("loaded {} rows into each of two tables in {:.2}s", args.rows, load.elapsed().as_secs_f64());
+    let cases = [
+        (&hash, "hash", 1usize, false),
+        (&hash, "hash", 100, false),
+        (&hash, "hash", 8, true),
+        (&hash, "hash", 100, true),
+        (&range, "range", 1, false),
+        (&range, "range", 100, false),
+    ];
+    for (t, kind, per_txn, batched) in cases {
+        let index = format!("{}_pkey", t.name());
         let mut rng = Rng(0x9e3779b97f4a7c15);
         let mut found = 0u64;
         let mut n = 0u64;
@@ -136,11 +157,11 @@ fn lookup(args: &Args) -> Result<(), Error> {
                 if batched {
                     keys.clear();
                     keys.extend((0..per_txn).map(|_| [Value::BigInt((rng.next() % args.rows) as i64)]));
-                    found += txn.get_many(&t, "lookup_pkey", &keys)?.iter().flatten().count() as u64;
+                    found += txn.get_many(t, &index, &keys)?.iter().flatten().count() as u64;
                 } else {
                     for _ in 0..per_txn {
                         let k = (rng.next() % args.rows) as i64;
-                        found += txn.get(&t, "lookup_pkey", &[Value::BigInt(k)])?.is_some() as u64;
+                        found += txn.get(t, &index, &[Value::BigInt(k)])?.is_some() as u64;
                     }
                 }
                 txn.commit()?;
@@ -151,7 +172,7 @@ fn lookup(args: &Args) -> Result<(), Error> {
         assert_eq!(found, n, "every key is present");
         let how = if batched { "get_many" } else { "get" };
         println!(
-            "lookup: {:>10.0} point look-ups/s on 1 thread, {} rows ({per_txn} per read-only transaction, {how})",
+            "lookup: {:>10.0} point look-ups/s on 1 thread, {} rows, {kind} key ({per_txn} per read-only transaction, {how})",
             n as f64 / secs,
             args.rows
         );
@@ -161,7 +182,7 @@ fn lookup(args: &Args) -> Result<(), Error> {
 
 fn insert_rate(threads: usize, seconds: f64) -> Result<f64, Error> {
     let db = Database::open(Options::default())?;
-    let t = kv_table(&db, "ins", 1 << 22)?;
+    let t = kv_table(&db, "ins", Some(1 << 22))?;
     let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -212,7 +233,7 @@ fn memory(db: &Database) -> u64 {
 fn soak(args: &Args) -> Result<(), Error> {
     let db = Database::open(Options::default())?;
     let rows = 100_000u64;
-    let t = kv_table(&db, "soak", rows)?;
+    let t = kv_table(&db, "soak", Some(rows))?;
     for chunk in (0..rows).collect::<Vec<_>>().chunks(10_000) {
         db.run(Isolation::Snapshot, 1, |txn| {
             for &i in chunk {

@@ -62,6 +62,9 @@ pub const LEAF_CAP: usize = 4;
 #[cfg(loom)]
 pub const INNER_CAP: usize = 4;
 
+/// Most entries [`BTree::scan_short`] passes: the versions of one key
+/// that an equality look-up meets, old ones not yet collected included.
+const SHORT_SCAN: usize = 8;
 const OBSOLETE: u64 = 1;
 const LOCKED: u64 = 2;
 /// Key bytes kept in the node itself.
@@ -1028,6 +1031,63 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         out
     }
 
+    /// A scan of `[lo, hi)` expected to be short, as an equality look-up's
+    /// is: one descent by `lo` and no cursor. If the leaf reached holds the
+    /// whole range (at most [`SHORT_SCAN`] entries), their values are
+    /// passed to `f` in order, until it returns false, and the answer is
+    /// true. Otherwise nothing is passed and the answer is false: the
+    /// caller scans with a cursor instead.
+    pub fn scan_short(&self, lo: &[u8], hi: &[u8], mut f: impl FnMut(u64) -> bool) -> bool {
+        let _g = pin();
+        let from = Probe::new(lo, 0);
+        let to = Probe::new(hi, 0);
+        let mut buf = [0u64; SHORT_SCAN];
+        let mut spins = 0;
+        let n = loop {
+            match self.try_scan_short(&from, &to, &mut buf) {
+                Ok(Some(n)) => break n,
+                Ok(None) => return false,
+                Err(Restart) => spin(&mut spins),
+            }
+        };
+        for &v in &buf[..n] {
+            if !f(v) {
+                break;
+            }
+        }
+        true
+    }
+
+    /// One optimistic attempt at [`BTree::scan_short`]: how many values it
+    /// put in `buf`, or `None` when the range may go on past the leaf.
+    fn try_scan_short(
+        &self,
+        from: &Probe<'_>,
+        to: &Probe<'_>,
+        buf: &mut [u64; SHORT_SCAN],
+    ) -> Opt<Option<usize>> {
+        let (node, v) = self.leaf_for(from)?;
+        let leaf = Self::leaf(node);
+        let n = leaf.hdr.count(L);
+        let valid = Some((&leaf.hdr, v));
+        let start = leaf.slots.search(n, from, false, valid)?;
+        let mut out = 0;
+        let mut ended = false;
+        for i in start..n {
+            if leaf.slots.cmp(i, to, valid)? != Ordering::Less {
+                ended = true;
+                break;
+            }
+            if out == SHORT_SCAN {
+                break;
+            }
+            buf[out] = leaf.slots.val[i].load(Relaxed);
+            out += 1;
+        }
+        leaf.hdr.check(v)?;
+        Ok(ended.then_some(out))
+    }
+
     /// One optimistic look-up: `Some(answer)`, or `None` when the answer
     /// lies past the leaf reached.
     #[inline]
@@ -1480,7 +1540,23 @@ mod tests {
                 Op::Scan(lo, hi, back, step) => {
                     let dir = if back { Direction::Backward } else { Direction::Forward };
                     let got = scan(&t, lo.as_deref(), hi.as_deref(), dir, step);
-                    assert_eq!(got, model_scan(&m, lo.as_deref(), hi.as_deref(), dir));
+                    let expected = model_scan(&m, lo.as_deref(), hi.as_deref(), dir);
+                    assert_eq!(got, expected);
+                    // The short scan gives the same values (the first
+                    // `step` of them when its callback stops there), or
+                    // declines without passing any.
+                    if let (Some(lo), Some(hi), false) = (&lo, &hi, back) {
+                        let mut short = Vec::new();
+                        let whole = t.scan_short(lo, hi, |v| {
+                            short.push(v);
+                            short.len() < step
+                        });
+                        if whole {
+                            assert_eq!(short, expected[..expected.len().min(step)]);
+                        } else {
+                            assert!(short.is_empty());
+                        }
+                    }
                 }
                 Op::Get(k) => {
                     let first = |k: &Vec<u8>| {
@@ -1585,6 +1661,30 @@ mod tests {
                 })
             })
             .collect();
+        // Equality look-ups of permanent keys through the short scan, while
+        // leaves split and merge around them: each that the short scan
+        // answers finds its key exactly once.
+        let looker = {
+            let (t, stop) = (t.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (mut answered, mut i) = (0u64, 0u64);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) || answered == 0 {
+                    let k = ((i * 7919) % (PER / 4) * 16 + 15).to_be_bytes();
+                    let mut hi = k.to_vec();
+                    hi.push(0);
+                    let mut found = Vec::new();
+                    if t.scan_short(&k, &hi, |v| {
+                        found.push(v);
+                        true
+                    }) {
+                        assert_eq!(found, [7], "key {i} seen {found:?}");
+                        answered += 1;
+                    }
+                    i += 1;
+                }
+                answered
+            })
+        };
         for w in writers {
             w.join().expect("writer");
         }
@@ -1592,6 +1692,7 @@ mod tests {
         for r in readers {
             assert!(r.join().expect("reader") > 0);
         }
+        assert!(looker.join().expect("looker") > 0);
         t.check_invariants();
         assert_eq!(t.len(), PER / 4);
     }

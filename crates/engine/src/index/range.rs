@@ -84,6 +84,18 @@ impl RangeIndex {
         {}
     }
 
+    /// [`RangeIndex::for_each`] forward over `[lo, hi)`, for a range that
+    /// is usually a handful of entries (one key's versions): a single
+    /// descent when one leaf holds it, a cursor scan otherwise.
+    pub(crate) fn for_each_short(&self, lo: &[u8], hi: Option<&[u8]>, mut f: impl FnMut(VersionPtr) -> bool) {
+        if let Some(hi) = hi {
+            if self.tree.scan_short(lo, hi, |w| VersionPtr::from_word(w as usize).is_none_or(&mut f)) {
+                return;
+            }
+        }
+        self.for_each(Some(lo), hi, Direction::Forward, f)
+    }
+
     /// Current statistics.
     pub fn stats(&self) -> IndexStats {
         let t = self.tree.stats();

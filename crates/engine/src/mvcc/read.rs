@@ -196,7 +196,7 @@ impl Transaction {
                 {
                     let _pin = crossbeam_epoch::pin();
                     let horizon = self.db.gc.horizon();
-                    r.for_each(Some(&lo), hi.as_deref(), Direction::Forward, |v| {
+                    r.for_each_short(&lo, hi.as_deref(), |v| {
                         if self.sees(table, v, op, horizon) {
                             out.push(v);
                             return more;
