@@ -132,3 +132,57 @@ fn a_vanished_clients_long_statement_stops_using_the_cpu() {
     assert!(used < 0.5, "the server used {used:.2} s of CPU in 2 s after its client vanished");
     assert_eq!(connect(&s).query_one("SELECT 1", &[]).unwrap().get::<_, i32>(0), 1);
 }
+
+/// `pg_sleep` and its forms pause the statement, and each interruption
+/// ends the pause with 57014: the statement timeout, a cancel from another
+/// session, a client that vanishes. The pause does not hold the worker: on
+/// a one-worker server another session is answered meanwhile.
+#[test]
+fn pg_sleep_pauses_and_every_interruption_ends_it() {
+    let s = Server::start(&["--workers", "1"]);
+    let mut c = connect(&s);
+    let started = std::time::Instant::now();
+    let row = c
+        .query_one(
+            "SELECT pg_sleep(0.2), pg_sleep_for('100 milliseconds'), pg_sleep(NULL) IS NULL, \
+             pg_sleep(-1), pg_sleep_until(now() - interval '1 hour')",
+            &[],
+        )
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300), "slept {:?}", started.elapsed());
+    // void is printed as an empty string.
+    assert_eq!(row.get::<_, String>(0), "");
+    assert!(row.get::<_, bool>(2));
+
+    let code = |e: postgres::Error| e.code().map(|c| c.code().to_string());
+    c.batch_execute("SET statement_timeout = 200").unwrap();
+    assert_eq!(code(c.batch_execute("SELECT pg_sleep(60)").unwrap_err()).as_deref(), Some("57014"));
+    c.batch_execute("SET statement_timeout = 0").unwrap();
+
+    let pid: i32 = c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    let sleeper = std::thread::spawn(move || c.batch_execute("SELECT pg_sleep(60)"));
+    std::thread::sleep(Duration::from_millis(300));
+    let mut other = connect(&s);
+    assert_eq!(other.query_one("SELECT 7", &[]).unwrap().get::<_, i32>(0), 7);
+    assert!(other.query_one("SELECT pg_cancel_backend($1)", &[&pid]).unwrap().get::<_, bool>(0));
+    let e = sleeper.join().unwrap().unwrap_err();
+    assert_eq!(code(e).as_deref(), Some("57014"));
+
+    vanish(&s, "SELECT 1", "SELECT pg_sleep(60)", Duration::from_millis(300));
+    // The hang-up watcher cancels it: soon nothing sleeps any more.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let sleeping: i64 = other
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(60)%'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if sleeping == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "a vanished client's pg_sleep is still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

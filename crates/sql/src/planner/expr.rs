@@ -204,7 +204,9 @@ impl Expr {
             Expr::Func(f, _) if matches!(f.name, "random" | "clock_timestamp" | "gen_random_uuid") => {
                 stable = false
             }
-            Expr::Sequence(..) | Expr::Routine(..) => stable = false,
+            Expr::Sequence(..) | Expr::Routine(..) | Expr::Catalog(crate::system::CatalogFn::Sleep(_), _) => {
+                stable = false
+            }
             _ => {}
         });
         stable

@@ -124,6 +124,21 @@ pub enum CatalogFn {
     /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
     /// waits for, as an array.
     BlockingPids,
+    /// `pg_sleep(seconds)`, `pg_sleep_for(interval)`,
+    /// `pg_sleep_until(timestamptz)`: the statement pauses (see
+    /// [`sleep_until`]); run by the executor, which can interrupt it.
+    Sleep(SleepFor),
+}
+
+/// What a `pg_sleep` form's argument is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SleepFor {
+    /// `pg_sleep(double precision)`.
+    Seconds,
+    /// `pg_sleep_for(interval)`.
+    Interval,
+    /// `pg_sleep_until(timestamptz)`.
+    Until,
 }
 
 /// How a name resolves: the function, its parameter types (the last ones
@@ -195,6 +210,10 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "current_user" | "session_user" | "user" => (CatalogFn::CurrentUser, vec![], 0, T, false),
         "current_database" | "current_catalog" => (CatalogFn::CurrentDatabase, vec![], 0, T, false),
         "pg_backend_pid" => (CatalogFn::BackendPid, vec![], 0, I4, false),
+        // Their result is `void` in PostgreSQL, printed as an empty string.
+        "pg_sleep" => (CatalogFn::Sleep(SleepFor::Seconds), vec![DataType::Double], 1, T, false),
+        "pg_sleep_for" => (CatalogFn::Sleep(SleepFor::Interval), vec![DataType::Interval], 1, T, false),
+        "pg_sleep_until" => (CatalogFn::Sleep(SleepFor::Until), vec![DataType::TimestampTz], 1, T, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
@@ -276,6 +295,9 @@ impl CatalogFn {
             CatalogFn::CurrentUser => "current_user",
             CatalogFn::CurrentDatabase => "current_database",
             CatalogFn::BackendPid => "pg_backend_pid",
+            CatalogFn::Sleep(SleepFor::Seconds) => "pg_sleep",
+            CatalogFn::Sleep(SleepFor::Interval) => "pg_sleep_for",
+            CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
             CatalogFn::InRecovery => "pg_is_in_recovery",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
@@ -405,6 +427,8 @@ pub(crate) fn eval(
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
         CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
+        // The executor runs these itself (it can interrupt the pause).
+        CatalogFn::Sleep(_) => return Err(Error::other("XX000", "pg_sleep evaluated without an executor")),
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
             Value::Array(pids.into_iter().map(Value::Integer).collect())
@@ -903,6 +927,30 @@ fn regex_match(s: &str, pattern: &str, ci: bool) -> Result<bool> {
         }
         Ok(cache[&key].is_match(s))
     })
+}
+
+/// When a `pg_sleep` form called with `arg` (not NULL) should wake, as a
+/// time from now: PostgreSQL's `pg_sleep_for(i)` is `pg_sleep_until(now +
+/// i)` with calendar arithmetic, and a time in the past, or a negative or
+/// NaN number of seconds, does not pause at all.
+pub(crate) fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Duration> {
+    let now = centum_types::TimestampTz::now();
+    let micros = match (how, arg) {
+        (SleepFor::Seconds, v) => {
+            let secs = crate::execution::eval::f64_of(v).unwrap_or(0.0);
+            if secs.is_nan() || secs <= 0.0 {
+                0
+            } else {
+                (secs * 1e6).min(i64::MAX as f64) as i64
+            }
+        }
+        (SleepFor::Interval, Value::Interval(i)) => {
+            centum_types::interval::add_to_timestamp(now.0, *i)?.saturating_sub(now.0)
+        }
+        (SleepFor::Until, Value::TimestampTz(t)) => t.0.saturating_sub(now.0),
+        (_, v) => return Err(Error::other("XX000", format!("pg_sleep of {v:?}"))),
+    };
+    Ok(std::time::Duration::from_micros(micros.max(0) as u64))
 }
 
 #[cfg(test)]

@@ -15,3 +15,7 @@ SELECT format('%I', NULL);
 SELECT format('%x', 1);
 SELECT format('%0$s', 1);
 SELECT format('%');
+-- pg_sleep and its forms: void (printed empty), NULL for NULL, no pause for the past.
+SELECT pg_sleep(0.01), pg_sleep('0.01'), pg_sleep(NULL) IS NULL, pg_sleep(-1);
+SELECT pg_sleep_for('10 milliseconds'), pg_sleep_until(now() - interval '1 day');
+SELECT pg_sleep('soon');
