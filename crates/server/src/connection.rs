@@ -41,7 +41,6 @@ use centum_types::{DataType, Value};
 use futures::{SinkExt, StreamExt};
 use pgwire::error::{ErrorInfo, PgWireError};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::data::{FieldDescription, NoData, ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
 };
@@ -518,8 +517,7 @@ impl Connection {
                 for r in results {
                     self.notices(&r.notices).await?;
                     if !r.columns.is_empty() {
-                        let desc = row_description(&r.columns, &[]);
-                        self.send(desc).await?;
+                        put_description(self.socket.write_buffer_mut(), &r.columns, &[]);
                     }
                     self.rows(r.rows.into_iter(), &r.columns, &[], 0).await?;
                     self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
@@ -699,38 +697,31 @@ impl Connection {
         Ok(Ok(()))
     }
 
+    /// Describe: encoded straight into the reply buffer from the
+    /// statement's own column list (drivers such as libpq describe the
+    /// portal before every execution, so nothing is copied for it).
     async fn describe(&mut self, d: Describe) -> std::io::Result<Step> {
         let name = d.name.unwrap_or_default();
-        let (columns, formats, params) = if d.target_type == b'S' {
+        let buf = self.socket.write_buffer_mut();
+        if d.target_type == b'S' {
             let Some(st) = self.statements.get(&name) else {
                 return Ok(Err(failure("26000", format!("prepared statement \"{name}\" does not exist"))));
             };
             let st = lock(st);
-            let oids: Vec<u32> = st
-                .prepared
-                .params()
-                .iter()
-                .enumerate()
-                .map(|(i, t)| st.declared.get(i).copied().filter(|&o| o != 0).unwrap_or_else(|| t.pg_oid()))
-                .collect();
-            let cols = if st.empty { vec![] } else { st.prepared.columns().to_vec() };
-            (cols, vec![], Some(oids))
+            let types = st.prepared.params();
+            buf.put_u8(b't');
+            buf.put_i32(6 + 4 * types.len() as i32);
+            buf.put_i16(types.len() as i16);
+            for (i, t) in types.iter().enumerate() {
+                buf.put_u32(st.declared.get(i).copied().filter(|&o| o != 0).unwrap_or_else(|| t.pg_oid()));
+            }
+            put_description(buf, if st.empty { &[] } else { st.prepared.columns() }, &[]);
         } else {
             let Some(p) = self.portals.get(&name) else {
                 return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
             };
             let st = lock(&p.statement);
-            let cols = if st.empty { vec![] } else { st.prepared.columns().to_vec() };
-            (cols, p.formats.clone(), None)
-        };
-        if let Some(oids) = params {
-            self.send(PgWireBackendMessage::ParameterDescription(ParameterDescription::new(oids))).await?;
-        }
-        if columns.is_empty() {
-            self.send(PgWireBackendMessage::NoData(NoData::new())).await?;
-        } else {
-            let desc = row_description(&columns, &formats);
-            self.send(desc).await?;
+            put_description(buf, if st.empty { &[] } else { st.prepared.columns() }, &p.formats);
         }
         Ok(Ok(()))
     }
@@ -855,23 +846,32 @@ fn format_of(codes: &[i16], i: usize) -> i16 {
     }
 }
 
-fn row_description(columns: &[OutputColumn], formats: &[i16]) -> PgWireBackendMessage {
-    let fields = columns
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            FieldDescription::new(
-                c.name.clone(),
-                0,
-                0,
-                wire::type_oid(c.ty.as_ref()),
-                wire::type_size(c.ty.as_ref()),
-                -1,
-                format_of(formats, i),
-            )
-        })
-        .collect();
-    PgWireBackendMessage::RowDescription(RowDescription::new(fields))
+/// Appends the RowDescription of `columns` (with result `formats`) to
+/// `buf`, or NoData when there are none.
+fn put_description(buf: &mut BytesMut, columns: &[OutputColumn], formats: &[i16]) {
+    if columns.is_empty() {
+        buf.put_u8(b'n');
+        buf.put_i32(4);
+        return;
+    }
+    let start = buf.len();
+    buf.put_u8(b'T');
+    buf.put_i32(0);
+    buf.put_i16(columns.len() as i16);
+    for (i, c) in columns.iter().enumerate() {
+        buf.put_slice(c.name.as_bytes());
+        buf.put_u8(0);
+        // Table and column number, unknown.
+        buf.put_i32(0);
+        buf.put_i16(0);
+        buf.put_u32(wire::type_oid(c.ty.as_ref()));
+        buf.put_i16(wire::type_size(c.ty.as_ref()));
+        // No type modifier.
+        buf.put_i32(-1);
+        buf.put_i16(format_of(formats, i));
+    }
+    let len = (buf.len() - start - 1) as i32;
+    buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
 }
 
 /// Appends the DataRow message of `row` to `buf`: type, length, column
