@@ -132,9 +132,9 @@ type Socket = Framed<MaybeTls, Codec>;
 /// own, and only its own session can be slowed by choosing them badly.
 type Names<T> = std::collections::HashMap<String, T, foldhash::fast::RandomState>;
 
-/// A reply buffer past this size is written out before more rows are
-/// added to it, so a large result streams instead of piling up in memory.
-const ROWS_FLUSH_BYTES: usize = 64 * 1024;
+/// A reply buffer past this size is written out before more is added to
+/// it, so a large result streams instead of piling up in memory.
+const REPLY_FLUSH_BYTES: usize = 64 * 1024;
 
 /// Whether `buf` starts with a whole message (type, length, body).
 fn whole_message(buf: &[u8]) -> bool {
@@ -470,6 +470,13 @@ impl Connection {
                 self.skip_to_sync = true;
                 self.session.fail_implicit();
             }
+            // Replies written straight into the buffer (rows, Describe)
+            // go out once it is full, even if the client never sends Sync:
+            // a client that does not read then holds up its own session
+            // only, not the server's memory.
+            if self.socket.write_buffer().len() >= REPLY_FLUSH_BYTES {
+                self.socket.flush().await?;
+            }
         }
         self.socket.flush().await.ok();
         Ok(())
@@ -554,7 +561,7 @@ impl Connection {
             // queued there: no message object and no copy per row.
             let buf = self.socket.write_buffer_mut();
             put_data_row(buf, &row, columns, formats);
-            if buf.len() >= ROWS_FLUSH_BYTES {
+            if buf.len() >= REPLY_FLUSH_BYTES {
                 self.socket.flush().await?;
             }
             sent += 1;
