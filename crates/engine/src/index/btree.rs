@@ -1033,7 +1033,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
 
     /// A scan of `[lo, hi)` expected to be short, as an equality look-up's
     /// is: one descent by `lo` and no cursor. If the leaf reached holds the
-    /// whole range (at most [`SHORT_SCAN`] entries), their values are
+    /// whole range (at most `SHORT_SCAN`, 8, entries), their values are
     /// passed to `f` in order, until it returns false, and the answer is
     /// true. Otherwise nothing is passed and the answer is false: the
     /// caller scans with a cursor instead.
