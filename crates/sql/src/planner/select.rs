@@ -474,7 +474,7 @@ impl<'a> Binder<'a> {
         let mut keys = Vec::new();
         if sorted.is_none() {
             for o in order {
-                let idx = match self.output_ref(&o.expr, &cols)? {
+                let idx = match self.output_ref(&o.expr, &cols, Some(&exprs), "ORDER BY")? {
                     Some(i) => i,
                     None => {
                         let (x, _) = self.expr(&o.expr, &ctx)?;
@@ -517,7 +517,7 @@ impl<'a> Binder<'a> {
                 // DISTINCT ON keys first in the sort, then the ORDER BY.
                 let mut on_keys = Vec::new();
                 for e in on {
-                    let idx = match self.output_ref(e, &cols)? {
+                    let idx = match self.output_ref(e, &cols, None, "DISTINCT ON")? {
                         Some(i) => i,
                         None => {
                             return Err(Error::unsupported(
@@ -668,8 +668,17 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// An ORDER BY item naming an output column (by number or alias).
-    fn output_ref(&mut self, e: &ast::Expr, cols: &[OutputColumn]) -> Result<Option<usize>> {
+    /// An ORDER BY (or DISTINCT ON: `clause`) item naming an output column
+    /// (by number or alias). A name that several output columns carry is
+    /// ambiguous (42702), as in PostgreSQL, unless they all compute the same
+    /// expression (`exprs`, the select list, where known).
+    fn output_ref(
+        &mut self,
+        e: &ast::Expr,
+        cols: &[OutputColumn],
+        exprs: Option<&[Expr]>,
+        clause: &str,
+    ) -> Result<Option<usize>> {
         match e {
             ast::Expr::Value(v) => {
                 if let ast::Value::Number(n, _) = &v.value {
@@ -688,6 +697,16 @@ impl<'a> Binder<'a> {
                 let name = ident(id);
                 let hits: Vec<usize> =
                     cols.iter().enumerate().filter(|(_, c)| c.name == name).map(|(i, _)| i).collect();
+                if let [first, rest @ ..] = hits.as_slice() {
+                    let same = |i: usize| {
+                        exprs.is_some_and(|x| {
+                            x.get(i).map(|e| format!("{e:?}")) == x.get(*first).map(|e| format!("{e:?}"))
+                        })
+                    };
+                    if rest.iter().any(|&i| !same(i)) {
+                        return Err(Error::other("42702", format!("{clause} \"{name}\" is ambiguous")));
+                    }
+                }
                 Ok(hits.first().copied())
             }
             _ => Ok(None),
@@ -702,7 +721,7 @@ impl<'a> Binder<'a> {
     ) -> Result<Vec<SortKey>> {
         let mut keys = Vec::new();
         for o in order {
-            let e = match self.output_ref(&o.expr, cols)? {
+            let e = match self.output_ref(&o.expr, cols, None, "ORDER BY")? {
                 Some(i) => Expr::Column(i),
                 None => self.expr(&o.expr, ctx)?.0,
             };

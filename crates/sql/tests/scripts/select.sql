@@ -48,3 +48,10 @@ SELECT x, (SELECT count(*) FROM t WHERE score > x * 30) FROM generate_series(1, 
 SELECT * FROM unnest('{a,b,"c d"}'::text[], '{1,2}'::int[]) WITH ORDINALITY AS u(x, y, n);
 SELECT u FROM unnest('{3,1,2}'::int[]) AS u ORDER BY u;
 SELECT t.k, e FROM (VALUES (1, '{x,y}'), (2, '{z}')) t(k, arr), unnest(t.arr::text[]) AS e ORDER BY t.k, e;
+-- An output name two columns carry is ambiguous in ORDER BY and DISTINCT ON, unless both compute the same thing.
+SELECT 1 AS x, 2 AS x ORDER BY x;
+SELECT 1 AS x, 1 AS x ORDER BY x;
+SELECT 1 AS x, 2 AS x UNION SELECT 3, 4 ORDER BY x;
+SELECT DISTINCT ON (x) 1 AS x, 2 AS x;
+SELECT g AS x, g AS x FROM generate_series(1, 2) g ORDER BY x DESC;
+SELECT g AS x, g + 1 AS x FROM generate_series(1, 2) g ORDER BY 1;
