@@ -91,7 +91,7 @@ impl Decoder for Codec {
         if src.len() < 5 {
             return Ok(None);
         }
-        let len = i32::from_be_bytes([src[1], src[2], src[3], src[4]]);
+        let len = announced_len(src);
         if len < 4 {
             return Err(violation(&format!("invalid message length {len}")));
         }
@@ -136,12 +136,26 @@ type Names<T> = std::collections::HashMap<String, T, foldhash::fast::RandomState
 /// it, so a large result streams instead of piling up in memory.
 const REPLY_FLUSH_BYTES: usize = 64 * 1024;
 
+/// The length word of the message `buf` starts with (at least 5 bytes:
+/// type, then the length of everything but the type).
+fn announced_len(buf: &[u8]) -> i32 {
+    i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]])
+}
+
 /// Whether `buf` starts with a whole message (type, length, body).
 fn whole_message(buf: &[u8]) -> bool {
     buf.len() >= 5 && {
-        let len = i32::from_be_bytes([buf[1], buf[2], buf[3], buf[4]]);
+        let len = announced_len(buf);
         len >= 4 && buf.len() > len as usize
     }
+}
+
+/// Writes into the 4-byte placeholder at `at` the length of `buf` from
+/// `from` on: a message's length counts its length word, a column's does
+/// not.
+fn fill_len(buf: &mut BytesMut, at: usize, from: usize) {
+    let len = (buf.len() - from) as i32;
+    buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// How often a statement waiting for a row looks at its deadlines and for
@@ -877,8 +891,7 @@ fn put_description(buf: &mut BytesMut, columns: &[OutputColumn], formats: &[i16]
         buf.put_i32(-1);
         buf.put_i16(format_of(formats, i));
     }
-    let len = (buf.len() - start - 1) as i32;
-    buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    fill_len(buf, start + 1, start + 1);
 }
 
 /// Appends the DataRow message of `row` to `buf`: type, length, column
@@ -910,9 +923,7 @@ fn put_data_row(buf: &mut BytesMut, row: &[Value], columns: &[OutputColumn], for
                 }
             }
         }
-        let len = (buf.len() - at - 4) as i32;
-        buf[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        fill_len(buf, at, at + 4);
     }
-    let len = (buf.len() - start - 1) as i32;
-    buf[start + 1..start + 5].copy_from_slice(&len.to_be_bytes());
+    fill_len(buf, start + 1, start + 1);
 }

@@ -207,16 +207,11 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
                 None => Value::Null,
             }
         }
-        Expr::Catalog(crate::system::CatalogFn::Sleep(how), args) => match eval(&args[0], row, outer, cx)? {
-            Value::Null => Value::Null,
-            v => {
-                pause(crate::system::functions::sleep_until(*how, &v)?, cx)?;
-                Value::Text(String::new())
-            }
-        },
         Expr::Catalog(f, args) => {
             let vals: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
-            crate::system::functions::eval(*f, &vals, &|| cx.system_snapshot(), &cx.identity)?
+            crate::system::functions::eval(*f, &vals, &|| cx.system_snapshot(), &cx.identity, &|| {
+                cx.check_deadline()
+            })?
         }
         Expr::Routine(r, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
@@ -600,26 +595,6 @@ fn dec_of(v: &Value) -> Option<Decimal> {
 }
 
 /// A number as a double (`None` for other values).
-/// Sleeps for `d` (pg_sleep), in slices, so that a cancel, the statement
-/// timeout or a vanished client ends it within moments (57014). On a
-/// server worker the pause is a blocking section: the worker's other
-/// sessions go on meanwhile.
-fn pause(d: std::time::Duration, cx: &ExecCtx) -> Result<()> {
-    const SLICE: std::time::Duration = std::time::Duration::from_millis(10);
-    let until = std::time::Instant::now().checked_add(d);
-    loop {
-        cx.check_deadline()?;
-        let left = match until {
-            Some(u) => u.saturating_duration_since(std::time::Instant::now()),
-            None => SLICE,
-        };
-        if left.is_zero() {
-            return Ok(());
-        }
-        centum_engine::blocking::section(|| std::thread::sleep(left.min(SLICE)));
-    }
-}
-
 pub(crate) fn f64_of(v: &Value) -> Option<f64> {
     match v {
         Value::Double(f) => Some(*f),

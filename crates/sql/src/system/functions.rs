@@ -126,7 +126,7 @@ pub enum CatalogFn {
     BlockingPids,
     /// `pg_sleep(seconds)`, `pg_sleep_for(interval)`,
     /// `pg_sleep_until(timestamptz)`: the statement pauses (see
-    /// [`sleep_until`]); run by the executor, which can interrupt it.
+    /// [`sleep_until`] and [`pause`]).
     Sleep(SleepFor),
 }
 
@@ -360,12 +360,14 @@ fn search_path(args: &[Value]) -> Vec<String> {
 }
 
 /// Runs `f` on evaluated arguments. `snapshot` is called only by functions
-/// that read the catalog.
+/// that read the catalog; `interrupted` (the statement's cancel and
+/// deadline check) only by those that wait.
 pub(crate) fn eval(
     f: CatalogFn,
     args: &[Value],
     snapshot: &dyn Fn() -> Result<std::rc::Rc<Snapshot>>,
     id: &Identity,
+    interrupted: &dyn Fn() -> Result<()>,
 ) -> Result<Value> {
     if f.strict() && args.iter().any(|a| a.is_null()) {
         return Ok(Value::Null);
@@ -427,8 +429,10 @@ pub(crate) fn eval(
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
         CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
-        // The executor runs these itself (it can interrupt the pause).
-        CatalogFn::Sleep(_) => return Err(Error::other("XX000", "pg_sleep evaluated without an executor")),
+        CatalogFn::Sleep(how) => {
+            pause(sleep_until(how, arg(0))?, interrupted)?;
+            Value::Text(String::new())
+        }
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
             Value::Array(pids.into_iter().map(Value::Integer).collect())
@@ -933,7 +937,7 @@ fn regex_match(s: &str, pattern: &str, ci: bool) -> Result<bool> {
 /// time from now: PostgreSQL's `pg_sleep_for(i)` is `pg_sleep_until(now +
 /// i)` with calendar arithmetic, and a time in the past, or a negative or
 /// NaN number of seconds, does not pause at all.
-pub(crate) fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Duration> {
+fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Duration> {
     let now = centum_types::TimestampTz::now();
     let micros = match (how, arg) {
         (SleepFor::Seconds, v) => {
@@ -951,6 +955,26 @@ pub(crate) fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Durat
         (_, v) => return Err(Error::other("XX000", format!("pg_sleep of {v:?}"))),
     };
     Ok(std::time::Duration::from_micros(micros.max(0) as u64))
+}
+
+/// Sleeps for `d` (pg_sleep), in slices, so that a cancel, the statement
+/// timeout or a vanished client (`interrupted`) ends it within moments
+/// (57014). On a server worker the pause is a blocking section: the
+/// worker's other sessions go on meanwhile.
+fn pause(d: std::time::Duration, interrupted: &dyn Fn() -> Result<()>) -> Result<()> {
+    const SLICE: std::time::Duration = std::time::Duration::from_millis(10);
+    let until = std::time::Instant::now().checked_add(d);
+    loop {
+        interrupted()?;
+        let left = match until {
+            Some(u) => u.saturating_duration_since(std::time::Instant::now()),
+            None => SLICE,
+        };
+        if left.is_zero() {
+            return Ok(());
+        }
+        centum_engine::blocking::section(|| std::thread::sleep(left.min(SLICE)));
+    }
 }
 
 #[cfg(test)]
