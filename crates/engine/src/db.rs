@@ -380,6 +380,27 @@ impl Database {
         self.shared.txns.waiting_for_of(id)
     }
 
+    /// Whether transaction `id` is still running and, if so, whether it
+    /// has written or locked a row that others may wait for (`pg_locks`).
+    pub fn running(&self, id: crate::TxnId) -> Option<bool> {
+        self.shared.txns.running(id)
+    }
+
+    /// Transactions committed and aborted, and deadlocks detected, since
+    /// the database opened or [`Database::reset_usage`].
+    pub fn transaction_counts(&self) -> crate::TxnCounts {
+        self.shared.txns.counts()
+    }
+
+    /// Sets every table's and index's usage counters and the transaction
+    /// counts back to zero (`pg_stat_reset()`).
+    pub fn reset_usage(&self) {
+        for t in self.shared.catalog.load().values() {
+            t.reset_usage();
+        }
+        self.shared.txns.reset_counts();
+    }
+
     /// Runs `f` in a transaction and commits, retrying on serialization
     /// failures and deadlocks up to `tries` times in all, with a short,
     /// growing, randomised pause between tries (so that the transaction it

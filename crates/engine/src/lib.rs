@@ -49,11 +49,11 @@ pub use db::{Database, DatabaseStats, Options};
 pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
 pub use gc::GcStats;
-pub use index::{Direction, HashIndex, Index, IndexStats, RangeIndex};
+pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};
 pub use mvcc::{
-    Committing, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnId, Visible,
-    WaitLimits,
+    Committing, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnCounts, TxnId,
+    Visible, WaitLimits,
 };
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};
-pub use table::{Table, TableStats};
+pub use table::{Table, TableStats, TableUsage};

@@ -12,7 +12,7 @@
 //! created or dropped; each version records the generation of the set it
 //! was made under, so an index knows which versions it covers.
 
-use crate::counter::Counter;
+use crate::counter::{Counter, Tally};
 use crate::error::{Error, Result};
 use crate::gc::LongChains;
 use crate::index::chain::Chains;
@@ -97,6 +97,45 @@ pub struct Table {
     extra: ArcSwap<Vec<u8>>,
     row_bytes: Counter,
     versions: Counter,
+    /// Committed rows (inserts less deletes, and rows recovered).
+    pub(crate) live: Counter,
+    /// Scans and committed writes (positions in `usage`).
+    pub(crate) usage: Tally<5>,
+}
+
+/// Positions in a table's usage tally.
+pub(crate) mod usage {
+    pub(crate) const SEQ_SCANS: usize = 0;
+    pub(crate) const SEQ_ROWS: usize = 1;
+    pub(crate) const INSERTED: usize = 2;
+    pub(crate) const UPDATED: usize = 3;
+    pub(crate) const DELETED: usize = 4;
+}
+
+/// How a table was read and written since the database opened (or the
+/// counters were reset): `pg_stat_user_tables`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableUsage {
+    /// Full scans started.
+    pub seq_scans: u64,
+    /// Visible rows those scans returned.
+    pub seq_rows: u64,
+    /// Look-ups and range scans through its indexes (their sum).
+    pub index_scans: u64,
+    /// Visible rows those returned.
+    pub index_rows: u64,
+    /// Rows inserted, updated and deleted by committed transactions.
+    pub inserted: u64,
+    /// See `inserted`.
+    pub updated: u64,
+    /// See `inserted`.
+    pub deleted: u64,
+    /// Rows live now: rows recovered at open, plus committed inserts, less
+    /// committed deletes (not a count of the versions in memory).
+    pub live_rows: u64,
+    /// Versions in memory that are not live rows: replaced or deleted
+    /// ones the collector has not freed yet, and uncommitted ones.
+    pub dead_rows: u64,
 }
 
 /// Memory used by a table and its indexes.
@@ -135,6 +174,8 @@ impl Table {
             extra: ArcSwap::from_pointee(extra),
             row_bytes: Counter::default(),
             versions: Counter::default(),
+            live: Counter::default(),
+            usage: Tally::default(),
         }
     }
 
@@ -211,6 +252,67 @@ impl Table {
             versions: self.versions.get().max(0) as u64,
             row_bytes: self.row_bytes.get().max(0) as u64,
             indexes: self.indexes.load().iter().map(|i| i.stats()).collect(),
+        }
+    }
+
+    /// Scans, look-ups and committed writes; no row is looked at.
+    pub fn usage(&self) -> TableUsage {
+        let [seq_scans, seq_rows, inserted, updated, deleted] = self.usage.get();
+        let (mut index_scans, mut index_rows) = (0, 0);
+        for ix in self.indexes.load().iter() {
+            let u = ix.usage();
+            index_scans += u.scans;
+            index_rows += u.rows;
+        }
+        let live = self.live.get().max(0) as u64;
+        let versions = self.versions.get().max(0) as u64;
+        TableUsage {
+            seq_scans,
+            seq_rows,
+            index_scans,
+            index_rows,
+            inserted,
+            updated,
+            deleted,
+            live_rows: live,
+            dead_rows: versions.saturating_sub(live),
+        }
+    }
+
+    /// Counts a commit's rows: `ins` inserted, `upd` updated, `del` deleted.
+    #[inline]
+    pub(crate) fn count_writes(&self, ins: u64, upd: u64, del: u64) {
+        if ins | upd | del == 0 {
+            return;
+        }
+        for (i, n) in [(usage::INSERTED, ins), (usage::UPDATED, upd), (usage::DELETED, del)] {
+            if n > 0 {
+                self.usage.add(i, n);
+            }
+        }
+        if ins != del {
+            self.live.add(ins as i64 - del as i64);
+        }
+    }
+
+    /// Counts a full scan that starts.
+    #[inline]
+    pub(crate) fn count_scan(&self) {
+        self.usage.add(usage::SEQ_SCANS, 1);
+    }
+
+    /// Counts `rows` rows a full scan returned.
+    #[inline]
+    pub(crate) fn count_scan_rows(&self, rows: u64) {
+        self.usage.add(usage::SEQ_ROWS, rows);
+    }
+
+    /// Sets the scan and write counters of the table and its indexes back
+    /// to zero (`pg_stat_reset`); the live row count stays.
+    pub fn reset_usage(&self) {
+        self.usage.reset();
+        for ix in self.indexes.load().iter() {
+            ix.tally().reset();
         }
     }
 

@@ -292,6 +292,7 @@ impl Connection {
     }
 
     async fn fatal(&mut self, code: &str, message: &str) -> std::io::Result<()> {
+        self.session.ending(centum_sql::activity::Ending::Fatal);
         let info = ErrorInfo::new("FATAL".into(), code.into(), message.into());
         self.send(PgWireBackendMessage::ErrorResponse(info.into())).await?;
         self.socket.flush().await
@@ -452,7 +453,10 @@ impl Connection {
                 continue;
             }
             let step = match m {
-                F::Terminate(_) => break,
+                F::Terminate(_) => {
+                    self.session.ending(centum_sql::activity::Ending::Normal);
+                    break;
+                }
                 F::Query(q) => {
                     self.skip_to_sync = false;
                     self.simple(&q.query).await?;

@@ -1,6 +1,7 @@
 //! Sessions seen and signalled by other sessions, as in PostgreSQL:
-//! `pg_stat_activity`, `pg_backend_pid()`, `pg_cancel_backend()` and
-//! `pg_terminate_backend()`.
+//! `pg_stat_activity`, `pg_backend_pid()`, `pg_cancel_backend()`,
+//! `pg_terminate_backend()`, `pg_locks` and the session counts of
+//! `pg_stat_database`.
 
 mod common;
 
@@ -155,7 +156,66 @@ fn a_waiting_session_shows_its_wait_and_who_blocks_it() {
         (r.get(0), r.get(1))
     };
     assert_eq!(idle, (None, "{}".to_string()));
+    // The query monitoring guides give for "who blocks whom": the waiter's
+    // ungranted lock on a transaction id, joined to the granted one.
+    let blocking = admin
+        .query(
+            "SELECT blocked.pid, blocking.pid, blocked.mode, blocking.mode \
+             FROM pg_locks blocked JOIN pg_locks blocking \
+               ON blocking.locktype = blocked.locktype \
+              AND blocking.transactionid IS NOT DISTINCT FROM blocked.transactionid \
+              AND blocking.pid <> blocked.pid \
+             WHERE NOT blocked.granted AND blocking.granted",
+            &[],
+        )
+        .unwrap();
+    let pairs: Vec<(i32, i32, String, String)> =
+        blocking.iter().map(|r| (r.get(0), r.get(1), r.get(2), r.get(3))).collect();
+    assert_eq!(pairs, vec![(waiter_pid, holder_pid, "ShareLock".into(), "ExclusiveLock".into())]);
+    // Each running transaction holds its virtual id; the admin's own
+    // statement is one of them.
+    let vxids: i64 = admin
+        .query_one("SELECT count(*) FROM pg_locks WHERE locktype = 'virtualxid' AND granted", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(vxids, 3);
     holder.batch_execute("COMMIT").unwrap();
     waiter.join().unwrap();
     assert_eq!(admin.query_one("SELECT v FROM acc", &[]).unwrap().get::<_, i32>(0), 2);
+}
+
+#[test]
+fn pg_stat_database_counts_sessions_and_how_they_ended() {
+    let (s, mut admin) = with_acc("admin");
+    let counts = |c: &mut Client| -> (i32, i64, i64, i64, i64) {
+        let r = c
+            .query_one(
+                "SELECT numbackends, sessions, sessions_abandoned, sessions_fatal, sessions_killed \
+                 FROM pg_stat_database",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4))
+    };
+    let before = counts(&mut admin);
+    assert_eq!(before.0, 1);
+    // One says goodbye, one is terminated.
+    connect_as(&s, "centum", "polite").close().unwrap();
+    let _victim = connect_as(&s, "centum", "victim");
+    let pid = pid_of(&mut admin, "victim", "idle");
+    admin.execute("SELECT pg_terminate_backend($1)", &[&pid]).unwrap();
+    let started = Instant::now();
+    loop {
+        let now = counts(&mut admin);
+        if now.4 == before.4 + 1 && now.0 == 1 {
+            assert_eq!((now.1, now.2, now.3), (before.1 + 2, before.2, before.3));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{now:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = admin
+        .query_one("SELECT session_time > 0, active_time > 0, xact_commit > 0 FROM pg_stat_database", &[])
+        .unwrap();
+    assert_eq!((r.get::<_, bool>(0), r.get::<_, bool>(1), r.get::<_, bool>(2)), (true, true, true));
 }

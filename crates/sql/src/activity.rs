@@ -21,10 +21,21 @@
 //! waits for (a row it holds). A waiting session shows `wait_event_type`
 //! `Lock` and `wait_event` `transactionid`, as PostgreSQL does for a row
 //! lock, and `pg_blocking_pids` names the session holding the row.
+//!
+//! `pg_locks` shows what PostgreSQL would show for the same waits: every
+//! running transaction holds its virtual transaction id; one that has
+//! written or locked a row holds its transaction id (`ExclusiveLock`);
+//! a session waiting for a row asks for the holder's transaction id
+//! (`ShareLock`, not granted). Centum takes no table locks, so no
+//! `relation` locks appear.
+//!
+//! `pg_stat_database` adds up the sessions: how many started, how long
+//! they lasted, were active and idle in a transaction, and how they ended
+//! (a lost connection, a FATAL error, `pg_terminate_backend`).
 
 use centum_types::{TimestampTz, Value};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Every registered session, by process id.
@@ -32,6 +43,40 @@ pub struct Activity {
     backends: Mutex<BTreeMap<i32, Weak<Backend>>>,
     /// The engine, asked which transaction waits for which.
     db: centum_engine::Database,
+    /// Sessions that have ended, added up (`pg_stat_database`).
+    ended: Mutex<Totals>,
+}
+
+/// Sessions added up, as `pg_stat_database` reports them; times in
+/// milliseconds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Totals {
+    /// Sessions now (only in [`Activity::totals`]).
+    pub backends: u64,
+    /// Sessions started.
+    pub sessions: u64,
+    pub session_ms: f64,
+    pub active_ms: f64,
+    pub idle_in_transaction_ms: f64,
+    /// Ended because the connection was lost.
+    pub abandoned: u64,
+    /// Ended by a FATAL error.
+    pub fatal: u64,
+    /// Ended by `pg_terminate_backend`.
+    pub killed: u64,
+    /// When `pg_stat_reset()` last ran.
+    pub reset: Option<TimestampTz>,
+}
+
+/// How a session ends, as its server connection tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The connection was lost (the default until told otherwise).
+    Lost = 0,
+    /// The client said goodbye (Terminate).
+    Normal = 1,
+    /// The server ended it with a FATAL error.
+    Fatal = 2,
 }
 
 /// One server session.
@@ -50,6 +95,8 @@ pub struct Backend {
     registry: Weak<Activity>,
     /// Raw id of the transaction its last statement ran in (0: none yet).
     txn: AtomicU64,
+    /// How it ends (an [`Ending`]).
+    ending: AtomicU8,
 }
 
 /// What a session is doing, as published.
@@ -60,6 +107,10 @@ struct State {
     query_start: Option<TimestampTz>,
     xact_start: Option<TimestampTz>,
     state_change: TimestampTz,
+    /// Microseconds spent running statements, and idle inside a
+    /// transaction block.
+    active_us: i64,
+    idle_in_transaction_us: i64,
 }
 
 /// How a session appears when it is registered.
@@ -86,7 +137,7 @@ pub(crate) enum Signal {
 impl Activity {
     /// An empty registry over engine `db`.
     pub(crate) fn new(db: centum_engine::Database) -> Activity {
-        Activity { backends: Mutex::default(), db }
+        Activity { backends: Mutex::default(), db, ended: Mutex::default() }
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, Weak<Backend>>> {
@@ -115,15 +166,103 @@ impl Activity {
                 query_start: None,
                 xact_start: None,
                 state_change: now,
+                active_us: 0,
+                idle_in_transaction_us: 0,
             }),
             cancel,
             terminate: AtomicBool::new(false),
             wake: info.wake,
             registry: Arc::downgrade(self),
             txn: AtomicU64::new(0),
+            ending: AtomicU8::new(Ending::Lost as u8),
         });
         self.lock().insert(info.pid, Arc::downgrade(&b));
+        self.totals_lock().sessions += 1;
         b
+    }
+
+    fn totals_lock(&self) -> MutexGuard<'_, Totals> {
+        self.ended.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sessions added up: those that ended, and those running now up
+    /// to now.
+    pub(crate) fn totals(&self) -> Totals {
+        let now = TimestampTz::now();
+        let mut t = self.totals_lock().clone();
+        for b in self.all() {
+            let st = b.lock();
+            t.backends += 1;
+            t.session_ms += micros(b.started, now) as f64 / 1e3;
+            t.active_ms += st.active_us as f64 / 1e3;
+            t.idle_in_transaction_ms += st.idle_in_transaction_us as f64 / 1e3;
+            // The interval under way.
+            match st.state {
+                "active" => t.active_ms += micros(st.state_change, now) as f64 / 1e3,
+                "idle" => {}
+                _ => t.idle_in_transaction_ms += micros(st.state_change, now) as f64 / 1e3,
+            }
+        }
+        t
+    }
+
+    /// Sets the session totals back to zero (`pg_stat_reset()`); sessions
+    /// running now still count in full.
+    pub(crate) fn reset(&self) {
+        *self.totals_lock() = Totals { reset: Some(TimestampTz::now()), ..Totals::default() };
+    }
+
+    /// `pg_locks`' rows, in its column order.
+    pub(crate) fn locks(&self) -> Vec<Vec<Value>> {
+        let txt = |s: String| Value::Text(s);
+        let lock =
+            |locktype: &str, vxid: Value, xid: Value, vtx: &str, pid: i32, mode: &str, granted: bool| {
+                vec![
+                    txt(locktype.into()),
+                    Value::Null, // database
+                    Value::Null, // relation
+                    Value::Null,
+                    Value::Null,
+                    vxid,
+                    xid,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    txt(vtx.into()),
+                    Value::Integer(pid),
+                    txt(mode.into()),
+                    Value::Boolean(granted),
+                    Value::Boolean(locktype == "virtualxid"),
+                    Value::Null, // waitstart
+                ]
+            };
+        let mut out = Vec::new();
+        for b in self.all() {
+            let raw = b.txn.load(SeqCst);
+            if raw == 0 {
+                continue;
+            }
+            let id = centum_engine::TxnId::from_raw(raw);
+            let Some(holds) = self.db.running(id) else { continue };
+            let vtx = format!("{}/{}", b.pid, xid(raw));
+            out.push(lock("virtualxid", txt(vtx.clone()), Value::Null, &vtx, b.pid, "ExclusiveLock", true));
+            if holds {
+                out.push(lock(
+                    "transactionid",
+                    Value::Null,
+                    txt(xid(raw)),
+                    &vtx,
+                    b.pid,
+                    "ExclusiveLock",
+                    true,
+                ));
+            }
+            if let Some(holder) = self.db.waiting_for(id) {
+                let held = txt(xid(holder.raw()));
+                out.push(lock("transactionid", Value::Null, held, &vtx, b.pid, "ShareLock", false));
+            }
+        }
+        out
     }
 
     /// The backend of `pid`, if it is still there.
@@ -224,6 +363,9 @@ impl Backend {
     pub(crate) fn statement(&self, sql: &str, in_block: bool) {
         let now = TimestampTz::now();
         let mut st = self.lock();
+        if st.state != "idle" {
+            st.idle_in_transaction_us += micros(st.state_change, now);
+        }
         st.state = "active";
         st.query.clear();
         st.query.push_str(sql);
@@ -236,12 +378,21 @@ impl Backend {
 
     /// The statement ended; the session is now idle in `state`.
     pub(crate) fn idle(&self, state: &'static str) {
+        let now = TimestampTz::now();
         let mut st = self.lock();
+        if st.state == "active" {
+            st.active_us += micros(st.state_change, now);
+        }
         st.state = state;
         if state == "idle" {
             st.xact_start = None;
         }
-        st.state_change = TimestampTz::now();
+        st.state_change = now;
+    }
+
+    /// Records how the session is ending (see [`Ending`]).
+    pub fn ending(&self, how: Ending) {
+        self.ending.store(how as u8, SeqCst);
     }
 
     /// Records the transaction the session's statement runs in.
@@ -259,10 +410,35 @@ impl Backend {
 impl Drop for Backend {
     fn drop(&mut self) {
         if let Some(r) = self.registry.upgrade() {
+            let now = TimestampTz::now();
+            let st = self.lock();
+            let mut t = r.totals_lock();
+            t.session_ms += micros(self.started, now) as f64 / 1e3;
+            t.active_ms += st.active_us as f64 / 1e3;
+            t.idle_in_transaction_ms += st.idle_in_transaction_us as f64 / 1e3;
+            if self.terminated() {
+                t.killed += 1;
+            } else if self.ending.load(SeqCst) == Ending::Fatal as u8 {
+                t.fatal += 1;
+            } else if self.ending.load(SeqCst) == Ending::Lost as u8 {
+                t.abandoned += 1;
+            }
+            drop((t, st));
             let mut m = r.lock();
             if m.get(&self.pid).is_some_and(|w| w.strong_count() == 0) {
                 m.remove(&self.pid);
             }
         }
     }
+}
+
+/// Microseconds from `a` to `b` (0 if the clock went back).
+fn micros(a: TimestampTz, b: TimestampTz) -> i64 {
+    b.0.saturating_sub(a.0).max(0)
+}
+
+/// A transaction's id as `pg_locks` shows it: its raw word without the bit
+/// that marks a word as a transaction id (unique among running ones).
+fn xid(raw: u64) -> String {
+    (raw & (u64::MAX >> 1)).to_string()
 }

@@ -438,6 +438,14 @@ impl Session {
         self.backend.as_ref().is_some_and(|b| b.terminated())
     }
 
+    /// Records how the session's connection is ending, for
+    /// `pg_stat_database`'s session counts.
+    pub fn ending(&self, how: crate::activity::Ending) {
+        if let Some(b) = &self.backend {
+            b.ending(how);
+        }
+    }
+
     /// Shows `sql` as the statement running.
     pub(crate) fn publish(&self, sql: &str) {
         // A cancel is for the request that runs from here on: one that

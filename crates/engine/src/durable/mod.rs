@@ -146,6 +146,7 @@ pub(crate) fn load_rows(recovery: &Recovery, tables: &HashMap<u64, Arc<Table>>) 
             buf.copy_from_slice(row.data)
         });
         table.link(set, v);
+        table.live.add(1);
     })?;
     match bad.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some(message) => Err(Error::Storage { code: "XX001", message }),

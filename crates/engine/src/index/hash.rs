@@ -11,7 +11,7 @@
 //! buckets.
 
 use super::chain::Chains;
-use crate::counter::Counter;
+use crate::counter::{Counter, Tally};
 use crate::row::layout::{KeyDef, Probe, RowLayout};
 use crate::row::version::VersionPtr;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
@@ -27,6 +27,8 @@ pub struct HashIndex {
     /// Snapshots reading at or after this timestamp may use the index.
     pub(crate) ready_ts: AtomicU64,
     entries: Counter,
+    /// Look-ups and the rows they returned.
+    pub(crate) usage: Tally<2>,
 }
 
 /// Statistics of one index.
@@ -69,6 +71,7 @@ impl HashIndex {
             gen,
             ready_ts: AtomicU64::new(ready_ts),
             entries: Counter::default(),
+            usage: Tally::default(),
         }
     }
 

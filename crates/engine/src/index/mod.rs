@@ -8,6 +8,7 @@ pub(crate) mod fill;
 pub(crate) mod hash;
 pub(crate) mod range;
 
+use crate::counter::Tally;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 pub use btree::{BTree, Cursor, Direction};
@@ -145,4 +146,50 @@ impl Index {
             Index::Range(r) => r.stats(),
         }
     }
+
+    /// How often the index was read since the database opened (or the
+    /// counters were reset): no chain or node is walked to answer.
+    pub fn usage(&self) -> IndexUsage {
+        let [scans, rows] = self.tally().get();
+        IndexUsage { scans, rows }
+    }
+
+    pub(crate) fn tally(&self) -> &Tally<2> {
+        match self {
+            Index::Hash(h) => &h.usage,
+            Index::Range(r) => &r.usage,
+        }
+    }
+
+    /// Counts `scans` look-ups or scans of the index that returned `rows`
+    /// rows.
+    #[inline]
+    pub(crate) fn count_scans(&self, scans: u64, rows: u64) {
+        let t = self.tally();
+        t.add(usage::SCANS, scans);
+        if rows > 0 {
+            t.add(usage::ROWS, rows);
+        }
+    }
+
+    /// Counts `rows` more rows returned by a scan already counted.
+    #[inline]
+    pub(crate) fn count_rows(&self, rows: u64) {
+        self.tally().add(usage::ROWS, rows);
+    }
+}
+
+/// Positions in an index's usage tally.
+mod usage {
+    pub(super) const SCANS: usize = 0;
+    pub(super) const ROWS: usize = 1;
+}
+
+/// How often an index was read (`pg_stat_user_indexes`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexUsage {
+    /// Look-ups and range scans started on it.
+    pub scans: u64,
+    /// Visible rows they returned.
+    pub rows: u64,
 }

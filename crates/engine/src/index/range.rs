@@ -16,6 +16,7 @@
 
 use super::btree::{BTree, Cursor, Direction};
 use super::hash::IndexStats;
+use crate::counter::Tally;
 use crate::row::layout::RowLayout;
 use crate::row::sortkey::{KeyBytes, SortKeyDef};
 use crate::row::version::VersionPtr;
@@ -30,6 +31,8 @@ pub struct RangeIndex {
     pub(crate) slot: usize,
     pub(crate) gen: u32,
     pub(crate) ready_ts: AtomicU64,
+    /// Look-ups and scans, and the rows they returned.
+    pub(crate) usage: Tally<2>,
 }
 
 impl RangeIndex {
@@ -41,7 +44,16 @@ impl RangeIndex {
         gen: u32,
         ready_ts: u64,
     ) -> RangeIndex {
-        RangeIndex { name, unique, key, tree: BTree::new(), slot, gen, ready_ts: AtomicU64::new(ready_ts) }
+        RangeIndex {
+            name,
+            unique,
+            key,
+            tree: BTree::new(),
+            slot,
+            gen,
+            ready_ts: AtomicU64::new(ready_ts),
+            usage: Tally::default(),
+        }
     }
 
     /// The key bytes of a stored version.

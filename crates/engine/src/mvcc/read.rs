@@ -210,6 +210,7 @@ impl Transaction {
                 }
             }
         }
+        ix.count_scans(1, out.len() as u64);
         Ok(out)
     }
 
@@ -267,6 +268,7 @@ impl Transaction {
                     });
                 }
             }
+            ix.count_scans(group.len() as u64, hits.iter().flatten().count() as u64);
             if self.serializable() {
                 for (i, p) in probes.into_iter().enumerate() {
                     self.record_key(table, &ix, p, hits[i].as_slice());
@@ -314,6 +316,7 @@ impl Transaction {
                 self.record_range(&ix, lo, hi);
             }
         }
+        ix.count_scans(1, 0);
         Ok(RangeScan { txn: self, table, ix, cursor, op, rows: Batches::default() })
     }
 
@@ -321,6 +324,14 @@ impl Transaction {
     /// transaction's snapshot as of the call, not rows it writes while
     /// iterating.
     pub fn scan<'a>(&'a self, table: &'a Arc<Table>) -> Result<Scan<'a>> {
+        let mut s = self.open_scan(table)?;
+        table.count_scan();
+        s.counted = true;
+        Ok(s)
+    }
+
+    /// A scan that `pg_stat_user_tables` does not count (an index build's).
+    fn open_scan<'a>(&'a self, table: &'a Arc<Table>) -> Result<Scan<'a>> {
         self.check_usable()?;
         table.check_not_dropped()?;
         let op = self.next_op();
@@ -329,7 +340,15 @@ impl Transaction {
             let t = inner.table_no(table);
             inner.scans.push(ScanRecord::Table(t));
         }
-        Ok(Scan { txn: self, table, op, bucket: 0, end: table.scan.len(), rows: Batches::default() })
+        Ok(Scan {
+            txn: self,
+            table,
+            op,
+            bucket: 0,
+            end: table.scan.len(),
+            rows: Batches::default(),
+            counted: false,
+        })
     }
 
     /// Like [`Transaction::scan`] over part of the table's scan chains (for
@@ -339,7 +358,7 @@ impl Transaction {
         table: &'a Arc<Table>,
         buckets: std::ops::Range<usize>,
     ) -> Result<Scan<'a>> {
-        let mut s = self.scan(table)?;
+        let mut s = self.open_scan(table)?;
         s.bucket = buckets.start;
         s.end = buckets.end.min(table.scan.len());
         Ok(s)
@@ -353,6 +372,9 @@ impl Transaction {
 struct Batches {
     batch: Vec<VersionPtr>,
     pos: usize,
+    /// Versions collected so far, for the table's or index's usage
+    /// counters (added once, when the scan is dropped).
+    collected: u64,
 }
 
 impl Batches {
@@ -379,6 +401,7 @@ impl Batches {
             if !more {
                 return None;
             }
+            self.collected += self.batch.len() as u64;
             if txn.serializable() {
                 txn.inner.borrow_mut().reads.extend_from_slice(&self.batch);
             }
@@ -396,6 +419,14 @@ pub struct RangeScan<'a> {
     cursor: Cursor,
     op: u32,
     rows: Batches,
+}
+
+impl Drop for RangeScan<'_> {
+    fn drop(&mut self) {
+        if self.rows.collected > 0 {
+            self.ix.count_rows(self.rows.collected);
+        }
+    }
 }
 
 impl<'a> Iterator for RangeScan<'a> {
@@ -437,13 +468,23 @@ pub struct Scan<'a> {
     bucket: usize,
     end: usize,
     rows: Batches,
+    /// Whether the rows count as a scan's in the table's usage.
+    counted: bool,
+}
+
+impl Drop for Scan<'_> {
+    fn drop(&mut self) {
+        if self.counted && self.rows.collected > 0 {
+            self.table.count_scan_rows(self.rows.collected);
+        }
+    }
 }
 
 impl<'a> Iterator for Scan<'a> {
     type Item = Row<'a>;
 
     fn next(&mut self) -> Option<Row<'a>> {
-        let Scan { txn, table, op, bucket, end, rows } = self;
+        let Scan { txn, table, op, bucket, end, rows, .. } = self;
         let v = rows.next(txn, |batch, horizon| {
             // Chains until they give a batch of visible rows, a few dozen
             // at most under one pin (pinning per row costs as much as

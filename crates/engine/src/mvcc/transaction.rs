@@ -67,6 +67,7 @@ use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
 use centum_storage::log::record::Record;
 use centum_storage::Durability as LogDurability;
+use smallvec::SmallVec;
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
@@ -507,19 +508,29 @@ impl Transaction {
         self.db.clock.finish(ts);
         let inner = std::mem::take(self.inner.get_mut());
         let mut garbage = Chunked::default();
+        // Rows inserted, updated and deleted, by table.
+        let mut counts: SmallVec<[[u64; 3]; 4]> = smallvec::smallvec![[0; 3]; inner.tables.len()];
         for &(t, w) in inner.writes.iter() {
             match w {
-                WriteKind::Insert(n) => n.begin().store(ts, SeqCst),
+                WriteKind::Insert(n) => {
+                    n.begin().store(ts, SeqCst);
+                    counts[t as usize][0] += 1;
+                }
                 WriteKind::Update(o, n) => {
                     n.begin().store(ts, SeqCst);
                     o.end().store(ts, SeqCst);
                     garbage.push((t, o));
+                    counts[t as usize][1] += 1;
                 }
                 WriteKind::Delete(o) => {
                     o.end().store(ts, SeqCst);
                     garbage.push((t, o));
+                    counts[t as usize][2] += 1;
                 }
             }
+        }
+        for (table, &[ins, upd, del]) in inner.tables.iter().zip(&counts) {
+            table.count_writes(ins, upd, del);
         }
         self.db.txns.release(self.id);
         if let Some(mut state) = ddl {

@@ -21,9 +21,10 @@
 //! sleep on until a transaction finishes.
 
 use super::word::{TxnId, MAX_SLOTS};
+use crate::counter::Tally;
 use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -105,6 +106,9 @@ struct Slot {
     follows: AtomicBool,
     /// Raw id of the transaction this one waits for, 0 when not waiting.
     waiting_for: AtomicU64,
+    /// Whether the transaction has written or locked a row (others may
+    /// then wait for it): `pg_locks` shows it holding its id.
+    holder: AtomicBool,
     /// Transactions sleeping until this one finishes (or is logged).
     sleepers: AtomicU32,
     /// The highest commit timestamp of a logged, not yet committed
@@ -136,6 +140,22 @@ pub(crate) struct TxnTable {
     /// and the condition variable threads sleep on.
     waits: Box<[(Mutex<Vec<Waker>>, Condvar)]>,
     capacity: usize,
+    /// Transactions committed and aborted (positions 0 and 1).
+    outcomes: Tally<2>,
+    /// Waits refused because they would close a cycle.
+    deadlocks: std::sync::atomic::AtomicU64,
+}
+
+/// Transaction outcomes and deadlocks since the database opened
+/// (`pg_stat_database`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TxnCounts {
+    /// Transactions committed (read-only ones included).
+    pub committed: u64,
+    /// Transactions aborted: rolled back, or failed.
+    pub aborted: u64,
+    /// Deadlocks detected (each aborted one waiter).
+    pub deadlocks: u64,
 }
 
 impl TxnTable {
@@ -148,6 +168,8 @@ impl TxnTable {
             high_water: AtomicU32::new(0),
             waits: (0..WAIT_STRIPES).map(|_| (Mutex::new(Vec::new()), Condvar::new())).collect(),
             capacity,
+            outcomes: Tally::default(),
+            deadlocks: Default::default(),
         }
     }
 
@@ -167,6 +189,7 @@ impl TxnTable {
         s.read_ts.store(read_ts, SeqCst);
         s.waiting_for.store(0, SeqCst);
         s.depends.store(0, SeqCst);
+        s.holder.store(false, Relaxed);
         s.id.store(id.raw(), SeqCst);
         Some(id)
     }
@@ -184,6 +207,38 @@ impl TxnTable {
         (s.id.load(SeqCst) == id.raw()).then_some(st)
     }
 
+    /// Records that running transaction `id` has written or locked a row.
+    #[inline]
+    pub(crate) fn mark_holder(&self, id: TxnId) {
+        let s = &self.slots[id.slot()];
+        if !s.holder.load(Relaxed) {
+            s.holder.store(true, Relaxed);
+        }
+    }
+
+    /// Whether `id` is running (not finished) and, if so, whether it
+    /// holds rows others may wait for.
+    pub(crate) fn running(&self, id: TxnId) -> Option<bool> {
+        let s = &self.slots[id.slot()];
+        let holder = s.holder.load(Relaxed);
+        match self.state(id)? {
+            TxnState::Committed(_) | TxnState::Aborted => None,
+            _ => Some(holder),
+        }
+    }
+
+    /// Commits, aborts and deadlocks so far.
+    pub(crate) fn counts(&self) -> TxnCounts {
+        let [committed, aborted] = self.outcomes.get();
+        TxnCounts { committed, aborted, deadlocks: self.deadlocks.load(Relaxed) }
+    }
+
+    /// Sets the counts back to zero (`pg_stat_reset`).
+    pub(crate) fn reset_counts(&self) {
+        self.outcomes.reset();
+        self.deadlocks.store(0, Relaxed);
+    }
+
     /// The transaction `id` waits for, if it is running and waiting.
     pub(crate) fn waiting_for_of(&self, id: TxnId) -> Option<TxnId> {
         let s = &self.slots[id.slot()];
@@ -195,6 +250,11 @@ impl TxnTable {
     /// and wakes whoever sleeps on it once the outcome is final or its
     /// record is logged.
     pub(crate) fn set_state(&self, id: TxnId, st: TxnState) {
+        match st {
+            TxnState::Committed(_) => self.outcomes.add(0, 1),
+            TxnState::Aborted => self.outcomes.add(1, 1),
+            _ => {}
+        }
         let s = &self.slots[id.slot()];
         s.state.store(st.pack(), SeqCst);
         if st.ends_wait(true) && s.sleepers.load(SeqCst) > 0 {
@@ -324,6 +384,7 @@ impl TxnTable {
             if ended() {
                 Ok(true)
             } else if self.waits_for(other, me) {
+                self.deadlocks.fetch_add(1, Relaxed);
                 Err(crate::Error::Deadlock)
             } else {
                 past_limits(limits, lock_deadline).map(|()| false)
@@ -432,6 +493,7 @@ impl TxnTable {
             return Some(Ok(()));
         }
         if me.is_some_and(|me| self.waits_for(other, me)) {
+            self.deadlocks.fetch_add(1, Relaxed);
             return Some(Err(crate::Error::Deadlock));
         }
         if let Err(e) = past_limits(limits, lock_deadline) {

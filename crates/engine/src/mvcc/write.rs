@@ -75,6 +75,7 @@ impl Transaction {
             return Err(self.doom(e));
         }
         self.inner.borrow_mut().push_write(table, WriteKind::Insert(n));
+        self.db.txns.mark_holder(self.id);
         Ok(())
     }
 
@@ -350,6 +351,7 @@ impl Transaction {
             match blocker {
                 None => {
                     if v.end().compare_exchange(raw, self.id.raw(), SeqCst, SeqCst).is_ok() {
+                        txns.mark_holder(self.id);
                         return Ok(Some(v));
                     }
                 }

@@ -204,7 +204,9 @@ impl Expr {
             Expr::Func(f, _) if matches!(f.name, "random" | "clock_timestamp" | "gen_random_uuid") => {
                 stable = false
             }
-            Expr::Sequence(..) | Expr::Routine(..) | Expr::Catalog(crate::system::CatalogFn::Sleep(_), _) => {
+            Expr::Sequence(..)
+            | Expr::Routine(..)
+            | Expr::Catalog(crate::system::CatalogFn::Sleep(_) | crate::system::CatalogFn::StatReset, _) => {
                 stable = false
             }
             _ => {}

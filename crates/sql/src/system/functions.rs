@@ -124,6 +124,10 @@ pub enum CatalogFn {
     /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
     /// waits for, as an array.
     BlockingPids,
+    /// `pg_stat_reset()`: the usage counters of every table and index, the
+    /// transaction counts and the session totals start again from zero
+    /// (superusers only, as in PostgreSQL).
+    StatReset,
     /// `pg_sleep(seconds)`, `pg_sleep_for(interval)`,
     /// `pg_sleep_until(timestamptz)`: the statement pauses (see
     /// [`sleep_until`] and [`pause`]).
@@ -215,6 +219,8 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_sleep_for" => (CatalogFn::Sleep(SleepFor::Interval), vec![DataType::Interval], 1, T, false),
         "pg_sleep_until" => (CatalogFn::Sleep(SleepFor::Until), vec![DataType::TimestampTz], 1, T, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
+        // `void` in PostgreSQL, printed as an empty string.
+        "pg_stat_reset" => (CatalogFn::StatReset, vec![], 0, T, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
@@ -300,6 +306,7 @@ impl CatalogFn {
             CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
             CatalogFn::InRecovery => "pg_is_in_recovery",
+            CatalogFn::StatReset => "pg_stat_reset",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
             CatalogFn::SignalBackend(true) => "pg_terminate_backend",
         }
@@ -311,6 +318,7 @@ impl CatalogFn {
             self,
             CatalogFn::TableIsVisible
                 | CatalogFn::SignalBackend(_)
+                | CatalogFn::StatReset
                 | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
@@ -459,6 +467,17 @@ pub(crate) fn eval(
             }
         }
         CatalogFn::InRecovery => Value::Boolean(false),
+        CatalogFn::StatReset => {
+            let s = s()?;
+            if !s.role_rows(id.user).iter().any(|r| r.1 == id.user && r.2) {
+                return Err(Error::other("42501", "permission denied for function pg_stat_reset"));
+            }
+            s.db.reset_usage();
+            if let Some(a) = id.activity {
+                a.reset();
+            }
+            Value::Text(String::new())
+        }
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
         CatalogFn::Description
             if oid_arg(arg(0)) == super::snapshot::PUBLIC
@@ -735,7 +754,7 @@ fn table_display(s: &Snapshot, t: &TableRel, path: &[String], pretty: bool) -> S
 }
 
 /// `pg_get_indexdef`: the CREATE INDEX statement, or one key column.
-fn indexdef(s: &Snapshot, oid: i32, col: i64, pretty: bool, path: &[String]) -> Option<String> {
+pub(super) fn indexdef(s: &Snapshot, oid: i32, col: i64, pretty: bool, path: &[String]) -> Option<String> {
     let Some(RelRef::Index(t, ix)) = s.rel(oid) else { return None };
     let desc = |k: usize| ix.def.descending.get(k).copied().unwrap_or(false);
     if col > 0 {

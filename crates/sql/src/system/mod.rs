@@ -36,6 +36,7 @@
 pub(crate) mod arrays;
 pub(crate) mod functions;
 pub(crate) mod snapshot;
+mod stats;
 pub(crate) mod tables;
 pub(crate) mod types;
 

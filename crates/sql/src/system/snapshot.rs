@@ -201,6 +201,9 @@ pub(crate) struct Snapshot {
     pub routines: Vec<(i32, crate::procedures::RoutineInfo)>,
     /// Views (not materialized ones: those are tables), in OID order.
     pub views: Vec<ViewRel>,
+    /// The engine, for its transaction counts (`pg_stat_database`) and
+    /// which transactions run (`pg_locks`).
+    pub db: centum_engine::Database,
 }
 
 /// FNV-1a of a name.
@@ -324,7 +327,17 @@ impl Snapshot {
             })
             .collect();
         routines.sort_by_key(|r| r.0);
-        Ok(Snapshot { schemas, tables, sequences, sequence_defs, roles, owner, routines, views })
+        Ok(Snapshot {
+            schemas,
+            tables,
+            sequences,
+            sequence_defs,
+            roles,
+            owner,
+            routines,
+            views,
+            db: db.clone(),
+        })
     }
 
     fn table(engine_name: String, info: Arc<TableInfo>) -> Result<TableRel> {

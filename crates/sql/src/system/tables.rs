@@ -5,7 +5,7 @@ use super::snapshot::{
     hash_buckets, ConKind, RelKind, Snapshot, TableRel, AM_BTREE, AM_HASH, AM_HEAP, DATABASE, PG_CATALOG,
 };
 use super::types::{self, oid_of, typmod, TYPES};
-use super::{arrays, Identity};
+use super::{arrays, stats, Identity};
 use crate::catalog::RefAction;
 use crate::planner::plan::OutputColumn;
 use centum_types::{DataType, Value};
@@ -297,6 +297,35 @@ system_tables! {
         "schemaname" T, "matviewname" T, "matviewowner" T, "tablespace" T, "hasindexes" B,
         "ispopulated" B, "definition" T,
     ]
+    StatUserTables "pg_catalog" "pg_stat_user_tables" [
+        "relid" O, "schemaname" T, "relname" T, "seq_scan" I8, "seq_tup_read" I8, "idx_scan" I8,
+        "idx_tup_fetch" I8, "n_tup_ins" I8, "n_tup_upd" I8, "n_tup_del" I8, "n_tup_hot_upd" I8,
+        "n_live_tup" I8, "n_dead_tup" I8, "n_mod_since_analyze" I8, "n_ins_since_vacuum" I8,
+        "last_vacuum" Ty::Ts, "last_autovacuum" Ty::Ts, "last_analyze" Ty::Ts, "last_autoanalyze" Ty::Ts,
+        "vacuum_count" I8, "autovacuum_count" I8, "analyze_count" I8, "autoanalyze_count" I8,
+    ]
+    StatUserIndexes "pg_catalog" "pg_stat_user_indexes" [
+        "relid" O, "indexrelid" O, "schemaname" T, "relname" T, "indexrelname" T, "idx_scan" I8,
+        "idx_tup_read" I8, "idx_tup_fetch" I8,
+    ]
+    StatDatabase "pg_catalog" "pg_stat_database" [
+        "datid" O, "datname" T, "numbackends" I4, "xact_commit" I8, "xact_rollback" I8, "blks_read" I8,
+        "blks_hit" I8, "tup_returned" I8, "tup_fetched" I8, "tup_inserted" I8, "tup_updated" I8,
+        "tup_deleted" I8, "conflicts" I8, "temp_files" I8, "temp_bytes" I8, "deadlocks" I8,
+        "checksum_failures" I8, "checksum_last_failure" Ty::Ts, "blk_read_time" F, "blk_write_time" F,
+        "session_time" F, "active_time" F, "idle_in_transaction_time" F, "sessions" I8,
+        "sessions_abandoned" I8, "sessions_fatal" I8, "sessions_killed" I8, "stats_reset" Ty::Ts,
+    ]
+    Locks "pg_catalog" "pg_locks" [
+        "locktype" T, "database" O, "relation" O, "page" I4, "tuple" I2, "virtualxid" T,
+        "transactionid" T, "classid" O, "objid" O, "objsubid" I2, "virtualtransaction" T, "pid" I4,
+        "mode" T, "granted" B, "fastpath" B, "waitstart" Ty::Ts,
+    ]
+    PgTables "pg_catalog" "pg_tables" [
+        "schemaname" T, "tablename" T, "tableowner" T, "tablespace" T, "hasindexes" B, "hasrules" B,
+        "hastriggers" B, "rowsecurity" B,
+    ]
+    PgIndexes "pg_catalog" "pg_indexes" ["schemaname" T, "tablename" T, "indexname" T, "tablespace" T, "indexdef" T]
     InfoViews "information_schema" "views" [
         "table_catalog" T, "table_schema" T, "table_name" T, "view_definition" T, "check_option" T,
         "is_updatable" T, "is_insertable_into" T, "is_trigger_updatable" T,
@@ -309,6 +338,13 @@ impl SystemTable {
     /// implicit first entry of the search path).
     pub fn lookup(schema: Option<&str>, name: &str) -> Option<SystemTable> {
         let schema = schema.unwrap_or("pg_catalog");
+        // The `_all_` statistics views hold what the `_user_` ones do: the
+        // catalogs are virtual, never scanned.
+        let name = match (schema, name) {
+            ("pg_catalog", "pg_stat_all_tables") => "pg_stat_user_tables",
+            ("pg_catalog", "pg_stat_all_indexes") => "pg_stat_user_indexes",
+            _ => name,
+        };
         SystemTable::ALL.iter().copied().find(|t| t.name() == (schema, name))
     }
 
@@ -545,6 +581,45 @@ impl SystemTable {
                 .collect(),
             SystemTable::Settings => settings(id),
             SystemTable::StatActivity => id.activity.map(|a| a.rows()).unwrap_or_default(),
+            SystemTable::StatUserTables => stats::tables(s),
+            SystemTable::StatUserIndexes => stats::indexes(s),
+            SystemTable::StatDatabase => stats::database(s, id),
+            SystemTable::Locks => id.activity.map(|a| a.locks()).unwrap_or_default(),
+            SystemTable::PgTables => {
+                let owner = s.role_name(s.owner, id.user).unwrap_or_default();
+                s.tables
+                    .iter()
+                    .filter(|t| t.materialized.is_none())
+                    .map(|t| {
+                        vec![
+                            txt(&t.schema),
+                            txt(&t.name),
+                            txt(&owner),
+                            Value::Null,
+                            b(!t.indexes.is_empty()),
+                            b(false),
+                            b(has_triggers(t)),
+                            b(false),
+                        ]
+                    })
+                    .collect()
+            }
+            SystemTable::PgIndexes => s
+                .tables
+                .iter()
+                .flat_map(|t| {
+                    t.indexes.iter().map(|ix| {
+                        vec![
+                            txt(&t.schema),
+                            txt(&t.name),
+                            txt(&index_name(&ix.def.name)),
+                            Value::Null,
+                            super::functions::indexdef(s, ix.oid, 0, false, &[])
+                                .map_or(Value::Null, Value::Text),
+                        ]
+                    })
+                })
+                .collect(),
             SystemTable::Collation => vec![
                 vec![
                     oid(100),
@@ -752,9 +827,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
             i2(natts),
             i2(meta.map_or(0, |m| m.checks.len())),
             b(false),
-            // PostgreSQL enforces foreign keys with triggers on both tables,
-            // and psql shows foreign keys only where this is set.
-            b(t.is_some_and(|t| !t.info.meta.foreign_keys.is_empty() || !t.info.referenced_by.is_empty())),
+            b(t.is_some_and(has_triggers)),
             b(false),
             b(false),
             b(false),
@@ -798,6 +871,13 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
     }
     out.sort_by_key(|r| if let Value::Integer(o) = r[0] { o } else { 0 });
     out
+}
+
+/// Whether PostgreSQL would say `t` has triggers: it enforces foreign keys
+/// with triggers on both tables, and psql shows foreign keys only where
+/// `relhastriggers` is set.
+fn has_triggers(t: &TableRel) -> bool {
+    !t.info.meta.foreign_keys.is_empty() || !t.info.referenced_by.is_empty()
 }
 
 /// An index's name without the schema its engine name may carry.

@@ -389,3 +389,9 @@ SELECT pg_catalog.pg_table_size('p'::regclass) > 0, pg_catalog.pg_total_relation
 -- A quoted name is a regclass for the size functions.
 SELECT pg_total_relation_size('p') = pg_total_relation_size('p'::regclass), pg_relation_size('p') = pg_table_size('p'::regclass), pg_indexes_size('p') > 0;
 SELECT pg_total_relation_size('no_such_table');
+-- The views tools list tables and indexes with.
+SELECT schemaname, tablename, tablespace, hasindexes, hasrules, hastriggers, rowsecurity FROM pg_tables WHERE schemaname IN ('public', 's') ORDER BY 1, 2;
+SELECT schemaname, tablename, indexname, tablespace, indexdef FROM pg_indexes WHERE tablename IN ('p', 't', 'other') AND indexname <> 't_s_hash' ORDER BY 1, 2, 3;
+SELECT count(*) FROM pg_stat_user_tables WHERE relname IN ('p', 't', 'ty');
+SELECT relname, indexrelname FROM pg_stat_user_indexes WHERE relname = 't' ORDER BY 2;
+SELECT datname, temp_files, conflicts, deadlocks FROM pg_stat_database WHERE datname = current_database();
