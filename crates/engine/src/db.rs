@@ -655,6 +655,11 @@ impl Database {
         self.log_catalog(cat.values().map(|t| image_of(t)), &self.shared.catalog_extra.load())
     }
 
+    /// The table that has index `index`.
+    pub fn index_table(&self, index: &str) -> Option<Arc<Table>> {
+        self.index_owner(&self.shared.catalog.load(), index)
+    }
+
     fn index_owner(&self, cat: &HashMap<String, Arc<Table>>, index: &str) -> Option<Arc<Table>> {
         cat.values().find(|t| t.indexes.load().find(index).is_some()).cloned()
     }

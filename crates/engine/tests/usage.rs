@@ -158,7 +158,8 @@ fn a_held_row_and_a_deadlock_show() {
         }
         (mine, waiter.join().unwrap())
     });
-    let refused = [&mine, &theirs].iter().filter(|r| matches!(r, Err(centum_engine::Error::Deadlock))).count();
+    let refused =
+        [&mine, &theirs].iter().filter(|r| matches!(r, Err(centum_engine::Error::Deadlock))).count();
     assert!(refused >= 1 && mine.is_ok() != theirs.is_ok() || refused == 2, "{mine:?} {theirs:?}");
     assert_eq!(db.transaction_counts().deadlocks, deadlocks + refused as u64);
     assert_eq!(db.running(id), None);

@@ -25,6 +25,9 @@ CREATE TABLE a (id int PRIMARY KEY, name text NOT NULL, n numeric(10,2) DEFAULT 
 CREATE TABLE b (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 a_id int REFERENCES a (id) ON DELETE CASCADE, note varchar(20) UNIQUE);
 CREATE INDEX b_a ON b (a_id DESC);
+COMMENT ON TABLE a IS 'accounts, one row each';
+COMMENT ON COLUMN a.n IS 'balance; it''s never negative';
+COMMENT ON INDEX b_a IS 'newest first';
 INSERT INTO a VALUES (1, 'x', 1.5, '2024-01-01 00:00:00+00', true), (2, 'y''s', 2, NULL, NULL);
 INSERT INTO b (a_id, note) VALUES (1, 'n1'), (2, NULL);
 CREATE SEQUENCE s1 START WITH 10 INCREMENT BY 5;
@@ -134,6 +137,13 @@ fn a_plain_dump_restores_into_a_new_server_and_dumps_the_same() {
     assert!(indexdef("a_h").contains("USING hash (name) WITH (bucket_count=1024)"), "{}", indexdef("a_h"));
     assert!(indexdef("hot_pkey").contains("WITH (bucket_count=4096)"), "{}", indexdef("hot_pkey"));
     assert_eq!(query(&psql, &b, "SELECT relpersistence FROM pg_class WHERE relname = 'sess'").trim(), "u");
+    let comments =
+        "SELECT obj_description('a'::regclass) || '|' || col_description('a'::regclass, 3) || '|' \
+                    || obj_description('b_a'::regclass)";
+    assert_eq!(
+        query(&psql, &b, comments).trim(),
+        "accounts, one row each|balance; it's never negative|newest first"
+    );
     // Rows, and the sequences go on where they were.
     assert_eq!(query(&psql, &b, "SELECT count(*) FROM a").trim(), "2");
     assert_eq!(query(&psql, &b, "SELECT t FROM other.c").trim(), "tab\there");

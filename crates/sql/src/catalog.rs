@@ -69,6 +69,8 @@ pub struct ColumnMeta {
     /// Identity (GENERATED ... AS IDENTITY): whether ALWAYS (refuses
     /// explicit values without OVERRIDING SYSTEM VALUE).
     pub identity_always: Option<bool>,
+    /// COMMENT ON COLUMN.
+    pub comment: Option<String>,
 }
 
 /// SQL-level facts about a table, kept in its `extra` bytes.
@@ -87,6 +89,10 @@ pub struct TableMeta {
     /// Columns declared NOT NULL after creation (by ALTER TABLE ... ADD
     /// PRIMARY KEY), which the engine's definition cannot change in place.
     pub not_null: Vec<usize>,
+    /// COMMENT ON TABLE (or MATERIALIZED VIEW).
+    pub comment: Option<String>,
+    /// COMMENT ON INDEX, by the index's engine name.
+    pub index_comments: BTreeMap<String, String>,
 }
 
 /// A table as the planner sees it.
@@ -980,7 +986,7 @@ fn byte_action(b: u8) -> Result<RefAction> {
 
 /// Encodes a table's SQL facts.
 pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
-    let mut w = Writer(b"CSQ1".to_vec());
+    let mut w = Writer(b"CSQ2".to_vec());
     w.u32(m.columns.len());
     for c in &m.columns {
         w.opt_str(&c.default);
@@ -1020,6 +1026,15 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
     for &c in &m.not_null {
         w.u32(c);
     }
+    w.opt_str(&m.comment);
+    for c in &m.columns {
+        w.opt_str(&c.comment);
+    }
+    w.u32(m.index_comments.len());
+    for (index, text) in &m.index_comments {
+        w.str(index);
+        w.str(text);
+    }
     w.0
 }
 
@@ -1030,9 +1045,11 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
         return Ok(TableMeta { columns: vec![ColumnMeta::default(); ncols], ..Default::default() });
     }
     let mut r = Reader { buf: bytes, at: 0 };
-    if r.take(4)? != b"CSQ1" {
-        return Err(corrupt());
-    }
+    let with_comments = match r.take(4)? {
+        b"CSQ1" => false,
+        b"CSQ2" => true,
+        _ => return Err(corrupt()),
+    };
     let mut m = TableMeta::default();
     for _ in 0..r.u32()? {
         let default = r.opt_str()?;
@@ -1043,7 +1060,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
             2 => Some(true),
             _ => return Err(corrupt()),
         };
-        m.columns.push(ColumnMeta { default, generated, identity_always });
+        m.columns.push(ColumnMeta { default, generated, identity_always, comment: None });
     }
     for _ in 0..r.u32()? {
         m.checks.push(Check { name: r.str()?, expr: r.str()? });
@@ -1070,6 +1087,16 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
     }
     for _ in 0..r.u32()? {
         m.not_null.push(r.u32()?);
+    }
+    if with_comments {
+        m.comment = r.opt_str()?;
+        for c in &mut m.columns {
+            c.comment = r.opt_str()?;
+        }
+        for _ in 0..r.u32()? {
+            let index = r.str()?;
+            m.index_comments.insert(index, r.str()?);
+        }
     }
     if m.columns.len() != ncols || r.at != bytes.len() {
         return Err(corrupt());
@@ -1232,8 +1259,18 @@ mod tests {
     fn table_meta_round_trips_and_refuses_damage() {
         let m = TableMeta {
             columns: vec![
-                ColumnMeta { default: Some("42".into()), generated: None, identity_always: Some(true) },
-                ColumnMeta { default: None, generated: Some("a * 2".into()), identity_always: None },
+                ColumnMeta {
+                    default: Some("42".into()),
+                    generated: None,
+                    identity_always: Some(true),
+                    comment: Some("the answer".into()),
+                },
+                ColumnMeta {
+                    default: None,
+                    generated: Some("a * 2".into()),
+                    identity_always: None,
+                    comment: None,
+                },
             ],
             checks: vec![Check { name: "c".into(), expr: "a > 0".into() }],
             foreign_keys: vec![ForeignKey {
@@ -1247,12 +1284,23 @@ mod tests {
             primary_key: Some("t_pkey".into()),
             unique: vec!["t_b_key".into()],
             not_null: vec![1],
+            comment: Some("orders, one row each".into()),
+            index_comments: [("t_pkey".to_string(), "by id".to_string())].into(),
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
+        // Written before comments existed (CSQ1: no comment section).
+        let mut plain = m.clone();
+        plain.comment = None;
+        plain.index_comments.clear();
+        plain.columns.iter_mut().for_each(|c| c.comment = None);
+        let mut old = encode_table_meta(&plain);
+        old[..4].copy_from_slice(b"CSQ1");
+        old.truncate(old.len() - (1 + 2 + 4));
+        assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
     }
 
     #[test]

@@ -1110,6 +1110,9 @@ impl Session {
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::Comment { object_type, object_name, comment, .. } => {
+                ddl_result(ddl::comment(&b, object_type, object_name, comment.as_deref()))
+            }
             S::CreateView(cv) => ddl_result(views::create(&b, cv)),
             S::Drop {
                 object_type: kind @ (ast::ObjectType::View | ast::ObjectType::MaterializedView),
@@ -2091,6 +2094,7 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::DropProcedure { .. }
             | S::CreateType { .. }
             | S::CreateView(_)
+            | S::Comment { .. }
     )
 }
 

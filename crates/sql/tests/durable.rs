@@ -3,7 +3,8 @@
 //! identity columns), hash indexes, array columns and indexes on them,
 //! schemas, sequences, views and materialized views survive;
 //! SCHEMA_ONLY tables come back empty; sequences, serial and identity
-//! columns continue strictly above every value handed out before.
+//! columns continue strictly above every value handed out before;
+//! comments come back, and one made in a rolled-back block does not.
 
 mod common;
 
@@ -472,5 +473,28 @@ fn views_survive_checkpoints_and_restarts() {
         assert_eq!(fails(&mut s, "SELECT * FROM gone").sqlstate(), "42P01");
         assert_eq!(fails(&mut s, "DROP TABLE t").sqlstate(), "2BP01");
         assert_eq!(fails(&mut s, "INSERT INTO total VALUES (1)").sqlstate(), "42809");
+    }
+}
+
+#[test]
+fn comments_survive_restarts_and_rolled_back_ones_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = "SELECT obj_description('t'::regclass), col_description('t'::regclass, 2), \
+                obj_description('t_v'::regclass)";
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(
+            &mut s,
+            "CREATE TABLE t (id int PRIMARY KEY, v text); CREATE INDEX t_v ON t (v); \
+             COMMENT ON TABLE t IS 'kept'; COMMENT ON COLUMN t.v IS 'the value'; \
+             COMMENT ON INDEX t_v IS 'by value'; \
+             BEGIN; COMMENT ON TABLE t IS 'rolled back'; COMMENT ON COLUMN t.v IS NULL; ROLLBACK",
+        );
+    }
+    for _ in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, read), table(&[&["kept", "the value", "by value"]]));
     }
 }

@@ -140,4 +140,5 @@ scripts!(
     intervals,
     writable_ctes,
     json,
+    comments,
 );

@@ -680,6 +680,7 @@ pub(crate) fn drop(
             }
             ast::ObjectType::Index => {
                 let name = object_parts(n)?.last().cloned().unwrap_or_default();
+                let owner = b.catalog.db().index_table(&name);
                 match b.catalog.db().drop_index(&name) {
                     Err(centum_engine::Error::NoSuchIndex(_)) if if_exists => {
                         notices.push(format!("index \"{name}\" does not exist, skipping"));
@@ -687,6 +688,13 @@ pub(crate) fn drop(
                     r => r?,
                 }
                 b.catalog.invalidate();
+                // Its comment goes with it.
+                if let Some(t) = owner {
+                    let mut meta = b.catalog.table(&t.name())?.meta.clone();
+                    if meta.index_comments.remove(&name).is_some() {
+                        b.catalog.set_meta(&t.name(), &meta)?;
+                    }
+                }
             }
             ast::ObjectType::Sequence => {
                 let name = b.new_object_name(n).unwrap_or_else(|_| n.to_string());
@@ -939,6 +947,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Resul
                         meta.primary_key = None;
                     }
                     meta.unique.retain(|u| u != &n);
+                    meta.index_comments.remove(&n);
                     b.catalog.db().drop_index(&n)?;
                 } else if before == (meta.checks.len(), meta.foreign_keys.len()) {
                     if *if_exists {
@@ -1255,10 +1264,13 @@ fn rewrite(
     name: &str,
     old_meta: &TableMeta,
     def: TableDef,
-    meta: TableMeta,
+    mut meta: TableMeta,
     map: impl Fn(&[centum_types::Value], &crate::execution::ExecCtx) -> Result<Vec<centum_types::Value>>,
 ) -> Result<()> {
     let db = b.catalog.db();
+    // The comments of indexes the new definition no longer has (on a
+    // dropped column) go with them.
+    meta.index_comments.retain(|n, _| def.indexes.iter().any(|i| &i.name == n));
     // Inside a block the copy below cannot see the block's own changes to
     // the table.
     if let Some(me) = centum_engine::ddl_txn() {
@@ -1496,4 +1508,63 @@ fn drop_owned_sequences(b: &Binder, columns: &[ColumnMeta]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `COMMENT ON TABLE | MATERIALIZED VIEW | COLUMN | INDEX name IS 'text' |
+/// NULL`. A comment lives in its table's SQL facts (design §12.3), so it
+/// goes with the table, the column or the index when they are dropped,
+/// follows a renamed table, and belongs to the transaction block it was
+/// made in. Other kinds of object are refused (0A000).
+pub(crate) fn comment(
+    b: &Binder,
+    kind: &ast::CommentObject,
+    name: &ast::ObjectName,
+    text: Option<&str>,
+) -> Result<DdlOutcome> {
+    use ast::CommentObject as K;
+    // An empty comment removes it, as in PostgreSQL.
+    let text = text.filter(|t| !t.is_empty()).map(str::to_string);
+    match kind {
+        K::Table | K::MaterializedView => {
+            let table = b.table_name(name)?;
+            let materialized = b.catalog.views().iter().any(|v| v.materialized && v.name == table);
+            if materialized != (*kind == K::MaterializedView) {
+                let what = if materialized { "a table" } else { "a materialized view" };
+                return Err(Error::other("42809", format!("\"{}\" is not {what}", short(&table))));
+            }
+            let mut meta = b.catalog.table(&table)?.meta.clone();
+            meta.comment = text;
+            b.catalog.set_meta(&table, &meta)?;
+        }
+        K::Column => {
+            let mut t = name.clone();
+            let column = match t.0.pop() {
+                Some(ast::ObjectNamePart::Identifier(c)) if !t.0.is_empty() => ident(&c),
+                _ => return Err(Error::other("42601", format!("column name \"{name}\" must be qualified"))),
+            };
+            let table = b.table_name(&t)?;
+            let info = b.catalog.table(&table)?;
+            let col = info.table.column_index(&column).map_err(|_| {
+                Error::UndefinedColumn(format!("\"{column}\" of relation \"{}\"", short(&table)))
+            })?;
+            let mut meta = info.meta.clone();
+            meta.columns[col].comment = text;
+            b.catalog.set_meta(&table, &meta)?;
+        }
+        K::Index => {
+            let index = object_parts(name)?.last().cloned().unwrap_or_default();
+            let Some(t) = b.catalog.db().index_table(&index) else {
+                return Err(Error::UndefinedTable(index));
+            };
+            let table = t.name();
+            let mut meta = b.catalog.table(&table)?.meta.clone();
+            match text {
+                Some(text) => meta.index_comments.insert(index, text),
+                None => meta.index_comments.remove(&index),
+            };
+            b.catalog.set_meta(&table, &meta)?;
+        }
+        other => return Err(Error::unsupported(format!("COMMENT ON {other}"))),
+    }
+    Ok(done("COMMENT"))
 }

@@ -333,6 +333,7 @@ impl CatalogFn {
                 | CatalogFn::FunctionArguments
                 | CatalogFn::FunctionDef
                 | CatalogFn::ViewDef
+                | CatalogFn::Description
         )
     }
 }
@@ -479,14 +480,21 @@ pub(crate) fn eval(
             Value::Text(String::new())
         }
         CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
-        CatalogFn::Description
-            if oid_arg(arg(0)) == super::snapshot::PUBLIC
-                && args.len() == 2
-                && matches!(arg(1), Value::Text(c) if c == "pg_namespace") =>
-        {
-            Value::from(super::snapshot::PUBLIC_COMMENT)
+        CatalogFn::Description => {
+            // obj_description(oid [, catalog]), col_description(table, attnum)
+            // and shobj_description(oid, catalog) (no shared object has one).
+            let object = oid_arg(arg(0));
+            let (class, sub) = match args.get(1) {
+                None => (None, 0),
+                Some(Value::Text(c)) => (Some(SystemTable::lookup(None, c).map_or(0, |t| t.oid())), 0),
+                Some(n) => (Some(SystemTable::Class.oid()), oid_arg(n)),
+            };
+            s()?.descriptions()
+                .into_iter()
+                .find(|d| d.0 == object && d.2 == sub && class.is_none_or(|c| c == d.1))
+                .map_or(Value::Null, |d| Value::Text(d.3))
         }
-        CatalogFn::Description | CatalogFn::NoObject => Value::Null,
+        CatalogFn::NoObject => Value::Null,
         CatalogFn::RelationIsPublishable => {
             Value::Boolean(matches!(s()?.rel(oid_arg(arg(0))), Some(RelRef::Table(_))))
         }

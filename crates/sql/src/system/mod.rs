@@ -29,8 +29,8 @@
 //!
 //! What is not there: Centum has no `oid`, `name`, `"char"` or array types,
 //! so OIDs are `integer`, names `text`, and arrays `text` in PostgreSQL's
-//! array syntax ([`arrays`]). Catalogs of features Centum lacks (comments,
-//! inheritance, partitions, policies, triggers, rules, publications,
+//! array syntax ([`arrays`]). Catalogs of features Centum lacks
+//! (inheritance, partitions, policies, triggers, rules, publications,
 //! extended statistics, enums, ranges) exist and are empty.
 
 pub(crate) mod arrays;

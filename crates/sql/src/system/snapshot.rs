@@ -402,6 +402,32 @@ impl Snapshot {
         self.role_rows(user).into_iter().find(|r| r.0 == oid).map(|r| r.1)
     }
 
+    /// Every comment: (objoid, classoid, objsubid, text), as
+    /// `pg_description` holds them, in that order.
+    pub fn descriptions(&self) -> Vec<(i32, i32, i32, String)> {
+        const PG_CLASS: i32 = 1259;
+        const PG_NAMESPACE: i32 = 2615;
+        let mut out = vec![(PUBLIC, PG_NAMESPACE, 0, PUBLIC_COMMENT.to_string())];
+        for t in &self.tables {
+            let meta = &t.info.meta;
+            if let Some(c) = &meta.comment {
+                out.push((t.oid, PG_CLASS, 0, c.clone()));
+            }
+            for (i, c) in meta.columns.iter().enumerate() {
+                if let Some(c) = &c.comment {
+                    out.push((t.oid, PG_CLASS, i as i32 + 1, c.clone()));
+                }
+            }
+            for ix in &t.indexes {
+                if let Some(c) = meta.index_comments.get(&ix.def.name) {
+                    out.push((ix.oid, PG_CLASS, 0, c.clone()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// The OID of schema `name`.
     pub fn schema_oid(&self, name: &str) -> i32 {
         self.schemas.iter().find(|(_, n)| n == name).map_or(0, |(o, _)| *o)

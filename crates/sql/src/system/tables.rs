@@ -484,12 +484,11 @@ impl SystemTable {
             SystemTable::Depend => depends(s),
             // The comment every PostgreSQL database has on `public` (so
             // pg_dump writes none for it).
-            SystemTable::Description => vec![vec![
-                oid(super::snapshot::PUBLIC),
-                oid(SystemTable::Namespace.oid()),
-                Value::Integer(0),
-                txt(super::snapshot::PUBLIC_COMMENT),
-            ]],
+            SystemTable::Description => s
+                .descriptions()
+                .into_iter()
+                .map(|(o, class, sub, text)| vec![oid(o), oid(class), Value::Integer(sub), Value::Text(text)])
+                .collect(),
             SystemTable::Attribute => attributes(s),
             SystemTable::Type => pg_types(s),
             SystemTable::Index => indexes(s),
