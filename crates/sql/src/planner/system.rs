@@ -164,9 +164,10 @@ impl Binder<'_> {
         let sig = sig?;
         let _ = sig.min;
         let mut exprs = Vec::with_capacity(args.len() + 1);
-        // The size functions take a regclass: a quoted name names the
-        // relation, as `pg_total_relation_size('t')` does in PostgreSQL.
-        let takes_regclass = matches!(sig.func, CatalogFn::Size(0..=2));
+        // The size functions and pg_get_viewdef take a regclass: a quoted
+        // name names the relation, as `pg_total_relation_size('t')` does
+        // in PostgreSQL.
+        let takes_regclass = matches!(sig.func, CatalogFn::Size(0..=2) | CatalogFn::ViewDef);
         for (i, (a, want)) in args.into_iter().zip(&sig.params).enumerate() {
             if let (0, true, (Expr::Literal(Value::Text(s)), None)) = (i, takes_regclass, &a) {
                 let oid = sysfn::regclass_in(&Snapshot::take(self.catalog)?, s, self.search_path)?;

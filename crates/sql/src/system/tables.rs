@@ -983,8 +983,9 @@ fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
                 oid(s.owner),
                 Value::SmallInt(t.len),
                 b(t.byval),
-                txt("b"),
-                txt(t.category),
+                txt(if t.category == "P" { "p" } else { "b" }),
+                // `unknown` is a pseudo-type of its own category.
+                txt(if t.oid == 705 { "X" } else { t.category }),
                 b(matches!(t.name, "bool" | "text" | "float8" | "oid" | "timestamptz")),
                 b(true),
                 txt(","),

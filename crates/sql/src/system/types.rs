@@ -42,6 +42,19 @@ const fn t(
     TypeRow { oid, name, display, len, byval, category, elem: 0, array, align, collatable }
 }
 
+/// A pseudo-type (typtype `p`): what functions declare that takes or
+/// returns no ordinary type. Admin tools and query generators read them.
+const fn p(oid: i32, name: &'static str, len: i16, array: i32) -> TypeRow {
+    let mut row = t(oid, name, name, len, "P", array);
+    row.byval = len == 4 || len == 8;
+    row.align = match len {
+        -1 | 8 => "d",
+        -2 => "c",
+        _ => "i",
+    };
+    row
+}
+
 const fn a(oid: i32, name: &'static str, display: &'static str, elem: i32) -> TypeRow {
     TypeRow {
         oid,
@@ -115,6 +128,33 @@ pub(crate) const TYPES: &[TypeRow] = &[
     a(2211, "_regtype", "regtype[]", 2206),
     a(2951, "_uuid", "uuid[]", 2950),
     a(4090, "_regnamespace", "regnamespace[]", 4089),
+    p(2249, "record", -1, 2287),
+    p(2287, "_record", -1, 0),
+    p(2275, "cstring", -2, 1263),
+    a(1263, "_cstring", "cstring[]", 2275),
+    p(2276, "any", 4, 0),
+    p(2277, "anyarray", -1, 0),
+    p(2278, "void", 4, 0),
+    p(2279, "trigger", 4, 0),
+    p(3838, "event_trigger", 4, 0),
+    p(2280, "language_handler", 4, 0),
+    p(2281, "internal", 8, 0),
+    p(2283, "anyelement", 4, 0),
+    p(2776, "anynonarray", 4, 0),
+    p(3500, "anyenum", 4, 0),
+    p(3831, "anyrange", -1, 0),
+    p(4537, "anymultirange", -1, 0),
+    p(5077, "anycompatible", 4, 0),
+    p(5078, "anycompatiblearray", -1, 0),
+    p(5079, "anycompatiblenonarray", 4, 0),
+    p(5080, "anycompatiblerange", -1, 0),
+    p(4538, "anycompatiblemultirange", -1, 0),
+    p(3115, "fdw_handler", 4, 0),
+    p(325, "index_am_handler", 4, 0),
+    p(269, "table_am_handler", 4, 0),
+    p(3310, "tsm_handler", 4, 0),
+    p(32, "pg_ddl_command", 8, 0),
+    p(705, "unknown", -2, 0),
 ];
 
 /// The built-in type with OID `oid`.

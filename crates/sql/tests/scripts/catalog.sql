@@ -395,3 +395,10 @@ SELECT schemaname, tablename, indexname, tablespace, indexdef FROM pg_indexes WH
 SELECT count(*) FROM pg_stat_user_tables WHERE relname IN ('p', 't', 'ty');
 SELECT relname, indexrelname FROM pg_stat_user_indexes WHERE relname = 't' ORDER BY 2;
 SELECT datname, temp_files, conflicts, deadlocks FROM pg_stat_database WHERE datname = current_database();
+-- Pseudo-types, as admin tools and query generators read them.
+SELECT oid, typname, typtype, typcategory, typlen, typbyval, typalign FROM pg_type WHERE typtype = 'p' ORDER BY oid;
+SELECT 'record'::regtype::oid, format_type('anyarray'::regtype, NULL), format_type(2281, NULL);
+-- A view's definition by name.
+CREATE VIEW pv AS SELECT id FROM p;
+SELECT pg_get_viewdef('pv') = pg_get_viewdef('pv'::regclass), pg_get_viewdef('p') IS NULL;
+DROP VIEW pv;
