@@ -1849,7 +1849,7 @@ fn calls_json_set(r: &ast::TableFactor) -> bool {
         _ => return false,
     };
     let last = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
-    last.is_some_and(|n| super::json::set_function(&n).is_some())
+    last.is_some_and(|n| n == "generate_series" || super::json::set_function(&n).is_some())
 }
 
 /// The name of the JSON set-returning function `e` calls, if it does.
@@ -1865,13 +1865,30 @@ fn json_set_name(e: &ast::Expr) -> Option<String> {
     super::json::set_function(&name).map(|_| name)
 }
 
+/// Whether `e` calls `generate_series`.
+fn is_generate_series(e: &ast::Expr) -> bool {
+    let ast::Expr::Function(f) = e else { return false };
+    f.name
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"))
+}
+
+/// Whether `e` is a set-returning call that [`lift_json_set`] moves into
+/// FROM: a JSON one, or `generate_series`.
+fn lifted_set(e: &ast::Expr) -> bool {
+    is_generate_series(e) || json_set_name(e).is_some()
+}
+
 /// A select list with one JSON set-returning call inside an item's
-/// expression (`jsonb_array_elements(doc) ->> 'name'`), as the same query
-/// with the call moved into FROM as a LATERAL item and the expression
-/// reading its value: one output row per element, as PostgreSQL's
-/// projection gives. `None` for any other select (a call that is a whole
-/// item goes to `select_unnest`; several calls, aggregates or GROUP BY
-/// keep their 0A000).
+/// expression (`jsonb_array_elements(doc) ->> 'name'`), or one
+/// `generate_series` call anywhere in it (`SELECT generate_series(1, n)`),
+/// as the same query with the call moved into FROM as a LATERAL item and
+/// the expression reading its value: one output row per element, as
+/// PostgreSQL's projection gives. `None` for any other select (a JSON call
+/// that is a whole item goes to `select_unnest`; several calls,
+/// aggregates or GROUP BY keep their 0A000).
 fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
     use std::ops::ControlFlow;
     /// Replaces the first JSON set call outside subqueries; counts them all.
@@ -1899,7 +1916,7 @@ fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
             ControlFlow::Continue(())
         }
         fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
-            if self.depth == 0 && json_set_name(e).is_some() {
+            if self.depth == 0 && lifted_set(e) {
                 self.found += 1;
                 if self.call.is_none() {
                     self.call = Some(std::mem::replace(e, ast::Expr::Identifier(ast::Ident::new(LIFTED))));
@@ -1927,7 +1944,7 @@ fn lift_json_set(s: &ast::Select) -> Option<ast::Select> {
         let found = ast::visit_expressions(e, |x| {
             if crate::stack::check("expression nested too deeply").is_err() {
                 ControlFlow::Break(false)
-            } else if json_set_name(x).is_some() {
+            } else if lifted_set(x) {
                 ControlFlow::Break(true)
             } else {
                 ControlFlow::Continue(())

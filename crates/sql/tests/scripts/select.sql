@@ -34,6 +34,14 @@ WITH a(x) AS (SELECT 1), b AS (SELECT x + 1 AS y FROM a) SELECT * FROM a, b;
 SELECT * FROM (SELECT id, score FROM t) AS s WHERE s.score < 80 ORDER BY id;
 SELECT * FROM generate_series(1, 5) AS g;
 SELECT g * 2 AS double FROM generate_series(1, 10, 3) g;
+-- generate_series in the select list gives a row per value, and in FROM
+-- reads the items before it (an implicit LATERAL).
+SELECT generate_series(1, 3);
+SELECT generate_series(1, 3) AS n, 'x' AS c ORDER BY n DESC;
+SELECT generate_series(5, 1);
+SELECT v.x, generate_series(1, v.x) * 10 AS g FROM (VALUES (1), (2)) v(x) ORDER BY 1, 2;
+SELECT v.x, g FROM (VALUES (1), (3)) v(x), generate_series(1, v.x) g ORDER BY 1, 2;
+SELECT v.x, g FROM (VALUES (2), (3)) v(x) CROSS JOIN LATERAL generate_series(v.x, 3) AS g ORDER BY 1, 2;
 VALUES (1, 'a'), (2, 'b');
 SELECT DISTINCT ON (score) score, name FROM t ORDER BY score, name;
 SELECT name FROM t WHERE born IS NOT NULL AND NOT (score < 80) ORDER BY name;
