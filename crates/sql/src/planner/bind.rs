@@ -1060,6 +1060,13 @@ impl<'a> Binder<'a> {
     pub(crate) fn call(&mut self, name: &str, args: Vec<Typed>) -> Result<Typed> {
         let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
         let Some(f) = functions::resolve(name, &types) else {
+            if name == "generate_series" {
+                // It exists, as a set-returning function: in FROM, or as the
+                // one set-returning call of a select list without aggregates.
+                return Err(Error::unsupported(
+                    "generate_series with an aggregate or another set-returning call in the same select list",
+                ));
+            }
             let list = types
                 .iter()
                 .map(|t| t.as_ref().map_or("unknown".to_string(), |t| t.sql_name()))

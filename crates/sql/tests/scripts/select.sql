@@ -42,6 +42,8 @@ SELECT generate_series(5, 1);
 SELECT v.x, generate_series(1, v.x) * 10 AS g FROM (VALUES (1), (2)) v(x) ORDER BY 1, 2;
 SELECT v.x, g FROM (VALUES (1), (3)) v(x), generate_series(1, v.x) g ORDER BY 1, 2;
 SELECT v.x, g FROM (VALUES (2), (3)) v(x) CROSS JOIN LATERAL generate_series(v.x, 3) AS g ORDER BY 1, 2;
+-- Not built: next to an aggregate, or in step with another set-returning call.
+SELECT count(*), generate_series(1, 2);
 VALUES (1, 'a'), (2, 'b');
 SELECT DISTINCT ON (score) score, name FROM t ORDER BY score, name;
 SELECT name FROM t WHERE born IS NOT NULL AND NOT (score < 80) ORDER BY name;
