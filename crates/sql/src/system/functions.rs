@@ -490,9 +490,9 @@ pub(crate) fn eval(
                 Some(n) => (Some(SystemTable::Class.oid()), oid_arg(n)),
             };
             s()?.descriptions()
-                .into_iter()
+                .iter()
                 .find(|d| d.0 == object && d.2 == sub && class.is_none_or(|c| c == d.1))
-                .map_or(Value::Null, |d| Value::Text(d.3))
+                .map_or(Value::Null, |d| Value::Text(d.3.clone()))
         }
         CatalogFn::NoObject => Value::Null,
         CatalogFn::RelationIsPublishable => {

@@ -204,6 +204,9 @@ pub(crate) struct Snapshot {
     /// The engine, for its transaction counts (`pg_stat_database`) and
     /// which transactions run (`pg_locks`).
     pub db: centum_engine::Database,
+    /// [`Snapshot::descriptions`], made on first use: `col_description`
+    /// is called once per row of a catalog query.
+    descriptions: std::cell::OnceCell<Vec<(i32, i32, i32, String)>>,
 }
 
 /// FNV-1a of a name.
@@ -337,6 +340,7 @@ impl Snapshot {
             routines,
             views,
             db: db.clone(),
+            descriptions: Default::default(),
         })
     }
 
@@ -404,7 +408,11 @@ impl Snapshot {
 
     /// Every comment: (objoid, classoid, objsubid, text), as
     /// `pg_description` holds them, in that order.
-    pub fn descriptions(&self) -> Vec<(i32, i32, i32, String)> {
+    pub fn descriptions(&self) -> &[(i32, i32, i32, String)] {
+        self.descriptions.get_or_init(|| self.collect_descriptions())
+    }
+
+    fn collect_descriptions(&self) -> Vec<(i32, i32, i32, String)> {
         const PG_CLASS: i32 = 1259;
         const PG_NAMESPACE: i32 = 2615;
         let mut out = vec![(PUBLIC, PG_NAMESPACE, 0, PUBLIC_COMMENT.to_string())];

@@ -486,8 +486,8 @@ impl SystemTable {
             // pg_dump writes none for it).
             SystemTable::Description => s
                 .descriptions()
-                .into_iter()
-                .map(|(o, class, sub, text)| vec![oid(o), oid(class), Value::Integer(sub), Value::Text(text)])
+                .iter()
+                .map(|(o, class, sub, text)| vec![oid(*o), oid(*class), Value::Integer(*sub), txt(text)])
                 .collect(),
             SystemTable::Attribute => attributes(s),
             SystemTable::Type => pg_types(s),
