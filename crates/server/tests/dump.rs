@@ -58,6 +58,20 @@ fn tool(name: &str) -> Option<std::path::PathBuf> {
     require(name)
 }
 
+/// `pg_dumpall --roles-only` of `server`: its output.
+fn dump_roles(bin: &Path, server: &Server) -> String {
+    let out = run_ok(Command::new(bin).args([
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &server.port.to_string(),
+        "-U",
+        "centum",
+        "--roles-only",
+    ]));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// `pg_dump` of `server`'s database with `args`: its output.
 fn dump(bin: &Path, server: &Server, args: &[&str]) -> String {
     let out = run_ok(
@@ -168,6 +182,55 @@ fn a_plain_dump_restores_into_a_new_server_and_dumps_the_same() {
     assert_eq!(query(&psql, &b, "SELECT v FROM hot").trim(), "3");
 }
 
+/// Roles, owners and privileges that pg_dump writes as `OWNER TO`,
+/// `GRANT` and `REVOKE`.
+const PRIVILEGES: &str = "
+CREATE ROLE app_owner;
+CREATE ROLE app_reader;
+GRANT CREATE ON SCHEMA public TO app_owner;
+CREATE TABLE shared (id int PRIMARY KEY);
+GRANT SELECT ON shared TO app_reader;
+SET ROLE app_owner;
+CREATE TABLE owned (id serial PRIMARY KEY, v text);
+INSERT INTO owned (v) VALUES ('a');
+GRANT SELECT, INSERT ON owned TO app_reader;
+GRANT USAGE ON SEQUENCE owned_id_seq TO app_reader;
+CREATE VIEW owned_v AS SELECT v FROM owned;
+CREATE FUNCTION secret() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 7; END; $$;
+REVOKE EXECUTE ON FUNCTION secret() FROM PUBLIC;
+RESET ROLE;
+";
+
+#[test]
+fn owners_and_privileges_survive_a_dump() {
+    let tools = (tool("pg_dump"), tool("pg_dumpall"), tool("psql"));
+    let (Some(pg_dump), Some(pg_dumpall), Some(psql)) = tools else { return };
+    let a = Server::start(&[]);
+    restore(&psql, &a.url("centum"), PRIVILEGES);
+    let roles = dump_roles(&pg_dumpall, &a);
+    let first = dump(&pg_dump, &a, &[]);
+    assert!(first.contains("ALTER TABLE public.owned OWNER TO app_owner;"), "{first}");
+    assert!(first.contains("GRANT SELECT,INSERT ON TABLE public.owned TO app_reader;"), "{first}");
+    assert!(first.contains("REVOKE ALL ON FUNCTION public.secret() FROM PUBLIC;"), "{first}");
+    let b = Server::start(&[]);
+    restore(&psql, &b.url("centum"), &roles.replace("CREATE ROLE centum;", ""));
+    restore(&psql, &b.url("centum"), &first);
+    assert_eq!(
+        normalized(&first),
+        normalized(&dump(&pg_dump, &b, &[])),
+        "the restored server dumps differently"
+    );
+    let acl = "SELECT relname || ' ' || pg_get_userbyid(relowner) || ' ' || coalesce(relacl::text, '-') \
+               FROM pg_class WHERE relname IN ('owned', 'owned_id_seq', 'owned_v', 'shared') ORDER BY 1";
+    assert_eq!(
+        query(&psql, &b, acl).trim(),
+        "owned app_owner {app_owner=arwdDxt/app_owner,app_reader=ar/app_owner}\n\
+         owned_id_seq app_owner {app_owner=rwU/app_owner,app_reader=U/app_owner}\n\
+         owned_v app_owner -\n\
+         shared centum {centum=arwdDxt/centum,app_reader=r/centum}"
+    );
+}
+
 #[test]
 fn custom_format_schema_only_chosen_tables_and_roles() {
     let tools = (tool("pg_dump"), tool("pg_restore"), tool("pg_dumpall"), tool("psql"));
@@ -197,16 +260,7 @@ fn custom_format_schema_only_chosen_tables_and_roles() {
     assert!(one.contains("CREATE TABLE public.a ") && one.contains("CREATE TABLE other.c "), "{one}");
     assert!(!one.contains("CREATE TABLE public.b "), "{one}");
     // Roles, with their passwords.
-    let roles = run_ok(Command::new(&pg_dumpall).args([
-        "-h",
-        "127.0.0.1",
-        "-p",
-        &a.port.to_string(),
-        "-U",
-        "centum",
-        "--roles-only",
-    ]));
-    let roles = String::from_utf8(roles.stdout).unwrap();
+    let roles = dump_roles(&pg_dumpall, &a);
     assert!(roles.contains("CREATE ROLE app;"), "{roles}");
     // The dump re-creates the role that runs it, as PostgreSQL's does.
     restore(&psql, &c.url("centum"), &roles.replace("CREATE ROLE centum;", ""));

@@ -224,6 +224,14 @@ pub(crate) fn drop_roles(
         if name == current {
             return Err(Error::other("55006", "current user cannot be dropped"));
         }
+        if let Some(what) = catalog.role_dependent(&name) {
+            return Err(Error::Raised {
+                code: "2BP01",
+                message: format!("role \"{name}\" cannot be dropped because some objects depend on it"),
+                detail: Some(what),
+                hint: None,
+            });
+        }
         if !catalog.drop_role(&name)? {
             if !if_exists {
                 return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));

@@ -15,6 +15,7 @@
 //! compare to decide whether to plan again.
 
 use crate::error::{Error, Result};
+use crate::privileges::{AclItem, ObjectKind, ObjectPrivs};
 use centum_engine::{Database, Table, TxnId};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -93,6 +94,8 @@ pub struct TableMeta {
     pub comment: Option<String>,
     /// COMMENT ON INDEX, by the index's engine name.
     pub index_comments: BTreeMap<String, String>,
+    /// The table's owner and ACL (see `privileges.rs`).
+    pub privs: ObjectPrivs,
 }
 
 /// A table as the planner sees it.
@@ -147,6 +150,9 @@ struct Globals {
     routines: Vec<(String, String)>,
     /// Views and materialized views.
     views: Vec<ViewDef>,
+    /// Owners and ACLs of views, sequences, schemas and routines that are
+    /// not all defaults (a table's are in its meta).
+    privs: BTreeMap<(ObjectKind, String), ObjectPrivs>,
 }
 
 /// A view or materialized view. A view's rows are its query's, bound
@@ -356,7 +362,11 @@ impl Catalog {
                 return Err(Error::UndefinedObject(format!("schema \"{name}\" does not exist")));
             };
             let removed = g.schemas.remove(pos);
-            self.save_globals(&mut g, |g| g.schemas.insert(pos, removed))
+            let privs = g.privs.remove(&(ObjectKind::Schema, name.to_string()));
+            self.save_globals(&mut g, |g| {
+                g.schemas.insert(pos, removed);
+                restore_privs(g, ObjectKind::Schema, name, privs);
+            })
         })
     }
 
@@ -566,7 +576,9 @@ impl Catalog {
                 return Err(Error::UndefinedTable(display_name(name)));
             };
             let key = name.to_string();
+            let privs = g.privs.remove(&(ObjectKind::Sequence, key.clone()));
             self.save_globals(&mut g, |g| {
+                restore_privs(g, ObjectKind::Sequence, &key, privs);
                 g.sequences.insert(key, state);
             })
         })
@@ -798,7 +810,12 @@ impl Catalog {
             let mut g = self.lock_globals();
             let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
             let removed = g.routines.remove(pos);
-            self.save_globals(&mut g, |g| g.routines.insert(pos, removed)).map(|()| true)
+            let privs = g.privs.remove(&(ObjectKind::Routine, name.to_string()));
+            self.save_globals(&mut g, |g| {
+                g.routines.insert(pos, removed);
+                restore_privs(g, ObjectKind::Routine, name, privs);
+            })
+            .map(|()| true)
         })
     }
 }
@@ -855,8 +872,131 @@ impl Catalog {
             let mut g = self.lock_globals();
             let Some(pos) = g.views.iter().position(|v| v.name == name) else { return Ok(false) };
             let removed = g.views.remove(pos);
-            self.save_globals(&mut g, |g| g.views.insert(pos, removed)).map(|()| true)
+            let privs = g.privs.remove(&(ObjectKind::Relation, name.to_string()));
+            self.save_globals(&mut g, |g| {
+                g.views.insert(pos, removed);
+                restore_privs(g, ObjectKind::Relation, name, privs);
+            })
+            .map(|()| true)
         })
+    }
+}
+
+/// Puts back an object's privileges taken out by a change that failed.
+fn restore_privs(g: &mut Globals, kind: ObjectKind, name: &str, privs: Option<ObjectPrivs>) {
+    if let Some(p) = privs {
+        g.privs.insert((kind, name.to_string()), p);
+    }
+}
+
+impl Catalog {
+    /// Whether `kind` `name` exists (a table, view or materialized view for
+    /// [`ObjectKind::Relation`]).
+    pub fn object_exists(&self, kind: ObjectKind, name: &str) -> bool {
+        match kind {
+            ObjectKind::Relation => self.db.table(name).is_ok() || self.view(name).is_some(),
+            ObjectKind::Sequence => self.has_sequence(name),
+            ObjectKind::Schema => self.has_schema(name),
+            ObjectKind::Routine => self.routine_source(name).is_some(),
+        }
+    }
+
+    /// Every object that carries privileges: what a DDL statement's
+    /// creations are found from (the objects after it, less those before).
+    pub(crate) fn objects(&self) -> std::collections::BTreeSet<(ObjectKind, String)> {
+        let mut set: std::collections::BTreeSet<_> =
+            self.db.table_names().into_iter().map(|t| (ObjectKind::Relation, t)).collect();
+        let g = self.lock_globals();
+        let g = g.view();
+        set.extend(g.views.iter().map(|v| (ObjectKind::Relation, v.name.clone())));
+        set.extend(g.sequences.keys().map(|s| (ObjectKind::Sequence, s.clone())));
+        set.extend(g.schemas.iter().map(|s| (ObjectKind::Schema, s.clone())));
+        set.extend(g.routines.iter().map(|r| (ObjectKind::Routine, r.0.clone())));
+        set
+    }
+
+    /// The owner and ACL of `kind` `name` as stored (defaults where none
+    /// is).
+    pub fn privs(&self, kind: ObjectKind, name: &str) -> ObjectPrivs {
+        if kind == ObjectKind::Relation {
+            if let Ok(t) = self.table(name) {
+                return t.meta.privs.clone();
+            }
+        }
+        self.lock_globals().view().privs.get(&(kind, name.to_string())).cloned().unwrap_or_default()
+    }
+
+    /// Every stored owner and ACL of an object outside tables (views,
+    /// sequences, schemas, routines).
+    pub fn global_privs(&self) -> BTreeMap<(ObjectKind, String), ObjectPrivs> {
+        self.lock_globals().view().privs.clone()
+    }
+
+    /// Sets the owner and ACL of `kind` `name`.
+    pub fn set_privs(&self, kind: ObjectKind, name: &str, privs: ObjectPrivs) -> Result<()> {
+        if kind == ObjectKind::Relation && self.db.table(name).is_ok() {
+            let t = self.table(name)?;
+            let mut meta = t.meta.clone();
+            meta.privs = privs;
+            return self.set_meta(name, &meta);
+        }
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let key = (kind, name.to_string());
+            let old = if privs.is_default() {
+                g.privs.remove(&key)
+            } else {
+                g.privs.insert(key.clone(), privs.clone())
+            };
+            self.save_globals(&mut g, |g| {
+                g.privs.remove(&key);
+                restore_privs(g, kind, name, old);
+            })
+        })
+    }
+
+    /// The database owner's name: the role objects without a stored owner
+    /// belong to, the first superuser role (a server creates one on a new
+    /// data directory). Empty when there is none: then such objects belong
+    /// to no role, and only superusers and the embedded program may change
+    /// them.
+    pub fn db_owner(&self) -> String {
+        self.lock_globals()
+            .view()
+            .roles
+            .iter()
+            .find(|r| r.superuser)
+            .map(|r| r.name.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether `user` bypasses every privilege check: a superuser role, or
+    /// (when `trusted`, an embedded session) a user that is not a role.
+    pub fn bypasses(&self, user: &str, trusted: bool) -> bool {
+        match self.role(user) {
+            Some(r) => r.superuser,
+            None => trusted,
+        }
+    }
+
+    /// What owns objects or holds privileges for role `name`: the first
+    /// such object, as a message's detail ("owner of table t").
+    pub fn role_dependent(&self, name: &str) -> Option<String> {
+        let mut all: Vec<((ObjectKind, String), ObjectPrivs)> = self.global_privs().into_iter().collect();
+        for t in self.db.table_names() {
+            if let Ok(info) = self.table(&t) {
+                all.push(((ObjectKind::Relation, t), info.meta.privs.clone()));
+            }
+        }
+        for ((kind, object), p) in all {
+            if p.owner.as_deref() == Some(name) {
+                return Some(format!("owner of {} {object}", kind.noun()));
+            }
+            if p.acl.iter().flatten().any(|i| i.grantee == name || i.grantor == name) {
+                return Some(format!("privileges for {} {object}", kind.noun()));
+            }
+        }
+        None
     }
 }
 
@@ -887,6 +1027,10 @@ pub fn display_name(name: &str) -> String {
 // table meta := "CSQ1" u32 ncols (col)* u32 nchecks (str str)*
 //               u32 nfks (fk)* opt-str primary u32 nunique str*
 //               u32 nnotnull u32*
+//               ("CSQ2" adds: opt-str comment, opt-str comment per column,
+//               u32 n (str index str comment)*; "CSQ3" adds privs)
+// privs      := opt-str owner u8 has-acl [u32 n (str grantee u16 privs
+//               u16 grantable str grantor)*]   (grantee "": PUBLIC)
 // col        := opt-str default opt-str generated u8 identity(0 none, 1 by
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
@@ -899,7 +1043,8 @@ pub fn display_name(name: &str) -> String {
 //               u32 nviews (str name str query u32 n str* columns
 //               u32 n str* search-path u32 n str* depends-on
 //               u8 flags (1 materialized, 2 populated) str check-option)*
-//               ("CSG3": without views; "CSG2": without types and
+//               u32 nprivs (u8 kind str name privs)*
+//               ("CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
@@ -921,6 +1066,22 @@ impl Writer {
             Some(s) => {
                 self.0.push(1);
                 self.str(s);
+            }
+            None => self.0.push(0),
+        }
+    }
+    fn privs(&mut self, p: &ObjectPrivs) {
+        self.opt_str(&p.owner);
+        match &p.acl {
+            Some(acl) => {
+                self.0.push(1);
+                self.u32(acl.len());
+                for i in acl {
+                    self.str(&i.grantee);
+                    self.0.extend_from_slice(&i.privs.to_le_bytes());
+                    self.0.extend_from_slice(&i.grantable.to_le_bytes());
+                    self.str(&i.grantor);
+                }
             }
             None => self.0.push(0),
         }
@@ -959,6 +1120,28 @@ impl Reader<'_> {
     fn opt_str(&mut self) -> Result<Option<String>> {
         Ok(if self.u8()? == 1 { Some(self.str()?) } else { None })
     }
+    fn u16(&mut self) -> Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn privs(&mut self) -> Result<ObjectPrivs> {
+        let owner = self.opt_str()?;
+        let acl = if self.u8()? == 1 {
+            let mut acl = Vec::new();
+            for _ in 0..self.u32()? {
+                acl.push(AclItem {
+                    grantee: self.str()?,
+                    privs: self.u16()?,
+                    grantable: self.u16()?,
+                    grantor: self.str()?,
+                });
+            }
+            Some(acl)
+        } else {
+            None
+        };
+        Ok(ObjectPrivs { owner, acl })
+    }
 }
 
 fn corrupt() -> Error {
@@ -986,7 +1169,7 @@ fn byte_action(b: u8) -> Result<RefAction> {
 
 /// Encodes a table's SQL facts.
 pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
-    let mut w = Writer(b"CSQ2".to_vec());
+    let mut w = Writer(b"CSQ3".to_vec());
     w.u32(m.columns.len());
     for c in &m.columns {
         w.opt_str(&c.default);
@@ -1035,6 +1218,7 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
         w.str(index);
         w.str(text);
     }
+    w.privs(&m.privs);
     w.0
 }
 
@@ -1045,11 +1229,13 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
         return Ok(TableMeta { columns: vec![ColumnMeta::default(); ncols], ..Default::default() });
     }
     let mut r = Reader { buf: bytes, at: 0 };
-    let with_comments = match r.take(4)? {
-        b"CSQ1" => false,
-        b"CSQ2" => true,
+    let version = match r.take(4)? {
+        b"CSQ1" => 1,
+        b"CSQ2" => 2,
+        b"CSQ3" => 3,
         _ => return Err(corrupt()),
     };
+    let with_comments = version >= 2;
     let mut m = TableMeta::default();
     for _ in 0..r.u32()? {
         let default = r.opt_str()?;
@@ -1098,6 +1284,9 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
             m.index_comments.insert(index, r.str()?);
         }
     }
+    if version >= 3 {
+        m.privs = r.privs()?;
+    }
     if m.columns.len() != ncols || r.at != bytes.len() {
         return Err(corrupt());
     }
@@ -1105,7 +1294,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG4".to_vec());
+    let mut w = Writer(b"CSG5".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1159,6 +1348,12 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
         w.0.push(v.materialized as u8 | (v.populated as u8) << 1);
         w.str(&v.check_option);
     }
+    w.u32(g.privs.len());
+    for ((kind, name), p) in &g.privs {
+        w.0.push(kind.byte());
+        w.str(name);
+        w.privs(p);
+    }
     w.0
 }
 
@@ -1173,6 +1368,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG2" => 2,
         b"CSG3" => 3,
         b"CSG4" => 4,
+        b"CSG5" => 5,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1228,6 +1424,13 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
                 populated: flags & 2 != 0,
                 check_option: r.str()?,
             });
+        }
+    }
+    if version >= 5 {
+        for _ in 0..r.u32()? {
+            let kind = ObjectKind::from_byte(r.u8()?).ok_or_else(corrupt)?;
+            let name = r.str()?;
+            g.privs.insert((kind, name), r.privs()?);
         }
     }
     if r.at != bytes.len() {
@@ -1286,20 +1489,35 @@ mod tests {
             not_null: vec![1],
             comment: Some("orders, one row each".into()),
             index_comments: [("t_pkey".to_string(), "by id".to_string())].into(),
+            privs: ObjectPrivs {
+                owner: Some("app".into()),
+                acl: Some(vec![AclItem {
+                    grantee: String::new(),
+                    privs: crate::privileges::SELECT | crate::privileges::INSERT,
+                    grantable: 0,
+                    grantor: "app".into(),
+                }]),
+            },
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
-        // Written before comments existed (CSQ1: no comment section).
+        // Written before owners existed (CSQ2: no privileges section).
         let mut plain = m.clone();
+        plain.privs = ObjectPrivs::default();
+        let mut old = encode_table_meta(&plain);
+        old[..4].copy_from_slice(b"CSQ2");
+        old.truncate(old.len() - 2);
+        assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
+        // Written before comments existed (CSQ1: no comment section).
         plain.comment = None;
         plain.index_comments.clear();
         plain.columns.iter_mut().for_each(|c| c.comment = None);
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ1");
-        old.truncate(old.len() - (1 + 2 + 4));
+        old.truncate(old.len() - (1 + 2 + 4 + 2));
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
     }
 
@@ -1318,13 +1536,22 @@ mod tests {
             populated: false,
             check_option: String::new(),
         });
+        let owned = ObjectPrivs { owner: Some("app".into()), acl: None };
+        g.privs.insert((ObjectKind::Routine, "f".into()), owned);
         let bytes = encode_globals(&g);
         let back = decode_globals(&bytes).unwrap();
+        assert_eq!(back.privs, g.privs);
         assert_eq!(back.views, g.views);
         assert_eq!(back.schemas, g.schemas);
         assert_eq!(back.routines, g.routines);
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+        // Written before owners existed (CSG4: no privileges section).
+        g.privs.clear();
+        let mut old = encode_globals(&g);
+        old[..4].copy_from_slice(b"CSG4");
+        old.truncate(old.len() - 4);
+        assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }

@@ -48,6 +48,7 @@ pub mod error;
 pub(crate) mod execution;
 pub mod parser;
 pub(crate) mod planner;
+pub mod privileges;
 pub(crate) mod procedures;
 pub mod session;
 pub(crate) mod settings;

@@ -16,7 +16,7 @@
 
 use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
-use crate::execution::{ddl, views, Bulk, ExecCtx};
+use crate::execution::{ddl, grant, views, Bulk, ExecCtx};
 use crate::planner::{Binder, OutputColumn, Plan, Planned, Statement};
 use crate::settings::{BlockSettings, ConfigChange, Settings};
 use centum_engine::{Isolation, Transaction};
@@ -68,6 +68,9 @@ impl Database {
             txn_time: TimestampTz::now(),
             named: HashMap::new(),
             user: "centum".into(),
+            role: None,
+            trusted: true,
+            role_epoch: 0,
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
             backend: None,
@@ -121,6 +124,8 @@ pub struct Prepared {
     declared: Vec<Option<DataType>>,
     planned: Arc<Planned>,
     version: u64,
+    /// The session's role epoch it was checked for.
+    role_epoch: u64,
 }
 
 impl Prepared {
@@ -154,7 +159,7 @@ impl Prepared {
 macro_rules! identity {
     ($s:expr) => {
         crate::system::Identity {
-            user: &$s.user,
+            user: $s.role.as_deref().unwrap_or(&$s.user),
             database: &$s.database,
             backend: $s.backend.as_deref(),
             activity: Some(&$s.catalog.activity),
@@ -196,6 +201,14 @@ pub struct Session {
     named: HashMap<String, Prepared>,
     /// The role this session logged in as.
     user: String,
+    /// The role SET ROLE made current, if any.
+    role: Option<String>,
+    /// An embedded session: a user that is not a role passes every
+    /// privilege check (the program opened the database itself). Server
+    /// sessions are not.
+    trusted: bool,
+    /// Changes with each SET ROLE: plans are checked for one role.
+    role_epoch: u64,
     /// The database name the client asked for.
     database: String,
     /// Raised by a cancel request; checked where statement_timeout is.
@@ -254,6 +267,61 @@ impl Session {
     pub fn set_identity(&mut self, user: &str, database: &str) {
         self.user = user.to_string();
         self.database = database.to_string();
+        self.trusted = false;
+        self.role = None;
+        self.role_epoch += 1;
+    }
+
+    /// The role privileges are checked for: SET ROLE's, else the user's.
+    pub fn current_role(&self) -> &str {
+        self.role.as_deref().unwrap_or(&self.user)
+    }
+
+    /// Whether the current role passes every privilege check.
+    fn bypasses(&self) -> bool {
+        self.catalog.bypasses(self.current_role(), self.trusted)
+    }
+
+    /// Fails with 42501 unless the current role holds what `needs` ask
+    /// (or, for those noted for a view's or routine's owner, that owner).
+    pub(crate) fn check_needs(&self, needs: &[crate::privileges::Need]) -> Result<()> {
+        if needs.is_empty() {
+            return Ok(());
+        }
+        let me_bypasses = self.bypasses();
+        let db_owner = self.catalog.db_owner();
+        for n in needs {
+            let who = match &n.role {
+                Some(owner) if self.catalog.bypasses(owner, true) => continue,
+                Some(owner) => owner.as_str(),
+                None if me_bypasses => continue,
+                None => self.current_role(),
+            };
+            let acl = self.catalog.privs(n.kind, &n.name).effective(n.kind, &n.name, &db_owner);
+            let (held, _) = crate::privileges::held(&acl, who);
+            let ok = if n.any { held & n.privs != 0 } else { held & n.privs == n.privs };
+            if !ok {
+                return Err(crate::privileges::denied(n.kind, &n.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// SET ROLE `name` (`None`: back to the session user). A superuser may
+    /// become any role; others only themselves, as Centum has no role
+    /// membership.
+    fn set_role(&mut self, name: Option<String>) -> Result<()> {
+        if let Some(n) = &name {
+            if self.catalog.role(n).is_none() {
+                return Err(Error::other("22023", format!("role \"{n}\" does not exist")));
+            }
+            if !self.catalog.bypasses(&self.user, self.trusted) && *n != self.user {
+                return Err(Error::other("42501", format!("permission denied to set role \"{n}\"")));
+            }
+        }
+        self.role = name.filter(|n| *n != self.user);
+        self.role_epoch += 1;
+        Ok(())
     }
 
     /// A flag that cancels the statement running when it is raised (a
@@ -714,7 +782,15 @@ impl Session {
             let n = crate::planner::bind::object_parts(name)?.join(".");
             planned.columns = self.named_statement(&n)?.planned.columns.clone();
         }
-        Ok(Prepared { text: Arc::from(""), statement, declared, planned: Arc::new(planned), version })
+        let role_epoch = self.role_epoch;
+        Ok(Prepared {
+            text: Arc::from(""),
+            statement,
+            declared,
+            planned: Arc::new(planned),
+            version,
+            role_epoch,
+        })
     }
 
     /// The statement PREPARE named `name`.
@@ -794,7 +870,7 @@ impl Session {
             return Err(Error::InFailedTransaction);
         }
         let r = (|| {
-            if p.version != self.catalog.version() {
+            if p.version != self.catalog.version() || p.role_epoch != self.role_epoch {
                 *p = self.prepare_ast(p.statement.clone(), p.declared.clone())?;
             }
             let planned = p.planned.clone();
@@ -958,7 +1034,10 @@ impl Session {
                     Some(owner) => self.catalog.db().wait_claim(me, owner, self.wait_limits())?,
                     None => return Err(e),
                 },
-                r => return r,
+                Ok(planned) => {
+                    self.check_needs(&planned.needs)?;
+                    return Ok(planned);
+                }
             }
         }
     }
@@ -989,6 +1068,60 @@ impl Session {
         if self.state == TxnStatus::Failed {
             return Err(Error::InFailedTransaction);
         }
+        if let Some(owner) = self.creating_owner(s) {
+            // What the statement creates is owned by the role running it:
+            // the objects and their owner are written in one transaction.
+            if self.state == TxnStatus::Idle {
+                return self.in_block(true, |session| session.run(s));
+            }
+            let me = self.block_txn();
+            let objects = |session: &mut Session| {
+                let _act = centum_engine::act_for(me);
+                session.catalog.objects()
+            };
+            let before = objects(self);
+            let r = self.run_statement(s);
+            if r.is_ok() {
+                let made: Vec<_> = objects(self).difference(&before).cloned().collect();
+                let owned = self.as_schema_change(|session| {
+                    for (kind, name) in made {
+                        let privs = crate::privileges::ObjectPrivs { owner: Some(owner.clone()), acl: None };
+                        session.catalog.set_privs(kind, &name, privs)?;
+                    }
+                    Ok(())
+                });
+                if let Err(e) = owned {
+                    self.fail();
+                    return Err(e);
+                }
+            }
+            return r;
+        }
+        self.run_statement(s)
+    }
+
+    /// The role that will own what statement `s` creates, when that is not
+    /// the database owner (whose objects store no owner).
+    fn creating_owner(&self, s: &ast::Statement) -> Option<String> {
+        use ast::Statement as S;
+        let creates = matches!(
+            s,
+            S::CreateTable(_)
+                | S::CreateView(_)
+                | S::CreateSequence { .. }
+                | S::CreateFunction(_)
+                | S::CreateSchema { .. }
+        );
+        if !creates {
+            return None;
+        }
+        let role = self.current_role();
+        (self.catalog.role(role).is_some() && role != self.catalog.db_owner()).then(|| role.to_string())
+    }
+
+    /// Runs statement `s` (not one that controls the transaction).
+    fn run_statement(&mut self, s: &ast::Statement) -> Result<QueryResult> {
+        use ast::Statement as S;
         if let S::CreateTable(ct) = s {
             if ct.query.is_some() {
                 // Its own statements fail the block as they go; an error
@@ -1062,7 +1195,10 @@ impl Session {
 
     fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
-        let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        let mut b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        b.actor =
+            Some(crate::privileges::Actor { role: self.current_role().to_string(), bypass: self.bypasses() });
+        grant::check_statement(&b, s)?;
         let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
@@ -1110,6 +1246,8 @@ impl Session {
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::Grant(g) => ddl_result(grant::grant(&b, g)),
+            S::Revoke(r) => ddl_result(grant::revoke(&b, r)),
             S::Comment { object_type, object_name, comment, .. } => {
                 ddl_result(ddl::comment(&b, object_type, object_name, comment.as_deref()))
             }
@@ -1135,7 +1273,7 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
-            S::AlterTable(at) => ddl_result(views::alter_table(&b, at, &self.user)),
+            S::AlterTable(at) => ddl_result(views::alter_table(&b, at)),
             S::AlterSchema(a)
                 if a.operations.iter().all(|o| matches!(o, ast::AlterSchemaOperation::OwnerTo { .. })) =>
             {
@@ -1145,7 +1283,7 @@ impl Session {
                 }
                 for o in &a.operations {
                     if let ast::AlterSchemaOperation::OwnerTo { owner } = o {
-                        ddl::owner_to(&b, owner, &self.user)?;
+                        grant::owner_to(&b, crate::privileges::ObjectKind::Schema, &name, owner)?;
                     }
                 }
                 Ok(tag("ALTER SCHEMA"))
@@ -1157,7 +1295,7 @@ impl Session {
                     return Err(Error::UndefinedFunction(name));
                 }
                 if let ast::AlterFunctionOperation::OwnerTo(owner) = &f.operation {
-                    ddl::owner_to(&b, owner, &self.user)?;
+                    grant::owner_to(&b, crate::privileges::ObjectKind::Routine, &name, owner)?;
                 }
                 Ok(tag("ALTER FUNCTION"))
             }
@@ -1174,9 +1312,13 @@ impl Session {
                     ast::Reset::ALL => self.reset(None),
                     ast::Reset::ConfigurationParameter(n) => {
                         let n = crate::planner::bind::object_parts(n)?.join("_");
-                        self.reset(Some(&n))
+                        if n == "role" {
+                            self.set_role(None)?;
+                        } else {
+                            self.reset(Some(&n))
+                        }
                     }
-                    ast::Reset::SessionAuthorization => {}
+                    ast::Reset::SessionAuthorization => self.set_role(None)?,
                 }
                 Ok(tag("RESET"))
             }
@@ -1257,7 +1399,7 @@ impl Session {
                 let ast::Value::SingleQuotedString(text) = &v.value else {
                     return Err(Error::other("XX000", "ALTER SEQUENCE lost its text"));
                 };
-                Ok(tag(&ddl::alter_sequence(&b, text, &self.user)?))
+                Ok(tag(&ddl::alter_sequence(&b, text)?))
             }
             S::Pragma { name, value: None, .. } if name.to_string() == crate::parser::CHECKPOINT => {
                 self.checkpoint()
@@ -1597,6 +1739,19 @@ impl Session {
             }
             ast::Set::SetTimeZone { .. } => Ok(tag("SET")),
             ast::Set::SetNames { .. } => Ok(tag("SET")),
+            ast::Set::SetRole { role_name, .. } => {
+                let name = role_name.as_ref().map(crate::planner::bind::ident);
+                self.set_role(name.filter(|n| n != "none"))?;
+                Ok(tag("SET"))
+            }
+            ast::Set::SetSessionAuthorization(p) => {
+                let name = match &p.kind {
+                    ast::SetSessionAuthorizationParamKind::Default => None,
+                    ast::SetSessionAuthorizationParamKind::User(u) => Some(crate::planner::bind::ident(u)),
+                };
+                self.set_role(name)?;
+                Ok(tag("SET"))
+            }
             other => Err(Error::unsupported(format!("{other}"))),
         }
     }
@@ -2095,6 +2250,8 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::CreateType { .. }
             | S::CreateView(_)
             | S::Comment { .. }
+            | S::Grant(_)
+            | S::Revoke(_)
     )
 }
 
@@ -2194,6 +2351,7 @@ pub(crate) fn plan_statement(
                 params: inner.params,
                 retry: 0,
                 calls_routines: false,
+                needs: inner.needs,
             });
         }
         ast::Statement::ShowVariable { variable } => {
@@ -2215,6 +2373,7 @@ pub(crate) fn plan_statement(
                 params: inner.params.clone(),
                 retry: 0,
                 calls_routines: false,
+                needs: inner.needs.clone(),
                 statement: Statement::ExplainAnalyze(Box::new(inner)),
                 columns: Arc::from(cols),
             });
@@ -2231,7 +2390,14 @@ pub(crate) fn plan_statement(
     };
     let statement = with_writes(statement, std::mem::take(&mut b.writes))?;
     let (retry, calls_routines) = routines(&statement);
-    Ok(Planned { statement, columns: Arc::from(columns), params: b.param_types(), retry, calls_routines })
+    Ok(Planned {
+        statement,
+        columns: Arc::from(columns),
+        params: b.param_types(),
+        retry,
+        calls_routines,
+        needs: b.needs.into_inner(),
+    })
 }
 
 /// Puts the data-modifying statements of a top-level WITH in front of the

@@ -121,6 +121,7 @@ scripts!(
     sequences,
     functions,
     catalog,
+    privileges,
     procedures,
     procedure_limits,
     merge,

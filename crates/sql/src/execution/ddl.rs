@@ -10,6 +10,7 @@ use crate::catalog::{Check, ColumnMeta, ForeignKey, RefAction, SequenceDef, Tabl
 use crate::error::{Error, Result};
 use crate::planner::bind::{data_type, ident, object_parts, Binder, Ctx, Scope};
 use crate::planner::plan::OutputColumn;
+use crate::privileges::ObjectKind;
 use centum_engine::{Durability, IndexDef, IndexKind, Isolation, TableDef};
 use centum_types::DataType;
 use sqlparser::ast;
@@ -721,28 +722,6 @@ fn drop_child_fks(b: &Binder, child: &str, gone: impl Fn(&ForeignKey) -> bool) -
     b.catalog.set_meta(child, &meta)
 }
 
-/// `OWNER TO owner` (ALTER TABLE, SEQUENCE, SCHEMA, FUNCTION): Centum
-/// has no per-object owners, every object is reported as owned by the
-/// database owner (see [`crate::catalog::Catalog::owner_role`]). Giving
-/// an object to that role, as pg_dump's output does, changes nothing and
-/// succeeds; any other owner is refused (0A000).
-pub(crate) fn owner_to(b: &Binder, owner: &ast::Owner, user: &str) -> Result<()> {
-    let name = match owner {
-        ast::Owner::Ident(i) => ident(i),
-        _ => user.to_string(),
-    };
-    if b.catalog.role(&name).is_none() {
-        return Err(Error::UndefinedObject(format!("role \"{name}\" does not exist")));
-    }
-    match b.catalog.owner_role() {
-        Some(o) if o == name => Ok(()),
-        o => Err(Error::unsupported(format!(
-            "OWNER TO {name} (every object is owned by the database owner {})",
-            o.unwrap_or_default()
-        ))),
-    }
-}
-
 /// `ALTER SEQUENCE [IF EXISTS] name action`, from its text (see
 /// `parser::ALTER_SEQUENCE`). Actions:
 ///
@@ -754,7 +733,7 @@ pub(crate) fn owner_to(b: &Binder, owner: &ast::Owner, user: &str) -> Result<()>
 ///   as pg_dump does, succeeds.
 ///
 /// Other actions (a new increment, bounds, cycling) are 0A000.
-pub(crate) fn alter_sequence(b: &Binder, text: &str, user: &str) -> Result<String> {
+pub(crate) fn alter_sequence(b: &Binder, text: &str) -> Result<String> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
     let tokens = Tokenizer::new(&dialect, text).tokenize().map_err(|e| Error::Syntax(e.to_string()))?;
@@ -787,6 +766,7 @@ pub(crate) fn alter_sequence(b: &Binder, text: &str, user: &str) -> Result<Strin
         }
         return Err(Error::UndefinedTable(obj.to_string()));
     };
+    super::grant::require_owner(b, ObjectKind::Sequence, &seq)?;
     let number = |i: usize| -> Result<i64> {
         let (neg, i) = if words.get(i) == Some(&Token::Minus) { (true, i + 1) } else { (false, i) };
         match words.get(i) {
@@ -811,7 +791,7 @@ pub(crate) fn alter_sequence(b: &Binder, text: &str, user: &str) -> Result<Strin
             return Err(Error::Syntax("OWNER TO takes a role".into()));
         };
         let owner = ast::Owner::Ident(word_ident(w));
-        owner_to(b, &owner, user)?;
+        super::grant::owner_to(b, ObjectKind::Sequence, &seq, &owner)?;
     } else if kw(at, "owned") && kw(at + 1, "by") {
         let target: Vec<String> = words[at + 2..]
             .iter()
@@ -884,14 +864,19 @@ fn word_ident(w: &sqlparser::tokenizer::Word) -> ast::Ident {
 }
 
 /// ALTER TABLE: constraints and primary keys.
-pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Result<DdlOutcome> {
+pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
     // `ALTER TABLE seq OWNER TO ...` also names sequences (pg_dump's form).
     if let [ast::AlterTableOperation::OwnerTo { new_owner }] = at.operations.as_slice() {
         let parts = object_parts(&at.name)?;
-        if b.sequence_named(&parts).is_none() {
-            b.catalog.table(&b.table_name(&at.name)?)?;
-        }
-        owner_to(b, new_owner, user)?;
+        let (kind, name) = match b.sequence_named(&parts) {
+            Some(seq) => (ObjectKind::Sequence, seq),
+            None => {
+                let t = b.table_name(&at.name)?;
+                b.catalog.table(&t)?;
+                (ObjectKind::Relation, t)
+            }
+        };
+        super::grant::owner_to(b, kind, &name, new_owner)?;
         return Ok(done("ALTER TABLE"));
     }
     let table = match b.table_name(&at.name) {

@@ -12,6 +12,7 @@ pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod eval;
 pub mod functions;
+pub(crate) mod grant;
 pub(crate) mod json;
 pub mod profile;
 pub(crate) mod query;

@@ -321,7 +321,7 @@ fn describe(catalog: &Catalog, name: &str) -> String {
 /// dropping columns with CASCADE, drops the view), and a rename is written
 /// into the views that name the table. ALTER TABLE or ALTER VIEW of a
 /// view renames it.
-pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Result<DdlOutcome> {
+pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
     let parts = object_parts(&at.name)?;
     let table = b.table_name(&at.name).ok().filter(|t| b.catalog.db().table(t).is_ok());
     let view = match &table {
@@ -329,17 +329,17 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Resul
         None => b.view_named(&parts),
     };
     if let Some(v) = view {
-        return alter_view(b, &v, at, user);
+        return alter_view(b, &v, at);
     }
-    let Some(table) = table else { return ddl::alter_table(b, at, user) };
+    let Some(table) = table else { return ddl::alter_table(b, at) };
     let deps = dependents(b.catalog, &table);
     if deps.is_empty() {
-        return ddl::alter_table(b, at, user);
+        return ddl::alter_table(b, at);
     }
     // A view that does not bind now (it cannot be read either) is not
     // what holds the change back.
     let before: Vec<Option<Vec<OutputColumn>>> = deps.iter().map(|d| bind(b.catalog, d).ok()).collect();
-    let mut out = ddl::alter_table(b, at, user)?;
+    let mut out = ddl::alter_table(b, at)?;
     for op in &at.operations {
         if let ast::AlterTableOperation::RenameTable { table_name } = op {
             let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
@@ -410,7 +410,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable, user: &str) -> Resul
 }
 
 /// ALTER TABLE / ALTER VIEW of a view: RENAME TO and OWNER TO.
-fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable, user: &str) -> Result<DdlOutcome> {
+fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable) -> Result<DdlOutcome> {
     let kind = if v.materialized { "ALTER MATERIALIZED VIEW" } else { "ALTER VIEW" };
     for op in &at.operations {
         match op {
@@ -424,11 +424,17 @@ fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable, user: &str) -> Resu
                     b.catalog.db().rename_table(&v.name, &new)?;
                     b.catalog.invalidate();
                 }
+                let privs = b.catalog.privs(crate::privileges::ObjectKind::Relation, &v.name);
                 b.catalog.put_view(ViewDef { name: new.clone(), ..v.clone() })?;
                 b.catalog.drop_view(&v.name)?;
+                if !v.materialized && !privs.is_default() {
+                    b.catalog.set_privs(crate::privileges::ObjectKind::Relation, &new, privs)?;
+                }
                 renamed(b, &v.name, &new)?;
             }
-            ast::AlterTableOperation::OwnerTo { new_owner } => ddl::owner_to(b, new_owner, user)?,
+            ast::AlterTableOperation::OwnerTo { new_owner } => {
+                super::grant::owner_to(b, crate::privileges::ObjectKind::Relation, &v.name, new_owner)?
+            }
             other => {
                 return Err(Error::unsupported(format!("{kind} {other}")));
             }

@@ -15,6 +15,7 @@ use super::plan::{AggCall, AggFunc, OutputColumn, Plan, SortKey};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::execution::functions;
+use crate::privileges::{Need, ObjectKind};
 use centum_types::{DataType, Decimal, Value};
 use sqlparser::ast;
 use std::cell::RefCell;
@@ -202,6 +203,15 @@ pub struct Binder<'a> {
     /// Binding a select list whose JSON set-returning calls become the
     /// arrays of their rows (see `select_unnest`).
     pub(crate) json_sets_as_arrays: bool,
+    /// What the statement does with which objects, for the privilege
+    /// check (see `privileges.rs`).
+    pub(crate) needs: RefCell<Vec<Need>>,
+    /// While binding what a view stands for: the view's owner, whose
+    /// privileges the objects under it are checked against.
+    pub(crate) acting_as: Option<String>,
+    /// Who runs the statement, for the checks of schema changes; `None`:
+    /// someone who passes them all.
+    pub(crate) actor: Option<crate::privileges::Actor>,
 }
 
 impl<'a> Binder<'a> {
@@ -218,7 +228,84 @@ impl<'a> Binder<'a> {
             writes: vec![],
             query_depth: 0,
             json_sets_as_arrays: false,
+            needs: RefCell::new(Vec::new()),
+            acting_as: None,
+            actor: None,
         }
+    }
+
+    /// Who runs the statement (see [`Binder::actor`]'s field).
+    pub(crate) fn actor(&self) -> crate::privileges::Actor {
+        self.actor.clone().unwrap_or(crate::privileges::Actor { role: String::new(), bypass: true })
+    }
+
+    /// Notes that the statement needs `privs` on `kind` `name` (all of
+    /// them, or one of them with `any`).
+    pub(crate) fn need(&self, kind: ObjectKind, name: &str, privs: u16, any: bool) {
+        let n = Need { kind, name: name.to_string(), privs, any, role: self.acting_as.clone() };
+        let mut needs = self.needs.borrow_mut();
+        if !needs.contains(&n) {
+            needs.push(n);
+        }
+    }
+
+    /// Takes over `needs` noted for an object owned by `owner` (a view's
+    /// query, a routine's statements): those checked against the session's
+    /// role are checked against `owner`'s instead.
+    pub(crate) fn need_as(&self, owner: &str, needs: impl IntoIterator<Item = Need>) {
+        let mut mine = self.needs.borrow_mut();
+        for mut n in needs {
+            if n.role.is_none() {
+                n.role = Some(owner.to_string());
+            }
+            if !mine.contains(&n) {
+                mine.push(n);
+            }
+        }
+    }
+
+    /// The owner of `kind` `name` (the database owner where none is
+    /// stored).
+    pub(crate) fn owner_of(&self, kind: ObjectKind, name: &str) -> String {
+        let p = self.catalog.privs(kind, name);
+        p.owner.unwrap_or_else(|| self.catalog.db_owner())
+    }
+
+    /// Notes a call of routine `r`: EXECUTE on it, and what its statements
+    /// need: as the caller (SECURITY INVOKER, the default), or as its owner
+    /// (SECURITY DEFINER).
+    pub(crate) fn need_routine(&self, r: &crate::procedures::Compiled) {
+        self.need(ObjectKind::Routine, &r.name, crate::privileges::EXECUTE, false);
+        let needs = r.needs();
+        if needs.is_empty() {
+            return;
+        }
+        if r.security_definer {
+            self.need_as(&self.owner_of(ObjectKind::Routine, &r.name), needs.iter().cloned());
+        } else {
+            for n in needs {
+                let role = n.role.clone().or_else(|| self.acting_as.clone());
+                let n = Need { role, ..n.clone() };
+                let mut mine = self.needs.borrow_mut();
+                if !mine.contains(&n) {
+                    mine.push(n);
+                }
+            }
+        }
+    }
+
+    /// Runs `f` with the objects it binds checked against the owner of
+    /// view `view` (a write through a simple view).
+    pub(crate) fn as_view_owner<T>(
+        &mut self,
+        view: &str,
+        f: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let owner = self.owner_of(ObjectKind::Relation, view);
+        let before = self.acting_as.replace(owner);
+        let r = f(self);
+        self.acting_as = before;
+        r
     }
 
     /// Parameter types, `text` where nothing said.
@@ -1033,6 +1120,7 @@ impl<'a> Binder<'a> {
         let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
         if functions::resolve(name, &types).is_none() {
             if let Some(r) = crate::procedures::lookup(self.catalog, name)? {
+                self.need_routine(&r);
                 return self.routine_call(r, args);
             }
         }
@@ -1135,6 +1223,12 @@ impl<'a> Binder<'a> {
             "currval" => SeqOp::Current,
             _ => SeqOp::Set,
         };
+        use crate::privileges::{SELECT, UPDATE, USAGE};
+        match op {
+            SeqOp::Next => self.need(ObjectKind::Sequence, &seq, USAGE | UPDATE, true),
+            SeqOp::Current => self.need(ObjectKind::Sequence, &seq, SELECT | USAGE, true),
+            _ => self.need(ObjectKind::Sequence, &seq, UPDATE, false),
+        }
         let mut rest = Vec::new();
         for (i, a) in args.enumerate() {
             let want = if i == 0 { DataType::BigInt } else { DataType::Boolean };

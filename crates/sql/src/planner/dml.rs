@@ -14,6 +14,7 @@ use super::plan::{Access, AccessPath, OutputColumn, Plan};
 use super::views::Action;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
+use crate::privileges::{ObjectKind, DELETE, INSERT, SELECT, UPDATE};
 use centum_engine::{IndexKind, Table};
 use centum_types::{DataType, Value};
 use sqlparser::ast;
@@ -184,10 +185,23 @@ impl<'a> Binder<'a> {
             return Err(Error::unsupported("INSERT into a table function"));
         };
         if let Some(view) = self.view_target(name, Action::Insert)? {
-            return self.insert(&view.insert(ins)?);
+            let rewritten = view.insert(ins)?;
+            return self.as_view_owner(&view.engine, |b| b.insert(&rewritten));
         }
         let table_name = self.table_name(name)?;
         let info = self.catalog.table(&table_name)?;
+        self.need(ObjectKind::Relation, &table_name, INSERT, false);
+        if ins.returning.is_some() {
+            self.need(ObjectKind::Relation, &table_name, SELECT, false);
+        }
+        if let Some(ast::OnInsert::OnConflict(c)) = &ins.on {
+            if let ast::OnConflictAction::DoUpdate(u) = &c.action {
+                self.need(ObjectKind::Relation, &table_name, UPDATE, false);
+                if u.selection.is_some() {
+                    self.need(ObjectKind::Relation, &table_name, SELECT, false);
+                }
+            }
+        }
         let columns = info.table.columns().to_vec();
         let targets: Vec<usize> = if ins.columns.is_empty() {
             (0..columns.len()).collect()
@@ -491,7 +505,17 @@ impl<'a> Binder<'a> {
             if from.is_some() {
                 return Err(Error::unsupported("UPDATE ... FROM on a view"));
             }
-            return self.update(&view.update(up, &alias)?);
+            let rewritten = view.update(up, &alias)?;
+            return self.as_view_owner(&view.engine, |b| b.update(&rewritten));
+        }
+        let target = self.table_name(&name)?;
+        self.need(ObjectKind::Relation, &target, UPDATE, false);
+        let reads = up.selection.is_some()
+            || up.returning.is_some()
+            || from.is_some()
+            || up.assignments.iter().any(|a| reads_columns(&a.value));
+        if reads {
+            self.need(ObjectKind::Relation, &target, SELECT, false);
         }
         let (info, access, recheck, scope, from) =
             self.joined_targets(&name, &alias, from, up.selection.as_ref())?;
@@ -573,7 +597,13 @@ impl<'a> Binder<'a> {
             if del.using.is_some() {
                 return Err(Error::unsupported("DELETE ... USING on a view"));
             }
-            return self.delete(&view.delete(del, &alias)?);
+            let rewritten = view.delete(del, &alias)?;
+            return self.as_view_owner(&view.engine, |b| b.delete(&rewritten));
+        }
+        let target = self.table_name(&name)?;
+        self.need(ObjectKind::Relation, &target, DELETE, false);
+        if del.selection.is_some() || del.returning.is_some() || del.using.is_some() {
+            self.need(ObjectKind::Relation, &target, SELECT, false);
         }
         let (info, access, recheck, scope, using) =
             self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
@@ -723,6 +753,16 @@ impl<'a> Binder<'a> {
         }
         let table_name = self.table_name(name)?;
         let info = self.catalog.table(&table_name)?;
+        self.need(ObjectKind::Relation, &table_name, SELECT, false);
+        for clause in &m.clauses {
+            let privilege = match &clause.action {
+                ast::MergeAction::Insert(_) => INSERT,
+                ast::MergeAction::Update(_) => UPDATE,
+                ast::MergeAction::Delete { .. } => DELETE,
+                _ => continue,
+            };
+            self.need(ObjectKind::Relation, &table_name, privilege, false);
+        }
         let alias = alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| info.table.name());
         let (tscope, _) = self.table_scope(&info, &alias);
         let (source, sscope) = self.merge_source(&m.source)?;
@@ -892,4 +932,19 @@ impl<'a> Binder<'a> {
         };
         Ok((plan, Scope::of(&rel, &cols)))
     }
+}
+
+/// Whether an UPDATE's SET value reads a column (and so needs SELECT, as
+/// in PostgreSQL): any name in it that is not inside a subquery, whose own
+/// FROM is checked for itself.
+fn reads_columns(e: &ast::Expr) -> bool {
+    let mut found = false;
+    let _ = ast::visit_expressions(e, |x| {
+        if matches!(x, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) {
+            found = true;
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    found
 }

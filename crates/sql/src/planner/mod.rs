@@ -99,6 +99,8 @@ pub struct Planned {
     /// routine's statements may be many, so a row wait among them waits in
     /// place rather than running the whole statement again.
     pub calls_routines: bool,
+    /// The privileges it needs, checked before it first runs for a role.
+    pub needs: Vec<crate::privileges::Need>,
 }
 
 /// A plain binding context over `scope`.

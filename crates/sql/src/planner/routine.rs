@@ -117,6 +117,7 @@ impl Binder<'_> {
         let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
             return Err(Error::other("42883", format!("procedure {name} does not exist")));
         };
+        self.need_routine(&r);
         if !r.procedure {
             return Err(Error::other(
                 "42809",

@@ -13,6 +13,7 @@ use super::expr::{BinOp, Expr};
 use super::plan::{Access, AccessPath, GroupingSets, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::error::{Error, Result};
+use crate::privileges::{ObjectKind, SELECT};
 use crate::system::SystemTable;
 use centum_types::DataType;
 use sqlparser::ast;
@@ -910,6 +911,7 @@ impl<'a> Binder<'a> {
                     Err(Error::UndefinedTable(t)) => {
                         if let Some(def) = self.view_named(&parts) {
                             self.read.push(def.name.clone());
+                            self.need(ObjectKind::Relation, &def.name, SELECT, false);
                             let (plan, mut cols) = self.view_query(&def)?;
                             rename_columns(&mut cols, alias.as_ref());
                             let scope = Scope::of(&alias_name, &cols);
@@ -934,6 +936,7 @@ impl<'a> Binder<'a> {
                         hint: Some("Use the REFRESH MATERIALIZED VIEW command.".into()),
                     });
                 }
+                self.need(ObjectKind::Relation, &engine, SELECT, false);
                 self.read.push(engine);
                 let mut cols = OutputColumn::of_table(info.table.columns());
                 rename_columns(&mut cols, alias.as_ref());
@@ -1100,6 +1103,7 @@ impl<'a> Binder<'a> {
         alias: Option<&ast::TableAlias>,
     ) -> Result<Option<Item>> {
         let Some(name) = self.sequence_named(parts) else { return Ok(None) };
+        self.need(ObjectKind::Sequence, &name, SELECT, false);
         let mut cols = vec![
             OutputColumn { name: "last_value".into(), ty: Some(DataType::BigInt) },
             OutputColumn { name: "log_cnt".into(), ty: Some(DataType::BigInt) },
@@ -1209,6 +1213,7 @@ impl<'a> Binder<'a> {
             let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
                 return Err(Error::UndefinedFunction(name));
             };
+            self.need_routine(&r);
             let empty = Scope::default();
             let mut typed = Vec::new();
             for a in args {

@@ -19,6 +19,7 @@ use super::plan::{OutputColumn, Plan};
 use super::Expr;
 use crate::catalog::ViewDef;
 use crate::error::{Error, Result};
+use crate::privileges::ObjectKind;
 use sqlparser::ast;
 use std::ops::ControlFlow;
 
@@ -40,6 +41,10 @@ impl Binder<'_> {
         let query = parse_query(&def.query)?;
         let mut inner = Binder::new(self.catalog, &def.search_path, vec![]);
         let (mut plan, mut cols) = inner.query(&query)?;
+        // What a view reads is checked against the view's owner (and what
+        // a view under it reads, against that view's owner).
+        let owner = self.owner_of(ObjectKind::Relation, &def.name);
+        self.need_as(&owner, inner.needs.into_inner());
         if def.columns.len() < cols.len() {
             let keep = def.columns.len();
             plan = Plan::Project { input: Box::new(plan), exprs: (0..keep).map(Expr::Column).collect() };
@@ -71,7 +76,11 @@ impl Binder<'_> {
             return Ok(None);
         }
         let Some(def) = self.view_named(&parts).filter(|v| !v.materialized) else { return Ok(None) };
-        simple(self, &def, action).map(Some)
+        self.need(ObjectKind::Relation, &def.name, action.privilege(), false);
+        simple(self, &def, action).map(|mut s| {
+            s.engine = def.name.clone();
+            Some(s)
+        })
     }
 }
 
@@ -84,6 +93,15 @@ pub(crate) enum Action {
 }
 
 impl Action {
+    /// The privilege the action needs on the view.
+    fn privilege(self) -> u16 {
+        match self {
+            Action::Insert => crate::privileges::INSERT,
+            Action::Update => crate::privileges::UPDATE | crate::privileges::SELECT,
+            Action::Delete => crate::privileges::DELETE | crate::privileges::SELECT,
+        }
+    }
+
     fn verb(self) -> &'static str {
         match self {
             Action::Insert => "insert into",
@@ -105,6 +123,8 @@ impl Action {
 pub(crate) struct Simple {
     /// The view's name (short).
     view: String,
+    /// The view's engine name.
+    pub(crate) engine: String,
     /// The relation under it, schema-qualified.
     relation: ast::ObjectName,
     /// The relation's alias in the view's query.
@@ -207,6 +227,7 @@ fn simple(b: &Binder, def: &ViewDef, action: Action) -> Result<Simple> {
     }
     Ok(Simple {
         view,
+        engine: String::new(),
         relation: written_name(&engine),
         alias: alias.clone(),
         columns,

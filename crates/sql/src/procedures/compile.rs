@@ -41,6 +41,9 @@ pub(crate) struct Program {
     pub outs: Vec<usize>,
     /// RETURNS TABLE column slots (what `RETURN NEXT;` emits).
     pub table: Vec<usize>,
+    /// The privileges its statements and expressions need (checked
+    /// against the routine's owner when a statement calls it).
+    pub needs: Vec<crate::privileges::Need>,
 }
 
 /// Where a parameter's value goes.
@@ -204,6 +207,8 @@ struct Compiler<'a> {
     labels: Vec<(Option<String>, bool)>,
     /// Slots of variables declared NOT NULL, with their names.
     not_null: std::collections::HashMap<usize, String>,
+    /// What the statements and expressions compiled so far need.
+    needs: Vec<crate::privileges::Need>,
 }
 
 /// Compiles `body` for the routine `routine`.
@@ -224,6 +229,7 @@ pub(crate) fn compile(catalog: &Catalog, routine: &Compiled, body: &str) -> Resu
         scopes: vec![Vec::new()],
         labels: Vec::new(),
         not_null: Default::default(),
+        needs: Vec::new(),
     };
     // Parameters first, so `$n` is slot n-1 for scalar parameters.
     let mut binds = Vec::new();
@@ -261,7 +267,7 @@ pub(crate) fn compile(catalog: &Catalog, routine: &Compiled, body: &str) -> Resu
     c.scopes[0].push(("found".into(), Var::Scalar { slot: found, constant: false }));
     let mut ops = vec![Op { line: 0, what: "initialization", kind: OpKind::Clear(table.clone()) }];
     ops.push(c.block(&block, 1)?);
-    Ok(Program { body: ops, slots: c.slots, arrays: c.arrays, found, binds, outs, table })
+    Ok(Program { body: ops, slots: c.slots, arrays: c.arrays, found, binds, outs, table, needs: c.needs })
 }
 
 fn word_name(t: &Token) -> Option<String> {
@@ -905,6 +911,7 @@ impl Compiler<'_> {
         }
         let declared = self.slots.iter().cloned().map(Some).collect();
         let planned = crate::session::plan_statement(self.catalog, &self.search_path, &s, declared)?;
+        self.needs.extend(planned.needs.iter().cloned());
         Ok(CStmt { pre, planned })
     }
 
@@ -915,6 +922,7 @@ impl Compiler<'_> {
             Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
         let scope = crate::planner::bind::Scope::default();
         let (expr, _) = b.expr(&e, &crate::planner::bind_ctx(&scope))?;
+        self.needs.extend(b.needs.into_inner());
         Ok(CExpr { pre, expr })
     }
 

@@ -139,6 +139,9 @@ pub struct Compiled {
     pub version: u64,
     /// `name(type,type)`, for error context lines.
     pub signature: String,
+    /// SECURITY DEFINER: its statements run with its owner's privileges
+    /// (otherwise with the caller's).
+    pub security_definer: bool,
     /// The operations, set once compiled (a recursive routine finds itself
     /// in the cache while its body is being compiled).
     program: OnceLock<compile::Program>,
@@ -151,6 +154,11 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
+    /// The privileges its body needs (none while it is being compiled).
+    pub(crate) fn needs(&self) -> &[crate::privileges::Need] {
+        self.program.get().map_or(&[], |p| &p.needs)
+    }
+
     /// Parameters a caller passes (IN and INOUT).
     pub fn inputs(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| p.mode != Mode::Out)
@@ -233,6 +241,7 @@ struct Definition {
     returns: Option<ast::FunctionReturnType>,
     retry: u32,
     body: String,
+    security_definer: bool,
 }
 
 fn parse_create(source: &str) -> Result<Definition> {
@@ -292,6 +301,7 @@ fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
         return Err(Error::Syntax("procedures cannot have a RETURNS clause".into()));
     }
     Ok(Definition {
+        security_definer: matches!(cf.security, Some(ast::FunctionSecurity::Definer)),
         name,
         or_replace: cf.or_replace,
         procedure,
@@ -409,6 +419,7 @@ fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
         retry: def.retry,
         version: 0,
         signature,
+        security_definer: def.security_definer,
         program: OnceLock::new(),
     })
 }

@@ -15,6 +15,7 @@ use super::Identity;
 use super::SystemTable;
 use crate::catalog::RefAction;
 use crate::error::{Error, Result};
+use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -84,8 +85,12 @@ pub enum CatalogFn {
     AnyEq,
     /// `pg_size_pretty(bigint)`.
     SizePretty,
-    /// `has_*_privilege(...)`: the one role may do anything.
-    HasPrivilege,
+    /// `has_*_privilege([role,] object, privileges)` for objects of the
+    /// kind (`None`: databases and columns, which carry no privileges of
+    /// their own: true).
+    HasPrivilege(Option<ObjectKind>),
+    /// `acldefault(kind, owner)`: an object's ACL before any GRANT.
+    AclDefault,
     /// `x::regclass` of an OID: its name (+ search path).
     RegclassOut,
     /// `x::regclass` of text: the OID (+ search path).
@@ -172,9 +177,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
         "pg_get_triggerdef" => (CatalogFn::NoObject, vec![I4, B], 1, T, false),
-        // An object's default privileges: NULL, as its ACL is (the
-        // owner's defaults; pg_dump then writes no GRANT).
-        "acldefault" => (CatalogFn::NoObject, vec![T, I4], 2, T, false),
+        "acldefault" => (CatalogFn::AclDefault, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, DataType::Array(Box::new(T)), true),
         "current_setting" => (CatalogFn::CurrentSetting, vec![T, B], 1, T, false),
@@ -226,12 +229,21 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
         // and not waited for.
         "pg_terminate_backend" => (CatalogFn::SignalBackend(true), vec![I4, I8], 1, B, false),
-        "has_table_privilege"
-        | "has_schema_privilege"
-        | "has_database_privilege"
-        | "has_column_privilege"
-        | "has_sequence_privilege"
-        | "has_function_privilege" => (CatalogFn::HasPrivilege, vec![T, T, T, T], 2, B, false),
+        "has_table_privilege" | "has_any_column_privilege" => {
+            (CatalogFn::HasPrivilege(Some(ObjectKind::Relation)), vec![T, T, T], 2, B, true)
+        }
+        "has_sequence_privilege" => {
+            (CatalogFn::HasPrivilege(Some(ObjectKind::Sequence)), vec![T, T, T], 2, B, true)
+        }
+        "has_schema_privilege" => {
+            (CatalogFn::HasPrivilege(Some(ObjectKind::Schema)), vec![T, T, T], 2, B, true)
+        }
+        "has_function_privilege" => {
+            (CatalogFn::HasPrivilege(Some(ObjectKind::Routine)), vec![T, T, T], 2, B, true)
+        }
+        "has_database_privilege" | "has_column_privilege" => {
+            (CatalogFn::HasPrivilege(None), vec![T, T, T, T], 2, B, false)
+        }
         _ => return None,
     };
     if nargs < min || nargs > params.len() {
@@ -283,7 +295,8 @@ impl CatalogFn {
             CatalogFn::Subscript => "array_subscript",
             CatalogFn::AnyEq => "any_eq",
             CatalogFn::SizePretty => "pg_size_pretty",
-            CatalogFn::HasPrivilege => "has_privilege",
+            CatalogFn::HasPrivilege(_) => "has_privilege",
+            CatalogFn::AclDefault => "acldefault",
             CatalogFn::RegclassOut => "regclassout",
             CatalogFn::RegclassIn => "regclassin",
             CatalogFn::RegtypeOut => "regtypeout",
@@ -334,6 +347,8 @@ impl CatalogFn {
                 | CatalogFn::FunctionDef
                 | CatalogFn::ViewDef
                 | CatalogFn::Description
+                | CatalogFn::HasPrivilege(Some(_))
+                | CatalogFn::AclDefault
         )
     }
 }
@@ -579,7 +594,41 @@ pub(crate) fn eval(
             }
         }
         CatalogFn::SizePretty => Value::Text(size_pretty(int(arg(0)).unwrap_or(0))),
-        CatalogFn::HasPrivilege => Value::Boolean(true),
+        CatalogFn::HasPrivilege(None) => Value::Boolean(true),
+        CatalogFn::HasPrivilege(Some(kind)) => {
+            let path = search_path(args);
+            let given = &args[..args.len().saturating_sub(1)];
+            let snap = s()?;
+            let (user, object, wanted) = match given {
+                [u, o, p] => {
+                    let name = match u {
+                        Value::Text(t) => t.clone(),
+                        v => snap.role_name(oid_arg(v), id.user).unwrap_or_default(),
+                    };
+                    (name, o, p)
+                }
+                [o, p] => (id.user.to_string(), o, p),
+                _ => return Ok(Value::Null),
+            };
+            Value::Boolean(has_privilege(snap, kind, &user, object, &text(wanted), &path)?)
+        }
+        CatalogFn::AclDefault => {
+            let snap = s()?;
+            let owner = snap.role_name(oid_arg(arg(1)), id.user).unwrap_or_default();
+            let kind = match text(arg(0)).as_str() {
+                "r" => Some(ObjectKind::Relation),
+                "s" => Some(ObjectKind::Sequence),
+                "n" => Some(ObjectKind::Schema),
+                "f" | "p" => Some(ObjectKind::Routine),
+                _ => None,
+            };
+            match kind {
+                Some(k) => {
+                    Value::Text(crate::privileges::acl_text(&crate::privileges::default_acl(k, "", &owner)))
+                }
+                None => Value::Null,
+            }
+        }
         CatalogFn::RegclassOut => {
             let o = oid_arg(arg(0));
             Value::Text(rel_display(s()?, o, &search_path(args)).unwrap_or_else(|| o.to_string()))
@@ -1002,6 +1051,78 @@ fn pause(d: std::time::Duration, interrupted: &dyn Fn() -> Result<()>) -> Result
         }
         centum_engine::blocking::section(|| std::thread::sleep(left.min(SLICE)));
     }
+}
+
+/// Whether role `user` holds `wanted` (`SELECT`, `SELECT, INSERT`, with
+/// `WITH GRANT OPTION` where asked) on `object` (a name or an OID) of
+/// `kind`: any one of the listed privileges, as in PostgreSQL.
+fn has_privilege(
+    snap: &Snapshot,
+    kind: ObjectKind,
+    user: &str,
+    object: &Value,
+    wanted: &str,
+    path: &[String],
+) -> Result<bool> {
+    use crate::privileges::{held, named};
+    let (kind, name) = match kind {
+        ObjectKind::Relation | ObjectKind::Sequence => {
+            let o = match object {
+                Value::Text(t) => regclass_in(snap, t, path)?,
+                v => oid_arg(v),
+            };
+            match snap.rel(o) {
+                Some(RelRef::Table(t)) => (ObjectKind::Relation, t.engine_name.clone()),
+                Some(RelRef::View(v)) => (ObjectKind::Relation, v.def.name.clone()),
+                Some(RelRef::Sequence(q)) => (ObjectKind::Sequence, q.engine_name.clone()),
+                _ => return Err(Error::other("42P01", format!("relation with OID {o} does not exist"))),
+            }
+        }
+        ObjectKind::Schema => {
+            let n = match object {
+                Value::Text(t) => t.clone(),
+                v => snap.schema_name(oid_arg(v)).map(str::to_string).unwrap_or_default(),
+            };
+            if snap.schema_oid(&n) == 0 {
+                return Err(Error::other("3F000", format!("schema \"{n}\" does not exist")));
+            }
+            (ObjectKind::Schema, n)
+        }
+        ObjectKind::Routine => {
+            let n = match object {
+                Value::Text(t) => t.split('(').next().unwrap_or_default().trim().to_string(),
+                v => snap.routine(oid_arg(v)).map(|r| r.name.clone()).unwrap_or_default(),
+            };
+            let n = n.rsplit('.').next().unwrap_or_default().to_string();
+            if !snap.routines.iter().any(|(_, r)| r.name == n) {
+                // Built-in functions: everyone may execute them.
+                return Ok(true);
+            }
+            (ObjectKind::Routine, n)
+        }
+    };
+    let mut asked = Vec::new();
+    for part in wanted.split(',') {
+        let p = part.trim().to_ascii_uppercase();
+        let (word, option) = match p.strip_suffix("WITH GRANT OPTION") {
+            Some(w) => (w.trim().to_string(), true),
+            None => (p.clone(), false),
+        };
+        let bit = named(&word).filter(|b| b & kind.all() != 0).ok_or_else(|| {
+            Error::other("22023", format!("unrecognized privilege type: \"{}\"", part.trim()))
+        })?;
+        asked.push((bit, option));
+    }
+    let role = snap.roles.iter().find(|(_, r)| r.name == user);
+    match role {
+        None => return Ok(true),
+        Some((_, r)) if r.superuser => return Ok(true),
+        Some(_) => {}
+    }
+    let db_owner = snap.role_name(snap.owner, user).unwrap_or_default();
+    let acl = snap.privs_of(kind, &name).effective(kind, &name, &db_owner);
+    let (privs, options) = held(&acl, user);
+    Ok(asked.iter().any(|(bit, option)| privs & bit != 0 && (!option || options & bit != 0)))
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@
 use crate::catalog::{Catalog, Role, SequenceDef, TableInfo, ViewDef};
 use crate::error::{Error, Result};
 use crate::planner::OutputColumn;
+use crate::privileges::{ObjectKind, ObjectPrivs};
 use centum_engine::{IndexDef, IndexKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -204,6 +205,9 @@ pub(crate) struct Snapshot {
     /// The engine, for its transaction counts (`pg_stat_database`) and
     /// which transactions run (`pg_locks`).
     pub db: centum_engine::Database,
+    /// Stored owners and ACLs of views, sequences, schemas and routines
+    /// (a table's are in its meta).
+    pub privs: BTreeMap<(ObjectKind, String), ObjectPrivs>,
     /// [`Snapshot::descriptions`], made on first use: `col_description`
     /// is called once per row of a catalog query.
     descriptions: std::cell::OnceCell<Vec<(i32, i32, i32, String)>>,
@@ -340,6 +344,7 @@ impl Snapshot {
             routines,
             views,
             db: db.clone(),
+            privs: catalog.global_privs(),
             descriptions: Default::default(),
         })
     }
@@ -399,6 +404,33 @@ impl Snapshot {
     /// The routine with OID `oid`.
     pub fn routine(&self, oid: i32) -> Option<&crate::procedures::RoutineInfo> {
         self.routines.iter().find(|r| r.0 == oid).map(|r| &r.1)
+    }
+
+    /// The stored owner and ACL of `kind` `name` (engine name).
+    pub fn privs_of(&self, kind: ObjectKind, name: &str) -> ObjectPrivs {
+        if kind == ObjectKind::Relation {
+            if let Some(t) = self.tables.iter().find(|t| t.engine_name == name) {
+                return t.info.meta.privs.clone();
+            }
+        }
+        self.privs.get(&(kind, name.to_string())).cloned().unwrap_or_default()
+    }
+
+    /// The OID of the owner of `kind` `name`.
+    pub fn owner_of(&self, kind: ObjectKind, name: &str) -> i32 {
+        match self.privs_of(kind, name).owner {
+            Some(o) => self.roles.iter().find(|(_, r)| r.name == o).map_or(self.owner, |(oid, _)| *oid),
+            None => self.owner,
+        }
+    }
+
+    /// The ACL of `kind` `name` as `aclitem[]` text; NULL while it has the
+    /// default one.
+    pub fn acl_of(&self, kind: ObjectKind, name: &str) -> centum_types::Value {
+        match self.privs_of(kind, name).acl {
+            Some(acl) => centum_types::Value::Text(crate::privileges::acl_text(&acl)),
+            None => centum_types::Value::Null,
+        }
     }
 
     /// The name of role `oid`.

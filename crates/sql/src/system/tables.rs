@@ -8,6 +8,7 @@ use super::types::{self, oid_of, typmod, TYPES};
 use super::{arrays, stats, Identity};
 use crate::catalog::RefAction;
 use crate::planner::plan::OutputColumn;
+use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
 
 /// Column types of the virtual tables. Centum has no `oid`, `name`,
@@ -457,14 +458,14 @@ impl SystemTable {
                         oid(*o),
                         txt(&r.name),
                         oid(super::snapshot::PUBLIC),
-                        oid(s.owner),
+                        oid(s.owner_of(ObjectKind::Routine, &r.name)),
                         oid(PLPGSQL),
                         txt(if r.procedure { "p" } else { "f" }),
                         b(r.retset),
                         Value::SmallInt(r.arg_oids.len() as i16),
                         oid(r.result_oid),
                         txt(&r.arg_oids.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(" ")),
-                        Value::Null,
+                        s.acl_of(ObjectKind::Routine, &r.name),
                         txt(&r.body),
                         Value::Null,
                         txt("v"),
@@ -585,7 +586,9 @@ impl SystemTable {
             SystemTable::StatDatabase => stats::database(s, id),
             SystemTable::Locks => id.activity.map(|a| a.locks()).unwrap_or_default(),
             SystemTable::PgTables => {
-                let owner = s.role_name(s.owner, id.user).unwrap_or_default();
+                let owner = |t: &TableRel| {
+                    s.role_name(s.owner_of(ObjectKind::Relation, &t.engine_name), id.user).unwrap_or_default()
+                };
                 s.tables
                     .iter()
                     .filter(|t| t.materialized.is_none())
@@ -593,7 +596,7 @@ impl SystemTable {
                         vec![
                             txt(&t.schema),
                             txt(&t.name),
-                            txt(&owner),
+                            txt(&owner(t)),
                             Value::Null,
                             b(!t.indexes.is_empty()),
                             b(false),
@@ -678,13 +681,19 @@ impl SystemTable {
                 .collect(),
             SystemTable::TableConstraints => info_constraints(s, id),
             SystemTable::KeyColumnUsage => info_key_columns(s, id),
-            SystemTable::Views => {
-                let owner = s.role_name(s.owner, id.user).unwrap_or_default();
-                s.views
-                    .iter()
-                    .map(|v| vec![txt(&v.schema), txt(&v.name), txt(&owner), txt(&view_definition(&v.def))])
-                    .collect()
-            }
+            SystemTable::Views => s
+                .views
+                .iter()
+                .map(|v| {
+                    let owner = s.role_name(s.owner_of(ObjectKind::Relation, &v.def.name), id.user);
+                    vec![
+                        txt(&v.schema),
+                        txt(&v.name),
+                        txt(&owner.unwrap_or_default()),
+                        txt(&view_definition(&v.def)),
+                    ]
+                })
+                .collect(),
             SystemTable::Matviews => {
                 let owner = s.role_name(s.owner, id.user).unwrap_or_default();
                 s.tables
@@ -796,8 +805,22 @@ fn i2(v: usize) -> Value {
     Value::SmallInt(v.min(i16::MAX as usize) as i16)
 }
 
+/// pg_class's `relowner` and `relacl` columns.
+const RELOWNER: usize = 5;
+const RELACL: usize = 28;
+
 fn namespaces(s: &Snapshot) -> Vec<Vec<Value>> {
-    s.schemas.iter().map(|(o, n)| vec![oid(*o), txt(n), oid(s.owner), Value::Null]).collect()
+    s.schemas
+        .iter()
+        .map(|(o, n)| {
+            let (owner, acl) = if n == "pg_catalog" || n == "information_schema" {
+                (s.owner, Value::Null)
+            } else {
+                (s.owner_of(ObjectKind::Schema, n), s.acl_of(ObjectKind::Schema, n))
+            };
+            vec![oid(*o), txt(n), oid(owner), acl]
+        })
+        .collect()
 }
 
 fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
@@ -847,11 +870,15 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
         if let Some(m) = &t.materialized {
             r[24] = b(m.populated);
         }
+        let owner = s.owner_of(ObjectKind::Relation, &t.engine_name);
+        r[RELOWNER] = oid(owner);
+        r[RELACL] = s.acl_of(ObjectKind::Relation, &t.engine_name);
         out.push(r);
         for ix in &t.indexes {
             let am = if hash_buckets(&ix.def).is_some() { AM_HASH } else { AM_BTREE };
             let mut r =
                 row(ix.oid, &index_name(&ix.def.name), nsp, am, RelKind::Index, ix.attnums.len(), None);
+            r[RELOWNER] = oid(owner);
             if let Some(n) = hash_buckets(&ix.def) {
                 r[29] = txt(&arrays::render(&[format!("bucket_count={n}")]));
             }
@@ -859,10 +886,15 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
         }
     }
     for q in &s.sequences {
-        out.push(row(q.oid, &q.name, s.schema_oid(&q.schema), 0, RelKind::Sequence, 3, None));
+        let mut r = row(q.oid, &q.name, s.schema_oid(&q.schema), 0, RelKind::Sequence, 3, None);
+        r[RELOWNER] = oid(s.owner_of(ObjectKind::Sequence, &q.engine_name));
+        r[RELACL] = s.acl_of(ObjectKind::Sequence, &q.engine_name);
+        out.push(r);
     }
     for v in &s.views {
         let mut r = row(v.oid, &v.name, s.schema_oid(&v.schema), 0, RelKind::View, v.columns.len(), None);
+        r[RELOWNER] = oid(s.owner_of(ObjectKind::Relation, &v.def.name));
+        r[RELACL] = s.acl_of(ObjectKind::Relation, &v.def.name);
         // No storage; its query is a rule.
         r[7] = oid(0);
         r[19] = b(true);

@@ -1,0 +1,127 @@
+-- Privileges: owners, GRANT and REVOKE on tables, views, sequences,
+-- schemas and functions, checked for the role a session runs as (42501).
+CREATE ROLE app_owner;
+CREATE ROLE app_reader;
+CREATE ROLE app_writer;
+-- Creating in public takes CREATE on it (PostgreSQL 15's default).
+SET ROLE app_owner;
+CREATE TABLE accounts (id int PRIMARY KEY, owner text, balance int);
+RESET ROLE;
+GRANT CREATE ON SCHEMA public TO app_owner;
+SET ROLE app_owner;
+CREATE TABLE accounts (id serial PRIMARY KEY, owner text, balance int);
+INSERT INTO accounts (owner, balance) VALUES ('ann', 100), ('bob', 50);
+CREATE VIEW rich AS SELECT owner, balance FROM accounts WHERE balance > 60;
+CREATE FUNCTION total() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT sum(balance) FROM accounts); END $$;
+CREATE FUNCTION total_as_owner() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN RETURN (SELECT sum(balance) FROM accounts); END $$;
+SELECT relname, relacl FROM pg_class WHERE relname IN ('accounts', 'rich', 'accounts_id_seq') ORDER BY 1;
+SELECT c.relname, pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.relname IN ('accounts', 'rich', 'accounts_id_seq', 'accounts_pkey') ORDER BY 1;
+SELECT tablename, tableowner FROM pg_tables WHERE tablename = 'accounts';
+SELECT viewname, viewowner FROM pg_views WHERE viewname = 'rich';
+SELECT proname, pg_get_userbyid(proowner), proacl FROM pg_proc WHERE proname = 'total';
+-- Nobody else may read or write until granted.
+SET ROLE app_reader;
+SELECT * FROM accounts;
+SELECT * FROM rich ORDER BY owner;
+INSERT INTO accounts (owner, balance) VALUES ('eve', 1);
+-- A function runs with its caller's privileges, unless SECURITY DEFINER.
+SELECT total();
+SELECT total_as_owner();
+SELECT has_table_privilege('accounts', 'SELECT'), has_table_privilege('app_owner', 'accounts', 'SELECT, INSERT');
+RESET ROLE;
+SET ROLE app_owner;
+GRANT SELECT ON accounts TO app_reader;
+GRANT SELECT, INSERT, UPDATE ON TABLE accounts TO app_writer WITH GRANT OPTION;
+GRANT USAGE ON SEQUENCE accounts_id_seq TO app_writer;
+GRANT SELECT ON rich TO PUBLIC;
+SELECT relname, relacl FROM pg_class WHERE relname IN ('accounts', 'rich', 'accounts_id_seq') ORDER BY 1;
+RESET ROLE;
+SET ROLE app_reader;
+SELECT id, owner, balance FROM accounts ORDER BY id;
+SELECT * FROM rich ORDER BY owner;
+UPDATE accounts SET balance = 0;
+DELETE FROM accounts;
+TRUNCATE accounts;
+SELECT has_table_privilege('accounts', 'SELECT'), has_table_privilege('accounts', 'UPDATE'), has_table_privilege('app_writer', 'accounts', 'INSERT WITH GRANT OPTION');
+-- Changing what one does not own.
+ALTER TABLE accounts ADD COLUMN note text;
+CREATE INDEX accounts_owner ON accounts (owner);
+DROP TABLE accounts;
+DROP VIEW rich;
+GRANT SELECT ON accounts TO app_writer;
+RESET ROLE;
+-- A writer inserts (the serial's sequence needs USAGE), updates with a
+-- WHERE (which reads, so needs SELECT: held), and passes SELECT on.
+SET ROLE app_writer;
+INSERT INTO accounts (owner, balance) VALUES ('cy', 70);
+UPDATE accounts SET balance = balance + 1 WHERE owner = 'cy';
+DELETE FROM accounts WHERE owner = 'cy';
+GRANT SELECT ON accounts TO app_reader;
+GRANT DELETE ON accounts TO app_reader;
+SELECT relacl FROM pg_class WHERE relname = 'accounts';
+RESET ROLE;
+-- REVOKE: what the writer passed on goes with its grant option (CASCADE).
+SET ROLE app_owner;
+REVOKE GRANT OPTION FOR SELECT ON accounts FROM app_writer;
+REVOKE GRANT OPTION FOR SELECT ON accounts FROM app_writer CASCADE;
+SELECT relacl FROM pg_class WHERE relname = 'accounts';
+REVOKE ALL ON accounts FROM app_reader;
+REVOKE EXECUTE ON FUNCTION total() FROM PUBLIC;
+SELECT proacl FROM pg_proc WHERE proname = 'total';
+RESET ROLE;
+SET ROLE app_reader;
+SELECT count(*) FROM accounts;
+SELECT * FROM rich ORDER BY owner;
+SELECT total();
+RESET ROLE;
+-- A prepared statement is checked again once privileges change.
+SET ROLE app_writer;
+PREPARE q AS SELECT count(*) FROM accounts;
+EXECUTE q;
+RESET ROLE;
+SET ROLE app_owner;
+REVOKE SELECT ON accounts FROM app_writer;
+RESET ROLE;
+SET ROLE app_writer;
+EXECUTE q;
+DEALLOCATE q;
+RESET ROLE;
+-- Schemas: USAGE and CREATE.
+CREATE SCHEMA ledger;
+CREATE TABLE ledger.entries (id int PRIMARY KEY, amount int);
+SET ROLE app_owner;
+CREATE TABLE ledger.mine (id int);
+RESET ROLE;
+GRANT CREATE ON SCHEMA ledger TO app_owner;
+SET ROLE app_owner;
+CREATE TABLE ledger.mine (id int);
+RESET ROLE;
+SELECT has_schema_privilege('app_owner', 'ledger', 'CREATE'), has_schema_privilege('app_reader', 'ledger', 'USAGE'), has_schema_privilege('app_reader', 'public', 'USAGE');
+-- Invalid grants.
+GRANT INSERT ON SCHEMA ledger TO app_reader;
+GRANT SELECT ON accounts TO nobody_at_all;
+GRANT SELECT ON no_such_table TO app_reader;
+GRANT SELECT ON accounts TO PUBLIC WITH GRANT OPTION;
+-- Owners: a superuser gives objects away; others may not.
+ALTER TABLE accounts OWNER TO app_writer;
+SELECT pg_get_userbyid(relowner), relacl FROM pg_class WHERE relname = 'accounts';
+SET ROLE app_owner;
+ALTER TABLE accounts OWNER TO app_owner;
+ALTER VIEW rich OWNER TO app_reader;
+RESET ROLE;
+-- A role that owns objects or holds privileges cannot be dropped.
+DROP ROLE app_writer;
+-- Only superusers manage roles.
+SET ROLE app_reader;
+CREATE ROLE sneaky;
+ALTER ROLE app_reader SUPERUSER;
+SET ROLE app_owner;
+RESET ROLE;
+DROP TABLE ledger.entries, ledger.mine;
+DROP SCHEMA ledger;
+DROP VIEW rich;
+DROP FUNCTION total();
+DROP FUNCTION total_as_owner();
+DROP TABLE accounts;
+REVOKE ALL ON SCHEMA public FROM app_owner;
+DROP ROLE app_owner, app_reader, app_writer;
