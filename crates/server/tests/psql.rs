@@ -33,6 +33,44 @@ fn describe_and_copy() {
 }
 
 #[test]
+fn privileges_are_shown_and_enforced_for_each_role() {
+    golden("privileges");
+}
+
+#[test]
+fn a_role_without_privileges_is_refused_with_42501() {
+    let Some(bin) = require("psql") else { return };
+    let server = Server::start(&[]);
+    let setup = "CREATE ROLE reader LOGIN; CREATE TABLE t (id int PRIMARY KEY); \
+                 INSERT INTO t VALUES (1); GRANT SELECT ON t TO reader";
+    psql(&bin, &server, &["-c", setup]);
+    let as_reader = |sql: &str| {
+        let out = Command::new(&bin)
+            .arg(server.url("reader"))
+            .args(["-X", "-At", "-v", "VERBOSITY=verbose", "-c", sql])
+            .output()
+            .unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    assert_eq!(as_reader("SELECT count(*) FROM t").0.trim(), "1");
+    for refused in [
+        "INSERT INTO t VALUES (2)",
+        "DELETE FROM t",
+        "DROP TABLE t",
+        "CREATE TABLE mine (x int)",
+        "ALTER TABLE t OWNER TO reader",
+        "ALTER ROLE reader SUPERUSER",
+        "SET ROLE centum",
+    ] {
+        let (_, err) = as_reader(refused);
+        assert!(err.contains("42501"), "{refused}: {err}");
+    }
+    // Nothing the refused statements tried happened.
+    let count = psql(&bin, &server, &["-At", "-c", "SELECT count(*) FROM t"]);
+    assert_eq!(count.trim(), "1");
+}
+
+#[test]
 fn cluster_wide_meta_commands_list_the_database_and_roles() {
     let Some(bin) = require("psql") else { return };
     let server = Server::start(&[]);
