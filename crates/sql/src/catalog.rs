@@ -153,6 +153,9 @@ struct Globals {
     /// Owners and ACLs of views, sequences, schemas and routines that are
     /// not all defaults (a table's are in its meta).
     privs: BTreeMap<(ObjectKind, String), ObjectPrivs>,
+    /// COMMENT ON VIEW, SEQUENCE, SCHEMA, FUNCTION and PROCEDURE (a
+    /// table's comments are in its meta).
+    comments: BTreeMap<(ObjectKind, String), String>,
 }
 
 /// A view or materialized view. A view's rows are its query's, bound
@@ -362,10 +365,10 @@ impl Catalog {
                 return Err(Error::UndefinedObject(format!("schema \"{name}\" does not exist")));
             };
             let removed = g.schemas.remove(pos);
-            let privs = g.privs.remove(&(ObjectKind::Schema, name.to_string()));
+            let facts = forget(&mut g, ObjectKind::Schema, name);
             self.save_globals(&mut g, |g| {
                 g.schemas.insert(pos, removed);
-                restore_privs(g, ObjectKind::Schema, name, privs);
+                restore(g, ObjectKind::Schema, name, facts);
             })
         })
     }
@@ -576,9 +579,9 @@ impl Catalog {
                 return Err(Error::UndefinedTable(display_name(name)));
             };
             let key = name.to_string();
-            let privs = g.privs.remove(&(ObjectKind::Sequence, key.clone()));
+            let facts = forget(&mut g, ObjectKind::Sequence, &key);
             self.save_globals(&mut g, |g| {
-                restore_privs(g, ObjectKind::Sequence, &key, privs);
+                restore(g, ObjectKind::Sequence, &key, facts);
                 g.sequences.insert(key, state);
             })
         })
@@ -810,10 +813,10 @@ impl Catalog {
             let mut g = self.lock_globals();
             let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
             let removed = g.routines.remove(pos);
-            let privs = g.privs.remove(&(ObjectKind::Routine, name.to_string()));
+            let facts = forget(&mut g, ObjectKind::Routine, name);
             self.save_globals(&mut g, |g| {
                 g.routines.insert(pos, removed);
-                restore_privs(g, ObjectKind::Routine, name, privs);
+                restore(g, ObjectKind::Routine, name, facts);
             })
             .map(|()| true)
         })
@@ -872,20 +875,33 @@ impl Catalog {
             let mut g = self.lock_globals();
             let Some(pos) = g.views.iter().position(|v| v.name == name) else { return Ok(false) };
             let removed = g.views.remove(pos);
-            let privs = g.privs.remove(&(ObjectKind::Relation, name.to_string()));
+            let facts = forget(&mut g, ObjectKind::Relation, name);
             self.save_globals(&mut g, |g| {
                 g.views.insert(pos, removed);
-                restore_privs(g, ObjectKind::Relation, name, privs);
+                restore(g, ObjectKind::Relation, name, facts);
             })
             .map(|()| true)
         })
     }
 }
 
-/// Puts back an object's privileges taken out by a change that failed.
-fn restore_privs(g: &mut Globals, kind: ObjectKind, name: &str, privs: Option<ObjectPrivs>) {
+/// What the globals keep about an object besides its definition: its
+/// owner and ACL, and its comment.
+type Facts = (Option<ObjectPrivs>, Option<String>);
+
+/// Takes out what the globals keep about `kind` `name`, as its drop does.
+fn forget(g: &mut Globals, kind: ObjectKind, name: &str) -> Facts {
+    let key = (kind, name.to_string());
+    (g.privs.remove(&key), g.comments.remove(&key))
+}
+
+/// Puts back what [`forget`] took, when the change fails.
+fn restore(g: &mut Globals, kind: ObjectKind, name: &str, (privs, comment): Facts) {
     if let Some(p) = privs {
         g.privs.insert((kind, name.to_string()), p);
+    }
+    if let Some(c) = comment {
+        g.comments.insert((kind, name.to_string()), c);
     }
 }
 
@@ -950,9 +966,31 @@ impl Catalog {
             };
             self.save_globals(&mut g, |g| {
                 g.privs.remove(&key);
-                restore_privs(g, kind, name, old);
+                restore(g, kind, name, (old, None));
             })
         })
+    }
+
+    /// COMMENT ON a view, sequence, schema or routine `name` (`None`
+    /// removes it).
+    pub fn set_comment(&self, kind: ObjectKind, name: &str, comment: Option<String>) -> Result<()> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let key = (kind, name.to_string());
+            let old = match &comment {
+                Some(c) => g.comments.insert(key.clone(), c.clone()),
+                None => g.comments.remove(&key),
+            };
+            self.save_globals(&mut g, |g| {
+                g.comments.remove(&key);
+                restore(g, kind, name, (None, old));
+            })
+        })
+    }
+
+    /// Every comment on a view, sequence, schema or routine.
+    pub fn global_comments(&self) -> BTreeMap<(ObjectKind, String), String> {
+        self.lock_globals().view().comments.clone()
     }
 
     /// The database owner's name: the role objects without a stored owner
@@ -1044,6 +1082,7 @@ pub fn display_name(name: &str) -> String {
 //               u32 n str* search-path u32 n str* depends-on
 //               u8 flags (1 materialized, 2 populated) str check-option)*
 //               u32 nprivs (u8 kind str name privs)*
+//               u32 ncomments (u8 kind str name str comment)*
 //               ("CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
@@ -1354,6 +1393,12 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
         w.str(name);
         w.privs(p);
     }
+    w.u32(g.comments.len());
+    for ((kind, name), c) in &g.comments {
+        w.0.push(kind.byte());
+        w.str(name);
+        w.str(c);
+    }
     w.0
 }
 
@@ -1431,6 +1476,11 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
             let kind = ObjectKind::from_byte(r.u8()?).ok_or_else(corrupt)?;
             let name = r.str()?;
             g.privs.insert((kind, name), r.privs()?);
+        }
+        for _ in 0..r.u32()? {
+            let kind = ObjectKind::from_byte(r.u8()?).ok_or_else(corrupt)?;
+            let name = r.str()?;
+            g.comments.insert((kind, name), r.str()?);
         }
     }
     if r.at != bytes.len() {
@@ -1538,20 +1588,23 @@ mod tests {
         });
         let owned = ObjectPrivs { owner: Some("app".into()), acl: None };
         g.privs.insert((ObjectKind::Routine, "f".into()), owned);
+        g.comments.insert((ObjectKind::Schema, "s".into()), "ledgers".into());
         let bytes = encode_globals(&g);
         let back = decode_globals(&bytes).unwrap();
         assert_eq!(back.privs, g.privs);
+        assert_eq!(back.comments, g.comments);
         assert_eq!(back.views, g.views);
         assert_eq!(back.schemas, g.schemas);
         assert_eq!(back.routines, g.routines);
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        // Written before owners existed (CSG4: no privileges section).
+        // Written before owners existed (CSG4: no privileges or comments).
         g.privs.clear();
+        g.comments.clear();
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG4");
-        old.truncate(old.len() - 4);
+        old.truncate(old.len() - 8);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }

@@ -79,6 +79,32 @@ fn rewritten(sql: &str) -> Option<String> {
                 continue;
             }
         }
+        // `COMMENT ON FUNCTION f(args) IS ...` (pg_dump's form): routines
+        // are named without their arguments (there is no overloading).
+        if words.len() > 4
+            && is_word(words[0], "comment")
+            && is_word(words[1], "on")
+            && (is_word(words[2], "function") || is_word(words[2], "procedure"))
+        {
+            if let Some(open) = piece.iter().position(|t| *t == Token::LParen) {
+                let mut depth = 0;
+                let close = (open..piece.len()).find(|&i| {
+                    match piece[i] {
+                        Token::LParen => depth += 1,
+                        Token::RParen => depth -= 1,
+                        _ => {}
+                    }
+                    depth == 0
+                });
+                if let Some(close) = close {
+                    changed = true;
+                    push_tokens(&mut out, &piece[..open]);
+                    push_tokens(&mut out, &piece[close + 1..]);
+                    out.push(';');
+                    continue;
+                }
+            }
+        }
         // `ALTER PROCEDURE` does what `ALTER FUNCTION` does (procedures are
         // functions to the catalog).
         if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "procedure") {

@@ -4,7 +4,8 @@
 //! schemas, sequences, views and materialized views survive;
 //! SCHEMA_ONLY tables come back empty; sequences, serial and identity
 //! columns continue strictly above every value handed out before;
-//! comments come back, and one made in a rolled-back block does not.
+//! comments come back, and one made in a rolled-back block does not; so
+//! do owners and privileges.
 
 mod common;
 
@@ -496,5 +497,44 @@ fn comments_survive_restarts_and_rolled_back_ones_do_not() {
         let db = open_durable(dir.path());
         let mut s = db.session();
         assert_eq!(rows(&mut s, read), table(&[&["kept", "the value", "by value"]]));
+    }
+}
+
+#[test]
+fn owners_privileges_and_comments_on_every_kind_survive_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let acl = "SELECT relname, pg_get_userbyid(relowner), coalesce(relacl, '-') FROM pg_class \
+               WHERE relname IN ('t', 't_id_seq', 'v') ORDER BY 1";
+    let comments = "SELECT obj_description('v'::regclass, 'pg_class'), \
+                    (SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = 'ledger')";
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(
+            &mut s,
+            "CREATE ROLE boss SUPERUSER; CREATE ROLE app; CREATE ROLE reader; \
+             GRANT CREATE ON SCHEMA public TO app; SET ROLE app; \
+             CREATE TABLE t (id serial PRIMARY KEY); CREATE VIEW v AS SELECT id FROM t; \
+             GRANT SELECT ON t, v TO reader; RESET ROLE; \
+             CREATE SCHEMA ledger; COMMENT ON SCHEMA ledger IS 'books'; COMMENT ON VIEW v IS 'ids'; \
+             BEGIN; REVOKE SELECT ON t FROM reader; COMMENT ON VIEW v IS 'rolled back'; ROLLBACK",
+        );
+    }
+    for _ in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(
+            rows(&mut s, acl),
+            table(&[
+                &["t", "app", "{app=arwdDxt/app,reader=r/app}"],
+                &["t_id_seq", "app", "-"],
+                &["v", "app", "{app=arwdDxt/app,reader=r/app}"],
+            ])
+        );
+        assert_eq!(rows(&mut s, comments), table(&[&["ids", "books"]]));
+        exec(&mut s, "SET ROLE reader");
+        assert_eq!(scalar(&mut s, "SELECT count(*) FROM v"), 0);
+        assert_eq!(fails(&mut s, "INSERT INTO t DEFAULT VALUES").sqlstate(), "42501");
+        exec(&mut s, "RESET ROLE");
     }
 }

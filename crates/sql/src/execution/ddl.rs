@@ -1549,6 +1549,33 @@ pub(crate) fn comment(
             };
             b.catalog.set_meta(&table, &meta)?;
         }
+        K::View => {
+            let parts = object_parts(name)?;
+            let v = b.view_named(&parts).ok_or_else(|| Error::UndefinedTable(name.to_string()))?;
+            if v.materialized {
+                return Err(Error::other("42809", format!("\"{}\" is not a view", short(&v.name))));
+            }
+            b.catalog.set_comment(ObjectKind::Relation, &v.name, text)?;
+        }
+        K::Sequence => {
+            let parts = object_parts(name)?;
+            let seq = b.sequence_named(&parts).ok_or_else(|| Error::UndefinedTable(name.to_string()))?;
+            b.catalog.set_comment(ObjectKind::Sequence, &seq, text)?;
+        }
+        K::Schema => {
+            let schema = object_parts(name)?.join(".");
+            if !b.catalog.has_schema(&schema) || schema == "pg_catalog" {
+                return Err(Error::other("3F000", format!("schema \"{schema}\" does not exist")));
+            }
+            b.catalog.set_comment(ObjectKind::Schema, &schema, text)?;
+        }
+        K::Function | K::Procedure => {
+            let routine = object_parts(name)?.last().cloned().unwrap_or_default();
+            if b.catalog.routine_source(&routine).is_none() {
+                return Err(Error::UndefinedFunction(routine));
+            }
+            b.catalog.set_comment(ObjectKind::Routine, &routine, text)?;
+        }
         other => return Err(Error::unsupported(format!("COMMENT ON {other}"))),
     }
     Ok(done("COMMENT"))

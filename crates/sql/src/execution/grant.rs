@@ -386,8 +386,23 @@ pub(crate) fn check_statement(b: &Binder, s: &ast::Statement) -> Result<()> {
                 parts.pop();
                 relation_owner(&ast::ObjectName(parts))
             }
-            ast::CommentObject::Table | ast::CommentObject::MaterializedView | ast::CommentObject::View => {
-                relation_owner(object_name)
+            ast::CommentObject::Table
+            | ast::CommentObject::MaterializedView
+            | ast::CommentObject::View
+            | ast::CommentObject::Sequence => relation_owner(object_name),
+            ast::CommentObject::Schema => {
+                let s = object_parts(object_name)?.join(".");
+                if b.catalog.has_schema(&s) {
+                    require_owner(b, ObjectKind::Schema, &s)?;
+                }
+                Ok(())
+            }
+            ast::CommentObject::Function | ast::CommentObject::Procedure => {
+                let name = object_parts(object_name)?.last().cloned().unwrap_or_default();
+                if b.catalog.routine_source(&name).is_some() {
+                    require_owner(b, ObjectKind::Routine, &name)?;
+                }
+                Ok(())
             }
             _ => Ok(()),
         },

@@ -424,11 +424,16 @@ fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable) -> Result<DdlOutcom
                     b.catalog.db().rename_table(&v.name, &new)?;
                     b.catalog.invalidate();
                 }
-                let privs = b.catalog.privs(crate::privileges::ObjectKind::Relation, &v.name);
+                let rel = crate::privileges::ObjectKind::Relation;
+                let privs = b.catalog.privs(rel, &v.name);
+                let comment = b.catalog.global_comments().remove(&(rel, v.name.clone()));
                 b.catalog.put_view(ViewDef { name: new.clone(), ..v.clone() })?;
                 b.catalog.drop_view(&v.name)?;
                 if !v.materialized && !privs.is_default() {
-                    b.catalog.set_privs(crate::privileges::ObjectKind::Relation, &new, privs)?;
+                    b.catalog.set_privs(rel, &new, privs)?;
+                }
+                if comment.is_some() {
+                    b.catalog.set_comment(rel, &new, comment)?;
                 }
                 renamed(b, &v.name, &new)?;
             }

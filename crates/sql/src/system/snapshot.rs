@@ -208,6 +208,8 @@ pub(crate) struct Snapshot {
     /// Stored owners and ACLs of views, sequences, schemas and routines
     /// (a table's are in its meta).
     pub privs: BTreeMap<(ObjectKind, String), ObjectPrivs>,
+    /// Comments on views, sequences, schemas and routines.
+    pub comments: BTreeMap<(ObjectKind, String), String>,
     /// [`Snapshot::descriptions`], made on first use: `col_description`
     /// is called once per row of a catalog query.
     descriptions: std::cell::OnceCell<Vec<(i32, i32, i32, String)>>,
@@ -345,6 +347,7 @@ impl Snapshot {
             views,
             db: db.clone(),
             privs: catalog.global_privs(),
+            comments: catalog.global_comments(),
             descriptions: Default::default(),
         })
     }
@@ -447,7 +450,32 @@ impl Snapshot {
     fn collect_descriptions(&self) -> Vec<(i32, i32, i32, String)> {
         const PG_CLASS: i32 = 1259;
         const PG_NAMESPACE: i32 = 2615;
-        let mut out = vec![(PUBLIC, PG_NAMESPACE, 0, PUBLIC_COMMENT.to_string())];
+        const PG_PROC: i32 = 1255;
+        let mut out = Vec::new();
+        if !self.comments.contains_key(&(ObjectKind::Schema, "public".to_string())) {
+            out.push((PUBLIC, PG_NAMESPACE, 0, PUBLIC_COMMENT.to_string()));
+        }
+        let comment = |kind, name: &str| self.comments.get(&(kind, name.to_string())).cloned();
+        for (oid, name) in &self.schemas {
+            if let Some(c) = comment(ObjectKind::Schema, name) {
+                out.push((*oid, PG_NAMESPACE, 0, c));
+            }
+        }
+        for v in &self.views {
+            if let Some(c) = comment(ObjectKind::Relation, &v.def.name) {
+                out.push((v.oid, PG_CLASS, 0, c));
+            }
+        }
+        for q in &self.sequences {
+            if let Some(c) = comment(ObjectKind::Sequence, &q.engine_name) {
+                out.push((q.oid, PG_CLASS, 0, c));
+            }
+        }
+        for (oid, r) in &self.routines {
+            if let Some(c) = comment(ObjectKind::Routine, &r.name) {
+                out.push((*oid, PG_PROC, 0, c));
+            }
+        }
         for t in &self.tables {
             let meta = &t.info.meta;
             if let Some(c) = &meta.comment {
