@@ -121,6 +121,7 @@ scripts!(
     sequences,
     functions,
     catalog,
+    operators,
     privileges,
     procedures,
     procedure_limits,

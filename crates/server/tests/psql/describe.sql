@@ -59,3 +59,4 @@ $$;
 SELECT order_total(1, '{"(7,2)","(8,3)"}', 0.5);
 SELECT * FROM big_orders(10);
 CALL forget(0);
+\do ->>

@@ -85,6 +85,8 @@ pub enum CatalogFn {
     AnyEq,
     /// `pg_size_pretty(bigint)`.
     SizePretty,
+    /// `pg_operator_is_visible`: true.
+    Visible,
     /// `has_*_privilege([role,] object, privileges)` for objects of the
     /// kind (`None`: databases and columns, which carry no privileges of
     /// their own: true).
@@ -172,7 +174,9 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_get_constraintdef" => (CatalogFn::GetConstraintdef, vec![I4, B], 1, T, true),
         "pg_get_userbyid" => (CatalogFn::GetUserById, vec![I4], 1, T, false),
         "pg_encoding_to_char" => (CatalogFn::EncodingToChar, vec![I4], 1, T, false),
-        "obj_description" => (CatalogFn::Description, vec![I4, T], 1, T, false),
+        // The object may come as a `regproc` (pg_operator.oprcode), which
+        // reads as the function's name: a built-in, with no comment.
+        "obj_description" => (CatalogFn::Description, vec![T, T], 1, T, false),
         "col_description" => (CatalogFn::Description, vec![I4, I4], 2, T, false),
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
@@ -200,8 +204,9 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         }
         "pg_get_functiondef" => (CatalogFn::FunctionDef, vec![I4], 1, T, false),
         "pg_get_viewdef" => (CatalogFn::ViewDef, vec![I4, B], 1, T, false),
+        // Operators are all in pg_catalog, which every search path has.
+        "pg_operator_is_visible" => (CatalogFn::Visible, vec![I4], 1, B, false),
         "pg_opclass_is_visible"
-        | "pg_operator_is_visible"
         | "pg_collation_is_visible"
         | "pg_conversion_is_visible"
         | "pg_statistics_obj_is_visible"
@@ -297,6 +302,7 @@ impl CatalogFn {
             CatalogFn::SizePretty => "pg_size_pretty",
             CatalogFn::HasPrivilege(_) => "has_privilege",
             CatalogFn::AclDefault => "acldefault",
+            CatalogFn::Visible => "pg_operator_is_visible",
             CatalogFn::RegclassOut => "regclassout",
             CatalogFn::RegclassIn => "regclassin",
             CatalogFn::RegtypeOut => "regtypeout",
@@ -364,7 +370,10 @@ pub(crate) fn int(v: &Value) -> Option<i64> {
 }
 
 fn oid_arg(v: &Value) -> i32 {
-    int(v).and_then(|i| i32::try_from(i).ok()).unwrap_or(0)
+    match v {
+        Value::Text(t) => t.trim().parse().unwrap_or(0),
+        v => int(v).and_then(|i| i32::try_from(i).ok()).unwrap_or(0),
+    }
 }
 
 fn text(v: &Value) -> String {
@@ -594,7 +603,7 @@ pub(crate) fn eval(
             }
         }
         CatalogFn::SizePretty => Value::Text(size_pretty(int(arg(0)).unwrap_or(0))),
-        CatalogFn::HasPrivilege(None) => Value::Boolean(true),
+        CatalogFn::HasPrivilege(None) | CatalogFn::Visible => Value::Boolean(true),
         CatalogFn::HasPrivilege(Some(kind)) => {
             let path = search_path(args);
             let given = &args[..args.len().saturating_sub(1)];

@@ -35,6 +35,7 @@
 
 pub(crate) mod arrays;
 pub(crate) mod functions;
+pub(crate) mod operators;
 pub(crate) mod snapshot;
 mod stats;
 pub(crate) mod tables;

@@ -482,6 +482,28 @@ impl SystemTable {
                 })
                 .collect(),
             SystemTable::Class => classes(s),
+            SystemTable::Operator => super::operators::OPERATORS
+                .iter()
+                .map(|&(o, name, kind, merge, hash, left, right, result, com, neg, code, rest, join)| {
+                    vec![
+                        oid(o),
+                        txt(name),
+                        oid(PG_CATALOG),
+                        oid(s.owner),
+                        txt(kind),
+                        b(merge),
+                        b(hash),
+                        oid(left),
+                        oid(right),
+                        oid(result),
+                        oid(com),
+                        oid(neg),
+                        txt(code),
+                        txt(rest),
+                        txt(join),
+                    ]
+                })
+                .collect(),
             SystemTable::Depend => depends(s),
             // The comment every PostgreSQL database has on `public` (so
             // pg_dump writes none for it).
@@ -758,7 +780,6 @@ impl SystemTable {
             | SystemTable::Trigger
             | SystemTable::Extension
             | SystemTable::InitPrivs
-            | SystemTable::Operator
             | SystemTable::Opclass
             | SystemTable::Opfamily
             | SystemTable::Amop
