@@ -1119,9 +1119,21 @@ impl Session {
         (self.catalog.role(role).is_some() && role != self.catalog.db_owner()).then(|| role.to_string())
     }
 
+    /// A binder for schema changes, knowing who makes them.
+    fn acting_binder(&self) -> Binder<'_> {
+        let mut b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
+        b.actor =
+            Some(crate::privileges::Actor { role: self.current_role().to_string(), bypass: self.bypasses() });
+        b
+    }
+
     /// Runs statement `s` (not one that controls the transaction).
     fn run_statement(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
+        if let Err(e) = grant::check_statement(&self.acting_binder(), s) {
+            self.fail();
+            return Err(e);
+        }
         if let S::CreateTable(ct) = s {
             if ct.query.is_some() {
                 // Its own statements fail the block as they go; an error
@@ -1195,10 +1207,7 @@ impl Session {
 
     fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
-        let mut b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
-        b.actor =
-            Some(crate::privileges::Actor { role: self.current_role().to_string(), bypass: self.bypasses() });
-        grant::check_statement(&b, s)?;
+        let b = self.acting_binder();
         let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
@@ -1580,6 +1589,7 @@ impl Session {
                 None => Error::UndefinedTable(parts.last().cloned().unwrap_or_default()),
             });
         };
+        grant::require_owner(&self.acting_binder(), crate::privileges::ObjectKind::Relation, &def.name)?;
         if concurrently {
             if !def.populated {
                 return Err(Error::other(
