@@ -756,6 +756,9 @@ fn passwords() {
 
         healthy.client.batch_execute("CREATE ROLE app LOGIN PASSWORD 'p'").unwrap();
         let mut app = login(&server, "app", "p").expect("app logs in");
+        let denied = app.query_one("SELECT count(*) FROM canary", &[]).unwrap_err();
+        assert_eq!(code(&denied), Some("42501"), "{denied:?}");
+        healthy.client.batch_execute("GRANT SELECT ON canary TO app").unwrap();
         assert_eq!(app.query_one("SELECT count(*) FROM canary", &[]).unwrap().get::<_, i64>(0), 3);
         let e = refused(login(&server, "app", "q"), "app, wrong password");
         assert_eq!(code(&e), Some("28P01"), "{e:?}");
