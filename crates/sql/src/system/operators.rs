@@ -1,5 +1,6 @@
 //! The operators of `pg_operator`: PostgreSQL 15's rows (same OIDs,
-//! names, operand and result types, commutators, negators and functions)
+//! names, operand and result types, commutators and negators; the
+//! function names are kept here, `pg_operator.oprcode` shows 0)
 //! of the comparison, arithmetic, `||`, pattern-matching and JSON
 //! operators it defines on the types Centum has. Tools read them to list operators (psql's `\do`) and to
 //! learn what an operator's OID found in another catalog means.

@@ -202,7 +202,7 @@ system_tables! {
     InitPrivs "pg_catalog" "pg_init_privs" ["objoid" O, "classoid" O, "objsubid" I4, "privtype" T, "initprivs" T]
     Operator "pg_catalog" "pg_operator" [
         "oid" O, "oprname" T, "oprnamespace" O, "oprowner" O, "oprkind" T, "oprcanmerge" B, "oprcanhash" B,
-        "oprleft" O, "oprright" O, "oprresult" O, "oprcom" O, "oprnegate" O, "oprcode" T, "oprrest" T,
+        "oprleft" O, "oprright" O, "oprresult" O, "oprcom" O, "oprnegate" O, "oprcode" O, "oprrest" T,
         "oprjoin" T,
     ]
     Opclass "pg_catalog" "pg_opclass" [
@@ -484,7 +484,10 @@ impl SystemTable {
             SystemTable::Class => classes(s),
             SystemTable::Operator => super::operators::OPERATORS
                 .iter()
-                .map(|&(o, name, kind, merge, hash, left, right, result, com, neg, code, rest, join)| {
+                // `oprcode` is a `regproc` in PostgreSQL; built-in functions
+                // have no rows in Centum's pg_proc, so it is 0 (pg_dump
+                // reads it as an OID).
+                .map(|&(o, name, kind, merge, hash, left, right, result, com, neg, _code, rest, join)| {
                     vec![
                         oid(o),
                         txt(name),
@@ -498,7 +501,7 @@ impl SystemTable {
                         oid(result),
                         oid(com),
                         oid(neg),
-                        txt(code),
+                        oid(0),
                         txt(rest),
                         txt(join),
                     ]
