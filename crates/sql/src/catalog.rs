@@ -683,14 +683,6 @@ impl Catalog {
         self.lock_globals().view().roles.clone()
     }
 
-    /// The role every object is reported as owned by (Centum has no
-    /// per-object owners): the first superuser role, else the first role.
-    pub fn owner_role(&self) -> Option<String> {
-        let g = self.lock_globals();
-        let roles = &g.view().roles;
-        roles.iter().find(|r| r.superuser).or(roles.first()).map(|r| r.name.clone())
-    }
-
     /// The role named `name`.
     pub fn role(&self, name: &str) -> Option<Role> {
         self.lock_globals().view().roles.iter().find(|r| r.name == name).cloned()
@@ -906,17 +898,6 @@ fn restore(g: &mut Globals, kind: ObjectKind, name: &str, (privs, comment): Fact
 }
 
 impl Catalog {
-    /// Whether `kind` `name` exists (a table, view or materialized view for
-    /// [`ObjectKind::Relation`]).
-    pub fn object_exists(&self, kind: ObjectKind, name: &str) -> bool {
-        match kind {
-            ObjectKind::Relation => self.db.table(name).is_ok() || self.view(name).is_some(),
-            ObjectKind::Sequence => self.has_sequence(name),
-            ObjectKind::Schema => self.has_schema(name),
-            ObjectKind::Routine => self.routine_source(name).is_some(),
-        }
-    }
-
     /// Every object that carries privileges: what a DDL statement's
     /// creations are found from (the objects after it, less those before).
     pub(crate) fn objects(&self) -> std::collections::BTreeSet<(ObjectKind, String)> {

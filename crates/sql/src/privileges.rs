@@ -126,11 +126,6 @@ pub fn named(word: &str) -> Option<u16> {
     NAMES.iter().find(|(_, _, n)| n.eq_ignore_ascii_case(word)).map(|(b, _, _)| *b)
 }
 
-/// The names of the privileges in `bits`, comma-separated.
-pub fn names(bits: u16) -> String {
-    NAMES.iter().filter(|(b, _, _)| bits & b != 0).map(|(_, _, n)| *n).collect::<Vec<_>>().join(", ")
-}
-
 /// One entry of an ACL: what `grantor` granted `grantee`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AclItem {

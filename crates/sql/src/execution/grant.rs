@@ -337,6 +337,25 @@ pub(crate) fn require_create_in(b: &Binder, engine_name: &str) -> Result<()> {
     }
 }
 
+/// Whether [`check_statement`] has anything to check in `s`: queries and
+/// row changes are checked when they are planned, and need no acting
+/// role worked out here.
+pub(crate) fn checks(s: &ast::Statement) -> bool {
+    use ast::Statement as S;
+    !matches!(
+        s,
+        S::Query(_)
+            | S::Insert(_)
+            | S::Update(_)
+            | S::Delete(_)
+            | S::Merge(_)
+            | S::Call(_)
+            | S::Explain { .. }
+            | S::Set(_)
+            | S::ShowVariable { .. }
+    )
+}
+
 /// Checks that the acting role may run schema change or role statement
 /// `s`: own what it changes or drops, may create in the schema it creates
 /// in, hold TRUNCATE on what it truncates; only superusers manage roles

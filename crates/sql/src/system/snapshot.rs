@@ -195,8 +195,9 @@ pub(crate) struct Snapshot {
     pub sequence_defs: BTreeMap<String, SequenceDef>,
     /// Roles with their OIDs, in creation order (empty: none created).
     pub roles: Vec<(i32, Role)>,
-    /// The OID reported as every object's owner: the first superuser
-    /// role, else the first role, else [`ROLE`]. Centum has no ownership.
+    /// The OID of the owner of built-in objects and of those that store
+    /// no owner: the first superuser role, else the first role, else
+    /// [`ROLE`].
     pub owner: i32,
     /// Functions and procedures with their OIDs, in OID order.
     pub routines: Vec<(i32, crate::procedures::RoutineInfo)>,
