@@ -146,7 +146,7 @@ pub(crate) fn create_role(catalog: &Catalog, cr: &ast::CreateRole) -> Result<Str
         return Err(Error::unsupported("VALID UNTIL"));
     }
     for n in &cr.names {
-        let name = crate::planner::bind::object_parts(n)?.join(".");
+        let name = crate::names::object_parts(n)?.join(".");
         let role = Role {
             name: name.clone(),
             superuser: o.superuser.unwrap_or(false),
@@ -167,7 +167,7 @@ pub(crate) fn alter_role(
     name: &ast::Ident,
     op: &ast::AlterRoleOperation,
 ) -> Result<String> {
-    let name = crate::planner::bind::ident(name);
+    let name = crate::names::ident(name);
     match op {
         ast::AlterRoleOperation::WithOptions { options } => {
             let mut o = Options::default();
@@ -188,7 +188,7 @@ pub(crate) fn alter_role(
             })?;
         }
         ast::AlterRoleOperation::RenameRole { role_name } => {
-            let to = crate::planner::bind::ident(role_name);
+            let to = crate::names::ident(role_name);
             if catalog.role(&to).is_some() {
                 return Err(Error::Duplicate {
                     code: "42710",
@@ -220,7 +220,7 @@ pub(crate) fn drop_roles(
 ) -> Result<(String, Vec<String>)> {
     let mut notices = Vec::new();
     for n in names {
-        let name = crate::planner::bind::object_parts(n)?.join(".");
+        let name = crate::names::object_parts(n)?.join(".");
         if name == current {
             return Err(Error::other("55006", "current user cannot be dropped"));
         }

@@ -283,7 +283,6 @@ impl Catalog {
     /// Loads the SQL catalog of `db`.
     pub fn open(db: Database) -> Result<Catalog> {
         let globals = decode_globals(&db.catalog_extra())?;
-        crate::execution::ddl::recover_rewrites(&db)?;
         let activity = Arc::new(crate::activity::Activity::new(db.clone()));
         let views_seen = AtomicBool::new(!globals.views.is_empty());
         Ok(Catalog {

@@ -46,6 +46,8 @@ pub mod catalog;
 pub mod copy;
 pub mod error;
 pub(crate) mod execution;
+pub(crate) mod functions;
+pub(crate) mod names;
 pub mod parser;
 pub(crate) mod planner;
 pub mod privileges;

@@ -36,8 +36,10 @@ pub struct Database {
 }
 
 impl Database {
-    /// Opens the SQL layer over an engine database.
+    /// Opens the SQL layer over an engine database: finishes the column
+    /// rewrites a crash interrupted, then loads the SQL catalog.
     pub fn open(engine: centum_engine::Database) -> Result<Database> {
+        crate::execution::ddl::recover_rewrites(&engine)?;
         Ok(Database { catalog: Arc::new(Catalog::open(engine)?) })
     }
 
@@ -435,7 +437,7 @@ impl Session {
         for t in &l.tables {
             let table = b.table_name(&t.name).ok().filter(|n| self.catalog.db().table(n).is_ok());
             if table.is_none() {
-                let parts = crate::planner::bind::object_parts(&t.name)?;
+                let parts = crate::names::object_parts(&t.name)?;
                 if b.sequence_named(&parts).is_some() {
                     return Err(Error::other(
                         "42809",
@@ -780,7 +782,7 @@ impl Session {
         let mut planned = self.plan(&statement, declared.clone())?;
         if let ast::Statement::Execute { name: Some(name), .. } = &statement {
             // EXECUTE returns the rows of the statement it names.
-            let n = crate::planner::bind::object_parts(name)?.join(".");
+            let n = crate::names::object_parts(name)?.join(".");
             planned.columns = self.named_statement(&n)?.planned.columns.clone();
         }
         let role_epoch = self.role_epoch;
@@ -1053,15 +1055,15 @@ impl Session {
             S::Commit { .. } => return self.commit(),
             S::Rollback { savepoint: None, .. } => return Ok(self.rollback()),
             S::Rollback { savepoint: Some(name), .. } => {
-                let r = self.rollback_to(&crate::planner::bind::ident(name));
+                let r = self.rollback_to(&crate::names::ident(name));
                 return self.failing(r);
             }
             S::Savepoint { name } if self.state != TxnStatus::Failed => {
-                let r = self.savepoint(&crate::planner::bind::ident(name));
+                let r = self.savepoint(&crate::names::ident(name));
                 return self.failing(r);
             }
             S::ReleaseSavepoint { name } if self.state != TxnStatus::Failed => {
-                let r = self.release(&crate::planner::bind::ident(name));
+                let r = self.release(&crate::names::ident(name));
                 return self.failing(r);
             }
             _ => {}
@@ -1289,7 +1291,7 @@ impl Session {
             S::AlterSchema(a)
                 if a.operations.iter().all(|o| matches!(o, ast::AlterSchemaOperation::OwnerTo { .. })) =>
             {
-                let name = crate::planner::bind::object_parts(&a.name)?.join(".");
+                let name = crate::names::object_parts(&a.name)?.join(".");
                 if !self.catalog.has_schema(&name) {
                     return Err(Error::other("3F000", format!("schema \"{name}\" does not exist")));
                 }
@@ -1301,7 +1303,7 @@ impl Session {
                 Ok(tag("ALTER SCHEMA"))
             }
             S::AlterFunction(f) if matches!(f.operation, ast::AlterFunctionOperation::OwnerTo(_)) => {
-                let parts = crate::planner::bind::object_parts(&f.function.name)?;
+                let parts = crate::names::object_parts(&f.function.name)?;
                 let name = parts.last().cloned().unwrap_or_default();
                 if self.catalog.routine_source(&name).is_none() {
                     return Err(Error::UndefinedFunction(name));
@@ -1323,7 +1325,7 @@ impl Session {
                 match &r.reset {
                     ast::Reset::ALL => self.reset(None),
                     ast::Reset::ConfigurationParameter(n) => {
-                        let n = crate::planner::bind::object_parts(n)?.join("_");
+                        let n = crate::names::object_parts(n)?.join("_");
                         if n == "role" {
                             self.set_role(None)?;
                         } else {
@@ -1378,10 +1380,10 @@ impl Session {
             S::Prepare { name, data_types, statement } => {
                 let declared = data_types
                     .iter()
-                    .map(|t| crate::planner::bind::data_type(t).map(Some))
+                    .map(|t| crate::names::data_type(t).map(Some))
                     .collect::<Result<Vec<_>>>()?;
                 let p = self.prepare_ast((**statement).clone(), declared)?;
-                let n = crate::planner::bind::ident(name);
+                let n = crate::names::ident(name);
                 if self.named.contains_key(&n) {
                     return Err(Error::Duplicate {
                         code: "42P05",
@@ -1392,7 +1394,7 @@ impl Session {
                 Ok(tag("PREPARE"))
             }
             S::Execute { name: Some(name), parameters, .. } => {
-                let n = crate::planner::bind::object_parts(name)?.join(".");
+                let n = crate::names::object_parts(name)?.join(".");
                 let mut p = self.named_statement(&n)?.clone();
                 let mut params = Vec::new();
                 let empty = Default::default();
@@ -1417,7 +1419,7 @@ impl Session {
                 self.checkpoint()
             }
             S::Deallocate { name, .. } => {
-                let n = crate::planner::bind::ident(name);
+                let n = crate::names::ident(name);
                 if n == "all" {
                     self.named.clear();
                 } else if self.named.remove(&n).is_none() {
@@ -1445,7 +1447,7 @@ impl Session {
     /// transaction: the block's, or one of its own, so a failure leaves
     /// no table behind. The tag is `SELECT n`, as PostgreSQL's.
     fn create_table_as(&mut self, ct: &ast::CreateTable) -> Result<QueryResult> {
-        let names: Vec<String> = ct.columns.iter().map(|c| crate::planner::bind::ident(&c.name)).collect();
+        let names: Vec<String> = ct.columns.iter().map(|c| crate::names::ident(&c.name)).collect();
         match self.table_from_query(ct, &names, true, |_| Ok(()))? {
             Some(rows) => Ok(tag(&format!("SELECT {rows}"))),
             None => {
@@ -1576,7 +1578,7 @@ impl Session {
             ));
         }
         let b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
-        let parts = crate::planner::bind::object_parts(&name)?;
+        let parts = crate::names::object_parts(&name)?;
         let Some(def) = b.view_named(&parts).filter(|v| v.materialized) else {
             let engine = b.table_name(&name).unwrap_or_else(|_| parts.join("."));
             // PostgreSQL gives 0A000 here, where DROP gives 42809.
@@ -1753,14 +1755,14 @@ impl Session {
             ast::Set::SetTimeZone { .. } => Ok(tag("SET")),
             ast::Set::SetNames { .. } => Ok(tag("SET")),
             ast::Set::SetRole { role_name, .. } => {
-                let name = role_name.as_ref().map(crate::planner::bind::ident);
+                let name = role_name.as_ref().map(crate::names::ident);
                 self.set_role(name.filter(|n| n != "none"))?;
                 Ok(tag("SET"))
             }
             ast::Set::SetSessionAuthorization(p) => {
                 let name = match &p.kind {
                     ast::SetSessionAuthorizationParamKind::Default => None,
-                    ast::SetSessionAuthorizationParamKind::User(u) => Some(crate::planner::bind::ident(u)),
+                    ast::SetSessionAuthorizationParamKind::User(u) => Some(crate::names::ident(u)),
                 };
                 self.set_role(name)?;
                 Ok(tag("SET"))
@@ -2289,7 +2291,7 @@ fn with_parameters(s: &ast::Statement, params: &[Value], types: &[DataType]) -> 
                 };
                 let text = match value {
                     Value::Null => "NULL".to_string(),
-                    v => crate::system::functions::quote_literal(&v.to_string()),
+                    v => crate::names::quote_literal(&v.to_string()),
                 };
                 match crate::planner::dml::parse_expr(&format!("CAST({text} AS {})", ty.sql_name())) {
                     Ok(x) => *e = x,

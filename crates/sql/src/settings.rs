@@ -139,7 +139,7 @@ impl Default for Settings {
             isolation: Isolation::ReadCommitted,
             search_path: vec!["public".into()],
             statement_timeout: None,
-            statement_mem: crate::execution::DEFAULT_STATEMENT_MEM,
+            statement_mem: DEFAULT_STATEMENT_MEM,
             delayed_durability: false,
             lock_timeout: None,
             idle_timeouts: (None, None),
@@ -402,6 +402,9 @@ fn show_duration(ms: u128) -> String {
     }
     format!("{ms}ms")
 }
+
+/// The default `statement_mem`: 1 GiB.
+pub const DEFAULT_STATEMENT_MEM: usize = 1 << 30;
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,10 @@
 //! Aggregate accumulators.
 
-use super::eval::{binary, eval, test};
+use super::eval::{eval, test};
 use super::ExecCtx;
 use crate::error::Result;
-use crate::planner::expr::BinOp;
+use crate::functions::operators::binary;
+use crate::functions::operators::BinOp;
 use crate::planner::plan::{AggCall, AggFunc};
 use centum_types::{Decimal, Value};
 use foldhash::{HashSet, HashSetExt};
@@ -197,10 +198,10 @@ impl Acc {
             }
             AggFunc::ArrayAgg => Value::Array(self.items),
             AggFunc::JsonbAgg | AggFunc::JsonAgg => {
-                super::json::aggregate_array(&self.items, call.func == AggFunc::JsonAgg)?
+                crate::functions::json::aggregate_array(&self.items, call.func == AggFunc::JsonAgg)?
             }
             AggFunc::JsonbObjectAgg | AggFunc::JsonObjectAgg => {
-                super::json::aggregate_object(&self.items, call.func == AggFunc::JsonObjectAgg)?
+                crate::functions::json::aggregate_object(&self.items, call.func == AggFunc::JsonObjectAgg)?
             }
             AggFunc::Count | AggFunc::CountStar => Value::BigInt(self.count),
             AggFunc::Avg => match self.value {

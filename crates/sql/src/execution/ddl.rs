@@ -8,7 +8,8 @@
 
 use crate::catalog::{Check, ColumnMeta, ForeignKey, RefAction, SequenceDef, TableMeta};
 use crate::error::{Error, Result};
-use crate::planner::bind::{data_type, ident, object_parts, Binder, Ctx, Scope};
+use crate::names::{data_type, ident, object_parts};
+use crate::planner::bind::{Binder, Ctx, Scope};
 use crate::planner::plan::OutputColumn;
 use crate::privileges::ObjectKind;
 use centum_engine::{Durability, IndexDef, IndexKind, Isolation, TableDef};
@@ -803,7 +804,7 @@ pub(crate) fn alter_sequence(b: &Binder, text: &str) -> Result<String> {
             .collect();
         let owner = match target.as_slice() {
             [t, c] => Some((b.table_name(&ast::ObjectName::from(vec![ast::Ident::new(t)]))?, c.clone())),
-            [s, t, c] => Some((crate::planner::bind::qualify(s, t), c.clone())),
+            [s, t, c] => Some((crate::names::qualify(s, t), c.clone())),
             _ => None,
         };
         // pg_dump sets the column's default after this statement.
@@ -850,7 +851,7 @@ fn canonical_default(b: &Binder, text: &str) -> Option<String> {
         ast::Expr::Cast { expr, .. } => literal(expr)?,
         other => literal(other)?,
     };
-    let parts = object_parts(&crate::planner::bind::sqlparser_object_name(&name).ok()?).ok()?;
+    let parts = object_parts(&crate::names::sqlparser_object_name(&name).ok()?).ok()?;
     let seq = b.sequence_named(&parts)?;
     Some(format!("nextval('{seq}')"))
 }

@@ -10,7 +10,8 @@
 use super::ddl::DdlOutcome;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::planner::bind::{ident, object_parts, qualify, Binder};
+use crate::names::{ident, object_parts, qualify};
+use crate::planner::bind::Binder;
 use crate::privileges::{self, denied, not_owner, Actor, ObjectKind, ObjectPrivs};
 use sqlparser::ast;
 

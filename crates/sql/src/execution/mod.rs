@@ -7,13 +7,10 @@
 //! drives the same leaves to find the rows it changes.
 
 pub(crate) mod aggregate;
-pub(crate) mod arrays;
 pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod eval;
-pub mod functions;
 pub(crate) mod grant;
-pub(crate) mod json;
 pub mod profile;
 pub(crate) mod query;
 pub(crate) mod sort;
@@ -23,6 +20,7 @@ pub(crate) mod window;
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::planner::Statement;
+use crate::settings::DEFAULT_STATEMENT_MEM;
 use centum_engine::Transaction;
 use centum_types::{TimestampTz, Value};
 use std::cell::{OnceCell, RefCell};
@@ -112,9 +110,6 @@ pub(crate) const TICKS_PER_CHECK: u32 = 64;
 /// Bytes of one string that count as one unit of work: about the bytes a
 /// row's worth of time copies or scans.
 pub(crate) const TICK_BYTES: usize = 16 * 1024;
-
-/// The default `statement_mem`: 1 GiB.
-pub const DEFAULT_STATEMENT_MEM: usize = 1 << 30;
 
 impl Budget {
     /// A budget of `limit` bytes.

@@ -264,7 +264,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
         Plan::Unnest { args, types, ordinality } => {
             let mut arrays = Vec::with_capacity(args.len());
             for (e, ty) in args.iter().zip(types) {
-                let items = super::arrays::elements(&eval(e, &[], &outer, cx)?)?.into_owned();
+                let items = crate::functions::arrays::elements(&eval(e, &[], &outer, cx)?)?.into_owned();
                 let typed = items
                     .into_iter()
                     .map(|v| if v.fits(ty) { Ok(v) } else { Ok(v.coerce_to(ty)?) })
@@ -482,7 +482,7 @@ fn project_set(row: Vec<Value>, sets: &[usize]) -> Result<Vec<Vec<Value>>> {
             Value::Text(t) if !t.trim_start().starts_with('{') => {
                 t.split_whitespace().map(|s| Value::Text(s.to_string())).collect()
             }
-            v => super::arrays::elements(v)?.into_owned(),
+            v => crate::functions::arrays::elements(v)?.into_owned(),
         };
         arrays.push(items);
     }
@@ -878,7 +878,7 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
             for e in keys {
                 let v = eval(e, &[], outer, cx)?;
                 if *spread {
-                    members.extend(super::arrays::elements(&v)?.iter().cloned());
+                    members.extend(crate::functions::arrays::elements(&v)?.iter().cloned());
                 } else {
                     members.push(v);
                 }

@@ -17,7 +17,7 @@
 use super::ddl::{self, DdlOutcome};
 use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
-use crate::planner::bind::{ident, object_parts};
+use crate::names::{ident, object_parts};
 use crate::planner::views::{short, written_name};
 use crate::planner::{Binder, OutputColumn};
 use sqlparser::ast;
@@ -458,7 +458,7 @@ fn renamed(b: &Binder, old: &str, new: &str) -> Result<()> {
         let resolver = Binder::new(b.catalog, &v.search_path, vec![]);
         let was = |name: &ast::ObjectName| {
             object_parts(name).ok().is_some_and(|parts| match parts.as_slice() {
-                [t] => v.search_path.iter().any(|s| crate::planner::bind::qualify(s, t) == old),
+                [t] => v.search_path.iter().any(|s| crate::names::qualify(s, t) == old),
                 _ => resolver.new_object_name(name).is_ok_and(|n| n == old),
             })
         };

@@ -28,7 +28,8 @@ use super::eval::eval;
 use super::query::{compare_keys, Rows};
 use super::{row_bytes, ExecCtx};
 use crate::error::{Error, Result};
-use crate::planner::expr::{BinOp, Expr};
+use crate::functions::operators::BinOp;
+use crate::planner::expr::Expr;
 use crate::planner::plan::{AggCall, Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
@@ -287,7 +288,7 @@ impl Partition<'_> {
         // Towards smaller keys when looking back in ascending order or
         // ahead in descending order.
         let op = if before != order.desc { BinOp::Sub } else { BinOp::Add };
-        let target = super::eval::binary(op, k, d)?;
+        let target = crate::functions::operators::binary(op, k, d)?;
         // How a key stands against the target, in the window's order.
         let cmp = |v: &Value| {
             let o = v.sql_cmp(&target).unwrap_or(Ordering::Equal);

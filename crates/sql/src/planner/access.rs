@@ -19,9 +19,10 @@
 //! which the executor skips when the index answers them exactly too (see
 //! `Access::bound_check`).
 
-use super::expr::{BinOp, Expr};
+use super::expr::Expr;
 use super::plan::{Access, AccessPath};
 use crate::error::Result;
+use crate::functions::operators::BinOp;
 use centum_engine::{Direction, IndexKind};
 use std::ops::Bound;
 

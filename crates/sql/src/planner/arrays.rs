@@ -2,7 +2,7 @@
 //! (array)`, the array operators and functions, for operands typed as
 //! arrays (`integer[]`, ...). Each becomes a [`Builtin`] call whose result
 //! type is worked out here (element type, array type, integer, boolean);
-//! the implementations are in `execution::arrays`.
+//! the implementations are in `functions::arrays`.
 //!
 //! Catalog columns that PostgreSQL declares as arrays (`conkey`,
 //! `reloptions`) are array text in Centum's virtual catalog; calls on them
@@ -10,10 +10,11 @@
 //! makes a real array of one.
 
 use super::bind::{wider, Binder, Typed};
-use super::expr::{BinOp, Expr};
+use super::expr::Expr;
 use crate::error::{Error, Result};
-use crate::execution::arrays::{self as exec, builtin};
-use crate::execution::functions::ScalarImpl;
+use crate::functions::arrays::{self as exec, builtin};
+use crate::functions::operators::BinOp;
+use crate::functions::ScalarImpl;
 use crate::system::CatalogFn;
 use centum_types::DataType;
 use sqlparser::ast;

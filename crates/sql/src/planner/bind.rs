@@ -10,11 +10,13 @@
 //! (`d > '2024-01-01'` parses the text as a date, at bind time), and so do
 //! parameters (`id = $1` makes `$1` the type of `id`).
 
-use super::expr::{BinOp, Expr, SeqOp, SubqueryKind};
+use super::expr::{Expr, SeqOp, SubqueryKind};
 use super::plan::{AggCall, AggFunc, OutputColumn, Plan, SortKey};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::execution::functions;
+use crate::functions;
+use crate::functions::operators::BinOp;
+use crate::names::{data_type, function_name, ident, object_parts, qualify, sqlparser_object_name};
 use crate::privileges::{Need, ObjectKind};
 use centum_types::{DataType, Decimal, Value};
 use sqlparser::ast;
@@ -1184,8 +1186,8 @@ impl<'a> Binder<'a> {
                     Some(crate::system::snapshot::RelRef::Sequence(q)) => {
                         format!(
                             "{}.{}",
-                            crate::system::functions::quote_ident(&q.schema),
-                            crate::system::functions::quote_ident(&q.name)
+                            crate::names::quote_ident(&q.schema),
+                            crate::names::quote_ident(&q.name)
                         )
                     }
                     _ => {
@@ -1408,60 +1410,6 @@ pub(crate) fn has_aggregate(e: &ast::Expr) -> bool {
     }
 }
 
-/// A function's lower-case name (schema `pg_catalog` dropped).
-pub(crate) fn function_name(f: &ast::Function) -> Result<String> {
-    let parts = object_parts(&f.name)?;
-    match parts.as_slice() {
-        [n] | [_, n] => Ok(n.clone()),
-        _ => Err(Error::Syntax(format!("improper function name: {}", f.name))),
-    }
-}
-
-/// An identifier as PostgreSQL folds it: lower case unless quoted.
-pub(crate) fn ident(id: &ast::Ident) -> String {
-    if id.quote_style.is_some() {
-        id.value.clone()
-    } else {
-        id.value.to_lowercase()
-    }
-}
-
-/// The folded parts of a dotted name.
-pub(crate) fn object_parts(name: &ast::ObjectName) -> Result<Vec<String>> {
-    name.0
-        .iter()
-        .map(|p| match p {
-            ast::ObjectNamePart::Identifier(id) => Ok(ident(id)),
-            other => Err(Error::Syntax(format!("unexpected name part {other}"))),
-        })
-        .collect()
-}
-
-/// Engine name of table `t` in schema `s`.
-pub(crate) fn qualify(s: &str, t: &str) -> String {
-    if s == "public" || s == "pg_catalog" {
-        t.to_string()
-    } else {
-        format!("{s}.{t}")
-    }
-}
-
-pub(crate) fn sqlparser_object_name(text: &str) -> Result<ast::ObjectName> {
-    let parts = text
-        .split('.')
-        .map(|p| {
-            let quoted = p.starts_with('"') && p.ends_with('"') && p.len() >= 2;
-            let v = if quoted { p[1..p.len() - 1].to_string() } else { p.to_string() };
-            ast::ObjectNamePart::Identifier(if quoted {
-                ast::Ident::with_quote('"', v)
-            } else {
-                ast::Ident::new(v)
-            })
-        })
-        .collect();
-    Ok(ast::ObjectName(parts))
-}
-
 pub(crate) fn comparison(op: &ast::BinaryOperator) -> Result<BinOp> {
     use ast::BinaryOperator as B;
     Ok(match op {
@@ -1522,7 +1470,7 @@ fn negate_literal(v: Value) -> Result<Value> {
             }
             Value::Numeric(n)
         }
-        other => crate::execution::eval::negate(other)?,
+        other => crate::functions::operators::negate(other)?,
     })
 }
 
@@ -1716,112 +1664,7 @@ fn interval_literal(
     Ok(iv)
 }
 
-/// Converts a SQL type name.
-pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
-    use ast::DataType as T;
-    let len = |l: &Option<ast::CharacterLength>| -> Option<u32> {
-        match l {
-            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
-                Some((*length).min(u32::MAX as u64) as u32)
-            }
-            _ => None,
-        }
-    };
-    let numeric = |info: &ast::ExactNumberInfo| -> Result<DataType> {
-        Ok(match info {
-            ast::ExactNumberInfo::None => DataType::numeric(None, None)?,
-            ast::ExactNumberInfo::Precision(p) => DataType::numeric(Some(*p as u32), None)?,
-            ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
-                if *s < 0 {
-                    return Err(Error::InvalidParameter(format!(
-                        "NUMERIC scale {s} must be between 0 and precision {p}"
-                    )));
-                }
-                DataType::numeric(Some(*p as u32), Some(*s as u32))?
-            }
-        })
-    };
-    Ok(match t {
-        T::SmallInt(_) | T::Int2(_) => DataType::SmallInt,
-        T::Int(_) | T::Integer(_) | T::Int4(_) => DataType::Integer,
-        T::BigInt(_) | T::Int8(_) => DataType::BigInt,
-        T::Real | T::Float4 | T::Double(_) | T::DoublePrecision | T::Float8 | T::Float(_) | T::Float64 => {
-            DataType::Double
-        }
-        T::Numeric(i) | T::Decimal(i) | T::Dec(i) => numeric(i)?,
-        T::Varchar(l) | T::CharacterVarying(l) | T::CharVarying(l) => DataType::varchar(len(l))?,
-        T::Char(l) | T::Character(l) => DataType::bpchar(len(l))?,
-        T::Text | T::String(_) => DataType::Text,
-        T::Bytea => DataType::Bytea,
-        T::Bool | T::Boolean => DataType::Boolean,
-        T::Date => DataType::Date,
-        T::Timestamp(_, tz) => match tz {
-            ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz => DataType::TimestampTz,
-            _ => DataType::Timestamp,
-        },
-        T::Uuid => DataType::Uuid,
-        T::JSON => DataType::Json,
-        T::JSONB => DataType::Jsonb,
-        T::Interval { .. } => DataType::Interval,
-        T::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
-            return Err(Error::unsupported("type time with time zone"))
-        }
-        T::Time(..) => DataType::Time,
-        T::Regclass => DataType::Text,
-        T::Array(def) => match def {
-            ast::ArrayElemTypeDef::AngleBracket(t)
-            | ast::ArrayElemTypeDef::SquareBracket(t, _)
-            | ast::ArrayElemTypeDef::Parenthesis(t)
-            | ast::ArrayElemTypeDef::Qualified(t, _) => DataType::array_of(data_type(t)?)?,
-            ast::ArrayElemTypeDef::None => {
-                return Err(Error::Syntax("array type without an element type".into()))
-            }
-        },
-        T::Custom(name, mods) => {
-            let n = object_parts(name)?.last().cloned().unwrap_or_default();
-            match n.as_str() {
-                "int2" => DataType::SmallInt,
-                // OIDs are integers in Centum's catalog (see `system`).
-                "int4" | "oid" => DataType::Integer,
-                "int8" => DataType::BigInt,
-                "float4" | "float8" => DataType::Double,
-                "timestamptz" => DataType::TimestampTz,
-                "bpchar" => DataType::bpchar(mods.first().and_then(|m| m.parse().ok()))?,
-                "name" | "citext" | "text" => DataType::Text,
-                "bool" | "boolean" => DataType::Boolean,
-                "varchar" => DataType::varchar(mods.first().and_then(|m| m.parse().ok()))?,
-                "numeric" | "decimal" => DataType::numeric(None, None)?,
-                "date" => DataType::Date,
-                "timestamp" => DataType::Timestamp,
-                "bytea" => DataType::Bytea,
-                "uuid" => DataType::Uuid,
-                "interval" => DataType::Interval,
-                "time" => DataType::Time,
-                "json" => DataType::Json,
-                "jsonb" => DataType::Jsonb,
-                "timetz" => return Err(Error::unsupported("type time with time zone")),
-                "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
-                    return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")).retag("42704"))
-                }
-                _ => return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist"))),
-            }
-        }
-        other => {
-            return Err(Error::UndefinedObject(format!(
-                "type \"{}\" does not exist",
-                other.to_string().to_lowercase()
-            )))
-        }
-    })
-}
-
-impl Error {
-    fn retag(self, _code: &'static str) -> Error {
-        self
-    }
-}
-
 /// An explicit cast of a constant.
 pub(crate) fn cast_value(v: Value, ty: &DataType) -> Result<Value> {
-    crate::execution::eval::cast(v, ty)
+    crate::functions::operators::cast(v, ty)
 }

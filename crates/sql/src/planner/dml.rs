@@ -8,12 +8,13 @@
 //! the engine as it writes.
 
 use super::access;
-use super::bind::{ident, object_parts, Binder, Ctx, Scope};
+use super::bind::{Binder, Ctx, Scope};
 use super::expr::Expr;
 use super::plan::{Access, AccessPath, OutputColumn, Plan};
 use super::views::Action;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
+use crate::names::{ident, object_parts};
 use crate::privileges::{ObjectKind, DELETE, INSERT, SELECT, UPDATE};
 use centum_engine::{IndexKind, Table};
 use centum_types::{DataType, Value};
@@ -432,7 +433,7 @@ impl<'a> Binder<'a> {
                     let name = match e {
                         ast::Expr::Identifier(id) => ident(id),
                         ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident).unwrap_or_default(),
-                        ast::Expr::Function(f) => super::bind::function_name(f)?,
+                        ast::Expr::Function(f) => crate::names::function_name(f)?,
                         _ => "?column?".into(),
                     };
                     exprs.push(x);

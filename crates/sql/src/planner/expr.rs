@@ -12,94 +12,9 @@
 //! ```
 
 use super::plan::Plan;
-use crate::execution::functions::Builtin;
+use crate::functions::operators::BinOp;
+use crate::functions::Builtin;
 use centum_types::{DataType, Value};
-
-/// Binary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinOp {
-    /// `+`
-    Add,
-    /// `-`
-    Sub,
-    /// `*`
-    Mul,
-    /// `/`
-    Div,
-    /// `%`
-    Mod,
-    /// `||`
-    Concat,
-    /// `=`
-    Eq,
-    /// `<>`
-    NotEq,
-    /// `<`
-    Lt,
-    /// `<=`
-    LtEq,
-    /// `>`
-    Gt,
-    /// `>=`
-    GtEq,
-    /// `AND`
-    And,
-    /// `OR`
-    Or,
-    /// `&` (integers)
-    BitAnd,
-    /// `|` (integers)
-    BitOr,
-    /// `#` (integers)
-    BitXor,
-    /// `<<` (integers)
-    ShiftLeft,
-    /// `>>` (integers)
-    ShiftRight,
-}
-
-impl BinOp {
-    /// The operator as SQL writes it.
-    pub fn symbol(self) -> &'static str {
-        match self {
-            BinOp::Add => "+",
-            BinOp::Sub => "-",
-            BinOp::Mul => "*",
-            BinOp::Div => "/",
-            BinOp::Mod => "%",
-            BinOp::Concat => "||",
-            BinOp::Eq => "=",
-            BinOp::NotEq => "<>",
-            BinOp::Lt => "<",
-            BinOp::LtEq => "<=",
-            BinOp::Gt => ">",
-            BinOp::GtEq => ">=",
-            BinOp::And => "AND",
-            BinOp::Or => "OR",
-            BinOp::BitAnd => "&",
-            BinOp::BitOr => "|",
-            BinOp::BitXor => "#",
-            BinOp::ShiftLeft => "<<",
-            BinOp::ShiftRight => ">>",
-        }
-    }
-
-    /// Whether the operator compares.
-    pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq)
-    }
-
-    /// The comparison with its operands swapped (`a < b` is `b > a`).
-    pub fn flip(self) -> BinOp {
-        match self {
-            BinOp::Lt => BinOp::Gt,
-            BinOp::LtEq => BinOp::GtEq,
-            BinOp::Gt => BinOp::Lt,
-            BinOp::GtEq => BinOp::LtEq,
-            op => op,
-        }
-    }
-}
 
 /// What a subquery expression asks of its rows.
 #[derive(Clone, Debug)]

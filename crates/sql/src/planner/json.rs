@@ -1,5 +1,5 @@
 //! Binding JSON: the `json`/`jsonb` operators and functions, each a
-//! [`Builtin`] over `execution::json` with its result type worked out
+//! [`Builtin`] over `functions::json` with its result type worked out
 //! here.
 //!
 //! An untyped operand takes the type PostgreSQL resolves for it: the key
@@ -15,9 +15,9 @@
 use super::bind::{Binder, Typed};
 use super::expr::Expr;
 use crate::error::{Error, Result};
-use crate::execution::arrays::builtin;
-use crate::execution::functions::ScalarImpl;
-use crate::execution::json as exec;
+use crate::functions::arrays::builtin;
+use crate::functions::json as exec;
+use crate::functions::ScalarImpl;
 use centum_types::DataType;
 use sqlparser::ast;
 
@@ -91,7 +91,7 @@ impl Binder<'_> {
     ) -> Result<Option<(Vec<Expr>, Vec<SetColumn>)>> {
         let Some((cols, takes)) = set_function(name) else { return Ok(None) };
         if arg.1.is_some() && !is_json(&arg.1) {
-            return Err(crate::execution::arrays::no_function(name, &[arg.1]));
+            return Err(crate::functions::arrays::no_function(name, &[arg.1]));
         }
         let arg = self.typed_as(arg, &takes)?;
         let calls = cols
@@ -220,7 +220,7 @@ impl Binder<'_> {
     ) -> Result<std::result::Result<Typed, Vec<Typed>>> {
         let (t, jb, js) = (DataType::Text, DataType::Jsonb, DataType::Json);
         let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
-        let no = || crate::execution::arrays::no_function(name, &types);
+        let no = || crate::functions::arrays::no_function(name, &types);
         if set_function(name).is_some() {
             let one = <[Typed; 1]>::try_from(args).map_err(|_| no())?;
             let [arg] = one;

@@ -18,11 +18,12 @@
 //! index, with no GROUP BY, DISTINCT, aggregates or window functions
 //! (PostgreSQL refuses those too).
 
-use super::bind::{has_aggregate, ident, object_parts, Binder, Ctx, Scope};
+use super::bind::{has_aggregate, Binder, Ctx, Scope};
 use super::expr::Expr;
 use super::plan::{OutputColumn, Plan};
 use super::views::{combining_clause, single_relation};
 use crate::error::{Error, Result};
+use crate::names::{ident, object_parts};
 use centum_engine::OnHeld;
 use centum_types::DataType;
 use sqlparser::ast;

@@ -113,7 +113,7 @@ impl Binder<'_> {
 
     /// `CALL p(args)`: the plan and the OUT/INOUT columns it returns.
     pub(crate) fn call_statement(&mut self, f: &ast::Function) -> Result<(Call, Vec<OutputColumn>)> {
-        let name = super::bind::function_name(f)?;
+        let name = crate::names::function_name(f)?;
         let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
             return Err(Error::other("42883", format!("procedure {name} does not exist")));
         };

@@ -8,11 +8,13 @@
 //! hash join), or as a filter after an outer join.
 
 use super::access::{self, Order};
-use super::bind::{has_aggregate, ident, intern, Binder, Ctx, Grouping, Scope, Typed};
-use super::expr::{BinOp, Expr};
+use super::bind::{has_aggregate, intern, Binder, Ctx, Grouping, Scope, Typed};
+use super::expr::Expr;
 use super::plan::{Access, AccessPath, GroupingSets, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::error::{Error, Result};
+use crate::functions::operators::BinOp;
+use crate::names::ident;
 use crate::privileges::{ObjectKind, SELECT};
 use crate::system::SystemTable;
 use centum_types::DataType;
@@ -345,7 +347,7 @@ impl<'a> Binder<'a> {
         if let ([ast::SelectItem::UnnamedExpr(ast::Expr::Function(f))], true) =
             (s.projection.as_slice(), s.from.is_empty())
         {
-            if super::bind::function_name(f)? == "pg_partition_ancestors" {
+            if crate::names::function_name(f)? == "pg_partition_ancestors" {
                 // A set-returning function; no relation is a partition, so
                 // it returns no rows.
                 let col = OutputColumn { name: "pg_partition_ancestors".into(), ty: Some(DataType::Integer) };
@@ -427,7 +429,7 @@ impl<'a> Binder<'a> {
                 ast::SelectItem::QualifiedWildcard(kind, _) => {
                     let rel = match kind {
                         ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
-                            super::bind::object_parts(n)?.last().cloned().unwrap_or_default()
+                            crate::names::object_parts(n)?.last().cloned().unwrap_or_default()
                         }
                         _ => return Err(Error::unsupported("this wildcard")),
                     };
@@ -783,7 +785,7 @@ impl<'a> Binder<'a> {
                 let using: Vec<String> = match c {
                     ast::JoinConstraint::Using(cols) => cols
                         .iter()
-                        .map(|c| super::bind::object_parts(c).map(|p| p.join(".")))
+                        .map(|c| crate::names::object_parts(c).map(|p| p.join(".")))
                         .collect::<Result<_>>()?,
                     // NATURAL: the names both sides have.
                     ast::JoinConstraint::Natural => {
@@ -867,7 +869,7 @@ impl<'a> Binder<'a> {
     fn factor(&mut self, f: &ast::TableFactor) -> Result<Item> {
         match f {
             ast::TableFactor::Table { name, alias, args: None, .. } => {
-                let parts = super::bind::object_parts(name)?;
+                let parts = crate::names::object_parts(name)?;
                 let alias_name = alias
                     .as_ref()
                     .map(|a| ident(&a.name))
@@ -985,7 +987,7 @@ impl<'a> Binder<'a> {
 
     /// `unnest(a, b, ...) [WITH ORDINALITY]` in FROM. An array gives its
     /// element type; array text (the catalog's array columns, see
-    /// `system::arrays`) gives text elements.
+    /// `functions::array_text`) gives text elements.
     fn unnest(
         &mut self,
         arrays: &[ast::Expr],
@@ -1139,7 +1141,7 @@ impl<'a> Binder<'a> {
                 let user = self
                     .search_path
                     .iter()
-                    .any(|s| self.catalog.db().table(&super::bind::qualify(s, t)).is_ok());
+                    .any(|s| self.catalog.db().table(&crate::names::qualify(s, t)).is_ok());
                 Ok(if user { None } else { SystemTable::lookup(None, t) })
             }
             _ => Ok(None),
@@ -1175,7 +1177,7 @@ impl<'a> Binder<'a> {
         args: &[ast::FunctionArg],
         alias: Option<&ast::TableAlias>,
     ) -> Result<Item> {
-        let name = super::bind::object_parts(name)?.last().cloned().unwrap_or_default();
+        let name = crate::names::object_parts(name)?.last().cloned().unwrap_or_default();
         if name == "pg_partition_ancestors" {
             // No relation is a partition: no rows.
             let mut cols = vec![
@@ -1687,7 +1689,7 @@ fn column_name(e: &ast::Expr) -> String {
         ast::Expr::Identifier(id) => ident(id),
         ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident).unwrap_or_default(),
         ast::Expr::Collate { expr, .. } => column_name(expr),
-        ast::Expr::Function(f) => super::bind::function_name(f).unwrap_or_else(|_| "?column?".into()),
+        ast::Expr::Function(f) => crate::names::function_name(f).unwrap_or_else(|_| "?column?".into()),
         ast::Expr::Cast { expr, data_type, .. } => match expr.as_ref() {
             // A cast of a constant, or of another cast, is named by its type.
             ast::Expr::Value(_)
@@ -1743,7 +1745,7 @@ fn data_type_name(t: &ast::DataType) -> String {
             | ast::ArrayElemTypeDef::Parenthesis(e),
         ) => return data_type_name(e),
         ast::DataType::Custom(name, _) => {
-            if let Some(n) = super::bind::object_parts(name).ok().and_then(|p| p.last().cloned()) {
+            if let Some(n) = crate::names::object_parts(name).ok().and_then(|p| p.last().cloned()) {
                 if matches!(n.as_str(), "oid" | "regclass" | "regtype" | "regnamespace" | "regproc" | "char")
                 {
                     return n;
@@ -1752,7 +1754,7 @@ fn data_type_name(t: &ast::DataType) -> String {
         }
         _ => {}
     }
-    match super::bind::data_type(t) {
+    match crate::names::data_type(t) {
         Ok(DataType::Integer) => "int4".into(),
         Ok(DataType::BigInt) => "int8".into(),
         Ok(DataType::SmallInt) => "int2".into(),

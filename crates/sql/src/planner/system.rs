@@ -10,7 +10,7 @@
 use super::bind::{Binder, Ctx, Typed};
 use super::expr::{Expr, SubqueryKind};
 use crate::error::{Error, Result};
-use crate::system::arrays;
+use crate::functions::array_text;
 use crate::system::functions::{self as sysfn, CatalogFn};
 use crate::system::snapshot::Snapshot;
 use centum_types::{DataType, Value};
@@ -34,7 +34,7 @@ fn reg_type(dt: &ast::DataType) -> Option<RegType> {
     match dt {
         ast::DataType::Regclass => Some(RegType::Class),
         ast::DataType::Custom(name, _) => {
-            let n = super::bind::object_parts(name).ok()?.last()?.clone();
+            let n = crate::names::object_parts(name).ok()?.last()?.clone();
             Some(match n.as_str() {
                 "oid" => RegType::Oid,
                 "regclass" => RegType::Class,
@@ -54,7 +54,7 @@ fn reg_type(dt: &ast::DataType) -> Option<RegType> {
 impl Binder<'_> {
     /// The search path as an array literal, for functions that need it.
     fn path_arg(&self) -> Expr {
-        Expr::Literal(Value::Text(arrays::render(self.search_path)))
+        Expr::Literal(Value::Text(array_text::render(self.search_path)))
     }
 
     /// Whether a cast to `dt` is one [`Binder::catalog_cast`] binds.
@@ -67,7 +67,7 @@ impl Binder<'_> {
     fn reg_type(&self, dt: &ast::DataType) -> Option<RegType> {
         reg_type(dt).or_else(|| match dt {
             ast::DataType::Custom(name, _) => {
-                let n = super::bind::object_parts(name).ok()?.last()?.clone();
+                let n = crate::names::object_parts(name).ok()?.last()?.clone();
                 self.catalog.type_source(&n).map(|_| RegType::Text)
             }
             // An array of composites is array text of record texts.
@@ -75,7 +75,7 @@ impl Binder<'_> {
                 ast::ArrayElemTypeDef::SquareBracket(e, _) | ast::ArrayElemTypeDef::AngleBracket(e),
             ) => match &**e {
                 ast::DataType::Custom(name, _) => {
-                    let n = super::bind::object_parts(name).ok()?.last()?.clone();
+                    let n = crate::names::object_parts(name).ok()?.last()?.clone();
                     self.catalog.type_source(&n).map(|_| RegType::Text)
                 }
                 _ => None,
@@ -291,12 +291,12 @@ pub(crate) fn element_type(e: &ast::Expr) -> Result<Option<DataType>> {
             ast::ArrayElemTypeDef::AngleBracket(t)
             | ast::ArrayElemTypeDef::SquareBracket(t, _)
             | ast::ArrayElemTypeDef::Parenthesis(t)
-            | ast::ArrayElemTypeDef::Qualified(t, _) => Some(super::bind::data_type(t)?),
+            | ast::ArrayElemTypeDef::Qualified(t, _) => Some(crate::names::data_type(t)?),
             ast::ArrayElemTypeDef::None => None,
         },
-        ast::Expr::Identifier(c) => crate::system::tables::array_element_type(&super::bind::ident(c)),
+        ast::Expr::Identifier(c) => crate::system::tables::array_element_type(&crate::names::ident(c)),
         ast::Expr::CompoundIdentifier(ids) => {
-            ids.last().and_then(|c| crate::system::tables::array_element_type(&super::bind::ident(c)))
+            ids.last().and_then(|c| crate::system::tables::array_element_type(&crate::names::ident(c)))
         }
         _ => None,
     })

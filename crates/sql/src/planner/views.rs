@@ -14,11 +14,12 @@
 //! view's WHERE added to the rows an UPDATE or DELETE may touch. Only
 //! columns that are plain columns of the table can be written.
 
-use super::bind::{has_aggregate, ident, object_parts, qualify, Binder};
+use super::bind::{has_aggregate, Binder};
 use super::plan::{OutputColumn, Plan};
 use super::Expr;
 use crate::catalog::ViewDef;
 use crate::error::{Error, Result};
+use crate::names::{ident, object_parts, qualify};
 use crate::privileges::ObjectKind;
 use sqlparser::ast;
 use std::ops::ControlFlow;

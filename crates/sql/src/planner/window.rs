@@ -14,10 +14,11 @@
 //!
 //! [`Plan::Window`]: super::plan::Plan::Window
 
-use super::bind::{agg_name, function_name, ident, intern, Binder, Ctx, Scope, Typed};
+use super::bind::{agg_name, intern, Binder, Ctx, Scope, Typed};
 use super::expr::Expr;
 use super::plan::{Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
 use crate::error::{Error, Result};
+use crate::names::{function_name, ident};
 use centum_types::DataType;
 use sqlparser::ast;
 

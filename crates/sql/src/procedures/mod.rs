@@ -38,7 +38,7 @@ pub(crate) mod text;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::planner::bind::{data_type, ident, object_parts};
+use crate::names::{data_type, ident, object_parts};
 use centum_types::DataType;
 use sqlparser::ast;
 use std::collections::HashMap;

@@ -9,7 +9,7 @@
 
 use super::{Composite, Elem};
 use crate::error::{Error, Result};
-use crate::system::arrays;
+use crate::functions::array_text;
 use centum_types::Value;
 
 fn malformed(s: &str, detail: &str) -> Error {
@@ -122,7 +122,7 @@ pub(crate) fn record_values(text: &str, c: &Composite) -> Result<Vec<Value>> {
 /// An array argument's elements: one value per element for a scalar
 /// element type, the fields of each element for a composite one.
 pub(crate) fn array_values(text: &str, elem: &Elem) -> Result<Vec<Vec<Value>>> {
-    let items = arrays::parse(text)?;
+    let items = array_text::parse(text)?;
     items
         .into_iter()
         .map(|item| match (item, elem) {

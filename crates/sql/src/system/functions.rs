@@ -8,13 +8,15 @@
 //! the statement was planned (as the rest of the SQL layer resolves names
 //! at plan time).
 
-use super::arrays;
 use super::snapshot::{hash_buckets, ConKind, RelRef, Snapshot, TableRel};
 use super::types;
 use super::Identity;
 use super::SystemTable;
 use crate::catalog::RefAction;
 use crate::error::{Error, Result};
+use crate::functions::array_text;
+use crate::functions::integer;
+use crate::names::{quote_ident, quote_literal};
 use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
 use std::cell::RefCell;
@@ -359,20 +361,10 @@ impl CatalogFn {
     }
 }
 
-/// The integer of an integer-family value.
-pub(crate) fn int(v: &Value) -> Option<i64> {
-    match v {
-        Value::SmallInt(i) => Some(i64::from(*i)),
-        Value::Integer(i) => Some(i64::from(*i)),
-        Value::BigInt(i) => Some(*i),
-        _ => None,
-    }
-}
-
 fn oid_arg(v: &Value) -> i32 {
     match v {
         Value::Text(t) => t.trim().parse().unwrap_or(0),
-        v => int(v).and_then(|i| i32::try_from(i).ok()).unwrap_or(0),
+        v => integer(v).and_then(|i| i32::try_from(i).ok()).unwrap_or(0),
     }
 }
 
@@ -387,7 +379,7 @@ fn bool_arg(v: Option<&Value>) -> bool {
 /// The search path passed as the last argument.
 fn search_path(args: &[Value]) -> Vec<String> {
     match args.last() {
-        Some(Value::Text(s)) => arrays::parse(s).unwrap_or_default().into_iter().flatten().collect(),
+        Some(Value::Text(s)) => array_text::parse(s).unwrap_or_default().into_iter().flatten().collect(),
         _ => vec![],
     }
 }
@@ -413,8 +405,8 @@ pub(crate) fn eval(
             let path = search_path(args);
             Value::Boolean(visible(s()?, oid_arg(arg(0)), &path))
         }
-        CatalogFn::FormatType => match int(arg(0)) {
-            Some(o) => Value::Text(types::format_type(o as i32, int(arg(1)).map(|m| m as i32))),
+        CatalogFn::FormatType => match integer(arg(0)) {
+            Some(o) => Value::Text(types::format_type(o as i32, integer(arg(1)).map(|m| m as i32))),
             None => Value::Null,
         },
         CatalogFn::GetExpr => match arg(0) {
@@ -423,7 +415,7 @@ pub(crate) fn eval(
         },
         CatalogFn::GetIndexdef => {
             let path = search_path(args);
-            let col = if args.len() > 2 { int(arg(1)).unwrap_or(0) } else { 0 };
+            let col = if args.len() > 2 { integer(arg(1)).unwrap_or(0) } else { 0 };
             let pretty = args.len() > 3 && bool_arg(args.get(2));
             indexdef(s()?, oid_arg(arg(0)), col, pretty, &path).map_or(Value::Null, Value::Text)
         }
@@ -503,7 +495,7 @@ pub(crate) fn eval(
             }
             Value::Text(String::new())
         }
-        CatalogFn::EncodingToChar => Value::from(if int(arg(0)) == Some(6) { "UTF8" } else { "" }),
+        CatalogFn::EncodingToChar => Value::from(if integer(arg(0)) == Some(6) { "UTF8" } else { "" }),
         CatalogFn::Description => {
             // obj_description(oid [, catalog]), col_description(table, attnum)
             // and shobj_description(oid, catalog) (no shared object has one).
@@ -545,18 +537,18 @@ pub(crate) fn eval(
         CatalogFn::ArrayPosition => {
             let (Value::Text(a), e) = (arg(0), arg(1)) else { return Ok(Value::Null) };
             let e = (!e.is_null()).then(|| text(e));
-            let items = arrays::parse(a)?;
+            let items = array_text::parse(a)?;
             items.iter().position(|x| *x == e).map_or(Value::Null, |p| Value::Integer(p as i32 + 1))
         }
         CatalogFn::ArrayRemove => {
             let Value::Text(a) = arg(0) else { return Ok(Value::Null) };
             let e = (!arg(1).is_null()).then(|| text(arg(1)));
-            let kept: Vec<Option<String>> = arrays::parse(a)?.into_iter().filter(|x| *x != e).collect();
-            Value::Text(arrays::render_opt(&kept.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
+            let kept: Vec<Option<String>> = array_text::parse(a)?.into_iter().filter(|x| *x != e).collect();
+            Value::Text(array_text::render_opt(&kept.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
         }
         CatalogFn::ArrayUpper | CatalogFn::ArrayLower | CatalogFn::ArrayLength => {
-            let n = arrays::parse(&text(arg(0)))?.len();
-            if n == 0 || int(arg(1)) != Some(1) {
+            let n = array_text::parse(&text(arg(0)))?.len();
+            if n == 0 || integer(arg(1)) != Some(1) {
                 return Ok(Value::Null);
             }
             Value::Integer(match f {
@@ -570,15 +562,15 @@ pub(crate) fn eval(
             // spaces) and a `name` (typname[0], a fixed array of
             // characters) count from 0.
             if !t.starts_with('{') {
-                let i = int(arg(1)).and_then(|i| usize::try_from(i).ok());
+                let i = integer(arg(1)).and_then(|i| usize::try_from(i).ok());
                 let item = match arg(2) {
                     Value::Boolean(true) => i.and_then(|i| t.split_whitespace().nth(i)).map(str::to_string),
                     _ => i.and_then(|i| t.chars().nth(i)).map(|c| c.to_string()),
                 };
                 return Ok(item.map_or(Value::Null, Value::Text));
             }
-            let items = arrays::parse(&t)?;
-            let i = int(arg(1)).unwrap_or(0);
+            let items = array_text::parse(&t)?;
+            let i = integer(arg(1)).unwrap_or(0);
             match usize::try_from(i - 1).ok().and_then(|i| items.get(i)) {
                 Some(Some(v)) => Value::Text(v.clone()),
                 _ => Value::Null,
@@ -589,7 +581,7 @@ pub(crate) fn eval(
             if a.is_null() {
                 return Ok(Value::Null);
             }
-            let items = arrays::parse(&text(a))?;
+            let items = array_text::parse(&text(a))?;
             if l.is_null() {
                 return Ok(if items.is_empty() { Value::Boolean(false) } else { Value::Null });
             }
@@ -602,7 +594,7 @@ pub(crate) fn eval(
                 Value::Boolean(false)
             }
         }
-        CatalogFn::SizePretty => Value::Text(size_pretty(int(arg(0)).unwrap_or(0))),
+        CatalogFn::SizePretty => Value::Text(size_pretty(integer(arg(0)).unwrap_or(0))),
         CatalogFn::HasPrivilege(None) | CatalogFn::Visible => Value::Boolean(true),
         CatalogFn::HasPrivilege(Some(kind)) => {
             let path = search_path(args);
@@ -678,7 +670,7 @@ fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
     };
     let bytes = match what {
         3 => {
-            if text(arg) != id.database && int(arg) != Some(i64::from(super::snapshot::DATABASE)) {
+            if text(arg) != id.database && integer(arg) != Some(i64::from(super::snapshot::DATABASE)) {
                 return None;
             }
             s.tables.iter().map(total).map(|(r, i)| r + i).sum()
@@ -736,27 +728,6 @@ fn rel_display(s: &Snapshot, oid: i32, path: &[String]) -> Option<String> {
     } else {
         format!("{}.{}", quote_ident(&schema), quote_ident(&name))
     })
-}
-
-/// Quotes an identifier where PostgreSQL would.
-pub(crate) fn quote_ident(s: &str) -> String {
-    let plain = s.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        s.to_string()
-    } else {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    }
-}
-
-/// Quotes a string constant as PostgreSQL's `quote_literal` does.
-pub(crate) fn quote_literal(s: &str) -> String {
-    let body = s.replace('\'', "''");
-    if s.contains('\\') {
-        format!("E'{}'", body.replace('\\', "\\\\"))
-    } else {
-        format!("'{body}'")
-    }
 }
 
 /// `'name'::regclass`: a relation's OID by (possibly qualified) name, or
@@ -958,7 +929,7 @@ fn array_to_string(args: &[Value]) -> Result<Value> {
     }
     let null = args.get(2).filter(|v| !v.is_null()).map(text);
     let items: Vec<String> =
-        arrays::parse(a)?.into_iter().filter_map(|x| x.or_else(|| null.clone())).collect();
+        array_text::parse(a)?.into_iter().filter_map(|x| x.or_else(|| null.clone())).collect();
     Ok(Value::Text(items.join(&text(sep))))
 }
 
@@ -1026,7 +997,7 @@ fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Duration> {
     let now = centum_types::TimestampTz::now();
     let micros = match (how, arg) {
         (SleepFor::Seconds, v) => {
-            let secs = crate::execution::eval::f64_of(v).unwrap_or(0.0);
+            let secs = crate::functions::operators::f64_of(v).unwrap_or(0.0);
             if secs.is_nan() || secs <= 0.0 {
                 0
             } else {

@@ -33,7 +33,6 @@
 //! (inheritance, partitions, policies, triggers, rules, publications,
 //! extended statistics, enums, ranges) exist and are empty.
 
-pub(crate) mod arrays;
 pub(crate) mod functions;
 pub(crate) mod operators;
 pub(crate) mod snapshot;

@@ -5,8 +5,9 @@ use super::snapshot::{
     hash_buckets, ConKind, RelKind, Snapshot, TableRel, AM_BTREE, AM_HASH, AM_HEAP, DATABASE, PG_CATALOG,
 };
 use super::types::{self, oid_of, typmod, TYPES};
-use super::{arrays, stats, Identity};
+use super::{stats, Identity};
 use crate::catalog::RefAction;
+use crate::functions::array_text;
 use crate::planner::plan::OutputColumn;
 use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
@@ -471,7 +472,7 @@ impl SystemTable {
                         txt("v"),
                         b(false),
                         b(false),
-                        if r.config.is_empty() { Value::Null } else { txt(&arrays::render(&r.config)) },
+                        if r.config.is_empty() { Value::Null } else { txt(&array_text::render(&r.config)) },
                         Value::Double(100.0),
                         Value::Double(if r.retset { 1000.0 } else { 0.0 }),
                         b(false),
@@ -904,7 +905,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
                 row(ix.oid, &index_name(&ix.def.name), nsp, am, RelKind::Index, ix.attnums.len(), None);
             r[RELOWNER] = oid(owner);
             if let Some(n) = hash_buckets(&ix.def) {
-                r[29] = txt(&arrays::render(&[format!("bucket_count={n}")]));
+                r[29] = txt(&array_text::render(&[format!("bucket_count={n}")]));
             }
             out.push(r);
         }
@@ -1119,7 +1120,7 @@ fn action_code(a: RefAction) -> &'static str {
 }
 
 fn int_array(v: &[i16]) -> String {
-    arrays::render(&v.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    array_text::render(&v.iter().map(|a| a.to_string()).collect::<Vec<_>>())
 }
 
 fn constraints(s: &Snapshot) -> Vec<Vec<Value>> {
@@ -1211,8 +1212,8 @@ fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
             let e = match serial {
                 Some(q) => format!(
                     "nextval('{}.{}'::regclass)",
-                    super::functions::quote_ident(&q.schema),
-                    super::functions::quote_ident(&q.name)
+                    crate::names::quote_ident(&q.schema),
+                    crate::names::quote_ident(&q.name)
                 ),
                 None => e.clone(),
             };

@@ -26,9 +26,9 @@ use std::cmp::Ordering;
 
 use centum_types::{DataType, Value};
 
-use super::functions::{Builtin, FnContext, ScalarImpl};
+use super::{Builtin, FnContext, ScalarImpl};
 use crate::error::{Error, Result};
-use crate::planner::expr::BinOp;
+use crate::functions::operators::BinOp;
 
 /// The elements of an array argument: a real array's, borrowed (an
 /// operator testing every row reads them without copying), or those of
@@ -38,7 +38,7 @@ pub(crate) fn elements(v: &Value) -> Result<Cow<'_, [Value]>> {
         Value::Array(items) => Cow::Borrowed(items),
         Value::Null => Cow::Owned(Vec::new()),
         other => Cow::Owned(
-            crate::system::arrays::parse(&other.to_string())?
+            crate::functions::array_text::parse(&other.to_string())?
                 .into_iter()
                 .map(|x| x.map_or(Value::Null, Value::Text))
                 .collect(),
@@ -75,7 +75,7 @@ pub(crate) fn slice(args: &[Value], _: &FnContext) -> Result<Value> {
     Ok(Value::Array(items[(lo - 1) as usize..hi as usize].to_vec()))
 }
 
-use crate::system::functions::int as index;
+use super::integer as index;
 
 /// Whether `ord` satisfies `op`.
 pub(crate) fn holds(op: BinOp, ord: Ordering) -> bool {

@@ -23,7 +23,7 @@
 use centum_types::json::{self, JRef, Jsonb, Kind, Node};
 use centum_types::{DataType, Value};
 
-use super::functions::FnContext;
+use super::FnContext;
 use crate::error::{Error, Result};
 
 fn invalid(message: impl Into<String>) -> Error {
@@ -93,7 +93,7 @@ fn with_member(args: &[Value], read: impl FnOnce(JRef<'_>) -> Value) -> Result<V
     let r = d.root();
     let found = match &args[1] {
         Value::Text(k) => r.get(k),
-        v => crate::system::functions::int(v).and_then(|i| r.index(i)),
+        v => super::integer(v).and_then(|i| r.index(i)),
     };
     Ok(found.map_or(Value::Null, read))
 }
@@ -150,7 +150,7 @@ fn json_step<'a>(s: &'a str, key: &Value) -> Result<Option<&'a str>> {
         Value::Text(k) => json::parse::object_members(s)?
             .and_then(|m| m.into_iter().rev().find(|(mk, _)| mk == k).map(|m| m.1)),
         v => {
-            let Some(i) = crate::system::functions::int(v) else { return Ok(None) };
+            let Some(i) = super::integer(v) else { return Ok(None) };
             json::parse::array_elements(s)?.and_then(|e| {
                 let i = if i < 0 { e.len() as i64 + i } else { i };
                 usize::try_from(i).ok().and_then(|i| e.get(i).copied())
@@ -301,7 +301,7 @@ pub(crate) fn delete_key(args: &[Value], _: &FnContext) -> Result<Value> {
 /// `jsonb - integer`: the array without that element (negative from the
 /// end).
 pub(crate) fn delete_index(args: &[Value], _: &FnContext) -> Result<Value> {
-    let i = crate::system::functions::int(&args[1]).unwrap_or_default();
+    let i = super::integer(&args[1]).unwrap_or_default();
     match doc(&args[0])?.to_node() {
         Node::Array(mut items) => {
             let n = items.len() as i64;
@@ -765,7 +765,7 @@ pub(crate) fn cast_scalar(j: &Jsonb, ty: &DataType) -> Result<Value> {
         Kind::Number(n) if ty != &DataType::Boolean => {
             let v = Value::parse(n, &DataType::Numeric { precision: None, scale: None })
                 .or_else(|_| Value::parse(n, &DataType::Double))?;
-            return super::eval::cast(v, ty);
+            return super::operators::cast(v, ty);
         }
         Kind::Bool(b) if ty == &DataType::Boolean => return Ok(Value::Boolean(b)),
         Kind::Null => "null",

@@ -24,8 +24,8 @@ use super::{
     arg, flt, instant, int, text, unit, unit_unknown, unit_unsupported, FnContext, Unit, USECS_PER_DAY,
 };
 use crate::error::{Error, Result};
-use crate::execution::eval::f64_of;
-use crate::planner::expr::BinOp;
+use crate::functions::operators::f64_of;
+use crate::functions::operators::BinOp;
 
 /// Whether a value is a date or timestamp (an operand of `-` that gives
 /// an interval).

@@ -57,7 +57,11 @@ use centum_types::{
     days_from_ymd, ymd_from_days, DataType, Date, Decimal, Timestamp, TimestampTz, TypeError, Uuid, Value,
 };
 
+pub(crate) mod array_text;
+pub(crate) mod arrays;
 pub(crate) mod intervals;
+pub(crate) mod json;
+pub(crate) mod operators;
 
 use centum_types::DateUnit as Unit;
 
@@ -856,9 +860,9 @@ fn format(a: &[Value], _: &FnContext) -> Result<Value> {
             ('I', Value::Null) => {
                 return Err(Error::other("22004", "null values cannot be formatted as an SQL identifier"))
             }
-            ('I', v) => crate::system::functions::quote_ident(&v.to_string()),
+            ('I', v) => crate::names::quote_ident(&v.to_string()),
             ('L', Value::Null) => "NULL".to_string(),
-            ('L', v) => crate::system::functions::quote_literal(&v.to_string()),
+            ('L', v) => crate::names::quote_literal(&v.to_string()),
             (other, _) => return Err(bad(format!("unrecognized format() type specifier \"{other}\""))),
         };
         let pad = width.saturating_sub(s.chars().count());
@@ -1696,6 +1700,16 @@ fn splitmix64(x: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The integer of an integer-family value.
+pub(crate) fn integer(v: &Value) -> Option<i64> {
+    match v {
+        Value::SmallInt(i) => Some(i64::from(*i)),
+        Value::Integer(i) => Some(i64::from(*i)),
+        Value::BigInt(i) => Some(*i),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
