@@ -74,6 +74,22 @@ pub struct ColumnMeta {
     pub comment: Option<String>,
 }
 
+/// An output column: its name and type (`None`: unknown, e.g. NULL).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputColumn {
+    /// The name a client sees.
+    pub name: String,
+    /// Its type.
+    pub ty: Option<centum_types::DataType>,
+}
+
+impl OutputColumn {
+    /// The columns of a table, as a query sees them.
+    pub fn of_table(columns: &[centum_engine::Column]) -> Vec<OutputColumn> {
+        columns.iter().map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) }).collect()
+    }
+}
+
 /// SQL-level facts about a table, kept in its `extra` bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TableMeta {
@@ -271,7 +287,6 @@ pub struct Catalog {
     /// The schema epoch the table cache belongs to.
     cached_epoch: AtomicU64,
     /// Compiled functions and procedures, by name.
-    pub(crate) compiled: crate::procedures::Cache,
     /// The server's sessions (`pg_stat_activity`).
     pub(crate) activity: Arc<crate::activity::Activity>,
     /// Set once any view exists (never cleared): statements planned while
@@ -291,7 +306,6 @@ impl Catalog {
             globals: Mutex::new(GlobalsCell { live: globals, pending: None }),
             version: AtomicU64::new(1),
             cached_epoch: AtomicU64::new(0),
-            compiled: Default::default(),
             activity,
             views_seen,
         })

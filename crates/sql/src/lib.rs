@@ -20,8 +20,11 @@
 //!   block.
 //! * [`catalog`]: what SQL knows beyond the engine, stored durably with the
 //!   engine's catalog.
-//! * `procedures`: PL/pgSQL functions and procedures, compiled when
-//!   created into pre-planned operations.
+//! * `functions`: the built-in functions and operators, used by both the
+//!   binder (constant folding) and execution.
+//! * `routines`: PL/pgSQL functions and procedures as declared; the
+//!   planner compiles them into pre-planned operations when created
+//!   (`planner::routines`), execution runs them (`execution::routine`).
 //! * `system`: the virtual `pg_catalog` and `information_schema` tables
 //!   and catalog functions clients such as psql query, made from the live
 //!   catalog when a statement runs.
@@ -51,12 +54,12 @@ pub(crate) mod names;
 pub mod parser;
 pub(crate) mod planner;
 pub mod privileges;
-pub(crate) mod procedures;
+pub(crate) mod routines;
 pub mod session;
 pub(crate) mod settings;
 pub(crate) mod stack;
 pub(crate) mod system;
 
+pub use catalog::OutputColumn;
 pub use error::{Error, Result};
-pub use planner::plan::OutputColumn;
 pub use session::{Database, Prepared, QueryResult, Session, TxnStatus};

@@ -14,10 +14,13 @@
 //! block ends. A prepared statement keeps its plan and the catalog version
 //! it was planned at, and plans again when the schema has changed since.
 
+use crate::catalog::OutputColumn;
 use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
+use crate::execution::DdlOutcome;
 use crate::execution::{ddl, grant, views, Bulk, ExecCtx};
-use crate::planner::{Binder, OutputColumn, Plan, Planned, Statement};
+use crate::planner::Dictionary;
+use crate::planner::{explain_with, first_words, plan_statement, Binder, Planned, Statement};
 use crate::settings::{BlockSettings, ConfigChange, Settings};
 use centum_engine::{Isolation, Transaction};
 use centum_types::{DataType, TimestampTz, Value};
@@ -32,7 +35,7 @@ use std::time::{Duration, Instant};
 /// A SQL database: the engine plus the SQL catalog. Cheap to clone.
 #[derive(Clone)]
 pub struct Database {
-    catalog: Arc<Catalog>,
+    catalog: Arc<Dictionary>,
 }
 
 impl Database {
@@ -40,7 +43,7 @@ impl Database {
     /// rewrites a crash interrupted, then loads the SQL catalog.
     pub fn open(engine: centum_engine::Database) -> Result<Database> {
         crate::execution::ddl::recover_rewrites(&engine)?;
-        Ok(Database { catalog: Arc::new(Catalog::open(engine)?) })
+        Ok(Database { catalog: Arc::new(Dictionary::new(Catalog::open(engine)?)) })
     }
 
     /// A new session.
@@ -174,7 +177,7 @@ macro_rules! identity {
 
 /// One client's session.
 pub struct Session {
-    catalog: Arc<Catalog>,
+    catalog: Arc<Dictionary>,
     txn: Option<Transaction>,
     state: TxnStatus,
     /// The block's savepoints, oldest first.
@@ -579,8 +582,7 @@ impl Session {
         if is_vacuum(sql) {
             return Ok(vec![tag("VACUUM")]);
         }
-        let create_user =
-            create_user_as_role(sql).or_else(|| crate::procedures::rewrite_create_procedure(sql));
+        let create_user = create_user_as_role(sql).or_else(|| crate::routines::rewrite_create_procedure(sql));
         let sql = create_user.as_deref().unwrap_or(sql);
         let stmts = match crate::parser::parse(sql) {
             Ok(s) => s,
@@ -762,7 +764,7 @@ impl Session {
         // list) has nothing to do here: old versions go as soon as no
         // transaction can see them.
         let sql = if is_vacuum(sql) { "VACUUM" } else { sql };
-        let rewritten = crate::procedures::rewrite_create_procedure(sql);
+        let rewritten = crate::routines::rewrite_create_procedure(sql);
         let mut stmts = crate::parser::parse(rewritten.as_deref().unwrap_or(sql))?;
         if stmts.len() != 1 {
             return Err(Error::Syntax("cannot insert multiple commands into a prepared statement".into()));
@@ -1213,7 +1215,7 @@ impl Session {
     fn run_other(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
         let b = self.acting_binder();
-        let ddl_result = |r: Result<ddl::DdlOutcome>| -> Result<QueryResult> {
+        let ddl_result = |r: Result<DdlOutcome>| -> Result<QueryResult> {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
@@ -1240,23 +1242,24 @@ impl Session {
                 r
             }
             S::CreateTable(ct) => ddl_result(ddl::create_table(&b, ct)),
-            S::CreateFunction(cf) => Ok(tag(&crate::procedures::create(
+            S::CreateFunction(cf) => Ok(tag(&crate::planner::routines::create(
                 &self.catalog,
                 cf,
                 self.vars.flag("check_function_bodies", true),
             )?)),
             S::DropFunction(df) => {
                 let (t, notices) =
-                    crate::procedures::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
+                    crate::planner::routines::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::DropProcedure { if_exists, proc_desc, .. } => {
-                let (t, notices) = crate::procedures::drop(&self.catalog, proc_desc, *if_exists, true)?;
+                let (t, notices) =
+                    crate::planner::routines::drop(&self.catalog, proc_desc, *if_exists, true)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
-            S::CreateType { .. } => Ok(tag(&crate::procedures::create_type(&self.catalog, s)?)),
+            S::CreateType { .. } => Ok(tag(&crate::routines::create_type(&self.catalog, s)?)),
             S::Drop { object_type: ast::ObjectType::Type, if_exists, names, .. } => {
-                let (t, notices) = crate::procedures::drop_types(&self.catalog, names, *if_exists)?;
+                let (t, notices) = crate::routines::drop_types(&self.catalog, names, *if_exists)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
@@ -1287,7 +1290,7 @@ impl Session {
             S::AlterRole { name, operation } => {
                 Ok(tag(&crate::auth::alter_role(&self.catalog, name, operation)?))
             }
-            S::AlterTable(at) => ddl_result(views::alter_table(&b, at)),
+            S::AlterTable(at) => ddl_result(ddl::alter_table(&b, at)),
             S::AlterSchema(a)
                 if a.operations.iter().all(|o| matches!(o, ast::AlterSchemaOperation::OwnerTo { .. })) =>
             {
@@ -2056,7 +2059,7 @@ struct Stop<'a> {
 
 #[allow(clippy::too_many_arguments)]
 fn run_in(
-    catalog: &Catalog,
+    catalog: &Dictionary,
     txn: &Transaction,
     planned: &Planned,
     params: &[Value],
@@ -2135,93 +2138,6 @@ fn jitter() -> f64 {
     (h.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// The largest `centum.retry_on_conflict` of the routines `statement`
-/// calls directly (how often a lone run of it is retried on 40001/40P01),
-/// and whether it calls any.
-fn routines(statement: &Statement) -> (u32, bool) {
-    let (mut retry, mut any) = (0, false);
-    let mut note = |r: u32| {
-        retry = retry.max(r);
-        any = true;
-    };
-    match statement {
-        Statement::Call(c) => note(c.routine.retry),
-        Statement::Query(plan) => plan.each_expr(&mut |e: &crate::planner::Expr| {
-            e.walk(&mut |x| {
-                if let crate::planner::Expr::Routine(r, _) = x {
-                    note(r.retry);
-                }
-            })
-        }),
-        _ => {}
-    }
-    (retry, any)
-}
-
-fn explain(p: &Planned) -> Vec<String> {
-    explain_with(p, &|_| String::new())
-}
-
-/// Whether an EXPLAIN runs its statement: `EXPLAIN ANALYZE`, or PostgreSQL's
-/// option list with `ANALYZE` (`ANALYZE true`, `on` or `1`; `false`, `off`
-/// or `0` turn it off). The other options (BUFFERS, VERBOSE, COSTS, ...)
-/// change nothing here.
-fn explain_analyzes(analyze: bool, options: &Option<Vec<ast::UtilityOption>>) -> bool {
-    let on = |o: &ast::UtilityOption| match &o.arg {
-        None => true,
-        Some(arg) => !matches!(
-            arg.to_string().trim_matches('\'').to_lowercase().as_str(),
-            "false" | "off" | "0" | "no"
-        ),
-    };
-    analyze || options.iter().flatten().any(|o| o.name.value.eq_ignore_ascii_case("analyze") && on(o))
-}
-
-/// The EXPLAIN lines of `p`, with `annotate(node)` after each operator
-/// (see [`crate::planner::plan::Plan::explain_with`]).
-fn explain_with(p: &Planned, annotate: &dyn Fn(usize) -> String) -> Vec<String> {
-    let indent = |lines: Vec<String>| {
-        lines
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| if i == 0 { format!("  ->  {l}") } else { format!("      {l}") })
-            .collect::<Vec<_>>()
-    };
-    let access = |a: &crate::planner::plan::Access| {
-        let mut lines = Vec::new();
-        a.explain_into(&mut lines, 0, annotate);
-        lines
-    };
-    match &p.statement {
-        Statement::Query(plan) => plan.explain_with(annotate),
-        Statement::Insert(i) => {
-            let mut v = vec![format!("Insert on {}", i.rules.info.table.name())];
-            v.extend(indent(i.source.explain_with(annotate)));
-            v
-        }
-        Statement::Update(u) => {
-            let mut v = vec![format!("Update on {}", u.access.table.name())];
-            v.extend(indent(access(&u.access)));
-            v
-        }
-        Statement::Delete(d) => {
-            let mut v = vec![format!("Delete on {}", d.access.table.name())];
-            v.extend(indent(access(&d.access)));
-            v
-        }
-        Statement::Call(c) => vec![format!("Call {}", c.routine.signature)],
-        Statement::Merge(m) => {
-            let mut v = vec![format!("Merge on {}", m.target.table.name())];
-            v.extend(indent(m.source.explain_with(annotate)));
-            v.extend(indent(access(&m.target)));
-            v
-        }
-        Statement::Explain(lines) => lines.clone(),
-        Statement::ExplainAnalyze(inner) => explain_with(inner, annotate),
-        Statement::Utility(s) => vec![first_words(&s.to_string())],
-    }
-}
-
 /// `CREATE USER name ...` is `CREATE ROLE name ... LOGIN` (sqlparser reads
 /// CREATE USER in another dialect's form). Only a lone statement is
 /// rewritten.
@@ -2270,10 +2186,6 @@ fn is_ddl(s: &ast::Statement) -> bool {
     )
 }
 
-pub(crate) fn first_words(s: &str) -> String {
-    s.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
-}
-
 /// `s` with each parameter `$n` replaced by its value, as a constant of
 /// the parameter's type: how a utility statement that holds a query
 /// (`CREATE TABLE ... AS`) runs with the values a client bound.
@@ -2308,137 +2220,6 @@ fn with_parameters(s: &ast::Statement, params: &[Value], types: &[DataType]) -> 
         Some(e) => Err(e),
         None => Ok(s),
     }
-}
-
-/// Binds and plans one statement against `catalog` (statements the planner
-/// does not plan become [`Statement::Utility`]).
-pub(crate) fn plan_statement(
-    catalog: &Catalog,
-    search_path: &[String],
-    s: &ast::Statement,
-    declared: Vec<Option<DataType>>,
-) -> Result<Planned> {
-    let mut b = Binder::new(catalog, search_path, declared.clone());
-    if matches!(s, ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_)) {
-        // A DML statement is the top level: the queries inside it are not,
-        // so a data-modifying WITH in them is refused.
-        b.query_depth = 1;
-    }
-    let (statement, columns) = match s {
-        ast::Statement::Query(q)
-            if matches!(
-                q.body.as_ref(),
-                ast::SetExpr::Insert(_) | ast::SetExpr::Update(_) | ast::SetExpr::Delete(_)
-            ) =>
-        {
-            b.with_dml(q)?
-        }
-        ast::Statement::Query(q) => {
-            let (plan, cols) = b.query(q)?;
-            (Statement::Query(plan), cols)
-        }
-        ast::Statement::Insert(i) => {
-            let (ins, cols) = b.insert(i)?;
-            (Statement::Insert(Box::new(ins)), cols)
-        }
-        ast::Statement::Update(u) => {
-            let (up, cols) = b.update(u)?;
-            (Statement::Update(Box::new(up)), cols)
-        }
-        ast::Statement::Delete(d) => {
-            let (del, cols) = b.delete(d)?;
-            (Statement::Delete(Box::new(del)), cols)
-        }
-        ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
-        ast::Statement::Call(f) => {
-            let (call, cols) = b.call_statement(f)?;
-            (Statement::Call(Box::new(call)), cols)
-        }
-        ast::Statement::Explain { statement, analyze, options, .. }
-            if !explain_analyzes(*analyze, options) =>
-        {
-            let inner = plan_statement(catalog, search_path, statement, declared)?;
-            let lines = explain(&inner);
-            let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
-            return Ok(Planned {
-                statement: Statement::Explain(lines),
-                columns: Arc::from(cols),
-                params: inner.params,
-                retry: 0,
-                calls_routines: false,
-                needs: inner.needs,
-            });
-        }
-        ast::Statement::ShowVariable { variable } => {
-            let name = variable.iter().map(|i| i.value.to_lowercase()).collect::<Vec<_>>().join("_");
-            (Statement::Utility(Box::new(s.clone())), vec![OutputColumn { name, ty: Some(DataType::Text) }])
-        }
-        ast::Statement::Explain { statement, .. } => {
-            let inner = plan_statement(catalog, search_path, statement, declared)?;
-            if let Statement::Utility(_) | Statement::Explain(_) | Statement::ExplainAnalyze(_) =
-                inner.statement
-            {
-                return Err(Error::unsupported(format!(
-                    "EXPLAIN ANALYZE of {}",
-                    first_words(&statement.to_string())
-                )));
-            }
-            let cols = vec![OutputColumn { name: "QUERY PLAN".into(), ty: Some(DataType::Text) }];
-            return Ok(Planned {
-                params: inner.params.clone(),
-                retry: 0,
-                calls_routines: false,
-                needs: inner.needs.clone(),
-                statement: Statement::ExplainAnalyze(Box::new(inner)),
-                columns: Arc::from(cols),
-            });
-        }
-        ast::Statement::CreateTable(ct) if ct.query.is_some() => {
-            // Planned for its parameters' types; it runs as a utility
-            // with their values in place (`with_parameters`).
-            if let Some(q) = &ct.query {
-                b.query(q)?;
-            }
-            (Statement::Utility(Box::new(s.clone())), vec![])
-        }
-        other => (Statement::Utility(Box::new(other.clone())), vec![]),
-    };
-    let statement = with_writes(statement, std::mem::take(&mut b.writes))?;
-    let (retry, calls_routines) = routines(&statement);
-    Ok(Planned {
-        statement,
-        columns: Arc::from(columns),
-        params: b.param_types(),
-        retry,
-        calls_routines,
-        needs: b.needs.into_inner(),
-    })
-}
-
-/// Puts the data-modifying statements of a top-level WITH in front of the
-/// statement: before a query's plan or an INSERT's source (`Plan::Writes`),
-/// or at the start of an UPDATE or DELETE.
-fn with_writes(statement: Statement, writes: Vec<(usize, Statement)>) -> Result<Statement> {
-    if writes.is_empty() {
-        return Ok(statement);
-    }
-    Ok(match statement {
-        Statement::Query(plan) => Statement::Query(Plan::Writes { writes, input: Box::new(plan) }),
-        Statement::Insert(mut ins) => {
-            let source = std::mem::replace(&mut ins.source, Plan::Values { rows: vec![] });
-            ins.source = Plan::Writes { writes, input: Box::new(source) };
-            Statement::Insert(ins)
-        }
-        Statement::Update(mut up) => {
-            up.writes = writes;
-            Statement::Update(up)
-        }
-        Statement::Delete(mut del) => {
-            del.writes = writes;
-            Statement::Delete(del)
-        }
-        other => other,
-    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //!               raw depth x RAW_FRAME must fit in the stack left
 //!   bind, plan  check() on entering every expression and query
 //!   evaluate    check() on entering every non-leaf expression
-//!   routines    check() on every call (procedures::run)
+//!   routines    check() on every call (execution::routine)
 //! ```
 //!
 //! The shape walk covers the recursions that cannot return an error:

@@ -6,11 +6,12 @@
 //! (B+trees) unless the table's `bucket_count` option asks for hash
 //! indexes, or an index built first is attached with `USING INDEX`.
 
+use crate::catalog::OutputColumn;
 use crate::catalog::{Check, ColumnMeta, ForeignKey, RefAction, SequenceDef, TableMeta};
 use crate::error::{Error, Result};
+use crate::execution::DdlOutcome;
 use crate::names::{data_type, ident, object_parts};
 use crate::planner::bind::{Binder, Ctx, Scope};
-use crate::planner::plan::OutputColumn;
 use crate::privileges::ObjectKind;
 use centum_engine::{Durability, IndexDef, IndexKind, Isolation, TableDef};
 use centum_types::DataType;
@@ -18,12 +19,6 @@ use sqlparser::ast;
 
 /// Smallest bucket count for a hash index built without one.
 const MIN_BUCKETS: u64 = 1 << 10;
-
-/// Result of a DDL statement: the command tag and notices.
-pub(crate) struct DdlOutcome {
-    pub tag: String,
-    pub notices: Vec<String>,
-}
 
 fn done(tag: &str) -> DdlOutcome {
     DdlOutcome { tag: tag.into(), notices: vec![] }
@@ -864,8 +859,23 @@ fn word_ident(w: &sqlparser::tokenizer::Word) -> ast::Ident {
     }
 }
 
-/// ALTER TABLE: constraints and primary keys.
+/// ALTER TABLE (or ALTER VIEW) `at`, keeping the views over the table
+/// whole (see [`super::views::after_alter`]).
 pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
+    if let Some(v) = super::views::altered_view(b, at)? {
+        return super::views::alter_view(b, &v, at);
+    }
+    let table = b.table_name(&at.name).ok().filter(|t| b.catalog.db().table(t).is_ok());
+    let deps = table.as_deref().map(|t| super::views::dependents_before(b, t)).unwrap_or_default();
+    let mut out = alter_plain_table(b, at)?;
+    if let (Some(t), false) = (&table, deps.is_empty()) {
+        super::views::after_alter(b, t, at, &deps, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// ALTER TABLE: constraints and primary keys.
+fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
     // `ALTER TABLE seq OWNER TO ...` also names sequences (pg_dump's form).
     if let [ast::AlterTableOperation::OwnerTo { new_owner }] = at.operations.as_slice() {
         let parts = object_parts(&at.name)?;

@@ -218,7 +218,7 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
         }
         Expr::Routine(r, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;
-            crate::procedures::call(r, args, cx)?.value
+            crate::execution::routine::call(r, args, cx)?.value
         }
         Expr::Sequence(op, name, args) => {
             let args: Vec<Value> = args.iter().map(|a| eval(a, row, outer, cx)).collect::<Result<_>>()?;

@@ -7,7 +7,7 @@
 //! acts as the owner. Changing or dropping an object, and creating one in
 //! a schema, is checked here before the change runs.
 
-use super::ddl::DdlOutcome;
+use super::DdlOutcome;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::names::{ident, object_parts, qualify};

@@ -13,12 +13,13 @@ pub(crate) mod eval;
 pub(crate) mod grant;
 pub mod profile;
 pub(crate) mod query;
+pub(crate) mod routine;
 pub(crate) mod sort;
 pub(crate) mod views;
 pub(crate) mod window;
 
-use crate::catalog::Catalog;
 use crate::error::Result;
+use crate::planner::Dictionary;
 use crate::planner::Statement;
 use crate::settings::DEFAULT_STATEMENT_MEM;
 use centum_engine::Transaction;
@@ -32,7 +33,7 @@ pub struct ExecCtx<'a> {
     /// The transaction it runs in.
     pub txn: &'a Transaction,
     /// The SQL catalog.
-    pub catalog: &'a Catalog,
+    pub catalog: &'a Dictionary,
     /// Parameter values, already of their inferred types.
     pub params: &'a [Value],
     /// The session's last `nextval` per sequence.
@@ -107,6 +108,12 @@ pub struct Budget {
 /// Units of work between two reads of the clock (see [`ExecCtx::tick`]).
 pub(crate) const TICKS_PER_CHECK: u32 = 64;
 
+/// Result of a DDL statement: the command tag and notices.
+pub(crate) struct DdlOutcome {
+    pub tag: String,
+    pub notices: Vec<String>,
+}
+
 /// Bytes of one string that count as one unit of work: about the bytes a
 /// row's worth of time copies or scans.
 pub(crate) const TICK_BYTES: usize = 16 * 1024;
@@ -173,7 +180,7 @@ impl<'a> ExecCtx<'a> {
     /// A context for one statement.
     pub fn new(
         txn: &'a Transaction,
-        catalog: &'a Catalog,
+        catalog: &'a Dictionary,
         params: &'a [Value],
         currval: &'a RefCell<HashMap<String, i64>>,
         transaction_time: Option<TimestampTz>,
@@ -249,7 +256,7 @@ impl<'a> ExecCtx<'a> {
         if let Some(s) = self.system.get() {
             return Ok(s.clone());
         }
-        let s = std::rc::Rc::new(crate::system::snapshot::Snapshot::take(self.catalog)?);
+        let s = std::rc::Rc::new(self.catalog.snapshot()?);
         Ok(self.system.get_or_init(|| s).clone())
     }
 
@@ -356,7 +363,7 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
             for a in &c.args {
                 args.push(eval::eval(a, &[], &[], cx)?);
             }
-            let out = crate::procedures::call(&c.routine, args, cx)?;
+            let out = crate::execution::routine::call(&c.routine, args, cx)?;
             if out.outs.is_empty() {
                 (vec![], 0)
             } else {

@@ -257,7 +257,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
         }
         Plan::Routine { routine, args } => {
             let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
-            let out = crate::procedures::call(routine, vals, cx)?;
+            let out = crate::execution::routine::call(routine, vals, cx)?;
             let rows = if routine.returns_set() { out.rows } else { vec![vec![out.value]] };
             Box::new(rows.into_iter().map(Ok))
         }

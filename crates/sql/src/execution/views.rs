@@ -14,12 +14,14 @@
 //! CREATE MATERIALIZED VIEW and REFRESH (see `Session`), which reads like
 //! any table; only REFRESH may write it.
 
-use super::ddl::{self, DdlOutcome};
+use super::DdlOutcome;
+use crate::catalog::OutputColumn;
 use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
 use crate::names::{ident, object_parts};
 use crate::planner::views::{short, written_name};
-use crate::planner::{Binder, OutputColumn};
+use crate::planner::Binder;
+use crate::planner::Dictionary;
 use sqlparser::ast;
 use std::ops::ControlFlow;
 
@@ -316,37 +318,46 @@ fn describe(catalog: &Catalog, name: &str) -> String {
     }
 }
 
-/// ALTER TABLE, keeping the views over the table whole: a change that
-/// would leave one reading a column that is gone or changed fails (or,
-/// dropping columns with CASCADE, drops the view), and a rename is written
-/// into the views that name the table. ALTER TABLE or ALTER VIEW of a
-/// view renames it.
-pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
+/// The view that ALTER TABLE / ALTER VIEW `at` names, if it names one.
+pub(crate) fn altered_view(b: &Binder, at: &ast::AlterTable) -> Result<Option<ViewDef>> {
     let parts = object_parts(&at.name)?;
-    let table = b.table_name(&at.name).ok().filter(|t| b.catalog.db().table(t).is_ok());
-    let view = match &table {
-        Some(t) => b.catalog.view(t),
+    Ok(match b.table_name(&at.name).ok().filter(|t| b.catalog.db().table(t).is_ok()) {
+        Some(t) => b.catalog.view(&t),
         None => b.view_named(&parts),
-    };
-    if let Some(v) = view {
-        return alter_view(b, &v, at);
-    }
-    let Some(table) = table else { return ddl::alter_table(b, at) };
-    let deps = dependents(b.catalog, &table);
-    if deps.is_empty() {
-        return ddl::alter_table(b, at);
-    }
-    // A view that does not bind now (it cannot be read either) is not
-    // what holds the change back.
-    let before: Vec<Option<Vec<OutputColumn>>> = deps.iter().map(|d| bind(b.catalog, d).ok()).collect();
-    let mut out = ddl::alter_table(b, at)?;
+    })
+}
+
+/// The views over `table` with their columns as they bind before an ALTER
+/// TABLE changes it (`None`: a view that does not bind now, which cannot
+/// be read either, so it is not what holds the change back).
+pub(crate) fn dependents_before(b: &Binder, table: &str) -> Vec<(ViewDef, Option<Vec<OutputColumn>>)> {
+    dependents(b.catalog, table)
+        .into_iter()
+        .map(|d| {
+            let columns = bind(b.catalog, &d).ok();
+            (d, columns)
+        })
+        .collect()
+}
+
+/// Keeps the views over `table` whole after ALTER TABLE `at` changed it: a
+/// change that leaves one reading a column that is gone or changed fails
+/// (or, dropping columns with CASCADE, drops the view), and a rename is
+/// written into the views that name the table.
+pub(crate) fn after_alter(
+    b: &Binder,
+    table: &str,
+    at: &ast::AlterTable,
+    deps: &[(ViewDef, Option<Vec<OutputColumn>>)],
+    out: &mut DdlOutcome,
+) -> Result<()> {
     for op in &at.operations {
         if let ast::AlterTableOperation::RenameTable { table_name } = op {
             let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
-            renamed(b, &table, &b.new_object_name(to)?)?;
+            renamed(b, table, &b.new_object_name(to)?)?;
         }
     }
-    for (d, cols) in deps.iter().zip(&before) {
+    for (d, cols) in deps {
         let (Some(now), Some(cols)) = (b.catalog.view(&d.name), cols) else { continue };
         let same = bind(b.catalog, &now).is_ok_and(|c| {
             c.len() == cols.len()
@@ -356,7 +367,7 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
             continue;
         }
         let view = describe(b.catalog, &d.name);
-        let t = short(&table);
+        let t = short(table);
         let mut err = Error::Raised {
             code: "0A000",
             message: format!("cannot alter table \"{t}\" because {view} depends on it"),
@@ -406,11 +417,11 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
             return Err(err);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// ALTER TABLE / ALTER VIEW of a view: RENAME TO and OWNER TO.
-fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable) -> Result<DdlOutcome> {
+pub(crate) fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable) -> Result<DdlOutcome> {
     let kind = if v.materialized { "ALTER MATERIALIZED VIEW" } else { "ALTER VIEW" };
     for op in &at.operations {
         match op {
@@ -477,7 +488,7 @@ fn renamed(b: &Binder, old: &str, new: &str) -> Result<()> {
 }
 
 /// View `def`'s columns as it binds now.
-fn bind(catalog: &Catalog, def: &ViewDef) -> Result<Vec<OutputColumn>> {
+fn bind(catalog: &Dictionary, def: &ViewDef) -> Result<Vec<OutputColumn>> {
     let mut binder = Binder::new(catalog, &def.search_path, vec![]);
     binder.view_query(def).map(|(_, cols)| cols)
 }

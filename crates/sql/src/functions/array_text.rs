@@ -1,6 +1,8 @@
-//! Arrays as text, in the virtual catalog.
+//! Arrays as text: PostgreSQL's array literal, written and read.
 //!
-//! The catalog columns PostgreSQL declares as arrays (`conkey`,
+//! Array functions read array values given as text with it, routines read
+//! their array arguments with it, and the virtual catalog writes its
+//! array columns with it. The catalog columns PostgreSQL declares as arrays (`conkey`,
 //! `reloptions`, `datacl`, ...) hold arrays written in PostgreSQL's text
 //! form, `{a,b,"c d",NULL}`, and the catalog functions psql calls read
 //! them so; a cast (`conkey::int2[]`) makes a real array of one.

@@ -17,68 +17,13 @@
 //! functions do (numeric scales of `extract`, its errors for units a type
 //! has no field for).
 
-use centum_types::interval::{add_to_timestamp, age as age_between, IntervalParts};
-use centum_types::{Decimal, Interval, Time, Timestamp, TimestampTz, Value};
+use centum_types::interval::{age as age_between, IntervalParts};
+use centum_types::{Decimal, Interval, Time, Value};
 
 use super::{
     arg, flt, instant, int, text, unit, unit_unknown, unit_unsupported, FnContext, Unit, USECS_PER_DAY,
 };
 use crate::error::{Error, Result};
-use crate::functions::operators::f64_of;
-use crate::functions::operators::BinOp;
-
-/// Whether a value is a date or timestamp (an operand of `-` that gives
-/// an interval).
-fn is_instant(v: &Value) -> bool {
-    matches!(v, Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_))
-}
-
-/// `timestamp ± interval` on microseconds.
-fn shift(usecs: i64, iv: Interval, op: BinOp) -> Result<i64> {
-    let iv = if op == BinOp::Sub { iv.checked_neg()? } else { iv };
-    Ok(add_to_timestamp(usecs, iv)?)
-}
-
-/// The operators with an interval or time operand; `None` when neither
-/// operand is one (the caller tries the others).
-pub(crate) fn arith(op: BinOp, l: &Value, r: &Value) -> Result<Option<Value>> {
-    use BinOp::{Add, Div, Mul, Sub};
-    use Value as V;
-    Ok(Some(match (l, r, op) {
-        (V::Timestamp(t), V::Interval(i), Add | Sub) => V::Timestamp(Timestamp(shift(t.0, *i, op)?)),
-        (V::TimestampTz(t), V::Interval(i), Add | Sub) => V::TimestampTz(TimestampTz(shift(t.0, *i, op)?)),
-        (V::Date(d), V::Interval(i), Add | Sub) => {
-            V::Timestamp(Timestamp(shift(d.to_timestamp()?.0, *i, op)?))
-        }
-        (V::Interval(_), V::Timestamp(_) | V::TimestampTz(_) | V::Date(_), Add) => return arith(op, r, l),
-        (V::Interval(a), V::Interval(b), Add) => V::Interval(a.checked_add(*b)?),
-        (V::Interval(a), V::Interval(b), Sub) => V::Interval(a.checked_sub(*b)?),
-        (V::Interval(a), n, Mul) | (n, V::Interval(a), Mul) if f64_of(n).is_some() => {
-            V::Interval(a.mul_f64(f64_of(n).unwrap_or(0.0))?)
-        }
-        (V::Interval(a), n, Div) if f64_of(n).is_some() => V::Interval(a.div_f64(f64_of(n).unwrap_or(0.0))?),
-        (V::Time(t), V::Interval(i), Add) => V::Time(t.add_micros(i.micros)),
-        (V::Time(t), V::Interval(i), Sub) => V::Time(t.add_micros(-(i.micros % USECS_PER_DAY))),
-        (V::Interval(i), V::Time(t), Add) => V::Time(t.add_micros(i.micros)),
-        (V::Time(a), V::Time(b), Sub) => V::Interval(Interval::from_micros(a.0 - b.0)),
-        (V::Date(d), V::Time(t), Add) | (V::Time(t), V::Date(d), Add) => {
-            let midnight = d.to_timestamp()?;
-            if !midnight.is_finite() {
-                return Ok(Some(V::Timestamp(midnight)));
-            }
-            V::Timestamp(Timestamp(add_to_timestamp(midnight.0, Interval::from_micros(t.0))?))
-        }
-        (a, b, Sub) if is_instant(a) && is_instant(b) => {
-            let ((x, _), (y, _)) = (instant(a)?, instant(b)?);
-            if [x, y].iter().any(|t| *t == i64::MAX || *t == i64::MIN) {
-                return Err(Error::other("22008", "cannot subtract infinite timestamps"));
-            }
-            // Both are inside the timestamp range, so the difference fits.
-            V::Interval(Interval::from_micros(x - y).justify_hours()?)
-        }
-        _ => return Ok(None),
-    }))
-}
 
 /// `age(a, b)`: the calendar difference in years, months and days.
 pub(super) fn age(a: &[Value], ctx: &FnContext) -> Result<Value> {

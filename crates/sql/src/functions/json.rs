@@ -21,7 +21,7 @@
 //! it back.
 
 use centum_types::json::{self, JRef, Jsonb, Kind, Node};
-use centum_types::{DataType, Value};
+use centum_types::Value;
 
 use super::FnContext;
 use crate::error::{Error, Result};
@@ -755,25 +755,4 @@ set_columns! {
     json_object_keys: json_part, "json_object_keys", Keys;
     json_elements: json_part, "json_array_elements", Elements;
     json_elements_text: json_part, "json_array_elements_text", ElementsText;
-}
-
-/// `jsonb` cast to a number or boolean: the scalar's value; 22023 for any
-/// other kind, with PostgreSQL's message.
-pub(crate) fn cast_scalar(j: &Jsonb, ty: &DataType) -> Result<Value> {
-    let r = j.root();
-    let what = match r.kind() {
-        Kind::Number(n) if ty != &DataType::Boolean => {
-            let v = Value::parse(n, &DataType::Numeric { precision: None, scale: None })
-                .or_else(|_| Value::parse(n, &DataType::Double))?;
-            return super::operators::cast(v, ty);
-        }
-        Kind::Bool(b) if ty == &DataType::Boolean => return Ok(Value::Boolean(b)),
-        Kind::Null => "null",
-        Kind::Bool(_) => "boolean",
-        Kind::Number(_) => "numeric",
-        Kind::String(_) => "string",
-        Kind::Array => "array",
-        Kind::Object => "object",
-    };
-    Err(invalid(format!("cannot cast jsonb {what} to type {}", ty.sql_name())))
 }

@@ -1,13 +1,18 @@
-//! The built-in operators on values: arithmetic, comparison, string
-//! concatenation and LIKE, unary minus, and casts between types.
+//! The built-in operators on values: arithmetic (with the date, time and
+//! interval forms), comparison, string concatenation and LIKE, unary
+//! minus, and casts between types (a `jsonb` scalar to a number or
+//! boolean among them).
 //!
 //! The binder folds constants with these and the executor evaluates
 //! expressions with them, so both reach them here, below either. Each
 //! reports PostgreSQL's SQLSTATE: 22003 for overflow, 22012 for division by
 //! zero, 42883 for an operator its operand types do not have.
 
+use super::{instant, USECS_PER_DAY};
 use crate::error::{Error, Result};
-use centum_types::{DataType, Date, Decimal, TypeError, Value};
+use centum_types::interval::add_to_timestamp;
+use centum_types::json::{Jsonb, Kind};
+use centum_types::{DataType, Date, Decimal, Interval, Timestamp, TimestampTz, TypeError, Value};
 use std::cmp::Ordering;
 
 /// An explicit cast (`CAST(x AS t)`, `x::t`).
@@ -28,7 +33,7 @@ pub(crate) fn cast(v: Value, ty: &DataType) -> Result<Value> {
             | DataType::BigInt
             | DataType::Double
             | DataType::Numeric { .. }),
-        ) => super::json::cast_scalar(&j, t)?,
+        ) => cast_scalar(&j, t)?,
         // JSON text is kept exactly as written, blanks included.
         (Value::Text(s), DataType::Json) => Value::parse(&s, ty)?,
         (Value::Text(s), t) if !t.is_string() => {
@@ -139,7 +144,7 @@ pub(crate) fn binary(op: BinOp, l: Value, r: Value) -> Result<Value> {
         )
     };
     if datetime(&l) || datetime(&r) {
-        if let Some(v) = super::intervals::arith(op, &l, &r)? {
+        if let Some(v) = interval_arith(op, &l, &r)? {
             return Ok(v);
         }
     }
@@ -473,6 +478,82 @@ pub(crate) fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
         Value::Text(s) => std::borrow::Cow::Borrowed(s),
         v => std::borrow::Cow::Owned(v.to_string()),
     }
+}
+
+/// `jsonb` cast to a number or boolean: the scalar's value; 22023 for any
+/// other kind, with PostgreSQL's message.
+fn cast_scalar(j: &Jsonb, ty: &DataType) -> Result<Value> {
+    let r = j.root();
+    let what = match r.kind() {
+        Kind::Number(n) if ty != &DataType::Boolean => {
+            let v = Value::parse(n, &DataType::Numeric { precision: None, scale: None })
+                .or_else(|_| Value::parse(n, &DataType::Double))?;
+            return cast(v, ty);
+        }
+        Kind::Bool(b) if ty == &DataType::Boolean => return Ok(Value::Boolean(b)),
+        Kind::Null => "null",
+        Kind::Bool(_) => "boolean",
+        Kind::Number(_) => "numeric",
+        Kind::String(_) => "string",
+        Kind::Array => "array",
+        Kind::Object => "object",
+    };
+    Err(Error::other("22023", format!("cannot cast jsonb {what} to type {}", ty.sql_name())))
+}
+
+/// Whether a value is a date or timestamp (an operand of `-` that gives
+/// an interval).
+fn is_instant(v: &Value) -> bool {
+    matches!(v, Value::Date(_) | Value::Timestamp(_) | Value::TimestampTz(_))
+}
+
+/// `timestamp ± interval` on microseconds.
+fn shift(usecs: i64, iv: Interval, op: BinOp) -> Result<i64> {
+    let iv = if op == BinOp::Sub { iv.checked_neg()? } else { iv };
+    Ok(add_to_timestamp(usecs, iv)?)
+}
+
+/// The operators with an interval or time operand; `None` when neither
+/// operand is one (the caller tries the others).
+fn interval_arith(op: BinOp, l: &Value, r: &Value) -> Result<Option<Value>> {
+    use BinOp::{Add, Div, Mul, Sub};
+    use Value as V;
+    Ok(Some(match (l, r, op) {
+        (V::Timestamp(t), V::Interval(i), Add | Sub) => V::Timestamp(Timestamp(shift(t.0, *i, op)?)),
+        (V::TimestampTz(t), V::Interval(i), Add | Sub) => V::TimestampTz(TimestampTz(shift(t.0, *i, op)?)),
+        (V::Date(d), V::Interval(i), Add | Sub) => {
+            V::Timestamp(Timestamp(shift(d.to_timestamp()?.0, *i, op)?))
+        }
+        (V::Interval(_), V::Timestamp(_) | V::TimestampTz(_) | V::Date(_), Add) => {
+            return interval_arith(op, r, l)
+        }
+        (V::Interval(a), V::Interval(b), Add) => V::Interval(a.checked_add(*b)?),
+        (V::Interval(a), V::Interval(b), Sub) => V::Interval(a.checked_sub(*b)?),
+        (V::Interval(a), n, Mul) | (n, V::Interval(a), Mul) if f64_of(n).is_some() => {
+            V::Interval(a.mul_f64(f64_of(n).unwrap_or(0.0))?)
+        }
+        (V::Interval(a), n, Div) if f64_of(n).is_some() => V::Interval(a.div_f64(f64_of(n).unwrap_or(0.0))?),
+        (V::Time(t), V::Interval(i), Add) => V::Time(t.add_micros(i.micros)),
+        (V::Time(t), V::Interval(i), Sub) => V::Time(t.add_micros(-(i.micros % USECS_PER_DAY))),
+        (V::Interval(i), V::Time(t), Add) => V::Time(t.add_micros(i.micros)),
+        (V::Time(a), V::Time(b), Sub) => V::Interval(Interval::from_micros(a.0 - b.0)),
+        (V::Date(d), V::Time(t), Add) | (V::Time(t), V::Date(d), Add) => {
+            let midnight = d.to_timestamp()?;
+            if !midnight.is_finite() {
+                return Ok(Some(V::Timestamp(midnight)));
+            }
+            V::Timestamp(Timestamp(add_to_timestamp(midnight.0, Interval::from_micros(t.0))?))
+        }
+        (a, b, Sub) if is_instant(a) && is_instant(b) => {
+            let ((x, _), (y, _)) = (instant(a)?, instant(b)?);
+            if [x, y].iter().any(|t| *t == i64::MAX || *t == i64::MIN) {
+                return Err(Error::other("22008", "cannot subtract infinite timestamps"));
+            }
+            // Both are inside the timestamp range, so the difference fits.
+            V::Interval(Interval::from_micros(x - y).justify_hours()?)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 #[cfg(test)]

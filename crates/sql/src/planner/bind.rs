@@ -11,12 +11,13 @@
 //! parameters (`id = $1` makes `$1` the type of `id`).
 
 use super::expr::{Expr, SeqOp, SubqueryKind};
-use super::plan::{AggCall, AggFunc, OutputColumn, Plan, SortKey};
-use crate::catalog::Catalog;
+use super::plan::{AggCall, AggFunc, Plan, SortKey};
+use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
 use crate::functions;
 use crate::functions::operators::BinOp;
 use crate::names::{data_type, function_name, ident, object_parts, qualify, sqlparser_object_name};
+use crate::planner::Dictionary;
 use crate::privileges::{Need, ObjectKind};
 use centum_types::{DataType, Decimal, Value};
 use sqlparser::ast;
@@ -183,7 +184,7 @@ pub(crate) type Typed = (Expr, Option<DataType>);
 
 /// Binds statements against a catalog.
 pub struct Binder<'a> {
-    pub(crate) catalog: &'a Catalog,
+    pub(crate) catalog: &'a Dictionary,
     pub(crate) search_path: &'a [String],
     /// Parameter types inferred so far.
     pub(crate) params: Vec<Option<DataType>>,
@@ -218,7 +219,11 @@ pub struct Binder<'a> {
 
 impl<'a> Binder<'a> {
     /// A binder; `params` are types the client declared (`None`: infer).
-    pub fn new(catalog: &'a Catalog, search_path: &'a [String], params: Vec<Option<DataType>>) -> Binder<'a> {
+    pub fn new(
+        catalog: &'a Dictionary,
+        search_path: &'a [String],
+        params: Vec<Option<DataType>>,
+    ) -> Binder<'a> {
         Binder {
             catalog,
             search_path,
@@ -276,7 +281,7 @@ impl<'a> Binder<'a> {
     /// Notes a call of routine `r`: EXECUTE on it, and what its statements
     /// need: as the caller (SECURITY INVOKER, the default), or as its owner
     /// (SECURITY DEFINER).
-    pub(crate) fn need_routine(&self, r: &crate::procedures::Compiled) {
+    pub(crate) fn need_routine(&self, r: &crate::planner::routines::Compiled) {
         self.need(ObjectKind::Routine, &r.name, crate::privileges::EXECUTE, false);
         let needs = r.needs();
         if needs.is_empty() {
@@ -1121,7 +1126,7 @@ impl<'a> Binder<'a> {
         }
         let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
         if functions::resolve(name, &types).is_none() {
-            if let Some(r) = crate::procedures::lookup(self.catalog, name)? {
+            if let Some(r) = crate::planner::routines::lookup(self.catalog, name)? {
                 self.need_routine(&r);
                 return self.routine_call(r, args);
             }
@@ -1181,7 +1186,7 @@ impl<'a> Binder<'a> {
             Some((Expr::Literal(Value::Text(seq)), _)) => seq,
             // `'name'::regclass`, already an OID.
             Some((Expr::Literal(Value::Integer(oid)), _)) => {
-                let snap = crate::system::snapshot::Snapshot::take(self.catalog)?;
+                let snap = self.catalog.snapshot()?;
                 match snap.rel(oid) {
                     Some(crate::system::snapshot::RelRef::Sequence(q)) => {
                         format!(

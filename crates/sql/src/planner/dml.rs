@@ -10,8 +10,9 @@
 use super::access;
 use super::bind::{Binder, Ctx, Scope};
 use super::expr::Expr;
-use super::plan::{Access, AccessPath, OutputColumn, Plan};
+use super::plan::{Access, AccessPath, Plan};
 use super::views::Action;
+use crate::catalog::OutputColumn;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
 use crate::names::{ident, object_parts};

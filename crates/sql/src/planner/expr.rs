@@ -75,7 +75,7 @@ pub enum Expr {
     /// A subquery; its plan sees `outer ++ row` as its outer row.
     Subquery(Box<Plan>, SubqueryKind),
     /// A call of a PL/pgSQL function returning one value.
-    Routine(std::sync::Arc<crate::procedures::Compiled>, Vec<Expr>),
+    Routine(std::sync::Arc<crate::planner::routines::Compiled>, Vec<Expr>),
 }
 
 /// Sequence functions.

@@ -20,8 +20,9 @@
 
 use super::bind::{has_aggregate, Binder, Ctx, Scope};
 use super::expr::Expr;
-use super::plan::{OutputColumn, Plan};
+use super::plan::Plan;
 use super::views::{combining_clause, single_relation};
+use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
 use crate::names::{ident, object_parts};
 use centum_engine::OnHeld;

@@ -22,8 +22,9 @@ pub mod expr;
 pub(crate) mod json;
 mod locking;
 pub mod plan;
-mod routine;
+pub(crate) mod routines;
 mod select;
+mod statement;
 mod system;
 pub(crate) mod views;
 pub(crate) mod window;
@@ -31,8 +32,10 @@ pub(crate) mod window;
 pub use bind::Binder;
 pub use dml::{Delete, Insert, Update};
 pub use expr::Expr;
-pub use plan::{OutputColumn, Plan};
+pub use plan::Plan;
+pub(crate) use statement::{explain_with, first_words, plan_statement};
 
+use crate::catalog::{Catalog, OutputColumn};
 use centum_types::DataType;
 
 /// A statement ready to run.
@@ -78,7 +81,7 @@ impl Statement {
 #[derive(Clone, Debug)]
 pub struct Call {
     /// The procedure.
-    pub(crate) routine: std::sync::Arc<crate::procedures::Compiled>,
+    pub(crate) routine: std::sync::Arc<routines::Compiled>,
     /// One per IN or INOUT parameter.
     pub args: Vec<Expr>,
 }
@@ -101,6 +104,31 @@ pub struct Planned {
     pub calls_routines: bool,
     /// The privileges it needs, checked before it first runs for a role.
     pub needs: Vec<crate::privileges::Need>,
+}
+
+/// The SQL catalog and the routines compiled from it: what statements are
+/// bound and planned against. The database opens one with its catalog and
+/// all its sessions share it; it reads as its catalog.
+pub struct Dictionary {
+    /// Names, definitions and the catalog version.
+    pub catalog: Catalog,
+    /// Routines compiled at some catalog version, by name.
+    pub(crate) routines: routines::Cache,
+}
+
+impl Dictionary {
+    /// A dictionary over `catalog`, with nothing compiled yet.
+    pub fn new(catalog: Catalog) -> Dictionary {
+        Dictionary { catalog, routines: routines::Cache::default() }
+    }
+}
+
+impl std::ops::Deref for Dictionary {
+    type Target = Catalog;
+
+    fn deref(&self) -> &Catalog {
+        &self.catalog
+    }
 }
 
 /// A plain binding context over `scope`.

@@ -10,22 +10,6 @@ use centum_types::DataType;
 use std::ops::Bound;
 use std::sync::Arc;
 
-/// An output column: its name and type (`None`: unknown, e.g. NULL).
-#[derive(Clone, Debug, PartialEq)]
-pub struct OutputColumn {
-    /// The name a client sees.
-    pub name: String,
-    /// Its type.
-    pub ty: Option<DataType>,
-}
-
-impl OutputColumn {
-    /// The columns of a table, as a query sees them.
-    pub fn of_table(columns: &[centum_engine::Column]) -> Vec<OutputColumn> {
-        columns.iter().map(|c| OutputColumn { name: c.name.clone(), ty: Some(c.ty.clone()) }).collect()
-    }
-}
-
 /// How a leaf reads its table.
 #[derive(Clone, Debug)]
 pub enum AccessPath {
@@ -464,7 +448,7 @@ pub enum Plan {
     /// scalar one) called in FROM.
     Routine {
         /// The function.
-        routine: std::sync::Arc<crate::procedures::Compiled>,
+        routine: std::sync::Arc<crate::planner::routines::Compiled>,
         /// Its arguments.
         args: Vec<Expr>,
     },

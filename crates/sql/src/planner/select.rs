@@ -10,8 +10,9 @@
 use super::access::{self, Order};
 use super::bind::{has_aggregate, intern, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::Expr;
-use super::plan::{Access, AccessPath, GroupingSets, JoinKind, OutputColumn, Plan, SetOpKind, SortKey};
+use super::plan::{Access, AccessPath, GroupingSets, JoinKind, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
+use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
 use crate::functions::operators::BinOp;
 use crate::names::ident;
@@ -1212,7 +1213,7 @@ impl<'a> Binder<'a> {
             return self.json_set_factor(&name, args, alias);
         }
         if name != "generate_series" {
-            let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
+            let Some(r) = crate::planner::routines::lookup(self.catalog, &name)? else {
                 return Err(Error::UndefinedFunction(name));
             };
             self.need_routine(&r);

@@ -12,7 +12,6 @@ use super::expr::{Expr, SubqueryKind};
 use crate::error::{Error, Result};
 use crate::functions::array_text;
 use crate::system::functions::{self as sysfn, CatalogFn};
-use crate::system::snapshot::Snapshot;
 use centum_types::{DataType, Value};
 use sqlparser::ast;
 
@@ -110,11 +109,11 @@ impl Binder<'_> {
             };
             let oid = match reg {
                 RegType::Class => {
-                    let snap = Snapshot::take(self.catalog)?;
+                    let snap = self.catalog.snapshot()?;
                     sysfn::regclass_in(&snap, &s, self.search_path)?
                 }
                 RegType::Type => sysfn::regtype_in(&s)?,
-                RegType::Namespace => sysfn::regnamespace_in(&Snapshot::take(self.catalog)?, &s)?,
+                RegType::Namespace => sysfn::regnamespace_in(&self.catalog.snapshot()?, &s)?,
                 // A routine's name stays the name (the catalog keeps
                 // handler names as text).
                 RegType::Other if s.trim().parse::<i64>().is_err() => {
@@ -170,7 +169,7 @@ impl Binder<'_> {
         let takes_regclass = matches!(sig.func, CatalogFn::Size(0..=2) | CatalogFn::ViewDef);
         for (i, (a, want)) in args.into_iter().zip(&sig.params).enumerate() {
             if let (0, true, (Expr::Literal(Value::Text(s)), None)) = (i, takes_regclass, &a) {
-                let oid = sysfn::regclass_in(&Snapshot::take(self.catalog)?, s, self.search_path)?;
+                let oid = sysfn::regclass_in(&self.catalog.snapshot()?, s, self.search_path)?;
                 exprs.push(Expr::Literal(Value::Integer(oid)));
                 continue;
             }

@@ -15,12 +15,14 @@
 //! columns that are plain columns of the table can be written.
 
 use super::bind::{has_aggregate, Binder};
-use super::plan::{OutputColumn, Plan};
-use super::Expr;
+use super::plan::Plan;
+use super::{Dictionary, Expr};
+use crate::catalog::OutputColumn;
 use crate::catalog::ViewDef;
 use crate::error::{Error, Result};
 use crate::names::{ident, object_parts, qualify};
 use crate::privileges::ObjectKind;
+use crate::system::snapshot::{Snapshot, ViewShapes};
 use sqlparser::ast;
 use std::ops::ControlFlow;
 
@@ -137,8 +139,22 @@ pub(crate) struct Simple {
     selection: Option<ast::Expr>,
 }
 
+impl ViewShapes for Dictionary {
+    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, bool) {
+        let mut binder = Binder::new(self, &def.search_path, vec![]);
+        (binder.view_query(def).map(|(_, c)| c).unwrap_or_default(), updatable(self, def))
+    }
+}
+
+impl Dictionary {
+    /// The catalog as one statement sees it, with every object's OID.
+    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
+        Snapshot::take(self, self)
+    }
+}
+
 /// Whether view `def` takes INSERT, UPDATE and DELETE.
-pub(crate) fn updatable(catalog: &crate::catalog::Catalog, def: &ViewDef) -> bool {
+pub(crate) fn updatable(catalog: &crate::planner::Dictionary, def: &ViewDef) -> bool {
     !def.materialized && simple(&Binder::new(catalog, &def.search_path, vec![]), def, Action::Update).is_ok()
 }
 

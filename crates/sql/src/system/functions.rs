@@ -528,9 +528,8 @@ pub(crate) fn eval(
         CatalogFn::SetConfig => set_config(args, id)?,
         CatalogFn::ArrayToString => array_to_string(args)?,
         CatalogFn::Row => {
-            let fields: Vec<Option<String>> =
-                args.iter().map(crate::procedures::text::element_text).collect();
-            Value::Text(crate::procedures::text::render_record(&fields))
+            let fields: Vec<Option<String>> = args.iter().map(crate::routines::text::element_text).collect();
+            Value::Text(crate::routines::text::render_record(&fields))
         }
         // The binder made every element of the element type.
         CatalogFn::ArrayOf => Value::Array(args.to_vec()),

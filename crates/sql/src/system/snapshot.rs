@@ -31,9 +31,9 @@
 //! life; `ALTER TABLE ... ADD/DROP COLUMN` rewrites it into a new table
 //! with a new id.
 
+use crate::catalog::OutputColumn;
 use crate::catalog::{Catalog, Role, SequenceDef, TableInfo, ViewDef};
 use crate::error::{Error, Result};
-use crate::planner::OutputColumn;
 use crate::privileges::{ObjectKind, ObjectPrivs};
 use centum_engine::{IndexDef, IndexKind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -200,7 +200,7 @@ pub(crate) struct Snapshot {
     /// [`ROLE`].
     pub owner: i32,
     /// Functions and procedures with their OIDs, in OID order.
-    pub routines: Vec<(i32, crate::procedures::RoutineInfo)>,
+    pub routines: Vec<(i32, crate::routines::RoutineInfo)>,
     /// Views (not materialized ones: those are tables), in OID order.
     pub views: Vec<ViewRel>,
     /// The engine, for its transaction counts (`pg_stat_database`) and
@@ -262,9 +262,16 @@ pub(crate) fn table_oid(id: u64) -> Result<i32> {
     }
 }
 
+/// What only binding a view's query tells: the columns it has now (none
+/// if it no longer binds) and whether INSERT, UPDATE and DELETE can go
+/// through it. The planner answers this for a snapshot.
+pub(crate) trait ViewShapes {
+    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, bool);
+}
+
 impl Snapshot {
-    /// Reads the catalog now.
-    pub fn take(catalog: &Catalog) -> Result<Snapshot> {
+    /// Reads the catalog now; `views` binds the views' queries.
+    pub fn take(catalog: &Catalog, views: &dyn ViewShapes) -> Result<Snapshot> {
         let db = catalog.db();
         let mut names = db.table_names();
         names.sort();
@@ -286,10 +293,8 @@ impl Snapshot {
             .into_iter()
             .map(|def| {
                 let (schema, name) = split_name(&def.name);
-                let mut binder = crate::planner::Binder::new(catalog, &def.search_path, vec![]);
-                let columns = binder.view_query(def).map(|(_, c)| c).unwrap_or_default();
+                let (columns, updatable) = views.shape(def);
                 let oid = (VIEW_BASE + 2 * view_slots[&def.name] as i64) as i32;
-                let updatable = crate::planner::views::updatable(catalog, def);
                 ViewRel { oid, schema, name, def: def.clone(), columns, updatable }
             })
             .collect();
@@ -330,10 +335,10 @@ impl Snapshot {
         let mut routine_names = catalog.routine_names();
         routine_names.sort();
         let routine_slots = slots(routine_names.iter().map(|s| s.as_str()), 1 << 25)?;
-        let mut routines: Vec<(i32, crate::procedures::RoutineInfo)> = routine_slots
+        let mut routines: Vec<(i32, crate::routines::RoutineInfo)> = routine_slots
             .into_iter()
             .filter_map(|(n, slot)| {
-                Some(((ROUTINE_BASE + slot as i64) as i32, crate::procedures::describe(catalog, &n)?))
+                Some(((ROUTINE_BASE + slot as i64) as i32, crate::routines::describe(catalog, &n)?))
             })
             .collect();
         routines.sort_by_key(|r| r.0);
@@ -406,7 +411,7 @@ impl Snapshot {
     }
 
     /// The routine with OID `oid`.
-    pub fn routine(&self, oid: i32) -> Option<&crate::procedures::RoutineInfo> {
+    pub fn routine(&self, oid: i32) -> Option<&crate::routines::RoutineInfo> {
         self.routines.iter().find(|r| r.0 == oid).map(|r| &r.1)
     }
 

@@ -6,9 +6,9 @@ use super::snapshot::{
 };
 use super::types::{self, oid_of, typmod, TYPES};
 use super::{stats, Identity};
+use crate::catalog::OutputColumn;
 use crate::catalog::RefAction;
 use crate::functions::array_text;
-use crate::planner::plan::OutputColumn;
 use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
 

@@ -15,11 +15,12 @@
 //! before `(`, after `AS`/`FROM`/`JOIN`/`INTO`/`UPDATE`/`::`, in an INSERT's
 //! column list and on the left of `=` in a SET list are never variables.
 
-use super::parse::{self, Block, Kind, Level, Span, Stmt, Tok};
-use super::{Compiled, Composite, Elem, Mode, PlType, Returns};
-use crate::catalog::Catalog;
+use super::Compiled;
 use crate::error::{Error, Result};
+use crate::planner::Dictionary;
 use crate::planner::{Binder, Expr, Planned, Statement};
+use crate::routines::parse::{self, Block, Kind, Level, Span, Stmt, Tok};
+use crate::routines::{Composite, Elem, Mode, PlType, Returns};
 use centum_types::DataType;
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -195,7 +196,7 @@ enum Var {
 }
 
 struct Compiler<'a> {
-    catalog: &'a Catalog,
+    catalog: &'a Dictionary,
     routine: &'a Compiled,
     src: &'a str,
     toks: &'a [Tok],
@@ -212,7 +213,7 @@ struct Compiler<'a> {
 }
 
 /// Compiles `body` for the routine `routine`.
-pub(crate) fn compile(catalog: &Catalog, routine: &Compiled, body: &str) -> Result<Program> {
+pub(crate) fn compile(catalog: &Dictionary, routine: &Compiled, body: &str) -> Result<Program> {
     let toks = parse::lex(body)?;
     let block = parse::parse(&toks).map_err(|e| {
         let line = toks.last().map_or(1, |t| t.line);
@@ -432,7 +433,7 @@ impl Compiler<'_> {
                     .try_with_sql(&text)
                     .and_then(|mut p| p.parse_data_type())
                     .map_err(|_| Error::UndefinedObject(format!("type \"{text}\" does not exist")))?;
-                super::pl_type(self.catalog, &dt)
+                crate::routines::pl_type(self.catalog, &dt)
             }
         }
     }
@@ -812,7 +813,7 @@ impl Compiler<'_> {
         if let Statement::Utility(_) = stmt.planned.statement {
             return Err(Error::unsupported(format!(
                 "\"{}\" in a PL/pgSQL function",
-                crate::session::first_words(self.text(span)).to_uppercase()
+                crate::planner::first_words(self.text(span)).to_uppercase()
             )));
         }
         match into {
@@ -906,11 +907,11 @@ impl Compiler<'_> {
         if !allowed {
             return Err(Error::unsupported(format!(
                 "\"{}\" in a PL/pgSQL function",
-                crate::session::first_words(text).to_uppercase()
+                crate::planner::first_words(text).to_uppercase()
             )));
         }
         let declared = self.slots.iter().cloned().map(Some).collect();
-        let planned = crate::session::plan_statement(self.catalog, &self.search_path, &s, declared)?;
+        let planned = crate::planner::plan_statement(self.catalog, &self.search_path, &s, declared)?;
         self.needs.extend(planned.needs.iter().cloned());
         Ok(CStmt { pre, planned })
     }

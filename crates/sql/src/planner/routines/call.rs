@@ -9,11 +9,13 @@
 //! the call binds them. Missing trailing arguments take the parameters'
 //! defaults.
 
-use super::bind::{Binder, Scope, Typed};
-use super::plan::{OutputColumn, Plan};
-use super::{Call, Expr};
+use super::Compiled;
+use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
-use crate::procedures::{Compiled, Elem, Mode, PlType, Returns};
+use crate::planner::bind::{Binder, Scope, Typed};
+use crate::planner::plan::Plan;
+use crate::planner::{Call, Expr};
+use crate::routines::{Elem, Mode, PlType, Returns};
 use centum_types::DataType;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -37,7 +39,7 @@ impl Binder<'_> {
                 None => {
                     let d = p.default.as_ref().expect("checked above");
                     let empty = Scope::default();
-                    self.expr(d, &super::bind_ctx(&empty))?
+                    self.expr(d, &crate::planner::bind_ctx(&empty))?
                 }
             };
             let target = match &p.ty {
@@ -114,7 +116,7 @@ impl Binder<'_> {
     /// `CALL p(args)`: the plan and the OUT/INOUT columns it returns.
     pub(crate) fn call_statement(&mut self, f: &ast::Function) -> Result<(Call, Vec<OutputColumn>)> {
         let name = crate::names::function_name(f)?;
-        let Some(r) = crate::procedures::lookup(self.catalog, &name)? else {
+        let Some(r) = crate::planner::routines::lookup(self.catalog, &name)? else {
             return Err(Error::other("42883", format!("procedure {name} does not exist")));
         };
         self.need_routine(&r);
@@ -133,7 +135,7 @@ impl Binder<'_> {
                 let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
                     return Err(Error::unsupported(format!("function argument {a}")));
                 };
-                let typed = self.expr(e, &super::bind_ctx(&empty))?;
+                let typed = self.expr(e, &crate::planner::bind_ctx(&empty))?;
                 if params.next().is_some_and(|p| p.mode == Mode::Out) {
                     continue;
                 }

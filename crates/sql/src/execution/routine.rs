@@ -8,12 +8,12 @@
 //! transaction, so the whole body is one atomic unit of that transaction.
 //! An error names the routine, the line and the kind of statement.
 
-use super::compile::{Bind, CExpr, CStmt, MessagePart, Op, OpKind, Program, RaiseOption};
-use super::parse::Level;
-use super::text;
-use super::{Compiled, Mode, Returns};
 use crate::error::{Error, Result};
 use crate::execution::ExecCtx;
+use crate::planner::routines::compile::{Bind, CExpr, CStmt, MessagePart, Op, OpKind, Program, RaiseOption};
+use crate::planner::routines::Compiled;
+use crate::routines::parse::Level;
+use crate::routines::{text, Mode, Returns};
 use centum_types::{DataType, Value};
 use std::cell::Cell;
 use std::rc::Rc;
@@ -123,7 +123,7 @@ fn bind(c: &Compiled, p: &Program, args: Vec<Value>, f: &mut Frame) -> Result<()
                     Value::Null => None,
                     Value::Text(s) => Some(text::array_values(&s, &a.elem)?),
                     Value::Array(items) => match &a.elem {
-                        super::Elem::Scalar(t) => Some(
+                        crate::routines::Elem::Scalar(t) => Some(
                             items
                                 .into_iter()
                                 .map(|v| Ok(vec![v.coerce_to(t)?]))
@@ -174,14 +174,19 @@ fn label_matches(target: &Option<String>, label: &Option<String>) -> bool {
 
 impl Runner<'_, '_> {
     fn context(&self, op: &Op, e: Error) -> Error {
-        e.with_context(super::compile::self_context(self.c, op.line, op.what))
+        e.with_context(crate::planner::routines::compile::self_context(self.c, op.line, op.what))
     }
 
     /// A block with an EXCEPTION section. It runs under a savepoint; an
     /// error a handler takes rolls the transaction back to it (the
     /// block's writes and schema changes are undone; variables keep their
     /// values) and the handler runs instead. Other errors pass on.
-    fn guarded(&self, body: &[Op], handlers: &[super::compile::Handler], f: &mut Frame) -> Result<Flow> {
+    fn guarded(
+        &self,
+        body: &[Op],
+        handlers: &[crate::planner::routines::compile::Handler],
+        f: &mut Frame,
+    ) -> Result<Flow> {
         let txn = self.cx.txn;
         let sp = txn.savepoint();
         let globals = self.cx.catalog.globals_mark(txn.id());
@@ -436,7 +441,9 @@ impl Runner<'_, '_> {
                         RaiseOption::Message => text = s,
                         RaiseOption::Detail => detail = Some(s),
                         RaiseOption::Hint => hint = Some(s),
-                        RaiseOption::Errcode => code = super::compile::runtime_code(&s).map_err(ctx)?,
+                        RaiseOption::Errcode => {
+                            code = crate::planner::routines::compile::runtime_code(&s).map_err(ctx)?
+                        }
                     }
                 }
                 match level {
@@ -458,7 +465,7 @@ impl Runner<'_, '_> {
     }
 
     /// Runs the fetches a statement or expression needs.
-    fn fetch(&self, pre: &[super::compile::Fetch], f: &mut Frame) -> Result<()> {
+    fn fetch(&self, pre: &[crate::planner::routines::compile::Fetch], f: &mut Frame) -> Result<()> {
         for x in pre {
             let i = self.eval(&x.index, f)?.coerce_to(&DataType::BigInt)?;
             let v = match (i, &f.arrays[x.arr]) {

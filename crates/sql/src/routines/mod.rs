@@ -1,39 +1,31 @@
-//! Functions and procedures written in PL/pgSQL, compiled when created.
+//! Functions and procedures written in PL/pgSQL: what their definitions
+//! declare, before anything is compiled.
 //!
 //! A routine is stored as its CREATE text (in the catalog's globals, so it
-//! survives restarts) and compiled into a [`Compiled`]: every variable is
-//! a numbered slot, every expression and SQL statement in the body is bound
-//! and planned against the current catalog once, with the variables it reads
-//! as `$n` parameters. A call then only binds its arguments into the slots
-//! and walks a tree of pre-planned operations; nothing is parsed, resolved or
-//! planned per call:
+//! survives restarts). This module reads that text: the header (name,
+//! parameters with their modes, types and defaults, the result, the
+//! options) resolved against the catalog's types into a [`Declaration`],
+//! the body's tokens into a statement tree, and the text forms by which
+//! array and composite values reach a routine. It also keeps the composite
+//! types made with CREATE TYPE.
+//!
+//! The rest of a routine's life is in the layers above:
 //!
 //! ```text
-//!   CREATE FUNCTION ─▶ parse (skeleton) ─▶ compile: names ▶ slots,
-//!                                            SQL ▶ Planned with $n = slot
-//!   SELECT f(..) / CALL p(..) ─▶ bind args into slots ─▶ run ops (run.rs)
-//!                                            └─ each SQL op runs its plan
-//!                                               with the slots as params
+//!   CREATE FUNCTION ─▶ routines: declaration, body tree
+//!                        ─▶ planner::routines: names ▶ slots, SQL ▶ plans
+//!   SELECT f(..) / CALL p(..) ─▶ execution::routine: args into slots,
+//!                                  run ops, each SQL op runs its plan
 //! ```
 //!
 //! * `parse`: the body's tokens to a statement tree.
-//! * `compile`: the tree to operations, names resolved, statements planned.
-//! * `run`: executes the operations inside the caller's transaction.
-//! * `text`: the text forms of arrays and composite values, which is how
-//!   array and composite arguments reach a routine.
+//! * `text`: the text forms of arrays and composite values.
 //!
-//! Compiled routines are cached per name with the catalog version they were
-//! made at. Any DDL bumps the version, so the next look-up compiles again
-//! from the stored text; a body that no longer compiles (a dropped table or
-//! column) fails its calls with that error and a context line naming the
-//! routine and line, never with a stale plan. Plans that call a routine hold
-//! its compiled form and are themselves re-planned on a version change.
-//!
-//! Routine names live in one namespace per database, without overloading.
+//! The virtual catalog (`pg_proc`, `\df`) describes routines from here,
+//! without compiling them. Routine names live in one namespace per
+//! database, without overloading.
 
-mod compile;
-mod parse;
-mod run;
+pub(crate) mod parse;
 pub(crate) mod text;
 
 use crate::catalog::Catalog;
@@ -41,17 +33,14 @@ use crate::error::{Error, Result};
 use crate::names::{data_type, ident, object_parts};
 use centum_types::DataType;
 use sqlparser::ast;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
-pub(crate) use run::call;
+use std::sync::Arc;
 
 /// The set-parameter that marks a routine created with CREATE PROCEDURE
 /// (the text is stored in CREATE FUNCTION form).
-const PROCEDURE_MARK: &str = "centum.routine_kind";
+pub(crate) const PROCEDURE_MARK: &str = "centum.routine_kind";
 /// The set-parameter that makes the server retry a routine's call on a
 /// serialization failure or deadlock.
-const RETRY_SETTING: &str = "centum.retry_on_conflict";
+pub(crate) const RETRY_SETTING: &str = "centum.retry_on_conflict";
 
 /// A composite type made with CREATE TYPE ... AS (...).
 #[derive(Debug, PartialEq)]
@@ -126,8 +115,10 @@ pub(crate) enum Returns {
     Table(Vec<(String, DataType)>),
 }
 
-/// A routine compiled at one catalog version.
-pub struct Compiled {
+/// What a routine's CREATE statement declares: its name, kind,
+/// parameters, result and options, resolved against the catalog's types.
+#[derive(Debug)]
+pub struct Declaration {
     pub name: String,
     pub procedure: bool,
     pub params: Vec<Param>,
@@ -135,30 +126,14 @@ pub struct Compiled {
     /// Calls retried on 40001/40P01 when the routine is the whole
     /// statement of its own transaction.
     pub retry: u32,
-    /// The catalog version it was compiled at.
-    pub version: u64,
     /// `name(type,type)`, for error context lines.
     pub signature: String,
     /// SECURITY DEFINER: its statements run with its owner's privileges
     /// (otherwise with the caller's).
     pub security_definer: bool,
-    /// The operations, set once compiled (a recursive routine finds itself
-    /// in the cache while its body is being compiled).
-    program: OnceLock<compile::Program>,
 }
 
-impl std::fmt::Debug for Compiled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.signature)
-    }
-}
-
-impl Compiled {
-    /// The privileges its body needs (none while it is being compiled).
-    pub(crate) fn needs(&self) -> &[crate::privileges::Need] {
-        self.program.get().map_or(&[], |p| &p.needs)
-    }
-
+impl Declaration {
     /// Parameters a caller passes (IN and INOUT).
     pub fn inputs(&self) -> impl Iterator<Item = &Param> {
         self.params.iter().filter(|p| p.mode != Mode::Out)
@@ -184,67 +159,19 @@ impl Compiled {
     }
 }
 
-/// Compiled routines by name.
-#[derive(Default)]
-pub(crate) struct Cache(Mutex<HashMap<String, Arc<Compiled>>>);
-
-impl Cache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Compiled>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// The routine `name` compiled at the catalog's current version, if there
-/// is one by that name.
-pub(crate) fn lookup(catalog: &Catalog, name: &str) -> Result<Option<Arc<Compiled>>> {
-    let version = catalog.version();
-    if let Some(c) =
-        COMPILING.with(|c| c.borrow().iter().find(|r| r.name == name && r.version == version).cloned())
-    {
-        return Ok(Some(c));
-    }
-    if let Some(c) = catalog.compiled.lock().get(name) {
-        if c.version == version {
-            return Ok(Some(c.clone()));
-        }
-    }
-    let Some(source) = catalog.routine_source(name) else { return Ok(None) };
-    compile_source(catalog, name, &source, version).map(Some)
-}
-
-thread_local! {
-    /// Routines this thread is compiling: a body that calls its own routine
-    /// finds it here (other threads see a routine only once compiled).
-    static COMPILING: std::cell::RefCell<Vec<Arc<Compiled>>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Compiles `source` and caches the result. The routine is visible to its
-/// own body while that is compiled, so it may call itself.
-fn compile_source(catalog: &Catalog, name: &str, source: &str, version: u64) -> Result<Arc<Compiled>> {
-    let def = parse_create(source)?;
-    let header = resolve_header(catalog, &def)?;
-    let c = Arc::new(Compiled { version, program: OnceLock::new(), ..header });
-    COMPILING.with(|list| list.borrow_mut().push(c.clone()));
-    let compiled = compile::compile(catalog, &c, &def.body);
-    COMPILING.with(|list| list.borrow_mut().retain(|x| !Arc::ptr_eq(x, &c)));
-    let _ = c.program.set(compiled?);
-    catalog.compiled.lock().insert(name.to_string(), c.clone());
-    Ok(c)
-}
-
 /// A CREATE FUNCTION statement, not yet resolved against the catalog.
-struct Definition {
-    name: String,
-    or_replace: bool,
-    procedure: bool,
-    params: Vec<ast::OperateFunctionArg>,
-    returns: Option<ast::FunctionReturnType>,
-    retry: u32,
-    body: String,
-    security_definer: bool,
+pub(crate) struct Definition {
+    pub name: String,
+    pub or_replace: bool,
+    pub procedure: bool,
+    pub params: Vec<ast::OperateFunctionArg>,
+    pub returns: Option<ast::FunctionReturnType>,
+    pub retry: u32,
+    pub body: String,
+    pub security_definer: bool,
 }
 
-fn parse_create(source: &str) -> Result<Definition> {
+pub(crate) fn parse_create(source: &str) -> Result<Definition> {
     let mut stmts = crate::parser::parse(source)?;
     match stmts.pop() {
         Some(ast::Statement::CreateFunction(cf)) if stmts.is_empty() => definition(&cf),
@@ -252,7 +179,7 @@ fn parse_create(source: &str) -> Result<Definition> {
     }
 }
 
-fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
+pub(crate) fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
     let parts = object_parts(&cf.name)?;
     let name = match parts.as_slice() {
         [n] | [_, n] => n.clone(),
@@ -357,7 +284,7 @@ pub(crate) fn composite(catalog: &Catalog, name: &str) -> Result<Option<Arc<Comp
     Ok(Some(Arc::new(Composite { name: name.to_string(), fields })))
 }
 
-fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
+pub(crate) fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Declaration> {
     let mut params = Vec::new();
     for a in &def.params {
         let mode = match a.mode {
@@ -411,16 +338,14 @@ fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Compiled> {
         def.name,
         params.iter().filter(|p| p.mode != Mode::Out).map(|p| p.ty.name()).collect::<Vec<_>>().join(",")
     );
-    Ok(Compiled {
+    Ok(Declaration {
         name: def.name.clone(),
         procedure: def.procedure,
         params,
         returns,
         retry: def.retry,
-        version: 0,
         signature,
         security_definer: def.security_definer,
-        program: OnceLock::new(),
     })
 }
 
@@ -499,75 +424,6 @@ pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
         body: def.body,
         source,
     })
-}
-
-/// CREATE [OR REPLACE] FUNCTION / PROCEDURE: compiled now, against the
-/// current catalog, so a body naming a missing table or column is refused
-/// here rather than at its first call.
-///
-/// With `check_bodies` off (`SET check_function_bodies = off`, as pg_dump's
-/// output sets, since it creates routines before the tables they use) only
-/// the header is checked; the body is compiled at the first call.
-pub(crate) fn create(catalog: &Catalog, cf: &ast::CreateFunction, check_bodies: bool) -> Result<String> {
-    let def = definition(cf)?;
-    let kind = if def.procedure { "PROCEDURE" } else { "FUNCTION" };
-    if let Some(old) = catalog.routine_source(&def.name) {
-        let old_def = parse_create(&old)?;
-        if def.or_replace && old_def.procedure != def.procedure {
-            return Err(Error::other(
-                "42809",
-                format!(
-                    "cannot change routine kind: \"{}\" is a {}",
-                    def.name,
-                    if old_def.procedure { "procedure" } else { "function" }
-                ),
-            ));
-        }
-    }
-    let source = cf.to_string();
-    if !check_bodies {
-        resolve_header(catalog, &def)?;
-        catalog.put_routine(&def.name, source, def.or_replace)?;
-        return Ok(format!("CREATE {kind}"));
-    }
-    let old = catalog.put_routine(&def.name, source.clone(), def.or_replace)?;
-    if let Err(e) = compile_source(catalog, &def.name, &source, catalog.version()) {
-        // Put back what was there, so a failed CREATE OR REPLACE changes
-        // nothing.
-        let _ = match old {
-            Some(old) => catalog.put_routine(&def.name, old, true).map(|_| ()),
-            None => catalog.drop_routine(&def.name).map(|_| ()),
-        };
-        return Err(e.with_context(format!("compilation of PL/pgSQL function \"{}\"", def.name)));
-    }
-    Ok(format!("CREATE {kind}"))
-}
-
-/// DROP FUNCTION / DROP PROCEDURE.
-pub(crate) fn drop(
-    catalog: &Catalog,
-    descs: &[ast::FunctionDesc],
-    if_exists: bool,
-    procedure: bool,
-) -> Result<(String, Vec<String>)> {
-    let kind = if procedure { "procedure" } else { "function" };
-    let mut notices = Vec::new();
-    for d in descs {
-        let parts = object_parts(&d.name)?;
-        let name = parts.last().cloned().unwrap_or_default();
-        match catalog.routine_source(&name) {
-            Some(src) => {
-                if parse_create(&src)?.procedure != procedure {
-                    return Err(Error::other("42809", format!("{name} is not a {kind}")));
-                }
-                catalog.drop_routine(&name)?;
-                catalog.compiled.lock().remove(&name);
-            }
-            None if if_exists => notices.push(format!("{kind} {name}() does not exist, skipping")),
-            None => return Err(Error::UndefinedFunction(name.to_string())),
-        }
-    }
-    Ok((format!("DROP {}", kind.to_uppercase()), notices))
 }
 
 /// CREATE TYPE name AS (field type, ...).
