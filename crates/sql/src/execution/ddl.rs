@@ -969,6 +969,9 @@ fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
                 alter_column(b, &table, &ident(column_name), op)?;
             }
+            ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
+                rename_column(b, &table, &ident(old_column_name), &ident(new_column_name))?;
+            }
             ast::AlterTableOperation::RenameTable { table_name } => {
                 let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
                 rename_table(b, &table, to)?;
@@ -1493,6 +1496,88 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
     // A serial or identity column's sequence goes with it, as in PostgreSQL.
     drop_owned_sequences(b, &old_meta.columns[col..=col])?;
     Ok(notices)
+}
+
+/// ALTER TABLE ... RENAME COLUMN: the column takes its new name in the
+/// table, its indexes, the CHECK, DEFAULT and generation expressions that
+/// read it, and the foreign keys of other tables that reference it. The
+/// table is rewritten (see [`rewrite`]) under the new definition. A view
+/// that reads the column holds the rename back (0A000): views keep their
+/// query as text, written with the old name.
+fn rename_column(b: &Binder, table: &str, from: &str, to: &str) -> Result<()> {
+    let info = b.catalog.table(table)?;
+    let Ok(col) = info.table.column_index(from) else {
+        return Err(Error::UndefinedColumn(format!("\"{from}\" of relation \"{}\"", short(table))));
+    };
+    if info.table.column_index(to).is_ok() {
+        return Err(Error::Duplicate {
+            code: "42701",
+            message: format!("column \"{to}\" of relation \"{}\" already exists", short(table)),
+        });
+    }
+    let mut def = info.table.def();
+    def.columns[col].name = to.to_string();
+    for ix in &mut def.indexes {
+        for c in ix.columns.iter_mut().filter(|c| c.as_str() == from) {
+            *c = to.to_string();
+        }
+    }
+    let rename = |text: &str| renamed_in_expression(text, short(table), from, to);
+    let mut meta = info.meta.clone();
+    for c in &mut meta.columns {
+        c.default = c.default.as_deref().map(rename).transpose()?;
+        c.generated = c.generated.as_deref().map(rename).transpose()?;
+    }
+    for c in &mut meta.checks {
+        c.expr = rename(&c.expr)?;
+    }
+    let renamed_refs = |fks: &mut Vec<ForeignKey>| {
+        for f in fks.iter_mut().filter(|f| f.ref_table == table) {
+            for c in f.ref_columns.iter_mut().filter(|c| c.as_str() == from) {
+                *c = to.to_string();
+            }
+        }
+    };
+    renamed_refs(&mut meta.foreign_keys);
+    rewrite(b, table, &info.meta, def, meta, |old, _| Ok(old.to_vec()))?;
+    let mut children: Vec<&str> =
+        info.referenced_by.iter().map(|(c, _)| c.as_str()).filter(|c| *c != table).collect();
+    children.dedup();
+    for child in children {
+        let mut child_meta = b.catalog.table(child)?.meta.clone();
+        renamed_refs(&mut child_meta.foreign_keys);
+        b.catalog.set_meta(child, &child_meta)?;
+    }
+    Ok(())
+}
+
+/// Expression `text` of table `table` with column `from` written `to`,
+/// where it stands alone or qualified by the table's name.
+fn renamed_in_expression(text: &str, table: &str, from: &str, to: &str) -> Result<String> {
+    let mut e = crate::planner::dml::parse_expr(text)?;
+    let new_ident = || {
+        let plain = crate::names::quote_ident(to) == to;
+        if plain {
+            ast::Ident::new(to)
+        } else {
+            ast::Ident::with_quote('"', to)
+        }
+    };
+    let _ = ast::visit_expressions_mut(&mut e, |x| {
+        match x {
+            ast::Expr::Identifier(id) if ident(id) == from => *id = new_ident(),
+            ast::Expr::CompoundIdentifier(parts)
+                if parts.len() >= 2
+                    && ident(&parts[parts.len() - 1]) == from
+                    && ident(&parts[parts.len() - 2]) == table =>
+            {
+                *parts.last_mut().expect("two parts") = new_ident();
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    Ok(e.to_string())
 }
 
 /// Drops the sequences that serial or identity `columns` draw from.

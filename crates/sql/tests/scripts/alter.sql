@@ -54,3 +54,23 @@ INSERT INTO ac (id, name) VALUES (7, 'a much longer name than ten');
 ALTER TABLE ac ALTER COLUMN note TYPE int USING note::int;
 SELECT id, name, qty, note + 1 FROM ac ORDER BY id;
 ALTER TABLE ac ALTER COLUMN nope SET DEFAULT 1;
+-- RENAME COLUMN: indexes, CHECK, DEFAULT, generated columns and the
+-- foreign keys that reference the column follow the new name.
+CREATE TABLE rp (code int PRIMARY KEY, label text);
+CREATE TABLE rc (id int PRIMARY KEY, qty int DEFAULT 3 CHECK (qty > 0), twice int GENERATED ALWAYS AS (qty * 2) STORED, p_code int REFERENCES rp (code));
+CREATE INDEX rc_qty ON rc (qty);
+INSERT INTO rp VALUES (1, 'one'), (2, 'two');
+INSERT INTO rc (id, qty, p_code) VALUES (1, 5, 1), (2, 6, 2);
+ALTER TABLE rc RENAME COLUMN qty TO amount;
+ALTER TABLE rp RENAME COLUMN code TO "Code";
+INSERT INTO rc (id, p_code) VALUES (3, 1);
+INSERT INTO rc (id, amount, p_code) VALUES (4, 0, 1);
+INSERT INTO rc (id, amount, p_code) VALUES (5, 1, 9);
+SELECT id, amount, twice, p_code FROM rc WHERE amount = 6;
+SELECT id, amount, twice FROM rc ORDER BY id;
+SELECT "Code", label FROM rp ORDER BY "Code";
+DELETE FROM rp WHERE "Code" = 2;
+ALTER TABLE rc RENAME COLUMN nope TO other;
+ALTER TABLE rc RENAME COLUMN amount TO id;
+ALTER TABLE rc RENAME amount TO qty;
+SELECT qty FROM rc ORDER BY id;

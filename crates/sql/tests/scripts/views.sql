@@ -90,6 +90,9 @@ ALTER TABLE items RENAME TO parts;
 SELECT * FROM everything ORDER BY id;
 ALTER VIEW everything RENAME TO all_parts;
 SELECT count(*) FROM all_parts;
+-- A view keeps its query as text: renaming a column it reads is refused.
+ALTER TABLE parts RENAME COLUMN price TO cost;
+SELECT count(*) FROM all_parts;
 DROP TABLE parts;
 DROP TABLE parts CASCADE;
 SELECT relname FROM pg_class WHERE relkind IN ('r', 'v', 'm') AND relnamespace = 'public'::regnamespace ORDER BY 1;
