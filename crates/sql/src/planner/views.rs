@@ -140,9 +140,14 @@ pub(crate) struct Simple {
 }
 
 impl ViewShapes for Dictionary {
-    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, bool) {
+    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, Option<Vec<bool>>) {
         let mut binder = Binder::new(self, &def.search_path, vec![]);
-        (binder.view_query(def).map(|(_, c)| c).unwrap_or_default(), updatable(self, def))
+        let columns = binder.view_query(def).map(|(_, c)| c).unwrap_or_default();
+        let writable = (!def.materialized)
+            .then(|| simple(&Binder::new(self, &def.search_path, vec![]), def, Action::Update).ok())
+            .flatten()
+            .map(|s| s.columns.iter().map(|(_, _, plain)| plain.is_some()).collect());
+        (columns, writable)
     }
 }
 
@@ -151,11 +156,6 @@ impl Dictionary {
     pub(crate) fn snapshot(&self) -> Result<Snapshot> {
         Snapshot::take(self, self)
     }
-}
-
-/// Whether view `def` takes INSERT, UPDATE and DELETE.
-pub(crate) fn updatable(catalog: &crate::planner::Dictionary, def: &ViewDef) -> bool {
-    !def.materialized && simple(&Binder::new(catalog, &def.search_path, vec![]), def, Action::Update).is_ok()
 }
 
 /// Whether `def` is simple, and how its columns map to its relation's.

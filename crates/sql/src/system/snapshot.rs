@@ -152,6 +152,9 @@ pub(crate) struct ViewRel {
     pub columns: Vec<OutputColumn>,
     /// Whether INSERT, UPDATE and DELETE can go through it.
     pub updatable: bool,
+    /// Per column: whether it is a plain column of an updatable view's
+    /// relation (an expression column cannot be written).
+    pub updatable_columns: Vec<bool>,
 }
 
 impl TableRel {
@@ -263,10 +266,11 @@ pub(crate) fn table_oid(id: u64) -> Result<i32> {
 }
 
 /// What only binding a view's query tells: the columns it has now (none
-/// if it no longer binds) and whether INSERT, UPDATE and DELETE can go
-/// through it. The planner answers this for a snapshot.
+/// if it no longer binds), and which of them INSERT and UPDATE can write
+/// (`None`: the view takes no INSERT, UPDATE or DELETE at all). The
+/// planner answers this for a snapshot.
 pub(crate) trait ViewShapes {
-    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, bool);
+    fn shape(&self, def: &ViewDef) -> (Vec<OutputColumn>, Option<Vec<bool>>);
 }
 
 impl Snapshot {
@@ -293,9 +297,11 @@ impl Snapshot {
             .into_iter()
             .map(|def| {
                 let (schema, name) = split_name(&def.name);
-                let (columns, updatable) = views.shape(def);
+                let (columns, writable) = views.shape(def);
+                let updatable = writable.is_some();
+                let updatable_columns = writable.unwrap_or_else(|| vec![false; columns.len()]);
                 let oid = (VIEW_BASE + 2 * view_slots[&def.name] as i64) as i32;
-                ViewRel { oid, schema, name, def: def.clone(), columns, updatable }
+                ViewRel { oid, schema, name, def: def.clone(), columns, updatable, updatable_columns }
             })
             .collect();
         views.sort_by_key(|v| v.oid);

@@ -1393,70 +1393,104 @@ fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
         for (i, c) in t.info.table.columns().iter().enumerate() {
             let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
             let nullable = c.nullable && !t.info.meta.not_null.contains(&i);
-            let int = |v: Option<u32>| v.map_or(Value::Null, |v| Value::Integer(v as i32));
-            let (max_len, precision, radix, scale, dt_precision) = match &c.ty {
-                DataType::Varchar(n) => (n.map(|n| n as i32), None, None, None, None),
-                DataType::Char(n) => (Some(*n as i32), None, None, None, None),
-                DataType::SmallInt => (None, Some(16), Some(2), Some(0), None),
-                DataType::Integer => (None, Some(32), Some(2), Some(0), None),
-                DataType::BigInt => (None, Some(64), Some(2), Some(0), None),
-                DataType::Double => (None, Some(53), Some(2), None, None),
-                DataType::Numeric { precision, scale } => (
-                    None,
-                    precision.map(i32::from),
-                    Some(10),
-                    precision.map(|_| i32::from(scale.unwrap_or(0))),
-                    None,
-                ),
-                DataType::Date => (None, None, None, None, Some(0)),
-                DataType::Timestamp | DataType::TimestampTz => (None, None, None, None, Some(6)),
-                _ => (None, None, None, None, None),
+            let mut row = info_column(id, &t.schema, &t.name, &c.name, i, &c.ty, nullable);
+            row[5] = m.default.as_deref().map_or(Value::Null, txt);
+            row[17] = yes(m.identity_always.is_some());
+            row[18] = match m.identity_always {
+                Some(true) => txt("ALWAYS"),
+                Some(false) => txt("BY DEFAULT"),
+                None => Value::Null,
             };
-            let octet = match &c.ty {
-                DataType::Varchar(Some(n)) | DataType::Char(n) => Some(n.saturating_mul(4)),
-                DataType::Varchar(None) | DataType::Text => Some(1_073_741_824),
-                _ => None,
-            };
-            let data_type = match &c.ty {
-                DataType::Varchar(_) => "character varying".to_string(),
-                DataType::Char(_) => "character".to_string(),
-                DataType::Numeric { .. } => "numeric".to_string(),
-                // The SQL standard's name; udt_name says of what (`_int4`).
-                DataType::Array(_) => "ARRAY".to_string(),
-                t => t.sql_name(),
-            };
-            let udt = types::by_oid(oid_of(&c.ty)).map_or("", |t| t.name);
-            out.push(vec![
-                txt(id.database),
-                txt(&t.schema),
-                txt(&t.name),
-                txt(&c.name),
-                Value::Integer(i as i32 + 1),
-                m.default.as_deref().map_or(Value::Null, txt),
-                yes(nullable),
-                txt(&data_type),
-                max_len.map_or(Value::Null, Value::Integer),
-                int(octet),
-                precision.map_or(Value::Null, Value::Integer),
-                radix.map_or(Value::Null, Value::Integer),
-                scale.map_or(Value::Null, Value::Integer),
-                dt_precision.map_or(Value::Null, Value::Integer),
-                txt(id.database),
-                txt("pg_catalog"),
-                txt(udt),
-                yes(m.identity_always.is_some()),
-                match m.identity_always {
-                    Some(true) => txt("ALWAYS"),
-                    Some(false) => txt("BY DEFAULT"),
-                    None => Value::Null,
-                },
-                txt(if m.generated.is_some() { "ALWAYS" } else { "NEVER" }),
-                m.generated.as_deref().map_or(Value::Null, txt),
-                yes(m.generated.is_none()),
-            ]);
+            row[19] = txt(if m.generated.is_some() { "ALWAYS" } else { "NEVER" });
+            row[20] = m.generated.as_deref().map_or(Value::Null, txt);
+            row[21] = yes(m.generated.is_none());
+            out.push(row);
+        }
+    }
+    // A view's columns as its query binds now; a column of no known type
+    // (`NULL AS x`) reads as text, as PostgreSQL makes it.
+    for v in &s.views {
+        for (i, c) in v.columns.iter().enumerate() {
+            let mut row = info_column(
+                id,
+                &v.schema,
+                &v.name,
+                &c.name,
+                i,
+                c.ty.as_ref().unwrap_or(&DataType::Text),
+                true,
+            );
+            row[21] = yes(v.updatable_columns.get(i).copied().unwrap_or(false));
+            out.push(row);
         }
     }
     out
+}
+
+/// A row of `information_schema.columns` for column `name` (position
+/// `i` from 0) of type `ty`: no default, identity or generation.
+fn info_column(
+    id: &Identity,
+    schema: &str,
+    table: &str,
+    name: &str,
+    i: usize,
+    ty: &DataType,
+    nullable: bool,
+) -> Vec<Value> {
+    let int = |v: Option<u32>| v.map_or(Value::Null, |v| Value::Integer(v as i32));
+    let (max_len, precision, radix, scale, dt_precision) = match ty {
+        DataType::Varchar(n) => (n.map(|n| n as i32), None, None, None, None),
+        DataType::Char(n) => (Some(*n as i32), None, None, None, None),
+        DataType::SmallInt => (None, Some(16), Some(2), Some(0), None),
+        DataType::Integer => (None, Some(32), Some(2), Some(0), None),
+        DataType::BigInt => (None, Some(64), Some(2), Some(0), None),
+        DataType::Double => (None, Some(53), Some(2), None, None),
+        DataType::Numeric { precision, scale } => {
+            (None, precision.map(i32::from), Some(10), precision.map(|_| i32::from(scale.unwrap_or(0))), None)
+        }
+        DataType::Date => (None, None, None, None, Some(0)),
+        DataType::Timestamp | DataType::TimestampTz => (None, None, None, None, Some(6)),
+        _ => (None, None, None, None, None),
+    };
+    let octet = match ty {
+        DataType::Varchar(Some(n)) | DataType::Char(n) => Some(n.saturating_mul(4)),
+        DataType::Varchar(None) | DataType::Text => Some(1_073_741_824),
+        _ => None,
+    };
+    let data_type = match ty {
+        DataType::Varchar(_) => "character varying".to_string(),
+        DataType::Char(_) => "character".to_string(),
+        DataType::Numeric { .. } => "numeric".to_string(),
+        // The SQL standard's name; udt_name says of what (`_int4`).
+        DataType::Array(_) => "ARRAY".to_string(),
+        t => t.sql_name(),
+    };
+    let udt = types::by_oid(oid_of(ty)).map_or("", |t| t.name);
+    vec![
+        txt(id.database),
+        txt(schema),
+        txt(table),
+        txt(name),
+        Value::Integer(i as i32 + 1),
+        Value::Null,
+        yes(nullable),
+        txt(&data_type),
+        max_len.map_or(Value::Null, Value::Integer),
+        int(octet),
+        precision.map_or(Value::Null, Value::Integer),
+        radix.map_or(Value::Null, Value::Integer),
+        scale.map_or(Value::Null, Value::Integer),
+        dt_precision.map_or(Value::Null, Value::Integer),
+        txt(id.database),
+        txt("pg_catalog"),
+        txt(udt),
+        yes(false),
+        Value::Null,
+        txt("NEVER"),
+        Value::Null,
+        yes(true),
+    ]
 }
 
 fn info_constraints(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {

@@ -26,6 +26,8 @@ CREATE OR REPLACE VIEW items AS SELECT 1 AS one;
 CREATE VIEW everything AS SELECT * FROM items;
 ALTER TABLE items ADD COLUMN stock int DEFAULT 0;
 SELECT * FROM everything ORDER BY id;
+-- information_schema.columns lists views' columns too.
+SELECT table_name, column_name, ordinal_position, data_type, numeric_precision, numeric_scale, is_nullable, is_updatable FROM information_schema.columns WHERE table_name IN ('active_items', 'everything') ORDER BY table_name, ordinal_position;
 -- Simple views take INSERT, UPDATE and DELETE.
 INSERT INTO active_items (id, name, price) VALUES (4, 'spring', 1.00);
 INSERT INTO everything VALUES (5, 'washer', 0.05, false) RETURNING *;
