@@ -219,3 +219,52 @@ fn pg_stat_database_counts_sessions_and_how_they_ended() {
         .unwrap();
     assert_eq!((r.get::<_, bool>(0), r.get::<_, bool>(1), r.get::<_, bool>(2)), (true, true, true));
 }
+
+/// A session waiting for an advisory lock names its holder in
+/// `pg_blocking_pids` and `pg_locks`; the holder's connection closing
+/// releases the lock, and the waiter takes it.
+#[test]
+fn an_advisory_lock_waits_for_its_holder_until_the_holder_goes() {
+    let s = Server::start(&[]);
+    let mut holder = connect_as(&s, "centum", "holder");
+    holder.batch_execute("SELECT pg_advisory_lock(42)").unwrap();
+    let holder_pid: i32 = holder.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+    let waiter = std::thread::spawn({
+        let url = s.conninfo("centum");
+        move || {
+            let mut c = Client::connect(&format!("{url} application_name=waiter"), NoTls).unwrap();
+            c.batch_execute("SELECT pg_advisory_lock(42)").unwrap();
+            c.query_one("SELECT pg_try_advisory_lock(42)", &[]).unwrap().get::<_, bool>(0)
+        }
+    });
+    let mut admin = connect_as(&s, "centum", "admin");
+    let waiter_pid = pid_of(&mut admin, "waiter", "active");
+    let started = Instant::now();
+    loop {
+        let r = admin.query_one("SELECT pg_blocking_pids($1)::text", &[&waiter_pid]).unwrap();
+        if r.get::<_, String>(0) == format!("{{{holder_pid}}}") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the waiter never showed whom it waits for");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let locks: Vec<(i32, i64, i16, String, bool)> = admin
+        .query(
+            "SELECT pid, objid::text::bigint, objsubid, mode, granted FROM pg_locks \
+             WHERE locktype = 'advisory' ORDER BY granted DESC",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect();
+    assert_eq!(
+        locks,
+        vec![
+            (holder_pid, 42, 1, "ExclusiveLock".to_string(), true),
+            (waiter_pid, 42, 1, "ExclusiveLock".to_string(), false),
+        ]
+    );
+    drop(holder);
+    assert!(waiter.join().unwrap(), "the waiter holds the lock once its holder has gone");
+}

@@ -45,6 +45,9 @@ pub struct Activity {
     db: centum_engine::Database,
     /// Sessions that have ended, added up (`pg_stat_database`).
     ended: Mutex<Totals>,
+    /// The database's advisory locks, of every session (embedded ones
+    /// too).
+    pub(crate) advisory: crate::advisory::AdvisoryLocks,
 }
 
 /// Sessions added up, as `pg_stat_database` reports them; times in
@@ -137,7 +140,7 @@ pub(crate) enum Signal {
 impl Activity {
     /// An empty registry over engine `db`.
     pub(crate) fn new(db: centum_engine::Database) -> Activity {
-        Activity { backends: Mutex::default(), db, ended: Mutex::default() }
+        Activity { backends: Mutex::default(), db, ended: Mutex::default(), advisory: Default::default() }
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, Weak<Backend>>> {
@@ -262,6 +265,21 @@ impl Activity {
                 out.push(lock("transactionid", Value::Null, held, &vtx, b.pid, "ShareLock", false));
             }
         }
+        // Advisory locks: the key in classid, objid and objsubid, as
+        // PostgreSQL shows them (embedded sessions have no pid); the
+        // virtual catalog fills in the database.
+        for (key, pid, mode, granted) in self.advisory.rows() {
+            let mut row =
+                lock("advisory", Value::Null, Value::Null, "", pid.unwrap_or(0), mode.name(), granted);
+            row[7] = Value::Integer(key.high);
+            row[8] = Value::Integer(key.low);
+            row[9] = Value::SmallInt(if key.pair { 2 } else { 1 });
+            row[10] = Value::Null;
+            if pid.is_none() {
+                row[11] = Value::Null;
+            }
+            out.push(row);
+        }
         out
     }
 
@@ -303,6 +321,10 @@ impl Activity {
     /// `pg_blocking_pids(pid)`: the sessions whose transaction `pid`'s
     /// transaction waits for (at most one: a wait is for one row's holder).
     pub(crate) fn blocking_pids(&self, pid: i32) -> Vec<i32> {
+        let advisory = self.advisory.blocking_pids(pid);
+        if !advisory.is_empty() {
+            return advisory;
+        }
         let Some(waiter) = self.get(pid) else { return vec![] };
         let Some(holder) = self.blocker(&waiter) else { return vec![] };
         self.all().iter().filter(|b| b.txn.load(SeqCst) == holder.raw()).map(|b| b.pid).collect()

@@ -44,6 +44,7 @@
 //! ```
 
 pub mod activity;
+pub(crate) mod advisory;
 pub mod auth;
 pub mod catalog;
 pub mod copy;

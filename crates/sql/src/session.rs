@@ -49,6 +49,7 @@ impl Database {
     /// A new session.
     pub fn session(&self) -> Session {
         Session {
+            holder: crate::advisory::next_holder(),
             catalog: self.catalog.clone(),
             txn: None,
             savepoints: Vec::new(),
@@ -171,12 +172,15 @@ macro_rules! identity {
             settings: Some(&$s.vars),
             config_changes: Some(&$s.config_changes),
             isolation: None,
+            holder: $s.holder,
         }
     };
 }
 
 /// One client's session.
 pub struct Session {
+    /// Its number among the holders of advisory locks.
+    holder: u64,
     catalog: Arc<Dictionary>,
     txn: Option<Transaction>,
     state: TxnStatus,
@@ -559,6 +563,16 @@ impl Session {
         // The thread acts for the open block (statements that begin or end
         // one set it again for themselves).
         let _act = centum_engine::act_for(self.block_txn());
+        let r = self.guarded_inner(f);
+        // Transaction-level advisory locks go when the transaction does
+        // (at its end, or when it fails).
+        if self.state != TxnStatus::InBlock {
+            self.catalog.activity.advisory.end_transaction(self.holder);
+        }
+        r
+    }
+
+    fn guarded_inner<R>(&mut self, f: impl FnOnce(&mut Session) -> Result<R>) -> Result<R> {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
             Ok(r) => r,
             Err(panic) => {
@@ -2016,6 +2030,7 @@ impl Drop for Session {
         if let Some(t) = self.txn.take() {
             t.abort();
         }
+        self.catalog.activity.advisory.end_session(self.holder);
     }
 }
 

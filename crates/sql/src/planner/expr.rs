@@ -121,9 +121,12 @@ impl Expr {
             }
             Expr::Sequence(..)
             | Expr::Routine(..)
-            | Expr::Catalog(crate::system::CatalogFn::Sleep(_) | crate::system::CatalogFn::StatReset, _) => {
-                stable = false
-            }
+            | Expr::Catalog(
+                crate::system::CatalogFn::Sleep(_)
+                | crate::system::CatalogFn::StatReset
+                | crate::system::CatalogFn::Advisory(_),
+                _,
+            ) => stable = false,
             _ => {}
         });
         stable

@@ -141,7 +141,53 @@ pub enum CatalogFn {
     /// `pg_sleep_until(timestamptz)`: the statement pauses (see
     /// [`sleep_until`] and [`pause`]).
     Sleep(SleepFor),
+    /// `pg_advisory_lock` and its family (see `crate::advisory`).
+    Advisory(Advisory),
 }
+
+/// Which advisory lock function: what it does, in which mode and scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Advisory {
+    pub op: AdvisoryOp,
+    /// The `_shared` forms.
+    pub shared: bool,
+    /// The `_xact_` forms: held until the transaction ends.
+    pub xact: bool,
+}
+
+/// What an advisory lock function does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdvisoryOp {
+    /// `pg_advisory_lock`: waits for the lock.
+    Lock,
+    /// `pg_try_advisory_lock`: takes it if free, says whether it did.
+    TryLock,
+    /// `pg_advisory_unlock`: releases one session-level hold.
+    Unlock,
+    /// `pg_advisory_unlock_all`.
+    UnlockAll,
+}
+
+/// Every advisory lock function, by its name.
+const ADVISORY: [(&str, Advisory); 11] = {
+    use AdvisoryOp::*;
+    const fn a(op: AdvisoryOp, shared: bool, xact: bool) -> Advisory {
+        Advisory { op, shared, xact }
+    }
+    [
+        ("pg_advisory_lock", a(Lock, false, false)),
+        ("pg_advisory_lock_shared", a(Lock, true, false)),
+        ("pg_advisory_xact_lock", a(Lock, false, true)),
+        ("pg_advisory_xact_lock_shared", a(Lock, true, true)),
+        ("pg_try_advisory_lock", a(TryLock, false, false)),
+        ("pg_try_advisory_lock_shared", a(TryLock, true, false)),
+        ("pg_try_advisory_xact_lock", a(TryLock, false, true)),
+        ("pg_try_advisory_xact_lock_shared", a(TryLock, true, true)),
+        ("pg_advisory_unlock", a(Unlock, false, false)),
+        ("pg_advisory_unlock_shared", a(Unlock, true, false)),
+        ("pg_advisory_unlock_all", a(UnlockAll, false, false)),
+    ]
+};
 
 /// What a `pg_sleep` form's argument is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -251,7 +297,17 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "has_database_privilege" | "has_column_privilege" => {
             (CatalogFn::HasPrivilege(None), vec![T, T, T, T], 2, B, false)
         }
-        _ => return None,
+        n => {
+            let (_, a) = ADVISORY.iter().find(|(name, _)| *name == n)?;
+            // One bigint key, or two integer keys (a key space of its own).
+            let params = match (a.op, nargs) {
+                (AdvisoryOp::UnlockAll, _) => vec![],
+                (_, 2) => vec![I4, I4],
+                _ => vec![I8],
+            };
+            let ret = if matches!(a.op, AdvisoryOp::TryLock | AdvisoryOp::Unlock) { B } else { T };
+            (CatalogFn::Advisory(*a), params.clone(), params.len(), ret, false)
+        }
     };
     if nargs < min || nargs > params.len() {
         return Some(Err(Error::UndefinedFunction(format!("{name} with {nargs} arguments"))));
@@ -326,6 +382,9 @@ impl CatalogFn {
             CatalogFn::Sleep(SleepFor::Interval) => "pg_sleep_for",
             CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
+            CatalogFn::Advisory(a) => {
+                ADVISORY.iter().find(|(_, x)| *x == a).map_or("pg_advisory_lock", |(n, _)| n)
+            }
             CatalogFn::InRecovery => "pg_is_in_recovery",
             CatalogFn::StatReset => "pg_stat_reset",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
@@ -458,6 +517,7 @@ pub(crate) fn eval(
             pause(sleep_until(how, arg(0))?, interrupted)?;
             Value::Text(String::new())
         }
+        CatalogFn::Advisory(a) => advisory(a, args, id, interrupted)?,
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
             Value::Array(pids.into_iter().map(Value::Integer).collect())
@@ -1010,6 +1070,42 @@ fn sleep_until(how: SleepFor, arg: &Value) -> Result<std::time::Duration> {
         (_, v) => return Err(Error::other("XX000", format!("pg_sleep of {v:?}"))),
     };
     Ok(std::time::Duration::from_micros(micros.max(0) as u64))
+}
+
+/// Runs advisory lock function `a` for the session `id` names. `void`
+/// results print as an empty string.
+fn advisory(
+    a: Advisory,
+    args: &[Value],
+    id: &Identity,
+    interrupted: &dyn Fn() -> Result<()>,
+) -> Result<Value> {
+    use crate::advisory::{Holder, Key, Mode, Scope, Wait};
+    let Some(activity) = id.activity.filter(|_| id.holder != 0) else {
+        return Err(Error::other("55000", "advisory locks are taken by a session"));
+    };
+    let locks = &activity.advisory;
+    let int = |i: usize| args.get(i).and_then(integer).unwrap_or(0);
+    let key = match args.len() {
+        2 => Key::pair(int(0) as i32, int(1) as i32),
+        _ => Key::bigint(int(0)),
+    };
+    let holder = Holder { id: id.holder, pid: id.backend.map(|b| b.pid) };
+    let mode = if a.shared { Mode::Shared } else { Mode::Exclusive };
+    let scope = if a.xact { Scope::Transaction } else { Scope::Session };
+    Ok(match a.op {
+        AdvisoryOp::Lock => {
+            let wait = Wait { timeout: id.vars().lock_timeout, interrupted };
+            locks.lock(holder, key, mode, scope, &wait)?;
+            Value::Text(String::new())
+        }
+        AdvisoryOp::TryLock => Value::Boolean(locks.try_lock(holder, key, mode, scope)),
+        AdvisoryOp::Unlock => Value::Boolean(locks.unlock(id.holder, key, mode)),
+        AdvisoryOp::UnlockAll => {
+            locks.unlock_all(id.holder);
+            Value::Text(String::new())
+        }
+    })
 }
 
 /// Sleeps for `d` (pg_sleep), in slices, so that a cancel, the statement

@@ -61,6 +61,9 @@ pub(crate) struct Identity<'a> {
     pub config_changes: Option<&'a std::cell::RefCell<Vec<crate::settings::ConfigChange>>>,
     /// The isolation level of the statement's transaction.
     pub isolation: Option<centum_engine::Isolation>,
+    /// The session's number among advisory lock holders (0 outside a
+    /// session: it takes none).
+    pub holder: u64,
 }
 
 impl<'a> Identity<'a> {
@@ -80,5 +83,6 @@ impl Identity<'static> {
         settings: None,
         config_changes: None,
         isolation: None,
+        holder: 0,
     };
 }

@@ -610,7 +610,13 @@ impl SystemTable {
             SystemTable::StatUserTables => stats::tables(s),
             SystemTable::StatUserIndexes => stats::indexes(s),
             SystemTable::StatDatabase => stats::database(s, id),
-            SystemTable::Locks => id.activity.map(|a| a.locks()).unwrap_or_default(),
+            SystemTable::Locks => {
+                let mut rows = id.activity.map(|a| a.locks()).unwrap_or_default();
+                for r in rows.iter_mut().filter(|r| r[0] == Value::Text("advisory".into())) {
+                    r[1] = Value::Integer(super::snapshot::DATABASE);
+                }
+                rows
+            }
             SystemTable::PgTables => {
                 let owner = |t: &TableRel| {
                     s.role_name(s.owner_of(ObjectKind::Relation, &t.engine_name), id.user).unwrap_or_default()
