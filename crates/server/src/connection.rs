@@ -44,7 +44,9 @@ use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
 };
-use pgwire::messages::response::{CommandComplete, EmptyQueryResponse, ReadyForQuery, TransactionStatus};
+use pgwire::messages::response::{
+    CommandComplete, EmptyQueryResponse, NotificationResponse, ReadyForQuery, TransactionStatus,
+};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
 use std::fmt::Write as _;
@@ -231,6 +233,8 @@ pub(crate) struct Connection {
     skip_to_sync: bool,
     /// Woken by `pg_terminate_backend`.
     terminated: Arc<tokio::sync::Notify>,
+    /// Woken when a notification (LISTEN) reaches the session.
+    notified: Arc<tokio::sync::Notify>,
 }
 
 fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
@@ -244,6 +248,10 @@ impl Connection {
         session: Session,
         terminated: Arc<tokio::sync::Notify>,
     ) -> Connection {
+        let mut session = session;
+        let notified = Arc::new(tokio::sync::Notify::new());
+        let wake = notified.clone();
+        session.set_notification_waker(Box::new(move || wake.notify_one()));
         let parts = socket.into_parts();
         let max = shared.config.max_message_bytes;
         let mut new = FramedParts::new(parts.io, Codec { inner: parts.codec, max, invalid_utf8: false });
@@ -268,6 +276,7 @@ impl Connection {
             portals: Names::default(),
             skip_to_sync: false,
             terminated,
+            notified,
         }
     }
 
@@ -309,8 +318,21 @@ impl Connection {
             self.error(f).await?;
         }
         let status = self.status();
+        if status == TransactionStatus::Idle {
+            self.send_notifications().await?;
+        }
         self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
         self.socket.flush().await
+    }
+
+    /// Sends the notifications that reached the session (outside a
+    /// transaction block only, as PostgreSQL does).
+    async fn send_notifications(&mut self) -> std::io::Result<()> {
+        for n in self.session.notifications() {
+            let m = NotificationResponse::new(n.pid, n.channel, n.payload);
+            self.send(PgWireBackendMessage::NotificationResponse(m)).await?;
+        }
+        Ok(())
     }
 
     /// Publishes the commit that the last request made, once its redo
@@ -376,22 +398,31 @@ impl Connection {
         }
         let mut shutdown = self.shared.shutdown.clone();
         let terminated = self.terminated.clone();
+        let notified = self.notified.clone();
+        // Notifications go out while the session waits outside a block.
+        let listening = self.session.status() == TxnStatus::Idle && !copying;
         self.watched.set_busy(false);
-        let read = async {
-            match idle_limit {
-                None => Ok(self.socket.next().await),
-                Some(d) => tokio::time::timeout(d, self.socket.next()).await.map_err(|_| ()),
-            }
-        };
-        let got = tokio::select! {
-            r = read => r,
-            _ = shutdown.changed() => {
-                self.fatal("57P01", "terminating connection due to administrator command").await?;
-                return Ok(None);
-            }
-            _ = terminated.notified() => {
-                self.fatal("57P01", "terminating connection due to administrator command").await?;
-                return Ok(None);
+        let got = loop {
+            let read = async {
+                match idle_limit {
+                    None => Ok(self.socket.next().await),
+                    Some(d) => tokio::time::timeout(d, self.socket.next()).await.map_err(|_| ()),
+                }
+            };
+            tokio::select! {
+                r = read => break r,
+                _ = shutdown.changed() => {
+                    self.fatal("57P01", "terminating connection due to administrator command").await?;
+                    return Ok(None);
+                }
+                _ = terminated.notified() => {
+                    self.fatal("57P01", "terminating connection due to administrator command").await?;
+                    return Ok(None);
+                }
+                _ = notified.notified(), if listening => {
+                    self.send_notifications().await?;
+                    self.socket.flush().await?;
+                }
             }
         };
         // A message and the termination may be ready at once, and select!

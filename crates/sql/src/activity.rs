@@ -48,6 +48,8 @@ pub struct Activity {
     /// The database's advisory locks, of every session (embedded ones
     /// too).
     pub(crate) advisory: crate::advisory::AdvisoryLocks,
+    /// The database's listening sessions (LISTEN, NOTIFY).
+    pub(crate) notify: crate::notify::Hub,
 }
 
 /// Sessions added up, as `pg_stat_database` reports them; times in
@@ -140,7 +142,13 @@ pub(crate) enum Signal {
 impl Activity {
     /// An empty registry over engine `db`.
     pub(crate) fn new(db: centum_engine::Database) -> Activity {
-        Activity { backends: Mutex::default(), db, ended: Mutex::default(), advisory: Default::default() }
+        Activity {
+            backends: Mutex::default(),
+            db,
+            ended: Mutex::default(),
+            advisory: Default::default(),
+            notify: Default::default(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<i32, Weak<Backend>>> {

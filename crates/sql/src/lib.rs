@@ -52,6 +52,7 @@ pub mod error;
 pub(crate) mod execution;
 pub(crate) mod functions;
 pub(crate) mod names;
+pub mod notify;
 pub mod parser;
 pub(crate) mod planner;
 pub mod privileges;

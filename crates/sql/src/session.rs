@@ -19,6 +19,7 @@ use crate::catalog::{Catalog, ViewDef};
 use crate::error::{Error, Result};
 use crate::execution::DdlOutcome;
 use crate::execution::{ddl, grant, views, Bulk, ExecCtx};
+use crate::names::ident;
 use crate::planner::Dictionary;
 use crate::planner::{explain_with, first_words, plan_statement, Binder, Planned, Statement};
 use crate::settings::{BlockSettings, ConfigChange, Settings};
@@ -70,6 +71,10 @@ impl Database {
             defaults: Settings::default(),
             block_settings: None,
             config_changes: RefCell::new(Vec::new()),
+            notes: RefCell::new(Vec::new()),
+            listen_ops: Vec::new(),
+            committed_notes: Vec::new(),
+            inbox: None,
             currval: RefCell::new(HashMap::new()),
             txn_time: TimestampTz::now(),
             named: HashMap::new(),
@@ -171,6 +176,7 @@ macro_rules! identity {
             activity: Some(&$s.catalog.activity),
             settings: Some(&$s.vars),
             config_changes: Some(&$s.config_changes),
+            notes: Some(&$s.notes),
             isolation: None,
             holder: $s.holder,
         }
@@ -205,6 +211,16 @@ pub struct Session {
     block_settings: Option<BlockSettings>,
     /// The `set_config()` calls of the statement running.
     config_changes: RefCell<Vec<ConfigChange>>,
+    /// The transaction's NOTIFYs (channel, payload), sent when it commits.
+    notes: RefCell<Vec<(String, String)>>,
+    /// The transaction's LISTEN (`true`) and UNLISTEN of a channel (`None`:
+    /// every channel), applied when it commits.
+    listen_ops: Vec<(bool, Option<String>)>,
+    /// A committed transaction's NOTIFYs, sent once its commit is published.
+    committed_notes: Vec<(String, String)>,
+    /// Where notifications for this session arrive, once it listens or the
+    /// server gave it a waker.
+    inbox: Option<Arc<crate::notify::Inbox>>,
     currval: RefCell<HashMap<String, i64>>,
     txn_time: TimestampTz,
     named: HashMap<String, Prepared>,
@@ -569,7 +585,62 @@ impl Session {
         if self.state != TxnStatus::InBlock {
             self.catalog.activity.advisory.end_transaction(self.holder);
         }
+        // Outside a block the transaction has ended: LISTEN, UNLISTEN and
+        // NOTIFY take effect if it committed.
+        if self.state == TxnStatus::Idle {
+            self.transaction_ended(r.is_ok());
+        }
         r
+    }
+
+    /// Applies a transaction's LISTEN and UNLISTEN and queues its NOTIFYs
+    /// if it committed (`committed`); forgets them otherwise.
+    fn transaction_ended(&mut self, committed: bool) {
+        let ops = std::mem::take(&mut self.listen_ops);
+        let notes = std::mem::take(self.notes.get_mut());
+        if !committed {
+            return;
+        }
+        let hub = &self.catalog.activity.notify;
+        for (listen, channel) in ops {
+            match (listen, channel) {
+                (true, Some(c)) => {
+                    let inbox = self
+                        .inbox
+                        .get_or_insert_with(|| Arc::new(crate::notify::Inbox::new(Box::new(|| {}))));
+                    hub.listen(self.holder, &c, inbox);
+                }
+                (_, c) => hub.unlisten(self.holder, c.as_deref()),
+            }
+        }
+        for (c, p) in notes {
+            crate::notify::add(&mut self.committed_notes, c, p);
+        }
+        self.send_committed_notes();
+    }
+
+    /// Sends the committed transaction's NOTIFYs once its commit is
+    /// published (a deferred commit is published by `settle`).
+    fn send_committed_notes(&mut self) {
+        if self.pending.is_none() && !self.committed_notes.is_empty() {
+            let pid = self.backend.as_ref().map_or(0, |b| b.pid);
+            self.catalog.activity.notify.send(pid, &std::mem::take(&mut self.committed_notes));
+        }
+    }
+
+    /// The notifications that reached this session (LISTEN) since it last
+    /// asked, oldest first. A server sends them to its client whenever the
+    /// session is outside a transaction block.
+    pub fn notifications(&mut self) -> Vec<crate::notify::Notification> {
+        self.send_committed_notes();
+        self.inbox.as_ref().map(|i| i.take()).unwrap_or_default()
+    }
+
+    /// Gives the session `wake`, called from another thread whenever a
+    /// notification reaches it, so that an idle connection sends it at
+    /// once.
+    pub fn set_notification_waker(&mut self, wake: Box<dyn Fn() + Send + Sync>) {
+        self.inbox = Some(Arc::new(crate::notify::Inbox::new(wake)));
     }
 
     fn guarded_inner<R>(&mut self, f: impl FnOnce(&mut Session) -> Result<R>) -> Result<R> {
@@ -1370,6 +1441,19 @@ impl Session {
                 Ok(tag(&format!("DISCARD {object_type}")))
             }
             S::Set(set) => self.set(set),
+            S::LISTEN { channel } => {
+                self.listen_ops.push((true, Some(ident(channel))));
+                Ok(tag("LISTEN"))
+            }
+            S::UNLISTEN { channel } => {
+                let all = channel.quote_style.is_none() && channel.value == "*";
+                self.listen_ops.push((false, (!all).then(|| ident(channel))));
+                Ok(tag("UNLISTEN"))
+            }
+            S::NOTIFY { channel, payload } => {
+                crate::notify::queue(&self.notes, ident(channel), payload.clone().unwrap_or_default())?;
+                Ok(tag("NOTIFY"))
+            }
             S::ShowVariable { variable }
                 if variable.len() == 1 && variable[0].value.eq_ignore_ascii_case("all") =>
             {
@@ -1698,6 +1782,8 @@ impl Session {
     }
 
     fn rollback(&mut self) -> QueryResult {
+        self.notes.get_mut().clear();
+        self.listen_ops.clear();
         let mut r = tag("ROLLBACK");
         if self.state == TxnStatus::Idle {
             r.notices.push("there is no transaction in progress".into());
@@ -2031,6 +2117,7 @@ impl Drop for Session {
             t.abort();
         }
         self.catalog.activity.advisory.end_session(self.holder);
+        self.catalog.activity.notify.unlisten(self.holder, None);
     }
 }
 

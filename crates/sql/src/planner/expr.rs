@@ -124,7 +124,8 @@ impl Expr {
             | Expr::Catalog(
                 crate::system::CatalogFn::Sleep(_)
                 | crate::system::CatalogFn::StatReset
-                | crate::system::CatalogFn::Advisory(_),
+                | crate::system::CatalogFn::Advisory(_)
+                | crate::system::CatalogFn::Notify,
                 _,
             ) => stable = false,
             _ => {}

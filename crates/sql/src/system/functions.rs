@@ -143,6 +143,8 @@ pub enum CatalogFn {
     Sleep(SleepFor),
     /// `pg_advisory_lock` and its family (see `crate::advisory`).
     Advisory(Advisory),
+    /// `pg_notify(channel, payload)`: NOTIFY as a function.
+    Notify,
 }
 
 /// Which advisory lock function: what it does, in which mode and scope.
@@ -276,6 +278,8 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_sleep_until" => (CatalogFn::Sleep(SleepFor::Until), vec![DataType::TimestampTz], 1, T, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
         // `void` in PostgreSQL, printed as an empty string.
+        "pg_notify" => (CatalogFn::Notify, vec![T, T], 2, T, false),
+        // `void` in PostgreSQL, printed as an empty string.
         "pg_stat_reset" => (CatalogFn::StatReset, vec![], 0, T, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
@@ -328,6 +332,7 @@ impl CatalogFn {
                 | CatalogFn::Row
                 | CatalogFn::ArrayOf
                 | CatalogFn::SetConfig
+                | CatalogFn::Notify
         )
     }
 
@@ -382,6 +387,7 @@ impl CatalogFn {
             CatalogFn::Sleep(SleepFor::Interval) => "pg_sleep_for",
             CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
+            CatalogFn::Notify => "pg_notify",
             CatalogFn::Advisory(a) => {
                 ADVISORY.iter().find(|(_, x)| *x == a).map_or("pg_advisory_lock", |(n, _)| n)
             }
@@ -518,6 +524,14 @@ pub(crate) fn eval(
             Value::Text(String::new())
         }
         CatalogFn::Advisory(a) => advisory(a, args, id, interrupted)?,
+        CatalogFn::Notify => {
+            let Some(notes) = id.notes else {
+                return Err(Error::other("55000", "pg_notify is called by a session"));
+            };
+            let text = |v: &Value| if v.is_null() { String::new() } else { v.to_string() };
+            crate::notify::queue(notes, text(arg(0)), text(arg(1)))?;
+            Value::Text(String::new())
+        }
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
             Value::Array(pids.into_iter().map(Value::Integer).collect())

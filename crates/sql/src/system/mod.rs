@@ -64,6 +64,9 @@ pub(crate) struct Identity<'a> {
     /// The session's number among advisory lock holders (0 outside a
     /// session: it takes none).
     pub holder: u64,
+    /// Where `pg_notify` leaves its notifications for the transaction to
+    /// send when it commits (none: it fails).
+    pub notes: Option<&'a std::cell::RefCell<Vec<(String, String)>>>,
 }
 
 impl<'a> Identity<'a> {
@@ -84,5 +87,6 @@ impl Identity<'static> {
         config_changes: None,
         isolation: None,
         holder: 0,
+        notes: None,
     };
 }
