@@ -58,6 +58,13 @@ fn pg_stat_activity_shows_every_session_and_what_it_runs() {
     assert!(row.get::<_, String>(4).contains("pg_stat_activity"));
     assert_eq!(row.get::<_, String>(5), "127.0.0.1");
     assert_eq!(row.get::<_, String>(6), "client backend");
+    // usesysid joins to pg_roles, as monitoring queries join it; a second
+    // role's session shows its own role's OID.
+    me.batch_execute("CREATE ROLE watcher LOGIN").unwrap();
+    let mut watcher = connect_as(&s, "watcher", "watcher");
+    let joined = "SELECT count(*) FROM pg_stat_activity a JOIN pg_roles r ON r.oid = a.usesysid AND r.rolname = a.usename";
+    assert_eq!(watcher.query_one(joined, &[]).unwrap().get::<_, i64>(0), 3);
+    drop(watcher);
     let (state, query): (String, String) = {
         let r = me
             .query_one("SELECT state, query FROM pg_stat_activity WHERE application_name = 'worker'", &[])

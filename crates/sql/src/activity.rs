@@ -357,7 +357,7 @@ impl Activity {
                     txt(&b.database),  // datname
                     Value::Integer(b.pid),
                     Value::Null,        // leader_pid
-                    Value::Integer(10), // usesysid
+                    Value::Integer(10), // usesysid: the virtual catalog puts the role's OID
                     txt(&b.user),       // usename
                     txt(&b.application_name),
                     addr,        // client_addr

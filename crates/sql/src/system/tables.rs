@@ -606,7 +606,20 @@ impl SystemTable {
                 })
                 .collect(),
             SystemTable::Settings => settings(id),
-            SystemTable::StatActivity => id.activity.map(|a| a.rows()).unwrap_or_default(),
+            SystemTable::StatActivity => {
+                // usesysid: the OID of the session's role (column 5, after
+                // usename), from this snapshot's roles.
+                let roles = s.role_rows(id.user);
+                let mut rows = id.activity.map(|a| a.rows()).unwrap_or_default();
+                for r in &mut rows {
+                    if let Some((oid, ..)) =
+                        roles.iter().find(|(_, name, ..)| r[5] == Value::Text(name.clone()))
+                    {
+                        r[4] = Value::Integer(*oid);
+                    }
+                }
+                rows
+            }
             SystemTable::StatUserTables => stats::tables(s),
             SystemTable::StatUserIndexes => stats::indexes(s),
             SystemTable::StatDatabase => stats::database(s, id),
