@@ -68,6 +68,13 @@ fn notifications_reach_listeners_when_the_sender_commits() {
     sender.batch_execute("NOTIFY jobs, 'seven'").unwrap();
     assert_eq!(received(&mut listener, Duration::from_millis(300)), vec![]);
 
+    // DISCARD ALL stops listening too, and frees advisory locks.
+    listener.batch_execute("LISTEN jobs; SELECT pg_advisory_lock(3)").unwrap();
+    listener.batch_execute("DISCARD ALL").unwrap();
+    sender.batch_execute("NOTIFY jobs, 'eight'").unwrap();
+    assert_eq!(received(&mut listener, Duration::from_millis(300)), vec![]);
+    assert!(sender.query_one("SELECT pg_try_advisory_lock(3)", &[]).unwrap().get::<_, bool>(0));
+
     let e = sender.batch_execute(&format!("NOTIFY jobs, '{}'", "x".repeat(8000))).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("22023"), "{e}");
     let e = sender.query_one("SELECT pg_notify('', 'x')", &[]).unwrap_err();

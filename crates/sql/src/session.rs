@@ -1434,6 +1434,10 @@ impl Session {
                     }
                     self.reset(None);
                     self.named.clear();
+                    // DISCARD ALL includes UNLISTEN * and releases the
+                    // session's advisory locks, as in PostgreSQL.
+                    self.listen_ops.push((false, None));
+                    self.catalog.activity.advisory.unlock_all(self.holder);
                 }
                 if matches!(object_type, ast::DiscardObject::ALL | ast::DiscardObject::SEQUENCES) {
                     self.currval.borrow_mut().clear();
