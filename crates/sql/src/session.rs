@@ -1348,6 +1348,13 @@ impl Session {
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
+            S::AlterIndex { name, operation: ast::AlterIndexOperation::RenameIndex { index_name } } => {
+                let last = |n: &ast::ObjectName| -> Result<String> {
+                    Ok(crate::names::object_parts(n)?.last().cloned().unwrap_or_default())
+                };
+                ddl::rename_index(&b, &last(name)?, &last(index_name)?)?;
+                Ok(tag("ALTER INDEX"))
+            }
             S::Grant(g) => ddl_result(grant::grant(&b, g)),
             S::Revoke(r) => ddl_result(grant::revoke(&b, r)),
             S::Comment { object_type, object_name, comment, .. } => {
@@ -2274,6 +2281,7 @@ fn is_ddl(s: &ast::Statement) -> bool {
         s,
         S::CreateTable(_)
             | S::CreateIndex(_)
+            | S::AlterIndex { .. }
             | S::Drop { .. }
             | S::AlterTable(_)
             | S::Truncate(_)

@@ -972,6 +972,9 @@ fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
             ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
                 rename_column(b, &table, &ident(old_column_name), &ident(new_column_name))?;
             }
+            ast::AlterTableOperation::RenameConstraint { old_name, new_name } => {
+                rename_constraint(b, &table, &ident(old_name), &ident(new_name))?;
+            }
             ast::AlterTableOperation::RenameTable { table_name } => {
                 let (ast::RenameTableNameKind::To(to) | ast::RenameTableNameKind::As(to)) = table_name;
                 rename_table(b, &table, to)?;
@@ -1548,6 +1551,78 @@ fn rename_column(b: &Binder, table: &str, from: &str, to: &str) -> Result<()> {
         renamed_refs(&mut child_meta.foreign_keys);
         b.catalog.set_meta(child, &child_meta)?;
     }
+    Ok(())
+}
+
+/// ALTER TABLE ... RENAME CONSTRAINT: a CHECK or FOREIGN KEY constraint
+/// is renamed in the table's SQL facts; a PRIMARY KEY or UNIQUE
+/// constraint is its index, renamed with it (see [`rename_index`]).
+fn rename_constraint(b: &Binder, table: &str, from: &str, to: &str) -> Result<()> {
+    let mut meta = b.catalog.table(table)?.meta.clone();
+    let taken = meta.checks.iter().any(|c| c.name == to)
+        || meta.foreign_keys.iter().any(|f| f.name == to)
+        || b.catalog.db().index_table(to).is_some();
+    if taken {
+        return Err(Error::Duplicate {
+            code: "42710",
+            message: format!("constraint \"{to}\" for relation \"{}\" already exists", short(table)),
+        });
+    }
+    if meta.primary_key.as_deref() == Some(from) || meta.unique.iter().any(|u| u == from) {
+        return rename_index(b, from, to);
+    }
+    let mut found = false;
+    for c in meta.checks.iter_mut().filter(|c| c.name == from) {
+        c.name = to.to_string();
+        found = true;
+    }
+    for f in meta.foreign_keys.iter_mut().filter(|f| f.name == from) {
+        f.name = to.to_string();
+        found = true;
+    }
+    if !found {
+        return Err(Error::UndefinedObject(format!(
+            "constraint \"{from}\" for table \"{}\" does not exist",
+            short(table)
+        )));
+    }
+    b.catalog.set_meta(table, &meta)
+}
+
+/// ALTER INDEX ... RENAME TO: the index is built again under its new name
+/// and the old one dropped (the engine names an index for its life), and
+/// the table's SQL facts follow: the constraint it backs (PRIMARY KEY or
+/// UNIQUE, whose name is the index's) and its comment.
+pub(crate) fn rename_index(b: &Binder, from: &str, to: &str) -> Result<()> {
+    let db = b.catalog.db();
+    let Some(table) = db.index_table(from) else {
+        return Err(Error::UndefinedTable(from.to_string()));
+    };
+    if db.index_table(to).is_some() || db.table(to).is_ok() || b.catalog.view(to).is_some() {
+        return Err(Error::Duplicate { code: "42P07", message: format!("relation \"{to}\" already exists") });
+    }
+    let name = table.name();
+    let mut def = table
+        .def()
+        .indexes
+        .into_iter()
+        .find(|i| i.name == from)
+        .ok_or_else(|| Error::UndefinedTable(from.to_string()))?;
+    def.name = to.to_string();
+    db.create_index(&name, def)?;
+    db.drop_index(from)?;
+    let mut meta = b.catalog.table(&name)?.meta.clone();
+    if meta.primary_key.as_deref() == Some(from) {
+        meta.primary_key = Some(to.to_string());
+    }
+    for u in meta.unique.iter_mut().filter(|u| u.as_str() == from) {
+        *u = to.to_string();
+    }
+    if let Some(c) = meta.index_comments.remove(from) {
+        meta.index_comments.insert(to.to_string(), c);
+    }
+    b.catalog.set_meta(&name, &meta)?;
+    b.catalog.invalidate();
     Ok(())
 }
 

@@ -399,6 +399,13 @@ pub(crate) fn check_statement(b: &Binder, s: &ast::Statement) -> Result<()> {
             }
         }
         S::CreateIndex(ci) => relation_owner(&ci.table_name),
+        S::AlterIndex { name, .. } => {
+            let index = object_parts(name)?.last().cloned().unwrap_or_default();
+            match b.catalog.db().index_table(&index) {
+                Some(t) => require_owner(b, ObjectKind::Relation, &t.name()),
+                None => Ok(()),
+            }
+        }
         S::AlterTable(at) => relation_owner(&at.name),
         S::Comment { object_type, object_name, .. } => match object_type {
             ast::CommentObject::Column => {

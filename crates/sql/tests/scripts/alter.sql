@@ -74,3 +74,24 @@ ALTER TABLE rc RENAME COLUMN nope TO other;
 ALTER TABLE rc RENAME COLUMN amount TO id;
 ALTER TABLE rc RENAME amount TO qty;
 SELECT qty FROM rc ORDER BY id;
+-- ALTER INDEX ... RENAME TO and ALTER TABLE ... RENAME CONSTRAINT, as
+-- migration tools send them: the constraints and the planner follow.
+CREATE TABLE rn (id int PRIMARY KEY, code text UNIQUE, n int CONSTRAINT n_pos CHECK (n > 0), p int REFERENCES rn (id));
+CREATE INDEX rn_n ON rn (n);
+INSERT INTO rn VALUES (1, 'a', 1, NULL), (2, 'b', 2, 1);
+ALTER INDEX rn_n RENAME TO rn_n_idx;
+ALTER INDEX rn_pkey RENAME TO rn_primary;
+ALTER TABLE rn RENAME CONSTRAINT rn_code_key TO rn_code_unique;
+ALTER TABLE rn RENAME CONSTRAINT n_pos TO n_positive;
+ALTER TABLE rn RENAME CONSTRAINT rn_p_fkey TO rn_parent;
+SELECT indexname FROM pg_indexes WHERE tablename = 'rn' ORDER BY 1;
+SELECT conname, contype FROM pg_constraint WHERE conrelid = 'rn'::regclass ORDER BY 1;
+INSERT INTO rn VALUES (3, 'a', 3, NULL);
+INSERT INTO rn VALUES (3, 'c', 0, NULL);
+INSERT INTO rn VALUES (1, 'c', 3, NULL);
+INSERT INTO rn VALUES (3, 'c', 3, 9);
+SELECT id FROM rn WHERE n = 2;
+ALTER INDEX nope RENAME TO other;
+ALTER INDEX rn_n_idx RENAME TO rn;
+ALTER TABLE rn RENAME CONSTRAINT nope TO other;
+ALTER TABLE rn RENAME CONSTRAINT n_positive TO rn_parent;
