@@ -472,7 +472,10 @@ impl Connection {
     pub(crate) async fn run(mut self) -> std::io::Result<()> {
         while let Some(m) = self.next(false).await? {
             use PgWireFrontendMessage as F;
-            if self.skip_to_sync && !matches!(m, F::Sync(_) | F::Query(_)) {
+            // After an error everything up to Sync is discarded, except
+            // that a Flush still sends the error: a client that prepares
+            // with Parse, Describe, Flush (asyncpg) waits for it there.
+            if self.skip_to_sync && !matches!(m, F::Sync(_) | F::Query(_) | F::Flush(_)) {
                 continue;
             }
             if std::mem::take(&mut self.socket.codec_mut().invalid_utf8) {

@@ -255,3 +255,29 @@ fn pipelines_with_errors_answer_as_postgresql() {
     let expected = transcript(postgres.port, "postgres");
     assert_eq!(centum, expected, "Centum (left) and PostgreSQL (right) differ");
 }
+
+/// asyncpg prepares with Parse, Describe and Flush, then waits for the
+/// answer before it sends Sync: an error at Parse must come out at the
+/// Flush, as PostgreSQL sends it, or the client waits for ever.
+#[test]
+fn an_error_before_sync_is_sent_at_flush() {
+    let server = Server::start(&[]);
+    let mut w = Wire::connect(server.port, "centum");
+    let mut parse = Vec::new();
+    cstr(&mut parse, "");
+    cstr(&mut parse, "SELECT no_such_function(1)");
+    parse.extend_from_slice(&0i16.to_be_bytes());
+    let mut describe = vec![b'S'];
+    cstr(&mut describe, "");
+    let bytes = [message(b'P', &parse), message(b'D', &describe), message(b'H', &[])].concat();
+    w.stream.write_all(&bytes).unwrap();
+    w.stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head = [0u8; 5];
+    w.stream.read_exact(&mut head).expect("an answer before Sync");
+    assert_eq!(head[0], b'E', "the first answer is the error");
+    let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize - 4;
+    let mut body = vec![0u8; len];
+    w.stream.read_exact(&mut body).unwrap();
+    assert!(body.windows(6).any(|x| x == b"C42883"), "{}", String::from_utf8_lossy(&body));
+    assert_eq!(w.round(&sync(), 1), vec!["ReadyForQuery I".to_string()]);
+}
