@@ -145,6 +145,20 @@ pub enum CatalogFn {
     Advisory(Advisory),
     /// `pg_notify(channel, payload)`: NOTIFY as a function.
     Notify,
+    /// `to_regclass(text)`, `to_regtype(text)`, `to_regnamespace(text)`:
+    /// the OID the name reads as, or NULL where nothing has that name.
+    ToReg(RegKind),
+    /// `pg_get_serial_sequence(table, column)`: the sequence a serial or
+    /// identity column draws from, schema-qualified, or NULL.
+    SerialSequence,
+}
+
+/// What a `to_reg*` function looks a name up as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegKind {
+    Class,
+    Type,
+    Namespace,
 }
 
 /// Which advisory lock function: what it does, in which mode and scope.
@@ -279,6 +293,10 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
         // `void` in PostgreSQL, printed as an empty string.
         "pg_notify" => (CatalogFn::Notify, vec![T, T], 2, T, false),
+        "to_regclass" => (CatalogFn::ToReg(RegKind::Class), vec![T], 1, I4, true),
+        "to_regtype" => (CatalogFn::ToReg(RegKind::Type), vec![T], 1, I4, false),
+        "to_regnamespace" => (CatalogFn::ToReg(RegKind::Namespace), vec![T], 1, I4, false),
+        "pg_get_serial_sequence" => (CatalogFn::SerialSequence, vec![T, T], 2, T, true),
         // `void` in PostgreSQL, printed as an empty string.
         "pg_stat_reset" => (CatalogFn::StatReset, vec![], 0, T, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
@@ -388,6 +406,10 @@ impl CatalogFn {
             CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
             CatalogFn::Notify => "pg_notify",
+            CatalogFn::ToReg(RegKind::Class) => "to_regclass",
+            CatalogFn::ToReg(RegKind::Type) => "to_regtype",
+            CatalogFn::ToReg(RegKind::Namespace) => "to_regnamespace",
+            CatalogFn::SerialSequence => "pg_get_serial_sequence",
             CatalogFn::Advisory(a) => {
                 ADVISORY.iter().find(|(_, x)| *x == a).map_or("pg_advisory_lock", |(n, _)| n)
             }
@@ -414,6 +436,8 @@ impl CatalogFn {
                 | CatalogFn::RegclassOut
                 | CatalogFn::RegclassIn
                 | CatalogFn::RegnamespaceOut
+                | CatalogFn::ToReg(RegKind::Class | RegKind::Namespace)
+                | CatalogFn::SerialSequence
                 | CatalogFn::FunctionIsVisible
                 | CatalogFn::FunctionResult
                 | CatalogFn::FunctionArguments
@@ -708,6 +732,16 @@ pub(crate) fn eval(
             Value::Text(rel_display(s()?, o, &search_path(args)).unwrap_or_else(|| o.to_string()))
         }
         CatalogFn::RegclassIn => Value::Integer(regclass_in(s()?, &text(arg(0)), &search_path(args))?),
+        CatalogFn::ToReg(kind) => {
+            let name = text(arg(0));
+            let oid = match kind {
+                RegKind::Class => regclass_in(s()?, &name, &search_path(args)),
+                RegKind::Type => regtype_in(&name),
+                RegKind::Namespace => regnamespace_in(s()?, &name),
+            };
+            oid.map_or(Value::Null, Value::Integer)
+        }
+        CatalogFn::SerialSequence => serial_sequence(s()?, &text(arg(0)), &text(arg(1)), &search_path(args))?,
         CatalogFn::RegtypeOut => {
             let o = oid_arg(arg(0));
             Value::Text(types::by_oid(o).map_or_else(|| o.to_string(), |t| t.display.to_string()))
@@ -840,6 +874,26 @@ pub(crate) fn regtype_in(name: &str) -> Result<i32> {
     types::by_name(t)
         .map(|t| t.oid)
         .ok_or_else(|| Error::UndefinedObject(format!("type \"{t}\" does not exist")))
+}
+
+/// `pg_get_serial_sequence(table, column)`: the sequence named in the
+/// column's `nextval('...')` default (serial and identity columns have
+/// one), qualified by its schema; NULL for a column without one.
+fn serial_sequence(s: &Snapshot, table: &str, column: &str, path: &[String]) -> Result<Value> {
+    let oid = regclass_in(s, table, path)?;
+    let Some(RelRef::Table(t)) = s.rel(oid) else { return Ok(Value::Null) };
+    let column = column.trim_matches('"');
+    let Ok(i) = t.info.table.column_index(column) else {
+        return Err(Error::UndefinedColumn(format!("\"{column}\" of relation \"{}\"", t.name)));
+    };
+    let default = t.info.meta.columns.get(i).and_then(|c| c.default.clone()).unwrap_or_default();
+    let Some(seq) = default.strip_prefix("nextval('").and_then(|r| r.split('\'').next()) else {
+        return Ok(Value::Null);
+    };
+    Ok(Value::Text(match seq.split_once('.') {
+        Some((schema, name)) => format!("{}.{}", quote_ident(schema), quote_ident(name)),
+        None => format!("public.{}", quote_ident(seq)),
+    }))
 }
 
 /// `'name'::regnamespace`.
