@@ -165,9 +165,10 @@ pub enum Error {
         /// The limit, bytes.
         limit: usize,
     },
-    /// A schema change inside a transaction that would have to copy or
-    /// index rows the same transaction wrote and has not committed.
-    #[error("cannot index or rewrite table \"{0}\" in the transaction that has changed its rows; commit those changes first")]
+    /// A schema change inside a transaction that would have to copy,
+    /// index or check rows the same transaction wrote and has not
+    /// committed.
+    #[error("cannot index, rewrite or check the rows of table \"{0}\" in the transaction that has changed them; commit those changes first")]
     OwnWrites(String),
     /// A broken invariant inside the engine: a bug, reported rather than
     /// acted on.

@@ -19,17 +19,41 @@
 //!  node-postgres   its own protocol code: unnamed statements with text
 //!                  parameters, Parse/Bind/Describe/Execute/Sync pipelined
 //!                  (tests/clients/node_pg_crud.js)
+//! ```
+//!
+//! Applications mostly reach the database through an ORM or a migration
+//! tool, which add their own SQL (catalog introspection, savepoints, DDL in
+//! transactions, batched inserts with RETURNING). Each of these runs a
+//! small app of its own (tables with foreign keys and indexes, inserts,
+//! joins, updates, deletes, nested transactions, rollbacks) against Centum
+//! and against a throw-away PostgreSQL, each on a fresh database, and the
+//! two transcripts the app prints must be equal:
+//!
+//! ```text
+//!  SQLAlchemy 2    the ORM on the psycopg and on the asyncpg dialect
+//!                  (AsyncSession): create_all, relationships and eager
+//!                  loading, begin_nested() savepoints, a rollback,
+//!                  inspect() (tests/clients/sqlalchemy_app.py)
+//!  Alembic         migrations up, down and up again, one failing and
+//!                  rolling back whole, autogenerate's comparison with the
+//!                  models (tests/clients/alembic_app)
 //!  Django 5.2      migrations in transactions (tables, foreign keys,
 //!                  unique constraints, indexes, a many-to-many table),
 //!                  its catalog introspection, the ORM with savepoints,
 //!                  migrating back to zero (tests/clients/django_app)
+//!  knex 3          migrations (batches, its lock table), the query
+//!                  builder, nested transactions as savepoints,
+//!                  information_schema (tests/clients/knex_app)
 //! ```
 //!
-//! psycopg, Django and node-postgres are installed on demand (pip, npm). When that
-//! is impossible the test is skipped with a message, except under CI (`CI`
-//! set), where a missing driver is a failure.
+//! The Python and Node packages are installed on demand (pip, npm). When
+//! that is impossible the test is skipped with a message, and without
+//! PostgreSQL's server the apps run against Centum alone, except under CI
+//! (`CI` set), where a missing tool is a failure.
 
 mod common;
+#[path = "../../sql/tests/pg/mod.rs"]
+mod pg;
 
 use common::Server;
 use rust_decimal::Decimal;
@@ -574,9 +598,16 @@ fn clients_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("clients")
 }
 
-/// Runs `cmd` with a time limit; its exit status and its output (stdout
-/// then stderr). `None` when it could not be started.
-fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<(bool, String)> {
+/// What a program printed, and whether it exited with success.
+struct Ran {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` with a time limit, its stdout and stderr kept apart. `None`
+/// when it could not be started.
+fn run_split(cmd: &mut Command, limit: Duration) -> Option<Ran> {
     let out = tempfile::NamedTempFile::new().unwrap();
     let err = tempfile::NamedTempFile::new().unwrap();
     let mut child = cmd
@@ -597,28 +628,37 @@ fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<(bool, String)> {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let text = format!(
-        "{}{}",
-        std::fs::read_to_string(out.path()).unwrap_or_default(),
-        std::fs::read_to_string(err.path()).unwrap_or_default()
-    );
-    match status {
-        Some(s) => Some((s.success(), text)),
-        None => Some((false, format!("{cmd:?} ran past {limit:?}\n{text}"))),
+    let stdout = std::fs::read_to_string(out.path()).unwrap_or_default();
+    let mut stderr = std::fs::read_to_string(err.path()).unwrap_or_default();
+    if status.is_none() {
+        stderr = format!("{cmd:?} ran past {limit:?}\n{stderr}");
     }
+    Some(Ran { ok: status.is_some_and(|s| s.success()), stdout, stderr })
 }
+
+/// Runs `cmd` with a time limit; its exit status and its output (stdout
+/// then stderr). `None` when it could not be started.
+fn run_bounded(cmd: &mut Command, limit: Duration) -> Option<(bool, String)> {
+    run_split(cmd, limit).map(|r| (r.ok, format!("{}{}", r.stdout, r.stderr)))
+}
+
+/// One installation at a time: the tests run on parallel threads, and
+/// two pip (or npm) runs into the same place at once can break both.
+static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A python3 that can `import psycopg`, installing it with pip if needed.
 fn python_with_psycopg() -> Option<&'static str> {
     python_with("psycopg", &["psycopg[binary]"])
 }
 
-/// A python3 that can import `module`, installing `packages` with pip if
-/// needed.
-fn python_with(module: &str, packages: &[&str]) -> Option<&'static str> {
+/// A python3 that can `import {modules}` (one module, or several with
+/// commas between), installing `packages` with pip if needed. Where the
+/// system's Python refuses pip its packages (PEP 668, "externally
+/// managed"), they go in with `--break-system-packages`.
+fn python_with(modules: &str, packages: &[&str]) -> Option<&'static str> {
     let importable = || {
         run_bounded(
-            Command::new("python3").args(["-c", &format!("import {module}")]),
+            Command::new("python3").args(["-c", &format!("import {modules}")]),
             Duration::from_secs(60),
         )
         .is_some_and(|(ok, _)| ok)
@@ -627,44 +667,272 @@ fn python_with(module: &str, packages: &[&str]) -> Option<&'static str> {
         skip("python3 is not installed");
         return None;
     }
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     if importable() {
         return Some("python3");
     }
-    let install = run_bounded(
-        Command::new("python3").args(["-m", "pip", "install", "--quiet"]).args(packages),
-        Duration::from_secs(300),
-    );
+    let pip = |extra: &[&str]| {
+        run_bounded(
+            Command::new("python3").args(["-m", "pip", "install", "--quiet"]).args(extra).args(packages),
+            Duration::from_secs(300),
+        )
+    };
+    let mut install = pip(&[]);
+    if install.as_ref().is_some_and(|(ok, text)| !ok && text.contains("externally-managed-environment")) {
+        install = pip(&["--break-system-packages"]);
+    }
     if importable() {
         return Some("python3");
     }
-    skip(&format!("cannot install {module}: {:?}", install.map(|(_, text)| text)));
+    skip(&format!("cannot install {packages:?} for `import {modules}`: {:?}", install.map(|(_, text)| text)));
     None
 }
 
+/// A directory whose `node_modules` holds `packages` (`name@version`),
+/// installed with npm once and kept under the target directory; `None`
+/// (after `skip`) without node or npm.
+fn node_modules_with(packages: &[&str]) -> Option<PathBuf> {
+    if run_bounded(Command::new("node").arg("--version"), Duration::from_secs(30)).is_none_or(|(ok, _)| !ok) {
+        skip("node is not installed");
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-clients");
+    let installed = || {
+        packages.iter().all(|p| {
+            let name = p.rsplit_once('@').map_or(*p, |(name, _)| name);
+            dir.join("node_modules").join(name).join("package.json").is_file()
+        })
+    };
+    let _one_at_a_time = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
+    if installed() {
+        return Some(dir);
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let install = run_bounded(
+        Command::new("npm")
+            .args(["install", "--silent", "--no-audit", "--no-fund"])
+            .args(packages)
+            .current_dir(&dir),
+        Duration::from_secs(300),
+    );
+    if installed() {
+        return Some(dir);
+    }
+    skip(&format!("cannot install {packages:?} with npm: {:?}", install.map(|(_, text)| text)));
+    None
+}
+
+/// A directory with `node_modules/pg`.
+fn node_pg() -> Option<PathBuf> {
+    node_modules_with(&["pg@8"])
+}
+
+/// A throw-away PostgreSQL cluster (tests/pg, shared with the SQL crate's
+/// comparison test). Where PostgreSQL's server is not installed: under CI
+/// a failure, elsewhere `None` and a note.
+fn postgresql() -> Option<pg::Server> {
+    if let Some(bin) = pg::find_bin() {
+        return Some(pg::Server::start(bin));
+    }
+    let why = "PostgreSQL's initdb is not installed (.ci/run installs it)";
+    assert!(std::env::var_os("CI").is_none(), "{why}");
+    eprintln!("{why}: the app runs against Centum alone, its transcript unchecked");
+    None
+}
+
+/// Where two transcripts differ: the lines only Centum printed (`-`) and
+/// only PostgreSQL printed (`+`), with a line of context either side, from
+/// a longest-common-subsequence alignment of the lines.
+fn transcript_diff(centum: &str, postgres: &str) -> String {
+    let a: Vec<&str> = centum.lines().collect();
+    let b: Vec<&str> = postgres.lines().collect();
+    // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let mut lines: Vec<(char, &str)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            lines.push((' ', a[i]));
+            (i, j) = (i + 1, j + 1);
+        } else if j == b.len() || (i < a.len() && lcs[i + 1][j] >= lcs[i][j + 1]) {
+            lines.push(('-', a[i]));
+            i += 1;
+        } else {
+            lines.push(('+', b[j]));
+            j += 1;
+        }
+    }
+    let near_change =
+        |k: usize| lines[k.saturating_sub(1)..(k + 2).min(lines.len())].iter().any(|(m, _)| *m != ' ');
+    let mut out = String::new();
+    let mut skipped = false;
+    for (k, (mark, line)) in lines.iter().enumerate() {
+        if near_change(k) {
+            if skipped {
+                out.push_str("  ...\n");
+                skipped = false;
+            }
+            out.push_str(&format!("{mark} {line}\n"));
+        } else {
+            skipped = true;
+        }
+    }
+    out
+}
+
+/// Runs a client program against Centum and against PostgreSQL, each on
+/// a fresh database (a new server; a new database in a new cluster), and
+/// checks that both runs succeed, end with `done`, and print the same
+/// transcript on stdout. `client(url, scratch)` makes the command for one
+/// run, with an empty scratch directory of its own. (Without PostgreSQL,
+/// outside CI, only Centum's run, which must end with `done`.)
+fn same_as_postgresql(what: &str, done: &str, client: impl Fn(&str, &Path) -> Command) {
+    let run = |url: &str| {
+        let scratch = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        // (No __pycache__ left in the source tree by the apps' modules.)
+        let mut cmd = client(url, scratch.path());
+        cmd.env("PYTHONDONTWRITEBYTECODE", "1");
+        let ran = run_split(&mut cmd, SCENARIO_LIMIT).expect("start the client");
+        (ran, started.elapsed())
+    };
+    let finished = |ran: &Ran| ran.ok && ran.stdout.ends_with(&format!("{done}\n"));
+    let postgres = postgresql();
+    let expected = postgres.as_ref().map(|postgres| {
+        let database = "client_app";
+        postgres
+            .connect("postgres")
+            .expect("connect to PostgreSQL")
+            .batch_execute(&format!("CREATE DATABASE {database}"))
+            .expect("create a database in PostgreSQL");
+        let (expected, took) = run(&format!("postgresql://postgres@127.0.0.1:{}/{database}", postgres.port));
+        assert!(
+            finished(&expected),
+            "{what} fails against PostgreSQL itself (a fault of the scenario):\n{}{}\nPostgreSQL's log:\n{}",
+            expected.stdout,
+            expected.stderr,
+            postgres.log()
+        );
+        eprintln!("{what}: {took:.1?} against PostgreSQL");
+        expected
+    });
+    let server = Server::start(&[]);
+    let (got, took) = run(&server.url("centum"));
+    eprintln!("{what}: {took:.1?} against Centum");
+    let log = server.log_text();
+    let from = (log.len().saturating_sub(8_000)..log.len()).find(|&i| log.is_char_boundary(i));
+    let log_tail = &log[from.unwrap_or(log.len())..];
+    let Some(expected) = expected else {
+        assert!(finished(&got), "{what} failed:\n{}{}\nserver log:\n{log_tail}", got.stdout, got.stderr);
+        return;
+    };
+    if !got.ok {
+        // What PostgreSQL's run printed up to where Centum's stopped, and
+        // a few lines on.
+        let upto: String =
+            expected.stdout.lines().take(got.stdout.lines().count() + 3).map(|l| format!("{l}\n")).collect();
+        panic!(
+            "{what} failed against Centum.\ntranscript, where it parts from PostgreSQL's (- Centum, + PostgreSQL):\n{}\n\
+             its stderr:\n{}\nserver log:\n{log_tail}",
+            transcript_diff(&got.stdout, &upto),
+            got.stderr
+        );
+    }
+    assert!(
+        got.stdout == expected.stdout,
+        "{what}: Centum's transcript differs from PostgreSQL's (- Centum, + PostgreSQL):\n{}\nstderr:\n{}",
+        transcript_diff(&got.stdout, &expected.stdout),
+        got.stderr
+    );
+}
+
 /// Django's migrations run each migration in one transaction, DDL and
-/// all; its ORM nests transactions with savepoints.
-/// (tests/clients/django_app: migrate, then the models in use.)
+/// all; its ORM nests transactions with savepoints; its introspection
+/// reads the catalogs and the columns' type modifiers in RowDescription.
+/// (tests/clients/django_app: migrate, the models in use, migrate to zero
+/// and back.)
 #[test]
 fn django_migrates_and_uses_its_models() {
     if python_with_psycopg().is_none() {
         return;
     }
     let Some(python) = python_with("django", &["django>=5.2,<5.3"]) else { return };
-    let server = Server::start(&[]);
-    let work = tempfile::tempdir().unwrap();
     let app = clients_dir().join("django_app");
-    for f in ["settings.py", "shop/__init__.py", "shop/models.py"] {
-        let to = work.path().join(f);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(app.join(f), to).unwrap();
-    }
-    let (ok, text) = run_bounded(
-        Command::new(python).arg(app.join("run.py")).arg(work.path()).arg(server.url("centum")),
-        SCENARIO_LIMIT,
-    )
-    .expect("run python3");
-    assert!(ok, "django scenario failed:\n{text}\nserver log:\n{}", server.log_text());
-    assert!(text.contains("django scenario: ok"), "{text}");
+    same_as_postgresql("the Django app", "django scenario: ok", |url, work| {
+        for f in ["settings.py", "shop/__init__.py", "shop/models.py"] {
+            let to = work.join(f);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(app.join(f), to).unwrap();
+        }
+        let mut cmd = Command::new(python);
+        cmd.arg(app.join("run.py")).arg(work).arg(url);
+        cmd
+    });
+}
+
+/// The SQLAlchemy 2 ORM app (tests/clients/sqlalchemy_app.py) on one
+/// dialect, the same against Centum and PostgreSQL.
+fn sqlalchemy_app(dialect: &str, modules: &str, packages: &[&str]) {
+    let Some(python) = python_with(modules, packages) else { return };
+    let script = clients_dir().join("sqlalchemy_app.py");
+    same_as_postgresql(
+        &format!("the SQLAlchemy app on {dialect}"),
+        &format!("sqlalchemy {dialect} scenario: ok"),
+        |url, _| {
+            let mut cmd = Command::new(python);
+            cmd.arg(&script).arg(dialect).arg(url);
+            cmd
+        },
+    );
+}
+
+/// SQLAlchemy's sync `postgresql+psycopg` dialect: libpq, text
+/// parameters, psycopg's type lookups on connect.
+#[test]
+fn sqlalchemy_orm_on_psycopg_same_as_postgresql() {
+    sqlalchemy_app("psycopg", "sqlalchemy, psycopg", &["sqlalchemy>=2,<3", "psycopg[binary]"]);
+}
+
+/// SQLAlchemy's `postgresql+asyncpg` dialect with an AsyncSession:
+/// asyncpg's own protocol code (named statements prepared with
+/// Parse/Describe/Flush, binary parameters and results).
+#[test]
+fn sqlalchemy_orm_on_asyncpg_same_as_postgresql() {
+    sqlalchemy_app("asyncpg", "sqlalchemy, asyncpg, greenlet", &["sqlalchemy[asyncio]>=2,<3", "asyncpg"]);
+}
+
+/// Alembic's migrations up, down and up again, one failing and rolling
+/// back whole; autogenerate finds the database as the models describe it
+/// (tests/clients/alembic_app).
+#[test]
+fn alembic_migrations_same_as_postgresql() {
+    let packages = ["alembic>=1.13,<2", "sqlalchemy>=2,<3", "psycopg[binary]"];
+    let Some(python) = python_with("alembic, sqlalchemy, psycopg", &packages) else { return };
+    let script = clients_dir().join("alembic_app").join("run.py");
+    same_as_postgresql("the Alembic migrations", "alembic scenario: ok", |url, _| {
+        let mut cmd = Command::new(python);
+        cmd.arg(&script).arg(url);
+        cmd
+    });
+}
+
+/// knex (over node-postgres): its migrations and lock table, queries,
+/// nested transactions as savepoints, information_schema lookups
+/// (tests/clients/knex_app).
+#[test]
+fn knex_migrations_and_transactions_same_as_postgresql() {
+    let Some(dir) = node_modules_with(&["pg@8", "knex@3"]) else { return };
+    let script = clients_dir().join("knex_app").join("app.js");
+    same_as_postgresql("the knex app", "knex scenario: ok", |url, _| {
+        let mut cmd = Command::new("node");
+        cmd.arg(&script).arg(url).env("NODE_PATH", dir.join("node_modules"));
+        cmd
+    });
 }
 
 #[test]
@@ -676,31 +944,6 @@ fn psycopg3_crud() {
         .expect("run python3");
     assert!(ok, "psycopg scenario failed:\n{text}\nserver log:\n{}", server.log_text());
     assert!(text.contains("psycopg scenario: ok"), "{text}");
-}
-
-/// A directory with `node_modules/pg`, installed with npm once and kept
-/// under the target directory.
-fn node_pg() -> Option<PathBuf> {
-    if run_bounded(Command::new("node").arg("--version"), Duration::from_secs(30)).is_none_or(|(ok, _)| !ok) {
-        skip("node is not installed");
-        return None;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-clients");
-    if dir.join("node_modules").join("pg").join("package.json").is_file() {
-        return Some(dir);
-    }
-    std::fs::create_dir_all(&dir).unwrap();
-    let install = run_bounded(
-        Command::new("npm")
-            .args(["install", "--silent", "--no-audit", "--no-fund", "pg@8"])
-            .current_dir(&dir),
-        Duration::from_secs(300),
-    );
-    if dir.join("node_modules").join("pg").join("package.json").is_file() {
-        return Some(dir);
-    }
-    skip(&format!("cannot install node-postgres with npm: {:?}", install.map(|(_, text)| text)));
-    None
 }
 
 #[test]

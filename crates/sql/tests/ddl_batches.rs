@@ -129,6 +129,19 @@ fn constraints_and_columns_in_a_migration_block() {
         assert_eq!(fails(&mut s, "ALTER TABLE t ADD COLUMN c int").sqlstate(), "0A000");
         exec(&mut s, "ROLLBACK");
         assert_eq!(scalar(&mut s, "SELECT count(*) FROM t"), 1);
+        // Nor can the check of a new NOT NULL or CHECK see them: refused
+        // too, so a NULL the block wrote never stands in a NOT NULL column.
+        exec(&mut s, "BEGIN; UPDATE t SET b = NULL WHERE a = 1");
+        assert_eq!(fails(&mut s, "ALTER TABLE t ALTER COLUMN b SET NOT NULL").sqlstate(), "0A000");
+        exec(&mut s, "ROLLBACK");
+        exec(&mut s, "BEGIN; UPDATE t SET b = -1");
+        assert_eq!(fails(&mut s, "ALTER TABLE t ADD CONSTRAINT b_pos CHECK (b > 0)").sqlstate(), "0A000");
+        exec(&mut s, "ROLLBACK");
+        exec(
+            &mut s,
+            "BEGIN; ALTER TABLE t ALTER COLUMN b SET NOT NULL; ALTER TABLE t ADD CHECK (b > 0); COMMIT",
+        );
+        assert_eq!(fails(&mut s, "UPDATE t SET b = NULL").sqlstate(), "23502");
     });
 }
 

@@ -1142,6 +1142,17 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
     if added_checks.is_empty() && added_fks.is_empty() && added_not_null.is_empty() {
         return Ok(());
     }
+    let db = b.catalog.db();
+    // The scan below reads committed rows: inside a block that has changed
+    // the table, refuse rather than pass rows the block made (or fail on
+    // rows it changed).
+    if let Some(me) = centum_engine::ddl_txn() {
+        if db.written_by(table, me)? {
+            return Err(centum_engine::Error::OwnWrites(short(table).into()).into());
+        }
+    }
+    // Rows other transactions have not committed would escape the check.
+    db.wait_for_writers(table)?;
     let info = b.catalog.table(table)?;
     let cols = OutputColumn::of_table(info.table.columns());
     let scope = Scope::of(short(table), &cols);
@@ -1153,7 +1164,6 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
             binder.expr(&crate::planner::dml::parse_expr(&c.expr)?, &Ctx::plain(&scope))?.0,
         ));
     }
-    let db = b.catalog.db();
     let txn = db.begin(Isolation::Snapshot)?;
     let currval = Default::default();
     let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
