@@ -501,6 +501,23 @@ impl Database {
         Ok(())
     }
 
+    /// The indexes of table `name` that the calling thread's transaction
+    /// has dropped: they stay in the table until it commits, so a schema
+    /// change that rebuilds the table in the same transaction leaves them
+    /// out.
+    pub fn dropping_indexes(&self, name: &str) -> Vec<String> {
+        let me = ddl_txn();
+        let state = self.shared.claim_lock();
+        state
+            .claim
+            .as_ref()
+            .filter(|c| Some(c.owner) == me)
+            .map(|c| {
+                c.drop_indexes.iter().filter(|(t, _)| t.name() == name).map(|(_, n)| n.clone()).collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Whether transaction `txn` has written versions of table `name` that
     /// are not committed yet (a schema change that copies or indexes the
     /// table cannot carry them along).

@@ -142,6 +142,14 @@ fn constraints_and_columns_in_a_migration_block() {
             "BEGIN; ALTER TABLE t ALTER COLUMN b SET NOT NULL; ALTER TABLE t ADD CHECK (b > 0); COMMIT",
         );
         assert_eq!(fails(&mut s, "UPDATE t SET b = NULL").sqlstate(), "23502");
+        // A constraint dropped in a block stays dropped when a column
+        // change in the same block rebuilds the table (knex's rollback of
+        // one migration, then the next migration adds it again).
+        exec(&mut s, "CREATE TABLE tk (id int PRIMARY KEY, p int, t text, e numeric)");
+        exec(&mut s, "ALTER TABLE tk ADD CONSTRAINT tk_p_t UNIQUE (p, t)");
+        exec(&mut s, "BEGIN; ALTER TABLE tk DROP CONSTRAINT tk_p_t; ALTER TABLE tk DROP COLUMN e; COMMIT");
+        assert_eq!(scalar(&mut s, "SELECT count(*) FROM pg_indexes WHERE indexname = 'tk_p_t'"), 0);
+        exec(&mut s, "ALTER TABLE tk ADD CONSTRAINT tk_p_t UNIQUE (p, t)");
     });
 }
 

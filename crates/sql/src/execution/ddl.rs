@@ -1295,7 +1295,11 @@ fn rewrite(
     db.wait_for_writers(name)?;
     let tmp = format!("{name}{REWRITE}");
     let _ = db.drop_table(&tmp);
-    let indexes = def.indexes.clone();
+    // Indexes the block has dropped stay in the old table until it
+    // commits; the new table is built without them.
+    let dropping = db.dropping_indexes(name);
+    let indexes: Vec<IndexDef> =
+        def.indexes.iter().filter(|i| !dropping.contains(&i.name)).cloned().collect();
     let mut bare = def.clone();
     bare.name = tmp.clone();
     bare.indexes.clear();
