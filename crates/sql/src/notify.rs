@@ -1,7 +1,7 @@
 //! LISTEN, UNLISTEN and NOTIFY: messages between sessions, sent when a
 //! transaction commits.
 //!
-//! A session that listens has an [`Inbox`] in the database's [`Hub`], with
+//! A session that listens has an `Inbox` in the database's `Hub`, with
 //! the channels it listens on. NOTIFY (or `pg_notify`) collects the
 //! notification in the session's transaction; when the transaction
 //! commits, the session hands its notifications to the hub, which puts
