@@ -925,8 +925,10 @@ fn put_description(buf: &mut BytesMut, columns: &[OutputColumn], formats: &[i16]
         buf.put_i16(0);
         buf.put_u32(wire::type_oid(c.ty.as_ref()));
         buf.put_i16(wire::type_size(c.ty.as_ref()));
-        // No type modifier.
-        buf.put_i32(-1);
+        // The type modifier: varchar(n)'s length, numeric(p,s)'s precision
+        // and scale, which drivers report (Django's introspection reads
+        // them from a query's description).
+        buf.put_i32(c.ty.as_ref().map_or(-1, |t| t.pg_typmod()));
         buf.put_i16(format_of(formats, i));
     }
     fill_len(buf, start + 1, start + 1);

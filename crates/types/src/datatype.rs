@@ -162,6 +162,21 @@ impl DataType {
         self.to_string()
     }
 
+    /// PostgreSQL's type modifier (`atttypmod`, and RowDescription's
+    /// type modifier): the length plus 4 of `varchar(n)` and `char(n)`,
+    /// `(precision << 16 | scale) + 4` of `numeric(p,s)`, an array's
+    /// element's; -1 for none.
+    pub fn pg_typmod(&self) -> i32 {
+        match self {
+            DataType::Array(elem) => elem.pg_typmod(),
+            DataType::Varchar(Some(n)) | DataType::Char(n) => (*n as i32).saturating_add(4),
+            DataType::Numeric { precision: Some(p), scale } => {
+                ((i32::from(*p) << 16) | i32::from(scale.unwrap_or(0))) + 4
+            }
+            _ => -1,
+        }
+    }
+
     /// PostgreSQL type OID, as sent in RowDescription.
     pub fn pg_oid(&self) -> u32 {
         match self {

@@ -60,3 +60,5 @@ SELECT order_total(1, '{"(7,2)","(8,3)"}', 0.5);
 SELECT * FROM big_orders(10);
 CALL forget(0);
 \do ->>
+-- A query's description carries its columns' type modifiers.
+SELECT id, name, credit FROM customers \gdesc

@@ -4,7 +4,7 @@
 use super::snapshot::{
     hash_buckets, ConKind, RelKind, Snapshot, TableRel, AM_BTREE, AM_HASH, AM_HEAP, DATABASE, PG_CATALOG,
 };
-use super::types::{self, oid_of, typmod, TYPES};
+use super::types::{self, oid_of, TYPES};
 use super::{stats, Identity};
 use crate::catalog::OutputColumn;
 use crate::catalog::RefAction;
@@ -981,7 +981,7 @@ fn attribute(
         i2(attnum),
         Value::Integer(0),
         Value::Integer(-1),
-        Value::Integer(typmod(ty)),
+        Value::Integer(ty.pg_typmod()),
         b(t.is_some_and(|t| t.byval)),
         txt(t.map_or("i", |t| t.align)),
         txt(if t.is_some_and(|t| t.len > 0) { "p" } else { "x" }),

@@ -182,19 +182,6 @@ pub(crate) fn by_name(name: &str) -> Option<&'static TypeRow> {
     TYPES.iter().find(|t| t.name == name)
 }
 
-/// PostgreSQL's atttypmod for a column type (-1: none).
-pub(crate) fn typmod(ty: &DataType) -> i32 {
-    match ty {
-        // An array column keeps its element's modifier, as in PostgreSQL.
-        DataType::Array(elem) => typmod(elem),
-        DataType::Varchar(Some(n)) | DataType::Char(n) => (*n as i32).saturating_add(4),
-        DataType::Numeric { precision: Some(p), scale } => {
-            ((i32::from(*p) << 16) | i32::from(scale.unwrap_or(0))) + 4
-        }
-        _ => -1,
-    }
-}
-
 /// `format_type(oid, typmod)`: the type's SQL name with its modifier.
 pub(crate) fn format_type(oid: i32, typmod: Option<i32>) -> String {
     let Some(t) = by_oid(oid) else { return "???".to_string() };
