@@ -48,6 +48,8 @@ pub enum Error {
     UniqueViolation {
         /// The index whose key was duplicated.
         index: String,
+        /// Its table.
+        table: String,
     },
     /// NULL given for a NOT NULL column.
     #[error("null value in column \"{column}\" of relation \"{table}\" violates not-null constraint")]
@@ -231,7 +233,7 @@ mod tests {
             assert!(e.is_retryable());
             assert!(e.sqlstate().starts_with("40"));
         }
-        let dup = Error::UniqueViolation { index: "pk".into() };
+        let dup = Error::UniqueViolation { index: "pk".into(), table: "t".into() };
         assert!(!dup.is_retryable());
         assert_eq!(dup.sqlstate(), "23505");
     }

@@ -200,6 +200,8 @@ struct Failure {
     detail: Option<String>,
     hint: Option<String>,
     context: Option<String>,
+    /// The schema, table, column and constraint a violation names.
+    fields: centum_sql::ErrorFields,
 }
 
 impl From<centum_sql::Error> for Failure {
@@ -210,12 +212,20 @@ impl From<centum_sql::Error> for Failure {
             detail: e.detail().map(String::from),
             hint: e.hint().map(String::from),
             context: e.context().map(String::from),
+            fields: e.fields(),
         }
     }
 }
 
 fn failure(code: &str, message: impl Into<String>) -> Failure {
-    Failure { code: code.into(), message: message.into(), detail: None, hint: None, context: None }
+    Failure {
+        code: code.into(),
+        message: message.into(),
+        detail: None,
+        hint: None,
+        context: None,
+        fields: Default::default(),
+    }
 }
 
 type Step = Result<(), Failure>;
@@ -297,6 +307,10 @@ impl Connection {
         info.detail = f.detail;
         info.hint = f.hint;
         info.where_context = f.context;
+        info.schema = f.fields.schema;
+        info.table = f.fields.table;
+        info.column = f.fields.column;
+        info.constraint = f.fields.constraint;
         self.send(PgWireBackendMessage::ErrorResponse(info.into())).await
     }
 

@@ -1233,3 +1233,66 @@ fn a_second_server_on_the_same_data_directory_is_refused() {
     let n: i64 = connect(&server).query_one("SELECT count(*) FROM kept", &[]).unwrap().get(0);
     assert_eq!(n, 2);
 }
+
+/// A constraint violation names its schema, table, column and constraint
+/// in the error's fields, with the key in DETAIL, as PostgreSQL's do:
+/// drivers and ORMs read them (psycopg's `diag.constraint_name`).
+#[test]
+fn constraint_errors_name_their_table_and_constraint() {
+    let s = Server::start(&[]);
+    let mut c = Client::connect(&s.conninfo("centum"), NoTls).unwrap();
+    c.batch_execute(
+        "CREATE SCHEMA shop; \
+         CREATE TABLE shop.p (id int PRIMARY KEY, sku text UNIQUE, qty int CONSTRAINT qty_pos CHECK (qty > 0)); \
+         CREATE TABLE shop.c (id int PRIMARY KEY, p_id int NOT NULL REFERENCES shop.p (id)); \
+         INSERT INTO shop.p VALUES (1, 'a', 1); INSERT INTO shop.c VALUES (1, 1)",
+    )
+    .unwrap();
+    let mut fields = |sql: &str| {
+        let e = c.batch_execute(sql).unwrap_err();
+        let d = e.as_db_error().expect("a server error");
+        (
+            d.code().code().to_string(),
+            d.schema().map(String::from),
+            d.table().map(String::from),
+            d.column().map(String::from),
+            d.constraint().map(String::from),
+            d.detail().map(String::from),
+        )
+    };
+    let s = |x: &str| Some(x.to_string());
+    assert_eq!(
+        fields("INSERT INTO shop.p VALUES (2, 'a', 1)"),
+        ("23505".into(), s("shop"), s("p"), None, s("p_sku_key"), None)
+    );
+    assert_eq!(
+        fields("INSERT INTO shop.p VALUES (2, 'b', 0)"),
+        ("23514".into(), s("shop"), s("p"), None, s("qty_pos"), None)
+    );
+    assert_eq!(
+        fields("INSERT INTO shop.c VALUES (2, NULL)"),
+        ("23502".into(), s("shop"), s("c"), s("p_id"), None, None)
+    );
+    assert_eq!(
+        fields("INSERT INTO shop.c VALUES (2, 9)"),
+        (
+            "23503".into(),
+            s("shop"),
+            s("c"),
+            None,
+            s("c_p_id_fkey"),
+            s("Key (p_id)=(9) is not present in table \"shop.p\".")
+        )
+    );
+    assert_eq!(
+        fields("DELETE FROM shop.p"),
+        (
+            "23503".into(),
+            s("shop"),
+            s("c"),
+            None,
+            s("c_p_id_fkey"),
+            s("Key (id)=(1) is still referenced from table \"shop.c\".")
+        )
+    );
+}

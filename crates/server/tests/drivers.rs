@@ -871,9 +871,8 @@ fn django_migrates_and_uses_its_models() {
 /// each error, compared with PostgreSQL's (tests/clients/django_app/
 /// compare.py).
 #[test]
-#[ignore = "Centum differs from PostgreSQL: RowDescription carries no table OID, column number or type \
-            modifier; errors carry no table or constraint field; a column of a table grouped by its primary \
-            key is refused (42803)"]
+#[ignore = "Centum differs from PostgreSQL: a column of a table grouped by its primary key is refused \
+            (42803)"]
 fn django_same_as_postgresql() {
     if python_with_psycopg().is_none() {
         return;
@@ -918,8 +917,7 @@ fn sqlalchemy_app(dialect: &str, modules: &str, packages: &[&str]) {
 /// SQLAlchemy's sync `postgresql+psycopg` dialect: libpq, text
 /// parameters, psycopg's type lookups on connect.
 #[test]
-#[ignore = "Centum differs from PostgreSQL: errors carry no table or constraint field; inspection's \
-            $1::regclass parameters, unnest(indkey) as int2vector with generate_subscripts, and stored \
+#[ignore = "Centum differs from PostgreSQL: inspection's $1::regclass parameters, unnest(indkey) as int2vector with generate_subscripts, and stored \
             defaults and checks written back as PostgreSQL deparses them are missing"]
 fn sqlalchemy_orm_on_psycopg_same_as_postgresql() {
     sqlalchemy_app("psycopg", "sqlalchemy, psycopg", &["sqlalchemy>=2,<3", "psycopg[binary]"]);
@@ -960,8 +958,8 @@ fn alembic_migrations_same_as_postgresql() {
 /// nested transactions as savepoints, information_schema lookups
 /// (tests/clients/knex_app).
 #[test]
-#[ignore = "Centum differs from PostgreSQL: column defaults read back without PostgreSQL's casts; errors \
-            carry no schema, table or constraint field"]
+#[ignore = "Centum differs from PostgreSQL: column defaults read back without PostgreSQL's casts; a delete \
+            that several foreign keys refuse names another of them first"]
 fn knex_migrations_and_transactions_same_as_postgresql() {
     let Some(dir) = node_modules_with(&["pg@8", "knex@3"]) else { return };
     let script = clients_dir().join("knex_app").join("app.js");

@@ -71,8 +71,15 @@ pub enum Error {
         constraint: String,
     },
     /// A FOREIGN KEY constraint failed (23503).
-    #[error("{0}")]
-    ForeignKeyViolation(String),
+    #[error("{message}")]
+    ForeignKeyViolation {
+        message: String,
+        /// The key and what it is missing from or still referenced by.
+        detail: Option<String>,
+        /// The table the constraint belongs to (engine name).
+        table: String,
+        constraint: String,
+    },
     /// A scalar subquery returned more than one row (21000).
     #[error("more than one row returned by a subquery used as an expression")]
     Cardinality,
@@ -166,7 +173,7 @@ impl Error {
             Error::Grouping(_) => "42803",
             Error::DivisionByZero => "22012",
             Error::CheckViolation { .. } => "23514",
-            Error::ForeignKeyViolation(_) => "23503",
+            Error::ForeignKeyViolation { .. } => "23503",
             Error::Cardinality => "21000",
             Error::InFailedTransaction => "25P02",
             Error::TransactionState { code, .. } => code,
@@ -200,10 +207,10 @@ impl Error {
         }
     }
 
-    /// The DETAIL a RAISE gave.
+    /// The DETAIL a RAISE (or a foreign key's failure) gave.
     pub fn detail(&self) -> Option<&str> {
         match self {
-            Error::Raised { detail, .. } => detail.as_deref(),
+            Error::Raised { detail, .. } | Error::ForeignKeyViolation { detail, .. } => detail.as_deref(),
             Error::Context { inner, .. } => inner.detail(),
             _ => None,
         }
@@ -215,6 +222,34 @@ impl Error {
             Error::Raised { hint, .. } => hint.as_deref(),
             Error::Context { inner, .. } => inner.hint(),
             _ => None,
+        }
+    }
+
+    /// What a constraint violation names, as PostgreSQL's error fields
+    /// carry it: the schema and table, the column (NOT NULL) and the
+    /// constraint. Drivers read them (psycopg's `diag.constraint_name`).
+    pub fn fields(&self) -> ErrorFields {
+        let (table, column, constraint) = match self {
+            Error::Context { inner, .. } => return inner.fields(),
+            Error::CheckViolation { table, constraint } => (table, None, Some(constraint)),
+            Error::ForeignKeyViolation { table, constraint, .. } => (table, None, Some(constraint)),
+            Error::Engine(centum_engine::Error::UniqueViolation { index, table }) => {
+                (table, None, Some(index))
+            }
+            Error::Engine(centum_engine::Error::NotNullViolation { table, column }) => {
+                (table, Some(column), None)
+            }
+            _ => return ErrorFields::default(),
+        };
+        let (schema, table) = match table.split_once('.') {
+            Some((s, t)) => (s.to_string(), t.to_string()),
+            None => ("public".to_string(), table.clone()),
+        };
+        ErrorFields {
+            schema: Some(schema),
+            table: Some(table),
+            column: column.cloned(),
+            constraint: constraint.cloned(),
         }
     }
 
@@ -267,4 +302,13 @@ impl Error {
     pub fn other(code: &'static str, message: impl Into<String>) -> Error {
         Error::Other { code, message: message.into() }
     }
+}
+
+/// The objects an error names (see [`Error::fields`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorFields {
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
 }

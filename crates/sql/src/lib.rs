@@ -63,5 +63,5 @@ pub(crate) mod stack;
 pub(crate) mod system;
 
 pub use catalog::OutputColumn;
-pub use error::{Error, Result};
+pub use error::{Error, ErrorFields, Result};
 pub use session::{Database, Prepared, QueryResult, Session, TxnStatus};

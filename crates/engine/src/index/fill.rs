@@ -193,7 +193,9 @@ fn check_unique(
             ddl_past_limits(lock_deadline)?;
             match key_state(txns, t, r, &key, reader) {
                 KeyState::Fine => break,
-                KeyState::Duplicate => return Err(Error::UniqueViolation { index: r.name.clone() }),
+                KeyState::Duplicate => {
+                    return Err(Error::UniqueViolation { index: r.name.clone(), table: t.name() })
+                }
                 KeyState::WaitFor(id) => txns.wait_gone_within(id, lock_deadline)?,
             }
         }

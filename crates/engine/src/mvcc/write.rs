@@ -443,7 +443,7 @@ impl Transaction {
                     if !h.chains.is_live(w) || !h.key.matches(&table.layout, w.data(), &probe) {
                         continue;
                     }
-                    if let Some(id) = self.unique_verdict(ix, w)? {
+                    if let Some(id) = self.unique_verdict(table, ix, w)? {
                         return Ok(Some(id));
                     }
                 }
@@ -457,7 +457,7 @@ impl Transaction {
                     if w == n {
                         return true;
                     }
-                    out = self.unique_verdict(ix, w);
+                    out = self.unique_verdict(table, ix, w);
                     matches!(out, Ok(None))
                 });
                 out
@@ -467,7 +467,7 @@ impl Transaction {
 
     /// What another version `w` with the same key means for a unique
     /// insert: nothing (`None`), a transaction to wait for, or an error.
-    fn unique_verdict(&self, ix: &Index, w: VersionPtr) -> Result<Option<TxnId>> {
+    fn unique_verdict(&self, table: &Table, ix: &Index, w: VersionPtr) -> Result<Option<TxnId>> {
         let txns = &self.db.txns;
         let snapshot = self.isolation != Isolation::ReadCommitted;
         // A logged transaction's change counts as committed, with a
@@ -510,7 +510,7 @@ impl Transaction {
                         // exists: that is a read, to be validated.
                         self.inner.borrow_mut().reads.push(w);
                     }
-                    Err(Error::UniqueViolation { index: ix.name().to_string() })
+                    Err(Error::UniqueViolation { index: ix.name().to_string(), table: table.name() })
                 }
             },
         }

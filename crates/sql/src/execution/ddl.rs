@@ -1196,10 +1196,15 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
             let parent = b.catalog.table(&fk.ref_table)?;
             let ix = crate::planner::dml::referenced_index(&parent.table, fk)?;
             if txn.get(&parent.table, &ix, &key)?.is_none() {
-                return Err(Error::ForeignKeyViolation(format!(
-                    "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
-                    fk.name
-                )));
+                return Err(Error::ForeignKeyViolation {
+                    message: format!(
+                        "insert or update on table \"{table}\" violates foreign key constraint \"{}\"",
+                        fk.name
+                    ),
+                    detail: None,
+                    table: table.to_string(),
+                    constraint: fk.name.clone(),
+                });
             }
         }
     }

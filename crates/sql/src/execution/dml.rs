@@ -65,14 +65,21 @@ fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
         if cx.txn.get(&fk.ref_table, &fk.ref_index, &key)?.is_none() {
             let names: Vec<&str> = fk.columns.iter().map(|&c| cols[c].name.as_str()).collect();
             let vals: Vec<String> = key.iter().map(|v| v.to_string()).collect();
-            return Err(Error::ForeignKeyViolation(format!(
-                "insert or update on table \"{}\" violates foreign key constraint \"{}\"\nDETAIL:  Key ({})=({}) is not present in table \"{}\".",
-                rules.info.table.name(),
-                fk.name,
-                names.join(", "),
-                vals.join(", "),
-                fk.ref_table.name()
-            )));
+            return Err(Error::ForeignKeyViolation {
+                message: format!(
+                    "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                    rules.info.table.name(),
+                    fk.name
+                ),
+                detail: Some(format!(
+                    "Key ({})=({}) is not present in table \"{}\".",
+                    names.join(", "),
+                    vals.join(", "),
+                    fk.ref_table.name()
+                )),
+                table: rules.info.table.name(),
+                constraint: fk.name.clone(),
+            });
         }
     }
     Ok(())
@@ -487,12 +494,19 @@ fn restrict_error(
     key: &[Value],
 ) -> Error {
     let vals: Vec<String> = key.iter().map(|v| v.to_string()).collect();
-    Error::ForeignKeyViolation(format!(
-        "update or delete on table \"{}\" violates foreign key constraint \"{name}\" on table \"{child}\"\nDETAIL:  Key ({})=({}) is still referenced from table \"{child}\".",
-        parent.table.name(),
-        fk.ref_columns.join(", "),
-        vals.join(", ")
-    ))
+    Error::ForeignKeyViolation {
+        message: format!(
+            "update or delete on table \"{}\" violates foreign key constraint \"{name}\" on table \"{child}\"",
+            parent.table.name()
+        ),
+        detail: Some(format!(
+            "Key ({})=({}) is still referenced from table \"{child}\".",
+            fk.ref_columns.join(", "),
+            vals.join(", ")
+        )),
+        table: child.to_string(),
+        constraint: name.to_string(),
+    }
 }
 
 /// Runs a MERGE: for each source row, the target rows it matches get the
