@@ -917,7 +917,7 @@ fn sqlalchemy_app(dialect: &str, modules: &str, packages: &[&str]) {
 /// SQLAlchemy's sync `postgresql+psycopg` dialect: libpq, text
 /// parameters, psycopg's type lookups on connect.
 #[test]
-#[ignore = "Centum differs from PostgreSQL: inspection's $1::regclass parameters, unnest(indkey) as int2vector with generate_subscripts, and stored \
+#[ignore = "Centum differs from PostgreSQL: inspection's unnest(indkey) as int2vector with generate_subscripts, and stored \
             defaults and checks written back as PostgreSQL deparses them are missing"]
 fn sqlalchemy_orm_on_psycopg_same_as_postgresql() {
     sqlalchemy_app("psycopg", "sqlalchemy, psycopg", &["sqlalchemy>=2,<3", "psycopg[binary]"]);

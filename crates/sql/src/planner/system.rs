@@ -128,7 +128,14 @@ impl Binder<'_> {
         if reg == RegType::Other && matches!(&x.1, Some(t) if t.is_string()) {
             return Ok(Some(x));
         }
-        let x = self.coerce_untyped(x, &int)?;
+        // A parameter of no known type (`$1::regclass`) is a name, as a
+        // driver sends it: text, looked up when the statement runs.
+        let untyped = x.1.is_none() && !matches!(x.0, Expr::Literal(_));
+        let x = if untyped && reg == RegType::Class {
+            self.coerce_untyped(x, &Some(DataType::Text))?
+        } else {
+            self.coerce_untyped(x, &int)?
+        };
         // `x::regclass::oid`: back to the OID.
         if let (
             Expr::Catalog(CatalogFn::RegclassOut | CatalogFn::RegtypeOut | CatalogFn::RegnamespaceOut, args),

@@ -409,3 +409,13 @@ SELECT count(*) FROM pg_type t WHERE t.oid = to_regtype('int4');
 SELECT count(*) FROM pg_class c WHERE c.oid = to_regclass('ser');
 SELECT pg_get_serial_sequence('ser', 'id'), pg_get_serial_sequence('ser', 'n'), pg_get_serial_sequence('public.ser', 'g');
 SELECT pg_get_serial_sequence('ser', 'nope');
+-- A parameter cast to regclass is a relation's name, as SQLAlchemy's
+-- inspection sends it.
+PREPARE by_class AS SELECT count(*) FROM pg_class WHERE oid = $1::regclass;
+EXECUTE by_class('ser');
+EXECUTE by_class('public.ser');
+PREPARE class_oid AS SELECT $1::regclass::oid > 0;
+EXECUTE class_oid('pg_catalog.pg_class');
+EXECUTE class_oid('nope');
+DEALLOCATE by_class;
+DEALLOCATE class_oid;
