@@ -24,7 +24,7 @@
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -119,6 +119,8 @@ struct Table {
     held: HashMap<Key, Vec<Hold>>,
     /// Sessions waiting, by holder number: for which lock, in which mode.
     waiting: HashMap<u64, (Holder, Key, Mode)>,
+    /// Holds of transaction scope, of every session.
+    transaction_holds: usize,
 }
 
 impl Table {
@@ -145,7 +147,10 @@ impl Table {
         let holds = self.held.entry(key).or_default();
         match holds.iter_mut().find(|h| h.holder.id == holder.id && h.scope == scope && h.mode == mode) {
             Some(h) => h.count += 1,
-            None => holds.push(Hold { holder, scope, mode, count: 1 }),
+            None => {
+                holds.push(Hold { holder, scope, mode, count: 1 });
+                self.transaction_holds += usize::from(scope == Scope::Transaction);
+            }
         }
     }
 
@@ -172,14 +177,17 @@ impl Table {
     /// Drops the holds of `holder` that `which` selects.
     fn release(&mut self, holder: u64, which: impl Fn(&Hold) -> bool) -> bool {
         let mut any = false;
+        let mut transaction_holds = 0;
         self.held.retain(|_, holds| {
             holds.retain(|h| {
                 let drop = h.holder.id == holder && which(h);
                 any |= drop;
+                transaction_holds += usize::from(drop && h.scope == Scope::Transaction);
                 !drop
             });
             !holds.is_empty()
         });
+        self.transaction_holds -= transaction_holds;
         any
     }
 }
@@ -199,6 +207,11 @@ pub(crate) struct AdvisoryLocks {
     table: Mutex<Table>,
     /// Signalled whenever a lock is released.
     released: Condvar,
+    /// `Table::transaction_holds`, readable without the mutex: the end of
+    /// every transaction asks, and almost always there are none. A
+    /// session's own grants come before its own end in program order, so
+    /// a relaxed read never misses them.
+    transaction_holds: AtomicUsize,
 }
 
 impl AdvisoryLocks {
@@ -214,6 +227,7 @@ impl AdvisoryLocks {
             return false;
         }
         t.grant(holder, key, mode, scope);
+        self.transaction_holds.store(t.transaction_holds, Relaxed);
         true
     }
 
@@ -226,6 +240,7 @@ impl AdvisoryLocks {
             if !t.conflicts(holder.id, key, mode) {
                 t.waiting.remove(&holder.id);
                 t.grant(holder, key, mode, scope);
+                self.transaction_holds.store(t.transaction_holds, Relaxed);
                 return Ok(());
             }
             t.waiting.insert(holder.id, (holder, key, mode));
@@ -289,7 +304,14 @@ impl AdvisoryLocks {
     /// Releases the transaction-level locks of `holder`: its transaction
     /// has ended.
     pub fn end_transaction(&self, holder: u64) {
-        if self.table().release(holder, |h| h.scope == Scope::Transaction) {
+        if self.transaction_holds.load(Relaxed) == 0 {
+            return;
+        }
+        let mut t = self.table();
+        let released = t.release(holder, |h| h.scope == Scope::Transaction);
+        self.transaction_holds.store(t.transaction_holds, Relaxed);
+        drop(t);
+        if released {
             self.released.notify_all();
         }
     }
@@ -298,8 +320,10 @@ impl AdvisoryLocks {
     pub fn end_session(&self, holder: u64) {
         let mut t = self.table();
         t.waiting.remove(&holder);
-        if t.release(holder, |_| true) {
-            drop(t);
+        let released = t.release(holder, |_| true);
+        self.transaction_holds.store(t.transaction_holds, Relaxed);
+        drop(t);
+        if released {
             self.released.notify_all();
         }
     }

@@ -25,6 +25,7 @@
 use crate::error::{Error, Result};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The most notifications one session's inbox holds.
@@ -45,13 +46,16 @@ pub struct Notification {
 /// A listening session's notifications, waiting to be read.
 pub(crate) struct Inbox {
     queue: Mutex<VecDeque<Notification>>,
+    /// Whether the queue may hold something: the server asks after every
+    /// request, and this answers without the lock.
+    filled: AtomicBool,
     /// Wakes the session's connection (from another thread).
     wake: Box<dyn Fn() + Send + Sync>,
 }
 
 impl Inbox {
     pub fn new(wake: Box<dyn Fn() + Send + Sync>) -> Inbox {
-        Inbox { queue: Mutex::default(), wake }
+        Inbox { queue: Mutex::default(), filled: AtomicBool::new(false), wake }
     }
 
     fn queue(&self) -> MutexGuard<'_, VecDeque<Notification>> {
@@ -60,6 +64,11 @@ impl Inbox {
 
     /// Everything received so far, oldest first.
     pub fn take(&self) -> Vec<Notification> {
+        // A sender sets the flag after it pushes (under the lock), so a
+        // push this misses leaves the flag set for the next call.
+        if !self.filled.swap(false, SeqCst) {
+            return Vec::new();
+        }
         self.queue().drain(..).collect()
     }
 }
@@ -121,6 +130,9 @@ impl Hub {
                     }
                     q.push_back(Notification { pid, channel: channel.clone(), payload: payload.clone() });
                     any = true;
+                }
+                if any {
+                    listener.inbox.filled.store(true, SeqCst);
                 }
             }
             if any {

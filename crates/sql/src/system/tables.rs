@@ -613,7 +613,7 @@ impl SystemTable {
                 let mut rows = id.activity.map(|a| a.rows()).unwrap_or_default();
                 for r in &mut rows {
                     if let Some((oid, ..)) =
-                        roles.iter().find(|(_, name, ..)| r[5] == Value::Text(name.clone()))
+                        roles.iter().find(|(_, name, ..)| matches!(&r[5], Value::Text(u) if u == name))
                     {
                         r[4] = Value::Integer(*oid);
                     }
@@ -625,7 +625,7 @@ impl SystemTable {
             SystemTable::StatDatabase => stats::database(s, id),
             SystemTable::Locks => {
                 let mut rows = id.activity.map(|a| a.locks()).unwrap_or_default();
-                for r in rows.iter_mut().filter(|r| r[0] == Value::Text("advisory".into())) {
+                for r in rows.iter_mut().filter(|r| matches!(&r[0], Value::Text(t) if t == "advisory")) {
                     r[1] = Value::Integer(super::snapshot::DATABASE);
                 }
                 rows
