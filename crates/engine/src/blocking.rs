@@ -21,7 +21,10 @@
 //! few dozen rows); once the statement has done [`LONG_CHECKPOINTS`] of
 //! them and run for [`LONG_STATEMENT`], the
 //! thread's detach hook ([`set_detach`]) moves the worker's other sessions
-//! to another thread, once, and the statement finishes where it is.
+//! to another thread, and the statement finishes where it is. A hand-over
+//! that did not happen (on a loaded machine the thread meant to take the
+//! worker over may not get a core in time) is tried again after the same
+//! amount of work, until it happens or the statement ends.
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -58,13 +61,13 @@ pub fn set_hook(hook: Hook) {
 
 /// What a thread's owner does for long statements: `detach` hands the
 /// thread's other work elsewhere for the rest of one (see the module
-/// header); `after` runs when such a statement that held at least
+/// header), true once it has gone; `after` runs when such a statement that held at least
 /// [`BIG_STATEMENT`] bytes of buffers ends, on its thread (a server returns
 /// that memory to the system there: the thread may sit idle for a while
 /// after).
 #[derive(Clone, Copy)]
 pub struct Detach {
-    pub detach: fn(),
+    pub detach: fn() -> bool,
     pub after: fn(),
 }
 
@@ -98,7 +101,8 @@ pub fn statement_begins() {
 }
 
 /// A statement at work: detaches it from its worker once it has passed
-/// [`LONG_CHECKPOINTS`] and run for [`LONG_STATEMENT`].
+/// [`LONG_CHECKPOINTS`] and run for [`LONG_STATEMENT`], or since its last
+/// hand-over that did not happen.
 #[inline]
 pub fn checkpoint() {
     let Some(started) = STARTED.with(|s| s.get()) else { return };
@@ -113,7 +117,10 @@ pub fn checkpoint() {
     STARTED.with(|s| s.set(None));
     if let Some(d) = DETACH.with(|d| d.get()) {
         DETACHED.with(|x| x.set(true));
-        (d.detach)();
+        if !(d.detach)() {
+            STARTED.with(|s| s.set(Some(Instant::now())));
+            CHECKPOINTS.with(|c| c.set(0));
+        }
     }
 }
 
@@ -151,8 +158,23 @@ mod tests {
     static DETACHES: AtomicUsize = AtomicUsize::new(0);
     static AFTERS: AtomicUsize = AtomicUsize::new(0);
 
-    fn detach() {
+    fn detach() -> bool {
         DETACHES.fetch_add(1, SeqCst);
+        true
+    }
+
+    static TRIES: AtomicUsize = AtomicUsize::new(0);
+
+    /// A hand-over that happens only on its third try.
+    fn reluctant() -> bool {
+        TRIES.fetch_add(1, SeqCst) == 2
+    }
+
+    fn long_work() {
+        std::thread::sleep(LONG_STATEMENT);
+        for _ in 0..=LONG_CHECKPOINTS {
+            checkpoint();
+        }
     }
 
     fn after() {
@@ -175,10 +197,8 @@ mod tests {
             assert_eq!(DETACHES.load(SeqCst), 0, "a slow statement that did little work stays");
             for held in [0, BIG_STATEMENT] {
                 statement_begins();
-                std::thread::sleep(LONG_STATEMENT);
-                for _ in 0..=LONG_CHECKPOINTS {
-                    checkpoint();
-                }
+                long_work();
+                long_work();
                 statement_ends(held);
                 statement_ends(held);
             }
@@ -186,6 +206,27 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!((DETACHES.load(SeqCst), AFTERS.load(SeqCst)), (2, 1), "only a big one gives memory back");
+    }
+
+    #[test]
+    fn a_hand_over_that_did_not_happen_is_tried_again() {
+        std::thread::spawn(|| {
+            set_detach(Detach { detach: reluctant, after });
+            statement_begins();
+            long_work();
+            assert_eq!(TRIES.load(SeqCst), 1);
+            for _ in 0..LONG_CHECKPOINTS {
+                checkpoint();
+            }
+            assert_eq!(TRIES.load(SeqCst), 1, "not before another stretch of work");
+            for _ in 0..4 {
+                long_work();
+            }
+            assert_eq!(TRIES.load(SeqCst), 3, "tried until it happened, then no more");
+            statement_ends(0);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -59,7 +59,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{negotiate_tls, MaybeTls, PgWireMessageServerCodec};
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -342,9 +342,10 @@ impl Server {
     }
 }
 
-/// How long a statement that gives up its worker (see `Pool`) pauses for
-/// another thread to take the worker over.
-const DETACH_PAUSE: Duration = Duration::from_micros(200);
+/// How long a statement that gives up its worker (see `Pool`) waits for
+/// another thread to take the worker over before it keeps the worker and
+/// tries again later.
+const DETACH_PATIENCE: Duration = Duration::from_millis(20);
 
 /// The worker pool every session runs on: a multi-threaded tokio runtime
 /// with `workers` threads (one per core by default), each with a stack of
@@ -360,12 +361,29 @@ impl Pool {
         fn hand_off(wait: &mut dyn FnMut()) {
             tokio::task::block_in_place(wait)
         }
-        // The worker's core goes to a thread of the blocking pool, which
-        // picks it up within moments; the statement goes on here without
-        // it. Should the pick-up take longer than the pause, the worker
-        // keeps its core and the statement its worker.
-        fn detach() {
-            tokio::task::block_in_place(|| std::thread::sleep(DETACH_PAUSE))
+        // The worker's core goes to a thread of the blocking pool, and the
+        // statement goes on here without it. A marker task queued on the
+        // worker first (it lands in the slot the worker runs next, which
+        // no other worker steals from) tells when that thread has picked
+        // the core up. Should the pick-up take longer than
+        // DETACH_PATIENCE (the machine is busy), the worker keeps its core
+        // and the statement its worker, and tries again later.
+        fn detach() -> bool {
+            let Ok(runtime) = tokio::runtime::Handle::try_current() else { return false };
+            let taken = Arc::new(AtomicBool::new(false));
+            let (marker, waiter) = (taken.clone(), std::thread::current());
+            runtime.spawn(async move {
+                marker.store(true, Ordering::Release);
+                waiter.unpark();
+            });
+            tokio::task::block_in_place(|| {
+                let deadline = Instant::now() + DETACH_PATIENCE;
+                while !taken.load(Ordering::Acquire) {
+                    let Some(left) = deadline.checked_duration_since(Instant::now()) else { break };
+                    std::thread::park_timeout(left);
+                }
+            });
+            taken.load(Ordering::Acquire)
         }
         // A long statement's big buffers were freed into this thread's
         // allocator heap, which keeps them until the thread allocates
