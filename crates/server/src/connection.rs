@@ -32,6 +32,7 @@
 //! or one that cannot be decoded, ends the connection with FATAL (the
 //! stream can no longer be trusted); nothing is allocated for it first.
 
+use crate::messages::{self, BindFrame, DescribeFrame, ExecuteFrame, Malformed, Message};
 use crate::server::{Shared, StartupSocket};
 use crate::wire;
 use bytes::{BufMut, BytesMut};
@@ -41,12 +42,8 @@ use centum_types::{DataType, Value};
 use futures::{SinkExt, StreamExt};
 use pgwire::error::{ErrorInfo, PgWireError};
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
-use pgwire::messages::extendedquery::{
-    Bind, BindComplete, Close, CloseComplete, Describe, Execute, Parse, ParseComplete, PortalSuspended,
-};
-use pgwire::messages::response::{
-    CommandComplete, EmptyQueryResponse, NotificationResponse, ReadyForQuery, TransactionStatus,
-};
+use pgwire::messages::extendedquery::{Close, Parse};
+use pgwire::messages::response::NotificationResponse;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
 use std::fmt::Write as _;
@@ -80,7 +77,7 @@ fn violation(message: &str) -> PgWireError {
 }
 
 impl Decoder for Codec {
-    type Item = PgWireFrontendMessage;
+    type Item = Message;
     type Error = PgWireError;
 
     /// Frames first, then decodes: a message is taken off the stream by
@@ -106,11 +103,18 @@ impl Decoder for Codec {
             return Ok(None);
         }
         let mut frame = src.split_to(total);
+        if let Some(read) = messages::read(&mut frame) {
+            return match read {
+                Ok(m) => Ok(Some(m)),
+                Err(Malformed::TooLong) => Err(violation("message body is longer than its fields")),
+                Err(Malformed::TooShort) => Err(violation("message body is shorter than its fields")),
+            };
+        }
         self.invalid_utf8 = !strings_are_utf8(&frame);
         let inner = &mut self.inner;
         let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.decode(&mut frame)));
         match decoded {
-            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(m)),
+            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(Message::Other(m))),
             Ok(Ok(Some(_))) => Err(violation("message body is longer than its fields")),
             Ok(Ok(None)) => Err(violation("message body is shorter than its fields")),
             Ok(Err(e)) => Err(e),
@@ -174,14 +178,29 @@ struct Statement {
     empty: bool,
     /// Parameter OIDs the client declared (0: inferred).
     declared: Vec<u32>,
+    /// The RowDescription last sent for a portal of this statement.
+    description: Option<Description>,
 }
+
+/// An encoded RowDescription, and what it describes: a statement's result
+/// columns (held, so that a replanned statement's new columns can never
+/// take their place in memory) with result formats.
+struct Description {
+    columns: Arc<[OutputColumn]>,
+    formats: Formats,
+    bytes: Box<[u8]>,
+}
+
+/// Result format codes (0 text, 1 binary): none (all text), one (all
+/// alike) or one per column.
+type Formats = smallvec::SmallVec<[i16; 4]>;
 
 /// A bound portal (Bind).
 struct Portal {
     statement: Arc<Mutex<Statement>>,
     params: Vec<Value>,
-    /// Result format per column (0 text, 1 binary).
-    formats: Vec<i16>,
+    /// Result format per column (see `format_of`).
+    formats: Formats,
     /// Rows left to send, once executed.
     pending: Option<Pending>,
 }
@@ -190,42 +209,41 @@ struct Pending {
     rows: std::vec::IntoIter<Vec<Value>>,
     columns: Arc<[OutputColumn]>,
     tag: String,
+    /// CommandComplete went out: a further Execute reports no rows.
+    finished: bool,
 }
 
-/// An error to report: SQLSTATE, message, severity.
+/// An error to report: SQLSTATE, message, and what else it says.
 struct Failure {
     code: String,
     message: String,
-    /// DETAIL, HINT and CONTEXT (where inside routines it happened).
+    /// Boxed: a step's result stays small on the path that succeeds.
+    more: Option<Box<More>>,
+}
+
+/// DETAIL, HINT and CONTEXT (where inside routines it happened), and the
+/// schema, table, column and constraint a violation names.
+struct More {
     detail: Option<String>,
     hint: Option<String>,
     context: Option<String>,
-    /// The schema, table, column and constraint a violation names.
     fields: centum_sql::ErrorFields,
 }
 
 impl From<centum_sql::Error> for Failure {
     fn from(e: centum_sql::Error) -> Failure {
-        Failure {
-            code: e.sqlstate().to_string(),
-            message: e.to_string(),
+        let more = More {
             detail: e.detail().map(String::from),
             hint: e.hint().map(String::from),
             context: e.context().map(String::from),
             fields: e.fields(),
-        }
+        };
+        Failure { code: e.sqlstate().to_string(), message: e.to_string(), more: Some(Box::new(more)) }
     }
 }
 
 fn failure(code: &str, message: impl Into<String>) -> Failure {
-    Failure {
-        code: code.into(),
-        message: message.into(),
-        detail: None,
-        hint: None,
-        context: None,
-        fields: Default::default(),
-    }
+    Failure { code: code.into(), message: message.into(), more: None }
 }
 
 type Step = Result<(), Failure>;
@@ -238,7 +256,7 @@ pub(crate) struct Connection {
     socket: Socket,
     session: Session,
     statements: Names<Arc<Mutex<Statement>>>,
-    portals: Names<Portal>,
+    portals: Portals,
     /// An extended-protocol message failed: discard until Sync.
     skip_to_sync: bool,
     /// Woken by `pg_terminate_backend`.
@@ -283,19 +301,25 @@ impl Connection {
             socket: Framed::from_parts(new),
             session,
             statements: Names::default(),
-            portals: Names::default(),
+            portals: Portals::default(),
             skip_to_sync: false,
             terminated,
             notified,
         }
     }
 
-    fn status(&self) -> TransactionStatus {
+    /// ReadyForQuery's status byte: idle, in a block, in a failed block.
+    fn status(&self) -> u8 {
         match self.session.status() {
-            TxnStatus::Idle => TransactionStatus::Idle,
-            TxnStatus::InBlock => TransactionStatus::Transaction,
-            TxnStatus::Failed => TransactionStatus::Error,
+            TxnStatus::Idle => b'I',
+            TxnStatus::InBlock => b'T',
+            TxnStatus::Failed => b'E',
         }
+    }
+
+    /// The reply buffer, for messages written straight into it.
+    fn out(&mut self) -> &mut BytesMut {
+        self.socket.write_buffer_mut()
     }
 
     async fn send(&mut self, m: PgWireBackendMessage) -> std::io::Result<()> {
@@ -304,13 +328,16 @@ impl Connection {
 
     async fn error(&mut self, f: Failure) -> std::io::Result<()> {
         let mut info = ErrorInfo::new("ERROR".into(), f.code, f.message);
-        info.detail = f.detail;
-        info.hint = f.hint;
-        info.where_context = f.context;
-        info.schema = f.fields.schema;
-        info.table = f.fields.table;
-        info.column = f.fields.column;
-        info.constraint = f.fields.constraint;
+        if let Some(more) = f.more {
+            let More { detail, hint, context, fields } = *more;
+            info.detail = detail;
+            info.hint = hint;
+            info.where_context = context;
+            info.schema = fields.schema;
+            info.table = fields.table;
+            info.column = fields.column;
+            info.constraint = fields.constraint;
+        }
         self.send(PgWireBackendMessage::ErrorResponse(info.into())).await
     }
 
@@ -332,10 +359,13 @@ impl Connection {
             self.error(f).await?;
         }
         let status = self.status();
-        if status == TransactionStatus::Idle {
+        if status == b'I' {
             self.send_notifications().await?;
         }
-        self.send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(status))).await?;
+        let buf = self.out();
+        buf.put_u8(b'Z');
+        buf.put_i32(5);
+        buf.put_u8(status);
         self.socket.flush().await
     }
 
@@ -391,7 +421,7 @@ impl Connection {
 
     /// Waits for the next message, minding the idle-in-transaction limit
     /// and shutdown. `None`: the connection is over.
-    async fn next(&mut self, copying: bool) -> std::io::Result<Option<PgWireFrontendMessage>> {
+    async fn next(&mut self, copying: bool) -> std::io::Result<Option<Message>> {
         // A client streaming COPY data is not idle.
         let (in_block, outside) = self.session.idle_timeouts();
         let (idle_limit, idle_error) = match self.session.status() {
@@ -460,8 +490,8 @@ impl Connection {
     /// message that cannot be read (FATAL).
     async fn received(
         &mut self,
-        got: Option<Result<PgWireFrontendMessage, PgWireError>>,
-    ) -> std::io::Result<Option<PgWireFrontendMessage>> {
+        got: Option<Result<Message, PgWireError>>,
+    ) -> std::io::Result<Option<Message>> {
         match got {
             None => Ok(None),
             Some(Ok(m)) => Ok(Some(m)),
@@ -489,44 +519,45 @@ impl Connection {
             // After an error everything up to Sync is discarded, except
             // that a Flush still sends the error: a client that prepares
             // with Parse, Describe, Flush (asyncpg) waits for it there.
-            if self.skip_to_sync && !matches!(m, F::Sync(_) | F::Query(_) | F::Flush(_)) {
+            if self.skip_to_sync && !matches!(m, Message::Sync | Message::Flush | Message::Other(F::Query(_)))
+            {
                 continue;
             }
             if std::mem::take(&mut self.socket.codec_mut().invalid_utf8) {
                 self.error(failure("22021", "invalid byte sequence for encoding \"UTF8\"")).await?;
                 match m {
-                    F::Query(_) => self.ready().await?,
+                    Message::Other(F::Query(_)) => self.ready().await?,
                     _ => self.skip_to_sync = true,
                 }
                 continue;
             }
             let step = match m {
-                F::Terminate(_) => {
-                    self.session.ending(centum_sql::activity::Ending::Normal);
-                    break;
-                }
-                F::Query(q) => {
-                    self.skip_to_sync = false;
-                    self.simple(&q.query).await?;
-                    continue;
-                }
-                F::Sync(_) => {
+                Message::Sync => {
                     self.skip_to_sync = false;
                     self.ready().await?;
                     continue;
                 }
-                F::Flush(_) => {
+                Message::Flush => {
                     self.socket.flush().await?;
                     continue;
                 }
-                F::Parse(p) => self.parse(p).await?,
-                F::Bind(b) => self.bind(b).await?,
-                F::Describe(d) => self.describe(d).await?,
-                F::Execute(e) => self.execute(e).await?,
-                F::Close(c) => self.close(c).await?,
+                Message::Bind(b) => self.bind(b),
+                Message::Describe(d) => self.describe(d),
+                Message::Execute(e) => self.execute(e).await?,
+                Message::Other(F::Terminate(_)) => {
+                    self.session.ending(centum_sql::activity::Ending::Normal);
+                    break;
+                }
+                Message::Other(F::Query(q)) => {
+                    self.skip_to_sync = false;
+                    self.simple(&q.query).await?;
+                    continue;
+                }
+                Message::Other(F::Parse(p)) => self.parse(p),
+                Message::Other(F::Close(c)) => self.close(c),
                 // Outside COPY these are ignored, as the protocol says.
-                F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_) => continue,
-                _ => {
+                Message::Other(F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_)) => continue,
+                Message::Other(_) => {
                     self.fatal("08P01", "unexpected message during a session").await?;
                     break;
                 }
@@ -552,7 +583,7 @@ impl Connection {
 
     async fn simple(&mut self, sql: &str) -> std::io::Result<()> {
         if blank(sql) {
-            self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+            put_empty(self.out(), EMPTY_QUERY);
             return self.ready().await;
         }
         match self.session.copy(sql) {
@@ -583,9 +614,7 @@ impl Connection {
         };
         match executed {
             // Only comments: as empty as a blank query.
-            Ok(results) if results.is_empty() => {
-                self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
-            }
+            Ok(results) if results.is_empty() => put_empty(self.out(), EMPTY_QUERY),
             Ok(results) => {
                 for r in results {
                     self.notices(&r.notices).await?;
@@ -593,7 +622,7 @@ impl Connection {
                         put_description(self.socket.write_buffer_mut(), &r.columns, &[]);
                     }
                     self.rows(r.rows.into_iter(), &r.columns, &[], 0).await?;
-                    self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
+                    put_command_complete(self.out(), &r.tag);
                 }
             }
             Err(f) => self.error(f).await?,
@@ -645,7 +674,7 @@ impl Connection {
                     self.send(PgWireBackendMessage::CopyData(CopyData::new(line.into()))).await?;
                 }
                 self.send(PgWireBackendMessage::CopyDone(CopyDone::new())).await?;
-                self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(out.tag))).await?;
+                put_command_complete(self.out(), &out.tag);
                 Ok(Ok(()))
             }
             CopyStart::In(mut copy) => {
@@ -661,22 +690,22 @@ impl Connection {
                         return Err(std::io::ErrorKind::ConnectionAborted.into());
                     };
                     match m {
-                        PgWireFrontendMessage::CopyData(d) => {
+                        Message::Other(PgWireFrontendMessage::CopyData(d)) => {
                             if failed.is_none() {
                                 if let Err(e) = copy.data(&mut self.session, &d.data) {
                                     failed = Some(e);
                                 }
                             }
                         }
-                        PgWireFrontendMessage::CopyDone(_) => break,
-                        PgWireFrontendMessage::CopyFail(f) => {
+                        Message::Other(PgWireFrontendMessage::CopyDone(_)) => break,
+                        Message::Other(PgWireFrontendMessage::CopyFail(f)) => {
                             let why = centum_sql::Error::other(
                                 "57014",
                                 format!("COPY from stdin failed: {}", f.message),
                             );
                             return Ok(Err(copy.abort(&mut self.session, failed.unwrap_or(why)).into()));
                         }
-                        PgWireFrontendMessage::Flush(_) | PgWireFrontendMessage::Sync(_) => {}
+                        Message::Flush | Message::Sync => {}
                         _ => {
                             let e = centum_sql::Error::other("08P01", "unexpected message type during COPY");
                             return Ok(Err(copy.abort(&mut self.session, e).into()));
@@ -692,7 +721,7 @@ impl Connection {
                 };
                 match finished {
                     Ok(r) => {
-                        self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(r.tag))).await?;
+                        put_command_complete(self.out(), &r.tag);
                         Ok(Ok(()))
                     }
                     Err(f) => Ok(Err(f)),
@@ -703,82 +732,74 @@ impl Connection {
 
     // --- the extended query protocol ---------------------------------
 
-    async fn parse(&mut self, p: Parse) -> std::io::Result<Step> {
+    fn parse(&mut self, p: Parse) -> Step {
         let name = p.name.unwrap_or_default();
         if !name.is_empty() && self.statements.contains_key(&name) {
-            return Ok(Err(failure("42P05", format!("prepared statement \"{name}\" already exists"))));
+            return Err(failure("42P05", format!("prepared statement \"{name}\" already exists")));
         }
         let declared: Vec<Option<DataType>> = p.type_oids.iter().map(|&o| wire::oid_type(o)).collect();
         let empty = blank(&p.query);
         let sql = if empty { "SELECT 1 WHERE false" } else { p.query.as_str() };
-        let prepared = match self.session.prepare(sql, &declared) {
-            Ok(x) => x,
-            Err(e) => return Ok(Err(e.into())),
-        };
+        let prepared = self.session.prepare(sql, &declared)?;
         let copy = centum_sql::copy::is_copy(&p.query).then(|| p.query.clone());
-        let st = Statement { prepared, copy, empty, declared: p.type_oids };
+        let st = Statement { prepared, copy, empty, declared: p.type_oids, description: None };
         self.statements.insert(name, Arc::new(Mutex::new(st)));
-        self.send(PgWireBackendMessage::ParseComplete(ParseComplete::new())).await?;
-        Ok(Ok(()))
+        put_empty(self.out(), PARSE_COMPLETE);
+        Ok(())
     }
 
-    async fn bind(&mut self, b: Bind) -> std::io::Result<Step> {
-        let sname = b.statement_name.unwrap_or_default();
-        let Some(statement) = self.statements.get(&sname).cloned() else {
-            return Ok(Err(failure("26000", format!("prepared statement \"{sname}\" does not exist"))));
+    fn bind(&mut self, b: BindFrame) -> Step {
+        let sname = b.statement();
+        let Some(statement) = self.statements.get(sname.as_ref()).cloned() else {
+            return Err(failure("26000", format!("prepared statement \"{sname}\" does not exist")));
         };
         let params = {
             let st = lock(&statement);
             let types = st.prepared.params();
-            if b.parameters.len() != types.len() {
-                return Ok(Err(failure(
+            if b.param_count() != types.len() {
+                return Err(failure(
                     "08P01",
                     format!(
                         "bind message supplies {} parameters, but prepared statement \"{sname}\" requires {}",
-                        b.parameters.len(),
+                        b.param_count(),
                         types.len()
                     ),
-                )));
+                ));
             }
             let mut params = Vec::with_capacity(types.len());
-            for (i, (raw, ty)) in b.parameters.iter().zip(types).enumerate() {
-                let binary = format_of(&b.parameter_format_codes, i) == 1;
-                let v = match raw {
+            for (i, ty) in types.iter().enumerate() {
+                let binary = format_of(b.formats(), i) == 1;
+                let v = match b.param(i) {
                     None => Value::Null,
-                    Some(bytes) if binary => match wire::decode_binary(bytes, ty) {
-                        Ok(v) => v,
-                        Err(m) => return Ok(Err(failure("22P03", format!("{m} in parameter ${}", i + 1)))),
-                    },
+                    Some(bytes) if binary => wire::decode_binary(bytes, ty)
+                        .map_err(|m| failure("22P03", format!("{m} in parameter ${}", i + 1)))?,
                     Some(bytes) => {
                         let Ok(text) = std::str::from_utf8(bytes) else {
-                            return Ok(Err(failure("22021", "invalid byte sequence for encoding \"UTF8\"")));
+                            return Err(failure("22021", "invalid byte sequence for encoding \"UTF8\""));
                         };
-                        match Value::parse(text, ty) {
-                            Ok(v) => v,
-                            Err(e) => return Ok(Err(centum_sql::Error::from(e).into())),
-                        }
+                        Value::parse(text, ty).map_err(centum_sql::Error::from)?
                     }
                 };
                 params.push(v);
             }
             params
         };
-        let pname = b.portal_name.unwrap_or_default();
-        let portal = Portal { statement, params, formats: b.result_column_format_codes, pending: None };
-        self.portals.insert(pname, portal);
-        self.send(PgWireBackendMessage::BindComplete(BindComplete::new())).await?;
-        Ok(Ok(()))
+        let formats = Formats::from_slice(b.results());
+        self.portals.put(&b.portal(), Portal { statement, params, formats, pending: None });
+        put_empty(self.out(), BIND_COMPLETE);
+        Ok(())
     }
 
     /// Describe: encoded straight into the reply buffer from the
-    /// statement's own column list (drivers such as libpq describe the
-    /// portal before every execution, so nothing is copied for it).
-    async fn describe(&mut self, d: Describe) -> std::io::Result<Step> {
-        let name = d.name.unwrap_or_default();
+    /// statement's own column list. Drivers such as libpq describe the
+    /// portal before every execution: a statement keeps the encoded
+    /// RowDescription of its last result formats and copies it out.
+    fn describe(&mut self, d: DescribeFrame) -> Step {
+        let name = d.name();
         let buf = self.socket.write_buffer_mut();
-        if d.target_type == b'S' {
-            let Some(st) = self.statements.get(&name) else {
-                return Ok(Err(failure("26000", format!("prepared statement \"{name}\" does not exist"))));
+        if d.target() == b'S' {
+            let Some(st) = self.statements.get(name.as_ref()) else {
+                return Err(failure("26000", format!("prepared statement \"{name}\" does not exist")));
             };
             let st = lock(st);
             let types = st.prepared.params();
@@ -791,22 +812,47 @@ impl Connection {
             put_description(buf, if st.empty { &[] } else { st.prepared.columns() }, &[]);
         } else {
             let Some(p) = self.portals.get(&name) else {
-                return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
+                return Err(failure("34000", format!("portal \"{name}\" does not exist")));
             };
-            let st = lock(&p.statement);
-            put_description(buf, if st.empty { &[] } else { st.prepared.columns() }, &p.formats);
+            let mut st = lock(&p.statement);
+            let st = &mut *st;
+            let columns = st.prepared.shared_columns();
+            match &st.description {
+                Some(d) if Arc::ptr_eq(&d.columns, columns) && d.formats == p.formats => {
+                    buf.put_slice(&d.bytes)
+                }
+                _ => {
+                    let at = buf.len();
+                    put_description(buf, if st.empty { &[] } else { columns }, &p.formats);
+                    let bytes = buf[at..].into();
+                    st.description =
+                        Some(Description { columns: columns.clone(), formats: p.formats.clone(), bytes });
+                }
+            }
         }
-        Ok(Ok(()))
+        Ok(())
     }
 
-    async fn execute(&mut self, e: Execute) -> std::io::Result<Step> {
-        let name = e.name.unwrap_or_default();
-        let Some(mut portal) = self.portals.remove(&name) else {
+    async fn execute(&mut self, e: ExecuteFrame) -> std::io::Result<Step> {
+        let name = e.portal();
+        let Some(mut portal) = self.portals.take(&name) else {
             return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
         };
-        let copy = lock(&portal.statement).copy.clone();
+        let step = self.run_portal(&mut portal, e.max_rows()).await?;
+        // A portal whose statement failed goes with its transaction.
+        if step.is_ok() {
+            self.portals.put(&name, portal);
+        }
+        Ok(step)
+    }
+
+    /// Execute on a portal taken out of its slot.
+    async fn run_portal(&mut self, portal: &mut Portal, max_rows: i32) -> std::io::Result<Step> {
+        let (copy, controls) = {
+            let st = lock(&portal.statement);
+            (st.copy.clone(), st.prepared.controls_transaction())
+        };
         if let Some(sql) = copy {
-            self.portals.insert(name, portal);
             return match self.session.copy(&sql) {
                 Ok(Some(start)) => self.copy(start).await,
                 Ok(None) => Ok(Err(failure("XX000", "not a COPY statement"))),
@@ -816,12 +862,8 @@ impl Connection {
         // Statements of a pipeline run in one implicit transaction up to
         // its Sync. One followed at once by its Sync is its own transaction
         // either way, and runs as one without a block.
-        if portal.pending.is_none()
-            && !self.sync_is_next()
-            && !lock(&portal.statement).prepared.controls_transaction()
-        {
+        if portal.pending.is_none() && !self.sync_is_next() && !controls {
             if let Err(e) = self.session.begin_implicit() {
-                self.portals.insert(name, portal);
                 return Ok(Err(e.into()));
             }
         }
@@ -847,8 +889,7 @@ impl Connection {
             };
             let r: QueryResult = match outcome {
                 None => {
-                    self.portals.insert(name, portal);
-                    self.send(PgWireBackendMessage::EmptyQueryResponse(EmptyQueryResponse::new())).await?;
+                    put_empty(self.out(), EMPTY_QUERY);
                     return Ok(Ok(()));
                 }
                 Some(Ok(r)) => r,
@@ -858,23 +899,23 @@ impl Connection {
                 return Ok(Err(f));
             }
             self.notices(&r.notices).await?;
-            portal.pending = Some(Pending { rows: r.rows.into_iter(), columns: r.columns, tag: r.tag });
+            portal.pending =
+                Some(Pending { rows: r.rows.into_iter(), columns: r.columns, tag: r.tag, finished: false });
         }
         let mut pending = portal.pending.take().expect("executed");
-        let limit = e.max_rows.max(0) as usize;
+        let limit = max_rows.max(0) as usize;
         let columns = pending.columns.clone();
         let more = self.rows(&mut pending.rows, &columns, &portal.formats, limit).await?;
         if more {
-            self.send(PgWireBackendMessage::PortalSuspended(PortalSuspended::new())).await?;
-            portal.pending = Some(pending);
-        } else {
-            self.send(PgWireBackendMessage::CommandComplete(CommandComplete::new(pending.tag.clone())))
-                .await?;
+            put_empty(self.out(), PORTAL_SUSPENDED);
+        } else if pending.finished {
             // A finished portal answers a further Execute with no rows.
-            pending.tag = finished_tag(&pending.tag);
-            portal.pending = Some(pending);
+            put_command_complete(self.out(), &finished_tag(&pending.tag));
+        } else {
+            put_command_complete(self.out(), &pending.tag);
+            pending.finished = true;
         }
-        self.portals.insert(name, portal);
+        portal.pending = Some(pending);
         Ok(Ok(()))
     }
 
@@ -884,16 +925,73 @@ impl Connection {
         buf.len() >= 5 && buf[0] == b'S'
     }
 
-    async fn close(&mut self, c: Close) -> std::io::Result<Step> {
+    fn close(&mut self, c: Close) -> Step {
         let name = c.name.unwrap_or_default();
         if c.target_type == b'S' {
             self.statements.remove(&name);
         } else {
-            self.portals.remove(&name);
+            self.portals.take(&name);
         }
-        self.send(PgWireBackendMessage::CloseComplete(CloseComplete::new())).await?;
-        Ok(Ok(()))
+        put_empty(self.out(), CLOSE_COMPLETE);
+        Ok(())
     }
+}
+
+/// Bound portals: the unnamed one, which nearly every driver uses for
+/// every execution, in a slot of its own, and named ones by name.
+#[derive(Default)]
+struct Portals {
+    unnamed: Option<Portal>,
+    named: Names<Portal>,
+}
+
+impl Portals {
+    /// Binds `name` to `portal`, replacing what it named.
+    fn put(&mut self, name: &str, portal: Portal) {
+        if name.is_empty() {
+            self.unnamed = Some(portal);
+        } else {
+            self.named.insert(name.to_string(), portal);
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&Portal> {
+        if name.is_empty() {
+            self.unnamed.as_ref()
+        } else {
+            self.named.get(name)
+        }
+    }
+
+    /// Takes the portal `name` out (an Execute puts it back after).
+    fn take(&mut self, name: &str) -> Option<Portal> {
+        if name.is_empty() {
+            self.unnamed.take()
+        } else {
+            self.named.remove(name)
+        }
+    }
+}
+
+/// Type bytes of the replies that have no body.
+const PARSE_COMPLETE: u8 = b'1';
+const BIND_COMPLETE: u8 = b'2';
+const CLOSE_COMPLETE: u8 = b'3';
+const EMPTY_QUERY: u8 = b'I';
+const PORTAL_SUSPENDED: u8 = b's';
+
+/// Appends a reply that is its type and length only.
+fn put_empty(buf: &mut BytesMut, kind: u8) {
+    buf.put_u8(kind);
+    buf.put_i32(4);
+}
+
+/// Appends CommandComplete with `tag`.
+fn put_command_complete(buf: &mut BytesMut, tag: &str) {
+    buf.put_u8(b'C');
+    buf.put_i32(4 + tag.len() as i32 + 1);
+    buf.put_slice(tag.as_bytes());
+    buf.put_u8(0);
 }
 
 /// A query string with no statement in it (EmptyQueryResponse).

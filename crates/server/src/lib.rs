@@ -19,6 +19,7 @@ mod auth;
 pub mod config;
 mod connection;
 mod hangup;
+mod messages;
 pub mod server;
 pub mod wire;
 

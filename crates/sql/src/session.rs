@@ -150,6 +150,12 @@ impl Prepared {
         &self.planned.columns
     }
 
+    /// The result columns as shared: the same allocation for as long as
+    /// the statement is not planned again (a schema change replans it).
+    pub fn shared_columns(&self) -> &Arc<[OutputColumn]> {
+        &self.planned.columns
+    }
+
     /// Whether the statement begins, ends or marks a transaction (BEGIN,
     /// COMMIT, ROLLBACK, SAVEPOINT, RELEASE): such a statement never opens
     /// an implicit transaction.
