@@ -559,16 +559,38 @@ impl std::fmt::Debug for Table {
     }
 }
 
+/// Versions from which a dropped table's memory is given back on a thread
+/// of its own: a DROP TABLE (or the commit that makes one final) then does
+/// not wait for a million frees, as PostgreSQL's does not wait for its
+/// files' blocks.
+const FREE_APART: i64 = 100_000;
+
 impl Drop for Table {
     fn drop(&mut self) {
         // Nothing else can reach the table now; versions still in the scan
         // list belong to it alone.
-        for b in self.scan.buckets_in_use() {
-            let mut cur = self.scan.first(b);
+        let versions = Doomed(std::mem::replace(&mut self.scan, Chains::with_occupancy(1, 0)));
+        #[cfg(not(loom))]
+        if self.versions.get() >= FREE_APART {
+            // Should the thread not start, the closure, and with it the
+            // versions, is dropped here.
+            let _ = std::thread::Builder::new().name("centum-free".into()).spawn(move || drop(versions));
+        }
+    }
+}
+
+/// A dropped table's scan list: dropping it frees every version in it.
+struct Doomed(Chains);
+
+impl Drop for Doomed {
+    fn drop(&mut self) {
+        for b in self.0.buckets_in_use() {
+            let mut cur = self.0.first(b);
             while let Some(v) = cur {
-                cur = self.scan.next(v);
-                // SAFETY: no transaction, collector or reader holds the table
-                // (they all hold an Arc to it), so the versions are ours.
+                cur = self.0.next(v);
+                // SAFETY: no transaction, collector or reader holds the
+                // table (they all hold an Arc to it), so the versions are
+                // ours; the table gave this list up as it went.
                 unsafe { v.free() };
             }
         }
