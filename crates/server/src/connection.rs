@@ -114,7 +114,7 @@ impl Decoder for Codec {
         let inner = &mut self.inner;
         let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.decode(&mut frame)));
         match decoded {
-            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(Message::Other(m))),
+            Ok(Ok(Some(m))) if frame.is_empty() => Ok(Some(Message::Other(Box::new(m)))),
             Ok(Ok(Some(_))) => Err(violation("message body is longer than its fields")),
             Ok(Ok(None)) => Err(violation("message body is shorter than its fields")),
             Ok(Err(e)) => Err(e),
@@ -519,15 +519,14 @@ impl Connection {
             // After an error everything up to Sync is discarded, except
             // that a Flush still sends the error: a client that prepares
             // with Parse, Describe, Flush (asyncpg) waits for it there.
-            if self.skip_to_sync && !matches!(m, Message::Sync | Message::Flush | Message::Other(F::Query(_)))
-            {
+            if self.skip_to_sync && !(matches!(m, Message::Sync | Message::Flush) || m.is_query()) {
                 continue;
             }
             if std::mem::take(&mut self.socket.codec_mut().invalid_utf8) {
                 self.error(failure("22021", "invalid byte sequence for encoding \"UTF8\"")).await?;
-                match m {
-                    Message::Other(F::Query(_)) => self.ready().await?,
-                    _ => self.skip_to_sync = true,
+                match m.is_query() {
+                    true => self.ready().await?,
+                    false => self.skip_to_sync = true,
                 }
                 continue;
             }
@@ -544,23 +543,25 @@ impl Connection {
                 Message::Bind(b) => self.bind(b),
                 Message::Describe(d) => self.describe(d),
                 Message::Execute(e) => self.execute(e).await?,
-                Message::Other(F::Terminate(_)) => {
-                    self.session.ending(centum_sql::activity::Ending::Normal);
-                    break;
-                }
-                Message::Other(F::Query(q)) => {
-                    self.skip_to_sync = false;
-                    self.simple(&q.query).await?;
-                    continue;
-                }
-                Message::Other(F::Parse(p)) => self.parse(p),
-                Message::Other(F::Close(c)) => self.close(c),
-                // Outside COPY these are ignored, as the protocol says.
-                Message::Other(F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_)) => continue,
-                Message::Other(_) => {
-                    self.fatal("08P01", "unexpected message during a session").await?;
-                    break;
-                }
+                Message::Other(other) => match *other {
+                    F::Terminate(_) => {
+                        self.session.ending(centum_sql::activity::Ending::Normal);
+                        break;
+                    }
+                    F::Query(q) => {
+                        self.skip_to_sync = false;
+                        self.simple(&q.query).await?;
+                        continue;
+                    }
+                    F::Parse(p) => self.parse(p),
+                    F::Close(c) => self.close(c),
+                    // Outside COPY these are ignored, as the protocol says.
+                    F::CopyData(_) | F::CopyDone(_) | F::CopyFail(_) => continue,
+                    _ => {
+                        self.fatal("08P01", "unexpected message during a session").await?;
+                        break;
+                    }
+                },
             };
             if let Err(f) = step {
                 self.error(f).await?;
@@ -689,23 +690,27 @@ impl Connection {
                         copy.abort(&mut self.session, e);
                         return Err(std::io::ErrorKind::ConnectionAborted.into());
                     };
+                    let m = match m {
+                        Message::Flush | Message::Sync => continue,
+                        Message::Other(other) => Some(*other),
+                        _ => None,
+                    };
                     match m {
-                        Message::Other(PgWireFrontendMessage::CopyData(d)) => {
+                        Some(PgWireFrontendMessage::CopyData(d)) => {
                             if failed.is_none() {
                                 if let Err(e) = copy.data(&mut self.session, &d.data) {
                                     failed = Some(e);
                                 }
                             }
                         }
-                        Message::Other(PgWireFrontendMessage::CopyDone(_)) => break,
-                        Message::Other(PgWireFrontendMessage::CopyFail(f)) => {
+                        Some(PgWireFrontendMessage::CopyDone(_)) => break,
+                        Some(PgWireFrontendMessage::CopyFail(f)) => {
                             let why = centum_sql::Error::other(
                                 "57014",
                                 format!("COPY from stdin failed: {}", f.message),
                             );
                             return Ok(Err(copy.abort(&mut self.session, failed.unwrap_or(why)).into()));
                         }
-                        Message::Flush | Message::Sync => {}
                         _ => {
                             let e = centum_sql::Error::other("08P01", "unexpected message type during COPY");
                             return Ok(Err(copy.abort(&mut self.session, e).into()));

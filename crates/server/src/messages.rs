@@ -34,8 +34,16 @@ pub(crate) enum Message {
     Execute(ExecuteFrame),
     Sync,
     Flush,
-    /// Any other message, as pgwire decodes it.
-    Other(PgWireFrontendMessage),
+    /// Any other message, as pgwire decodes it (boxed: the hot messages
+    /// above stay small as they are passed along).
+    Other(Box<PgWireFrontendMessage>),
+}
+
+impl Message {
+    /// A simple-protocol Query.
+    pub(crate) fn is_query(&self) -> bool {
+        matches!(self, Message::Other(m) if matches!(**m, PgWireFrontendMessage::Query(_)))
+    }
 }
 
 /// Why a frame cannot be read: its fields do not fit its length.
@@ -54,6 +62,9 @@ struct Span {
     at: u32,
     len: u32,
 }
+
+/// A parameter's length word that stands for NULL.
+const NULL: u32 = u32::MAX;
 
 /// Reads a body front to back; every read is bounds-checked.
 struct Reader<'a> {
@@ -117,7 +128,8 @@ fn name(bytes: &[u8]) -> Cow<'_, str> {
 /// Parameters and format codes held without allocating, up to these
 /// counts.
 type Formats = SmallVec<[i16; 4]>;
-type Params = SmallVec<[Option<Span>; 8]>;
+/// Each parameter's bytes, a `len` of [`NULL`] for NULL.
+type Params = SmallVec<[Span; 4]>;
 
 /// A Bind, read in place.
 pub(crate) struct BindFrame {
@@ -144,8 +156,8 @@ impl BindFrame {
         for _ in 0..m {
             let len = r.i32()?;
             params.push(match len {
-                -1 => None,
-                n => Some(r.span(usize::try_from(n).map_err(|_| Malformed::TooShort)?)?),
+                -1 => Span { at: 0, len: NULL },
+                n => r.span(usize::try_from(n).map_err(|_| Malformed::TooShort)?)?,
             });
         }
         let k = r.count()?;
@@ -180,7 +192,8 @@ impl BindFrame {
 
     /// Parameter `i`'s bytes, `None` for NULL.
     pub(crate) fn param(&self, i: usize) -> Option<&[u8]> {
-        self.params[i].map(|s| self.bytes(s))
+        let s = self.params[i];
+        (s.len != NULL).then(|| self.bytes(s))
     }
 
     /// The result columns' format codes.
