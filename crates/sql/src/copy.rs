@@ -360,25 +360,40 @@ impl CopyIn {
         Ok(())
     }
 
-    /// The values of one line.
+    /// The values of one line. A text line is split in place, with no
+    /// list of its fields made first.
     fn parse(&self, line: &[u8]) -> Result<Vec<Value>> {
-        let fields = self.format.fields(line)?;
-        if fields.len() != self.types.len() {
-            let what = if fields.len() < self.types.len() {
-                "missing data for a column"
-            } else {
-                "extra data after last expected column"
-            };
-            return Err(Error::other("22P04", what));
+        let value = |f: Option<&str>, ty: &DataType| match f {
+            None => Ok(Value::Null),
+            Some(text) => Ok(Value::parse(text, ty)?),
+        };
+        if self.format.csv {
+            let fields = self.format.fields(line)?;
+            self.fits(fields.len())?;
+            return fields.iter().zip(&self.types).map(|(f, ty)| value(f.as_deref(), ty)).collect();
         }
-        fields
-            .into_iter()
-            .zip(&self.types)
-            .map(|(f, ty)| match f {
-                None => Ok(Value::Null),
-                Some(text) => Ok(Value::parse(&text, ty)?),
-            })
-            .collect()
+        let d = self.format.delimiter;
+        self.fits(line.iter().filter(|&&b| b == d).count() + 1)?;
+        let null = self.format.null.as_bytes();
+        let mut values = Vec::with_capacity(self.types.len());
+        for (f, ty) in line.split(|&b| b == d).zip(&self.types) {
+            let text = if f == null { None } else { Some(unescape(f)?) };
+            values.push(value(text.as_deref(), ty)?);
+        }
+        Ok(values)
+    }
+
+    /// A line of `fields` fields fits the columns copied.
+    fn fits(&self, fields: usize) -> Result<()> {
+        if fields == self.types.len() {
+            return Ok(());
+        }
+        let what = if fields < self.types.len() {
+            "missing data for a column"
+        } else {
+            "extra data after last expected column"
+        };
+        Err(Error::other("22P04", what))
     }
 
     /// Inserts the rows of the batch.

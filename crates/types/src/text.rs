@@ -179,16 +179,30 @@ pub(crate) fn fit_varchar(s: String, max: u32) -> Result<String, TypeError> {
 /// Applies `char(len)`: like [`fit_varchar`], then pads with spaces to
 /// exactly `len` characters.
 pub(crate) fn fit_char(s: String, len: u32) -> Result<String, TypeError> {
-    let mut s = truncate_spaces(s, len, true)?;
-    let count = s.chars().count();
-    let len = len as usize;
-    if count < len {
-        s.extend(std::iter::repeat_n(' ', len - count));
+    let s = truncate_spaces(s, len, true)?;
+    let count = if s.is_ascii() { s.len() } else { s.chars().count() };
+    let pad = (len as usize).saturating_sub(count);
+    if pad == 0 {
+        return Ok(s);
+    }
+    // A slice of spaces at a time, into room reserved once (a COPY into a
+    // char(n) column pads every row, pgbench's filler columns included).
+    const SPACES: &str = "                                                                ";
+    let mut s = s;
+    s.reserve(pad);
+    let mut left = pad;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        s.push_str(&SPACES[..n]);
+        left -= n;
     }
     Ok(s)
 }
 
 fn truncate_spaces(mut s: String, max: u32, blank_padded: bool) -> Result<String, TypeError> {
+    if s.len() <= max as usize {
+        return Ok(s); // fewer bytes than the limit, so fewer characters
+    }
     let Some((cut, _)) = s.char_indices().nth(max as usize) else {
         return Ok(s); // at most `max` characters
     };
@@ -307,6 +321,11 @@ mod tests {
         assert_eq!(fit_char("ab".into(), 4).as_deref(), Ok("ab  "));
         assert_eq!(fit_char("abc  ".into(), 3).as_deref(), Ok("abc"));
         assert_eq!(fit_char("é".into(), 2).as_deref(), Ok("é "));
+        // Longer than one slice of spaces, and multi-byte characters that
+        // make more bytes than the limit within it.
+        assert_eq!(fit_char(String::new(), 150).map(|s| (s.len(), s.trim().len())), Ok((150, 0)));
+        assert_eq!(fit_char("éé ".into(), 2).as_deref(), Ok("éé"));
+        assert_eq!(fit_varchar("ééé".into(), 3).as_deref(), Ok("ééé"));
         let err = fit_char("abcd".into(), 3).unwrap_err();
         assert_eq!(err.to_string(), "value too long for type character(3)");
         assert_eq!(char_len("héllo"), 5);
