@@ -98,6 +98,12 @@ impl Hub {
             .insert(channel.to_string());
     }
 
+    /// The channels session `holder` listens on, in order
+    /// (`pg_listening_channels()`).
+    pub fn channels(&self, holder: u64) -> Vec<String> {
+        self.listeners().get(&holder).map(|l| l.channels.iter().cloned().collect()).unwrap_or_default()
+    }
+
     /// Session `holder` stops listening on `channel` (every channel for
     /// `None`).
     pub fn unlisten(&self, holder: u64, channel: Option<&str>) {

@@ -1198,6 +1198,20 @@ impl<'a> Binder<'a> {
         if name == "pg_options_to_table" {
             return self.options_to_table(args, alias);
         }
+        // A set of text: the elements of the array its scalar form returns.
+        if name == LISTENING_CHANNELS {
+            if !args.is_empty() {
+                return Err(Error::UndefinedFunction(name));
+            }
+            let call = crate::parser::parse_expression("pg_catalog.pg_listening_channels()")?;
+            let named = ast::TableAlias {
+                name: ast::Ident::new(LISTENING_CHANNELS),
+                columns: vec![],
+                explicit: true,
+                at: None,
+            };
+            return self.unnest(&[call], false, Some(alias.unwrap_or(&named)));
+        }
         // `pg_catalog.unnest(a)`: sqlparser reads only a bare UNNEST as such.
         if name == "unnest" {
             let mut arrays = Vec::new();
@@ -1873,20 +1887,19 @@ fn json_set_name(e: &ast::Expr) -> Option<String> {
     super::json::set_function(&name).map(|_| name)
 }
 
-/// Whether `e` calls `generate_series`.
-fn is_generate_series(e: &ast::Expr) -> bool {
+/// The set-returning function that lists a session's LISTEN channels.
+const LISTENING_CHANNELS: &str = "pg_listening_channels";
+
+/// Whether `e` calls the function `name`.
+fn calls(e: &ast::Expr, name: &str) -> bool {
     let ast::Expr::Function(f) = e else { return false };
-    f.name
-        .0
-        .last()
-        .and_then(|p| p.as_ident())
-        .is_some_and(|i| i.value.eq_ignore_ascii_case("generate_series"))
+    f.name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| i.value.eq_ignore_ascii_case(name))
 }
 
 /// Whether `e` is a set-returning call that [`lift_json_set`] moves into
-/// FROM: a JSON one, or `generate_series`.
+/// FROM: a JSON one, `generate_series` or `pg_listening_channels`.
 fn lifted_set(e: &ast::Expr) -> bool {
-    is_generate_series(e) || json_set_name(e).is_some()
+    calls(e, "generate_series") || calls(e, LISTENING_CHANNELS) || json_set_name(e).is_some()
 }
 
 /// A select list with one JSON set-returning call inside an item's

@@ -130,6 +130,8 @@ pub enum CatalogFn {
     /// `pg_is_in_recovery()`: false, a Centum server takes writes as soon
     /// as it accepts connections (recovery ends before).
     InRecovery,
+    /// `pg_listening_channels()`: the channels the session listens on.
+    ListeningChannels,
     /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
     /// waits for, as an array.
     BlockingPids,
@@ -300,6 +302,11 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         // `void` in PostgreSQL, printed as an empty string.
         "pg_stat_reset" => (CatalogFn::StatReset, vec![], 0, T, false),
         "pg_blocking_pids" => (CatalogFn::BlockingPids, vec![I4], 1, DataType::Array(Box::new(I4)), false),
+        // A set of text in PostgreSQL: the array's elements, one row each
+        // (the planner unnests it in FROM and in a select list).
+        "pg_listening_channels" => {
+            (CatalogFn::ListeningChannels, vec![], 0, DataType::Array(Box::new(T)), false)
+        }
         "pg_cancel_backend" => (CatalogFn::SignalBackend(false), vec![I4], 1, B, false),
         // The timeout PostgreSQL 14 added (wait for the end) is accepted
         // and not waited for.
@@ -405,6 +412,7 @@ impl CatalogFn {
             CatalogFn::Sleep(SleepFor::Interval) => "pg_sleep_for",
             CatalogFn::Sleep(SleepFor::Until) => "pg_sleep_until",
             CatalogFn::BlockingPids => "pg_blocking_pids",
+            CatalogFn::ListeningChannels => "pg_listening_channels",
             CatalogFn::Notify => "pg_notify",
             CatalogFn::ToReg(RegKind::Class) => "to_regclass",
             CatalogFn::ToReg(RegKind::Type) => "to_regtype",
@@ -555,6 +563,10 @@ pub(crate) fn eval(
             let text = |v: &Value| if v.is_null() { String::new() } else { v.to_string() };
             crate::notify::queue(notes, text(arg(0)), text(arg(1)))?;
             Value::Text(String::new())
+        }
+        CatalogFn::ListeningChannels => {
+            let channels = id.activity.map(|a| a.notify.channels(id.holder)).unwrap_or_default();
+            Value::Array(channels.into_iter().map(Value::Text).collect())
         }
         CatalogFn::BlockingPids => {
             let pids = id.activity.map(|a| a.blocking_pids(oid_arg(arg(0)))).unwrap_or_default();
