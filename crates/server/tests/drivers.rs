@@ -871,8 +871,6 @@ fn django_migrates_and_uses_its_models() {
 /// each error, compared with PostgreSQL's (tests/clients/django_app/
 /// compare.py).
 #[test]
-#[ignore = "Centum differs from PostgreSQL: a column of a table grouped by its primary key is refused \
-            (42803)"]
 fn django_same_as_postgresql() {
     if python_with_psycopg().is_none() {
         return;

@@ -125,6 +125,8 @@ impl Acc {
                     binary(BinOp::Add, std::mem::replace(&mut self.value, Value::Null), v)?
                 }
             }
+            AggFunc::AnyValue if !self.value.is_null() => std::mem::replace(&mut self.value, Value::Null),
+            AggFunc::AnyValue => v,
             AggFunc::Min | AggFunc::Max => {
                 if self.value.is_null() {
                     v

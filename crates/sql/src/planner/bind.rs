@@ -116,6 +116,10 @@ pub(crate) struct Grouping {
     /// No expression of more syntax nodes than this can be a GROUP BY key
     /// (see [`Binder::grouped`]).
     widest_key: usize,
+    /// The primary key columns of each base table in FROM, by the alias
+    /// the query knows it by: grouped by all of them, every other column
+    /// of that table is one value per group (see [`Binder::dependent`]).
+    pub keys: Vec<(String, Vec<String>)>,
 }
 
 impl Grouping {
@@ -129,7 +133,7 @@ impl Grouping {
         // Parentheses and spellings a bound key lost (casts it gained)
         // leave the written form a little larger or smaller than it.
         let widest_key = group.iter().map(nodes).max().unwrap_or(0) * 2 + 16;
-        Grouping { group, sets: None, group_keys, aggs: vec![], agg_keys: vec![], widest_key }
+        Grouping { group, sets: None, group_keys, aggs: vec![], agg_keys: vec![], widest_key, keys: vec![] }
     }
 }
 
@@ -659,16 +663,7 @@ impl<'a> Binder<'a> {
             if let Some(func) = agg_func(f) {
                 let plain = Ctx::plain(ctx.scope);
                 let call = self.aggregate(func, f, &plain)?;
-                let key = format!(
-                    "{:?}/{:?}/{}/{:?}/{:?}",
-                    call.func, call.args, call.distinct, call.filter, call.order
-                );
-                let mut g = g.borrow_mut();
-                let ng = g.group.len();
-                let ty = call.ty.clone();
-                let g = &mut *g;
-                let at = intern(&mut g.agg_keys, &mut g.aggs, key, call);
-                return Ok(Some((Expr::Column(ng + at), ty)));
+                return Ok(Some(add_aggregate(g, call)));
             }
         }
         if matches!(e, ast::Expr::Value(_)) {
@@ -695,7 +690,10 @@ impl<'a> Binder<'a> {
         }
         if let ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_) = e {
             // Resolves in the outer scopes if not here at all.
-            if self.find_column(e, ctx.scope)?.is_some() {
+            if let Some(i) = self.find_column(e, ctx.scope)? {
+                if let Some(x) = dependent(i, ctx.scope, g) {
+                    return Ok(Some(x));
+                }
                 return Err(Error::Grouping(format!(
                     "column \"{}\" must appear in the GROUP BY clause or be used in an aggregate function",
                     e.to_string().trim_matches('"')
@@ -1311,7 +1309,7 @@ impl<'a> Binder<'a> {
                 | None => Some(unconstrained_numeric()),
                 Some(t) => return Err(Error::UndefinedFunction(format!("avg({})", t.sql_name()))),
             },
-            AggFunc::Min | AggFunc::Max => arg_ty.clone().or(Some(DataType::Text)),
+            AggFunc::Min | AggFunc::Max | AggFunc::AnyValue => arg_ty.clone().or(Some(DataType::Text)),
             AggFunc::BoolAnd | AggFunc::BoolOr => Some(DataType::Boolean),
             AggFunc::StringAgg => Some(DataType::Text),
             AggFunc::ArrayAgg => Some(DataType::array_of(arg_ty.clone().unwrap_or(DataType::Text))?),
@@ -1342,6 +1340,47 @@ pub(crate) fn agg_func(f: &ast::Function) -> Option<AggFunc> {
     agg_name(&function_name(f).ok()?)
 }
 
+/// Adds aggregate `call` to a grouped query's aggregates (once, however
+/// often it is written): the column of the aggregate's output it is.
+fn add_aggregate(g: &RefCell<Grouping>, call: AggCall) -> Typed {
+    let key = format!("{:?}/{:?}/{}/{:?}/{:?}", call.func, call.args, call.distinct, call.filter, call.order);
+    let mut g = g.borrow_mut();
+    let ng = g.group.len();
+    let ty = call.ty.clone();
+    let g = &mut *g;
+    let at = intern(&mut g.agg_keys, &mut g.aggs, key, call);
+    (Expr::Column(ng + at), ty)
+}
+
+/// Column `i` of `scope` in a query grouped by every primary key column
+/// of its table (PostgreSQL's functional dependency): one value per group,
+/// read as `any_value` of the column. `None` for any other column, and
+/// under GROUPING SETS, whose sets may leave the key out.
+fn dependent(i: usize, scope: &Scope, g: &RefCell<Grouping>) -> Option<Typed> {
+    let col = scope.cols.get(i)?;
+    let rel = col.rel.as_deref()?;
+    {
+        let gb = g.borrow();
+        if gb.sets.is_some() {
+            return None;
+        }
+        let (_, key) = gb.keys.iter().find(|(alias, _)| alias == rel)?;
+        let grouped = |c: &String| matches!(scope.find(Some(rel), c), Ok(Some(j)) if gb.group_keys.contains(&format!("{:?}", Expr::Column(j))));
+        if key.is_empty() || !key.iter().all(grouped) {
+            return None;
+        }
+    }
+    let call = AggCall {
+        func: AggFunc::AnyValue,
+        args: vec![Expr::Column(i)],
+        distinct: false,
+        filter: None,
+        order: vec![],
+        ty: col.ty.clone(),
+    };
+    Some(add_aggregate(g, call))
+}
+
 /// The aggregate function called `name`, if it is one.
 pub(crate) fn agg_name(name: &str) -> Option<AggFunc> {
     Some(match name {
@@ -1349,6 +1388,7 @@ pub(crate) fn agg_name(name: &str) -> Option<AggFunc> {
         "sum" => AggFunc::Sum,
         "avg" => AggFunc::Avg,
         "min" => AggFunc::Min,
+        "any_value" => AggFunc::AnyValue,
         "max" => AggFunc::Max,
         "bool_and" | "every" => AggFunc::BoolAnd,
         "bool_or" => AggFunc::BoolOr,

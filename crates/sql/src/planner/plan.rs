@@ -132,6 +132,10 @@ pub enum AggFunc {
     JsonbObjectAgg,
     /// `json_object_agg`.
     JsonObjectAgg,
+    /// `any_value(x)`: some non-null input (PostgreSQL 16). Also what a
+    /// column reads in a query grouped by its table's primary key: every
+    /// row of a group has the same value there.
+    AnyValue,
 }
 
 /// One aggregate call.

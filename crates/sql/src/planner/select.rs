@@ -356,6 +356,11 @@ impl<'a> Binder<'a> {
             }
         }
         let steps = self.from(&s.from)?;
+        let keys = if s.group_by != ast::GroupByExpr::Expressions(vec![], vec![]) {
+            steps.iter().filter_map(|st| self.primary_key(st.item.base.as_ref()?)).collect()
+        } else {
+            vec![]
+        };
         let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty())
             || s.having.is_some()
             || s.projection.iter().any(|p| match p {
@@ -395,6 +400,7 @@ impl<'a> Binder<'a> {
             let (group, sets) = self.grouping_sets(list, &s.projection, &ctx)?;
             let mut g = Grouping::new(group);
             g.sets = sets;
+            g.keys = keys;
             Some(RefCell::new(g))
         } else {
             None
@@ -438,7 +444,19 @@ impl<'a> Binder<'a> {
                     for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden) {
                         if c.rel.as_deref() == Some(rel.as_str()) {
                             any = true;
-                            exprs.push(Expr::Column(i));
+                            // Grouped, the column is read as a GROUP BY key
+                            // or a value of its group, as a named one is.
+                            let e = match &grouping {
+                                Some(_) => {
+                                    let name = vec![
+                                        ast::Ident::with_quote('"', &rel),
+                                        ast::Ident::with_quote('"', &c.name),
+                                    ];
+                                    self.expr(&ast::Expr::CompoundIdentifier(name), &ctx)?.0
+                                }
+                                None => Expr::Column(i),
+                            };
+                            exprs.push(e);
                             cols.push(OutputColumn { name: c.name.clone(), ty: c.ty.clone() });
                         }
                     }
@@ -1170,6 +1188,14 @@ impl<'a> Binder<'a> {
         };
         rename_columns(&mut cols, Some(a));
         Ok(Item { plan, scope: Scope::of(&ident(&a.name), &cols), base: None, lateral: true })
+    }
+
+    /// A base table's alias and its primary key's columns.
+    fn primary_key(&self, base: &Access) -> Option<(String, Vec<String>)> {
+        let info = self.catalog.table(&base.table.name()).ok()?;
+        let pk = info.meta.primary_key.as_ref()?;
+        let index = info.table.def().indexes.iter().find(|i| &i.name == pk)?.clone();
+        Some((base.alias.clone(), index.columns))
     }
 
     fn table_function(
