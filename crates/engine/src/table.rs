@@ -563,6 +563,7 @@ impl std::fmt::Debug for Table {
 /// of its own: a DROP TABLE (or the commit that makes one final) then does
 /// not wait for a million frees, as PostgreSQL's does not wait for its
 /// files' blocks.
+#[cfg(not(loom))]
 const FREE_APART: i64 = 100_000;
 
 impl Drop for Table {
@@ -575,7 +576,9 @@ impl Drop for Table {
             // Should the thread not start, the closure, and with it the
             // versions, is dropped here.
             let _ = std::thread::Builder::new().name("centum-free".into()).spawn(move || drop(versions));
+            return;
         }
+        drop(versions);
     }
 }
 
