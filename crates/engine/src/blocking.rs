@@ -61,10 +61,10 @@ pub fn set_hook(hook: Hook) {
 
 /// What a thread's owner does for long statements: `detach` hands the
 /// thread's other work elsewhere for the rest of one (see the module
-/// header), true once it has gone; `after` runs when such a statement that held at least
-/// [`BIG_STATEMENT`] bytes of buffers ends, on its thread (a server returns
-/// that memory to the system there: the thread may sit idle for a while
-/// after).
+/// header), true once it has gone; `after` runs when such a statement
+/// that held at least [`BIG_STATEMENT`] bytes of buffers ends, on its
+/// thread (a server returns that memory to the system there: the thread
+/// may sit idle for a while after).
 #[derive(Clone, Copy)]
 pub struct Detach {
     pub detach: fn() -> bool,

@@ -32,7 +32,7 @@
 //! or one that cannot be decoded, ends the connection with FATAL (the
 //! stream can no longer be trusted); nothing is allocated for it first.
 
-use crate::messages::{self, BindFrame, DescribeFrame, ExecuteFrame, Malformed, Message};
+use crate::messages::{self, BindFrame, DescribeFrame, ExecuteFrame, Formats, Malformed, Message};
 use crate::server::{Shared, StartupSocket};
 use crate::wire;
 use bytes::{BufMut, BytesMut};
@@ -191,15 +191,11 @@ struct Description {
     bytes: Box<[u8]>,
 }
 
-/// Result format codes (0 text, 1 binary): none (all text), one (all
-/// alike) or one per column.
-type Formats = smallvec::SmallVec<[i16; 4]>;
-
 /// A bound portal (Bind).
 struct Portal {
     statement: Arc<Mutex<Statement>>,
     params: Vec<Value>,
-    /// Result format per column (see `format_of`).
+    /// Result format per column (0 text, 1 binary; see `format_of`).
     formats: Formats,
     /// Rows left to send, once executed.
     pending: Option<Pending>,

@@ -63,6 +63,13 @@ struct Span {
     len: u32,
 }
 
+impl Span {
+    /// Its bytes in `frame`.
+    fn of(self, frame: &[u8]) -> &[u8] {
+        &frame[self.at as usize..(self.at + self.len) as usize]
+    }
+}
+
 /// A parameter's length word that stands for NULL.
 const NULL: u32 = u32::MAX;
 
@@ -73,6 +80,11 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of `frame`'s body (after its type byte and length).
+    fn new(frame: &'a [u8]) -> Reader<'a> {
+        Reader { body: &frame[5..], at: 0 }
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8], Malformed> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.body.len()).ok_or(Malformed::TooShort)?;
         let s = &self.body[self.at..end];
@@ -92,6 +104,12 @@ impl<'a> Reader<'a> {
 
     fn count(&mut self) -> Result<usize, Malformed> {
         usize::try_from(self.i16()?).map_err(|_| Malformed::TooShort)
+    }
+
+    /// A count, then that many format codes.
+    fn formats(&mut self) -> Result<Formats, Malformed> {
+        let n = self.count()?;
+        (0..n).map(|_| self.i16()).collect()
     }
 
     /// A NUL-terminated string, without its NUL, as a span of the frame
@@ -127,7 +145,7 @@ fn name(bytes: &[u8]) -> Cow<'_, str> {
 
 /// Parameters and format codes held without allocating, up to these
 /// counts.
-type Formats = SmallVec<[i16; 4]>;
+pub(crate) type Formats = SmallVec<[i16; 4]>;
 /// Each parameter's bytes, a `len` of [`NULL`] for NULL.
 type Params = SmallVec<[Span; 4]>;
 
@@ -142,15 +160,11 @@ pub(crate) struct BindFrame {
 }
 
 impl BindFrame {
-    pub(crate) fn read(frame: Bytes) -> Result<BindFrame, Malformed> {
-        let mut r = Reader { body: &frame[5..], at: 0 };
+    fn read(frame: Bytes) -> Result<BindFrame, Malformed> {
+        let mut r = Reader::new(&frame);
         let portal = r.cstr()?;
         let statement = r.cstr()?;
-        let n = r.count()?;
-        let mut formats = Formats::new();
-        for _ in 0..n {
-            formats.push(r.i16()?);
-        }
+        let formats = r.formats()?;
         let m = r.count()?;
         let mut params = Params::new();
         for _ in 0..m {
@@ -160,25 +174,17 @@ impl BindFrame {
                 n => r.span(usize::try_from(n).map_err(|_| Malformed::TooShort)?)?,
             });
         }
-        let k = r.count()?;
-        let mut results = Formats::new();
-        for _ in 0..k {
-            results.push(r.i16()?);
-        }
+        let results = r.formats()?;
         r.end()?;
         Ok(BindFrame { frame, portal, statement, formats, params, results })
     }
 
-    fn bytes(&self, s: Span) -> &[u8] {
-        &self.frame[s.at as usize..(s.at + s.len) as usize]
-    }
-
     pub(crate) fn portal(&self) -> Cow<'_, str> {
-        name(self.bytes(self.portal))
+        name(self.portal.of(&self.frame))
     }
 
     pub(crate) fn statement(&self) -> Cow<'_, str> {
-        name(self.bytes(self.statement))
+        name(self.statement.of(&self.frame))
     }
 
     /// The parameters' format codes (none: all text; one: all alike).
@@ -193,7 +199,7 @@ impl BindFrame {
     /// Parameter `i`'s bytes, `None` for NULL.
     pub(crate) fn param(&self, i: usize) -> Option<&[u8]> {
         let s = self.params[i];
-        (s.len != NULL).then(|| self.bytes(s))
+        (s.len != NULL).then(|| s.of(&self.frame))
     }
 
     /// The result columns' format codes.
@@ -210,7 +216,7 @@ pub(crate) struct DescribeFrame {
 
 impl DescribeFrame {
     fn read(frame: Bytes) -> Result<DescribeFrame, Malformed> {
-        let mut r = Reader { body: &frame[5..], at: 0 };
+        let mut r = Reader::new(&frame);
         r.take(1)?;
         let name = r.cstr()?;
         r.end()?;
@@ -223,7 +229,7 @@ impl DescribeFrame {
     }
 
     pub(crate) fn name(&self) -> Cow<'_, str> {
-        name(&self.frame[self.name.at as usize..(self.name.at + self.name.len) as usize])
+        name(self.name.of(&self.frame))
     }
 }
 
@@ -236,7 +242,7 @@ pub(crate) struct ExecuteFrame {
 
 impl ExecuteFrame {
     fn read(frame: Bytes) -> Result<ExecuteFrame, Malformed> {
-        let mut r = Reader { body: &frame[5..], at: 0 };
+        let mut r = Reader::new(&frame);
         let portal = r.cstr()?;
         let max_rows = r.i32()?;
         r.end()?;
@@ -244,7 +250,7 @@ impl ExecuteFrame {
     }
 
     pub(crate) fn portal(&self) -> Cow<'_, str> {
-        name(&self.frame[self.portal.at as usize..(self.portal.at + self.portal.len) as usize])
+        name(self.portal.of(&self.frame))
     }
 
     /// Rows to send at most (0: all).

@@ -356,12 +356,12 @@ impl<'a> Binder<'a> {
             }
         }
         let steps = self.from(&s.from)?;
-        let keys = if s.group_by != ast::GroupByExpr::Expressions(vec![], vec![]) {
-            steps.iter().filter_map(|st| self.primary_key(st.item.base.as_ref()?)).collect()
-        } else {
-            vec![]
+        let has_group_by = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty());
+        let keys = match has_group_by {
+            true => steps.iter().filter_map(|st| self.primary_key(st.item.base.as_ref()?)).collect(),
+            false => vec![],
         };
-        let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(v, _) if v.is_empty())
+        let grouped = has_group_by
             || s.having.is_some()
             || s.projection.iter().any(|p| match p {
                 ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -1194,8 +1194,8 @@ impl<'a> Binder<'a> {
     fn primary_key(&self, base: &Access) -> Option<(String, Vec<String>)> {
         let info = self.catalog.table(&base.table.name()).ok()?;
         let pk = info.meta.primary_key.as_ref()?;
-        let index = info.table.def().indexes.iter().find(|i| &i.name == pk)?.clone();
-        Some((base.alias.clone(), index.columns))
+        let columns = info.table.def().indexes.iter().find(|i| &i.name == pk)?.columns.clone();
+        Some((base.alias.clone(), columns))
     }
 
     fn table_function(
