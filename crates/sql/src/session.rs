@@ -85,6 +85,7 @@ impl Database {
             database: "postgres".into(),
             cancel: Arc::new(AtomicBool::new(false)),
             backend: None,
+            ran: Vec::new(),
         }
     }
 
@@ -140,6 +141,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The statement's text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// The parameter types (inferred where not declared).
     pub fn params(&self) -> &[DataType] {
         &self.planned.params
@@ -246,6 +252,10 @@ pub struct Session {
     cancel: Arc<AtomicBool>,
     /// The session's entry among the server's sessions, if registered.
     backend: Option<Arc<crate::activity::Backend>>,
+    /// The plans of the statements the current request ran, kept only
+    /// while `log_min_duration_statement` is on (see
+    /// [`Session::plans_ran`]).
+    ran: Vec<Arc<Planned>>,
     /// The caller awaits commits and row waits (see
     /// [`Session::set_asynchronous`]).
     asynchronous: bool,
@@ -512,6 +522,7 @@ impl Session {
     /// transaction; several statements outside a block form one implicit
     /// transaction, as in PostgreSQL.
     pub fn execute(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
+        self.ran.clear();
         self.publish(sql);
         self.defer_waits = self.asynchronous;
         let r = self.guarded(|s| s.execute_unguarded(sql));
@@ -521,6 +532,20 @@ impl Session {
             self.publish_idle();
         }
         r
+    }
+
+    /// `log_min_duration_statement`: a request that runs at least this long
+    /// is to be logged with [`Session::plans_ran`]; `None` when off.
+    pub fn log_min_duration_statement(&self) -> Option<std::time::Duration> {
+        self.vars.log_min_duration
+    }
+
+    /// The plans of the statements the last request ran (queries, INSERT,
+    /// UPDATE, DELETE, MERGE, CALL), as EXPLAIN shows them, each rendered
+    /// from the plan that ran: nothing runs again. Kept only while
+    /// `log_min_duration_statement` is on; taken by this call.
+    pub fn plans_ran(&mut self) -> Vec<Vec<String>> {
+        std::mem::take(&mut self.ran).iter().map(|p| explain_with(p, &|_| String::new())).collect()
     }
 
     /// Registers this session with the server's sessions under `info`'s
@@ -913,6 +938,7 @@ impl Session {
         params: &[Value],
         bulk: Option<&Bulk>,
     ) -> Result<QueryResult> {
+        self.ran.clear();
         self.publish(&p.text);
         // Rows in bulk cannot be run again after a deferred wait (the
         // statement takes them): a COPY waits where it stands.
@@ -980,7 +1006,11 @@ impl Session {
                 }
                 return Ok(last);
             }
-            self.run_planned(&planned, params, bulk)
+            let r = self.run_planned(&planned, params, bulk);
+            if self.vars.log_min_duration.is_some() {
+                self.ran.push(planned);
+            }
+            r
         })();
         if r.is_err() {
             self.fail();
@@ -1327,7 +1357,11 @@ impl Session {
                     if !planned.params.is_empty() {
                         return Err(Error::other("42P02", "there is no parameter $1"));
                     }
-                    self.run_planned(&planned, &[], None)
+                    let r = self.run_planned(&planned, &[], None);
+                    if self.vars.log_min_duration.is_some() {
+                        self.ran.push(Arc::new(planned));
+                    }
+                    r
                 });
                 self.started = None;
                 r

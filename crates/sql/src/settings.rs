@@ -83,6 +83,11 @@ const KNOWN: &[Known] = &[
         STATEMENT,
         "How long one wait for a row another transaction holds may last (0: no limit).",
     ),
+    known(
+        "log_min_duration_statement",
+        "Reporting and Logging / When to Log",
+        "Logs each request that runs at least this long, with the plans of its statements (-1: none, 0: all).",
+    ),
     fixed("max_identifier_length", "The longest name an identifier may have."),
     known("search_path", STATEMENT, "The schemas unqualified names are looked up in, in order."),
     fixed("server_encoding", "The database's character encoding (always UTF8)."),
@@ -128,6 +133,9 @@ pub(crate) struct Settings {
     pub lock_timeout: Option<Duration>,
     /// `idle_in_transaction_session_timeout` and `idle_session_timeout`.
     pub idle_timeouts: (Option<Duration>, Option<Duration>),
+    /// `log_min_duration_statement`: requests at least this long are
+    /// logged; `None` (-1) logs none.
+    pub log_min_duration: Option<Duration>,
     /// Every setting a client set, by lower-case name, as it gave it.
     text: HashMap<String, String>,
 }
@@ -143,6 +151,7 @@ impl Default for Settings {
             delayed_durability: false,
             lock_timeout: None,
             idle_timeouts: (None, None),
+            log_min_duration: None,
             text: HashMap::new(),
         }
     }
@@ -169,6 +178,7 @@ impl Settings {
             "idle_in_transaction_session_timeout" => self.idle_timeouts.0 = parse_duration(name, &joined)?,
             "idle_session_timeout" => self.idle_timeouts.1 = parse_duration(name, &joined)?,
             "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
+            "log_min_duration_statement" => self.log_min_duration = parse_log_duration(name, &joined)?,
             "synchronous_commit" => {
                 self.delayed_durability =
                     matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local")
@@ -197,6 +207,7 @@ impl Settings {
             "idle_in_transaction_session_timeout" => s.idle_timeouts.0 = d.idle_timeouts.0,
             "idle_session_timeout" => s.idle_timeouts.1 = d.idle_timeouts.1,
             "statement_mem" => s.statement_mem = d.statement_mem,
+            "log_min_duration_statement" => s.log_min_duration = d.log_min_duration,
             "synchronous_commit" => s.delayed_durability = d.delayed_durability,
             _ => {}
         };
@@ -230,6 +241,11 @@ impl Settings {
             "idle_in_transaction_session_timeout" => duration(self.idle_timeouts.0),
             "idle_session_timeout" => duration(self.idle_timeouts.1),
             "statement_mem" => centum_engine::memory::show_size(self.statement_mem),
+            "log_min_duration_statement" => match self.log_min_duration {
+                None => "-1".into(),
+                Some(d) if d.is_zero() => "0".into(),
+                Some(d) => show_duration(d.as_millis()),
+            },
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "server_version" => "15.0".into(),
             "server_version_num" => "150000".into(),
@@ -283,6 +299,10 @@ impl Settings {
             "idle_in_transaction_session_timeout" => ms(self.idle_timeouts.0),
             "idle_session_timeout" => ms(self.idle_timeouts.1),
             "statement_mem" => Some(((self.statement_mem >> 10).to_string(), Some("kB"))),
+            "log_min_duration_statement" => {
+                let ms = self.log_min_duration.map_or(-1, |d| d.as_millis() as i128);
+                Some((ms.to_string(), Some("ms")))
+            }
             _ => self.get(name, txn).map(|v| (v, None)),
         }
     }
@@ -379,6 +399,21 @@ pub(crate) fn parse_duration(name: &str, s: &str) -> Result<Option<Duration>> {
     Ok((ms > 0).then(|| Duration::from_millis(ms)))
 }
 
+/// `log_min_duration_statement`: -1 (none), or milliseconds (0 and up)
+/// with an optional unit, as [`parse_duration`] reads them.
+fn parse_log_duration(name: &str, s: &str) -> Result<Option<Duration>> {
+    let t = s.trim().trim_matches('\'');
+    if t == "-1" {
+        return Ok(None);
+    }
+    if t.starts_with('-') {
+        return Err(Error::InvalidParameter(format!(
+            "{t} is outside the valid range for parameter \"{name}\" (-1 .. 2147483647)"
+        )));
+    }
+    Ok(Some(parse_duration(name, t)?.unwrap_or(Duration::ZERO)))
+}
+
 /// A memory size setting: a number of bytes, or with PostgreSQL's units
 /// (`kB`, `MB`, `GB`, `TB`); at least 64 kB.
 fn parse_bytes(name: &str, s: &str) -> Result<usize> {
@@ -418,6 +453,32 @@ mod tests {
         assert_eq!(s.show("lock_timeout", None).unwrap(), "100ms");
         assert_eq!(s.show("statement_timeout", None).unwrap(), "2min");
         assert_eq!(s.show("idle_session_timeout", None).unwrap(), "0");
+    }
+
+    #[test]
+    fn log_min_duration_statement_takes_minus_one_zero_and_units() {
+        let mut s = Settings::default();
+        assert_eq!(
+            (s.show("log_min_duration_statement", None).unwrap(), s.log_min_duration),
+            ("-1".into(), None)
+        );
+        s.set("log_min_duration_statement", &["0".into()]).unwrap();
+        assert_eq!(
+            (s.show("log_min_duration_statement", None).unwrap(), s.log_min_duration),
+            ("0".into(), Some(Duration::ZERO))
+        );
+        s.set("log_min_duration_statement", &["'1s'".into()]).unwrap();
+        assert_eq!(s.show("log_min_duration_statement", None).unwrap(), "1s");
+        s.set("log_min_duration_statement", &["250ms".into()]).unwrap();
+        assert_eq!(s.in_unit("log_min_duration_statement", None).unwrap(), ("250".into(), Some("ms")));
+        s.set("log_min_duration_statement", &["-1".into()]).unwrap();
+        assert_eq!(s.log_min_duration, None);
+        assert_eq!(s.in_unit("log_min_duration_statement", None).unwrap(), ("-1".into(), Some("ms")));
+        for bad in ["-2", "fast", "1 parsec"] {
+            assert!(s.set("log_min_duration_statement", &[bad.into()]).is_err(), "{bad}");
+        }
+        s.reset(Some("log_min_duration_statement"), &Settings::default());
+        assert_eq!(s.log_min_duration, None);
     }
 
     #[test]
