@@ -83,6 +83,15 @@ pub struct ServeArgs {
     /// per CPU core].
     #[arg(long, env = "CENTUM_WORKERS")]
     pub workers: Option<usize>,
+    /// Address to serve Prometheus metrics on, at GET /metrics over HTTP
+    /// (e.g. 127.0.0.1:9187) [default: none, no endpoint].
+    #[arg(long, env = "CENTUM_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Default log_min_duration_statement of new sessions, milliseconds:
+    /// statements that run at least this long are logged with their plan
+    /// (0: every statement, -1: none) [default: -1].
+    #[arg(long, env = "CENTUM_LOG_MIN_DURATION_STATEMENT", allow_negative_numbers = true)]
+    pub log_min_duration_statement: Option<i64>,
 }
 
 /// The same settings in the TOML file.
@@ -104,6 +113,8 @@ struct FileConfig {
     delayed_durability: Option<bool>,
     max_memory: Option<String>,
     workers: Option<usize>,
+    metrics_listen: Option<SocketAddr>,
+    log_min_duration_statement: Option<i64>,
 }
 
 /// The settings in effect.
@@ -137,6 +148,10 @@ pub struct Config {
     pub max_memory: Option<usize>,
     /// Worker threads serving the sessions.
     pub workers: usize,
+    /// Where the metrics endpoint listens, if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Statements at least this long are logged (`None`: none).
+    pub log_min_duration_statement: Option<Duration>,
 }
 
 impl Config {
@@ -185,9 +200,17 @@ impl Config {
         if workers == 0 {
             return Err("workers must be at least 1".into());
         }
+        let log_min_duration_statement =
+            match a.log_min_duration_statement.or(file.log_min_duration_statement).unwrap_or(-1) {
+                -1 => None,
+                ms if ms >= 0 => Some(Duration::from_millis(ms as u64)),
+                ms => return Err(format!("log_min_duration_statement must be -1 or more, not {ms}")),
+            };
         Ok(Config {
             max_memory,
             workers,
+            metrics_listen: a.metrics_listen.or(file.metrics_listen),
+            log_min_duration_statement,
             data_dir: a.data_dir.or(file.data_dir).unwrap_or_else(|| PathBuf::from("centum-data")),
             listen,
             superuser: a.superuser.or(file.superuser).unwrap_or_else(|| "centum".into()),
@@ -225,6 +248,19 @@ mod tests {
         assert_eq!(Config::resolve(&args).unwrap().auth, AuthMethod::ScramSha256);
         args.auth = Some(AuthMethod::Trust);
         assert!(Config::resolve(&args).is_err());
+        std::fs::write(&file, "log_min_duration_statement = 250\nmetrics_listen = \"127.0.0.1:9187\"\n")
+            .unwrap();
+        let c = Config::resolve(&ServeArgs { config: Some(file.clone()), ..Default::default() }).unwrap();
+        assert_eq!(c.log_min_duration_statement, Some(Duration::from_millis(250)));
+        assert_eq!(c.metrics_listen, Some("127.0.0.1:9187".parse().unwrap()));
+        let off = ServeArgs {
+            config: Some(file.clone()),
+            log_min_duration_statement: Some(-1),
+            ..Default::default()
+        };
+        assert_eq!(Config::resolve(&off).unwrap().log_min_duration_statement, None);
+        let bad = ServeArgs { log_min_duration_statement: Some(-2), ..Default::default() };
+        assert!(Config::resolve(&bad).is_err());
         std::fs::write(&file, "bogus = 1\n").unwrap();
         assert!(Config::resolve(&ServeArgs { config: Some(file), ..Default::default() }).is_err());
         let _ = std::fs::remove_dir_all(dir);

@@ -48,6 +48,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::server::{MaybeTls, PgWireMessageServerCodec};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
 
 /// pgwire's codec with a bound on the length a client may announce.
@@ -323,6 +324,9 @@ impl Connection {
     }
 
     async fn error(&mut self, f: Failure) -> std::io::Result<()> {
+        if let Some(m) = &self.shared.metrics {
+            m.error(&f.code);
+        }
         let mut info = ErrorInfo::new("ERROR".into(), f.code, f.message);
         if let Some(more) = f.more {
             let More { detail, hint, context, fields } = *more;
@@ -379,7 +383,9 @@ impl Connection {
     /// record is durable: the worker serves other sessions meanwhile. Its
     /// error, if the write or sync failed, replaces the request's success.
     async fn settle(&mut self) -> Result<(), Failure> {
+        let mut began = None;
         if let Some(durable) = self.session.pending_commit() {
+            began = self.shared.metrics.as_ref().map(|_| Instant::now());
             durable.await;
         }
         // Commits stamped before this one are published by their own
@@ -388,7 +394,43 @@ impl Connection {
         if let Some(visible) = self.session.settle_unseen().map_err(Failure::from)? {
             visible.await;
         }
+        if let (Some(m), Some(began)) = (&self.shared.metrics, began) {
+            m.commit_waits.observe(began.elapsed());
+        }
         Ok(())
+    }
+
+    /// When a request begins, if its duration is wanted: by the metrics
+    /// endpoint, or by the slow statement log. Otherwise the clock is not
+    /// read.
+    fn clock(&self) -> Option<Instant> {
+        (self.shared.metrics.is_some() || self.session.log_min_duration_statement().is_some())
+            .then(Instant::now)
+    }
+
+    /// A request that began at `began` (see `clock`) is over: records how
+    /// long it took, and returns that when it reached
+    /// `log_min_duration_statement`, to be logged.
+    fn timed(&self, began: Option<Instant>) -> Option<Duration> {
+        let took = began?.elapsed();
+        if let Some(m) = &self.shared.metrics {
+            m.statements.observe(took);
+        }
+        self.session.log_min_duration_statement().filter(|&min| took >= min).map(|_| took)
+    }
+
+    /// Logs a request that reached `log_min_duration_statement`, as
+    /// PostgreSQL does (`duration: 1.234 ms  statement: ...`), followed by
+    /// the plans its statements ran with, as `auto_explain` adds them.
+    fn log_slow(&mut self, took: Duration, what: std::fmt::Arguments) {
+        let mut line = format!("duration: {:.3} ms  {what}", took.as_secs_f64() * 1000.0);
+        for plan in self.session.plans_ran() {
+            line.push_str("\nplan:");
+            for l in plan {
+                let _ = write!(line, "\n  {l}");
+            }
+        }
+        tracing::info!("{line}");
     }
 
     /// Awaits a row another transaction holds, for the statement that met
@@ -546,7 +588,11 @@ impl Connection {
                     }
                     F::Query(q) => {
                         self.skip_to_sync = false;
+                        let began = self.clock();
                         self.simple(&q.query).await?;
+                        if let Some(took) = self.timed(began) {
+                            self.log_slow(took, format_args!("statement: {}", q.query));
+                        }
                         continue;
                     }
                     F::Parse(p) => self.parse(p),
@@ -835,11 +881,17 @@ impl Connection {
     }
 
     async fn execute(&mut self, e: ExecuteFrame) -> std::io::Result<Step> {
+        let began = self.clock();
         let name = e.portal();
         let Some(mut portal) = self.portals.take(&name) else {
             return Ok(Err(failure("34000", format!("portal \"{name}\" does not exist"))));
         };
         let step = self.run_portal(&mut portal, e.max_rows()).await?;
+        if let Some(took) = self.timed(began) {
+            let text = lock(&portal.statement).prepared.text().to_string();
+            let shown = if name.is_empty() { "<unnamed>" } else { &*name };
+            self.log_slow(took, format_args!("execute {shown}: {text}"));
+        }
         // A portal whose statement failed goes with its transaction.
         if step.is_ok() {
             self.portals.put(&name, portal);

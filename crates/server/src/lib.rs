@@ -13,6 +13,8 @@
 //!  hangup.rs      cancelling the statement of a client that has gone
 //!  wire.rs        values in PostgreSQL's text and binary formats
 //!  config.rs      flags, environment, TOML file
+//!  metrics/       the Prometheus endpoint (--metrics-listen) and the
+//!                 figures it serves
 //! ```
 
 mod auth;
@@ -20,6 +22,7 @@ pub mod config;
 mod connection;
 mod hangup;
 mod messages;
+mod metrics;
 pub mod server;
 pub mod wire;
 

@@ -104,6 +104,9 @@ pub(crate) struct Shared {
     pub shutdown: watch::Receiver<bool>,
     /// Sessions whose client may hang up mid-statement.
     pub hangups: Arc<crate::hangup::Hangups>,
+    /// What the server records for the metrics endpoint; `None` when it
+    /// has none, and then nothing is recorded.
+    pub metrics: Option<crate::metrics::Metrics>,
     /// The data directory's lock, held while the server runs.
     _lock: std::fs::File,
 }
@@ -122,6 +125,8 @@ pub struct Server {
     stop: watch::Sender<bool>,
     starting: Arc<Starting>,
     pool: Pool,
+    /// The metrics endpoint's socket (`--metrics-listen`).
+    metrics: Option<TcpListener>,
 }
 
 /// Opens the data directory (creating the superuser in a new one) and
@@ -163,6 +168,16 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     record_listen_address(&mut lock, &config.data_dir, &listener)?;
+    let metrics = match config.metrics_listen {
+        None => None,
+        Some(addr) => {
+            let l = TcpListener::bind(addr)
+                .await
+                .map_err(|e| format!("cannot listen for metrics on {addr}: {e}"))?;
+            record_metrics_address(&mut lock, &config.data_dir, &l)?;
+            Some(l)
+        }
+    };
     let pool = Pool::start(config.workers)?;
     let (stop, shutdown) = watch::channel(false);
     let shared = Arc::new(Shared {
@@ -174,9 +189,10 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         mock_key,
         shutdown,
         hangups: Arc::default(),
+        metrics: metrics.is_some().then(crate::metrics::Metrics::default),
         _lock: lock,
     });
-    Ok(Server { shared, listener, tls, stop, starting: Arc::default(), pool })
+    Ok(Server { shared, listener, tls, stop, starting: Arc::default(), pool, metrics })
 }
 
 /// Takes the data directory's lock (`centum.lock`, an exclusive `flock`
@@ -226,6 +242,18 @@ fn record_listen_address(
     writeln!(lock, "{addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
 }
 
+/// Adds the metrics endpoint's address to the lock file, after the listen
+/// address, as `metrics ADDR` (the port chosen when 0 was asked for).
+fn record_metrics_address(
+    lock: &mut std::fs::File,
+    dir: &std::path::Path,
+    listener: &TcpListener,
+) -> Result<(), String> {
+    use std::io::Write;
+    let addr = listener.local_addr().map_err(|e| format!("metrics socket: {e}"))?;
+    writeln!(lock, "metrics {addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
+}
+
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {
     use tokio_rustls::rustls;
     let open =
@@ -253,9 +281,21 @@ impl Server {
         self.listener.local_addr().expect("bound listener")
     }
 
+    /// The address the metrics endpoint listens on, if it has one.
+    pub fn metrics_addr(&self) -> Option<std::net::SocketAddr> {
+        self.metrics.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
     /// Serves until `stop` resolves, then shuts down cleanly.
-    pub async fn run(self, stop: impl std::future::Future<Output = ()>) {
+    pub async fn run(mut self, stop: impl std::future::Future<Output = ()>) {
         tokio::pin!(stop);
+        if let Some(listener) = self.metrics.take() {
+            if let Ok(addr) = listener.local_addr() {
+                tracing::info!(listen = %addr, "serving metrics at /metrics");
+            }
+            let registry = crate::metrics::registry(Arc::downgrade(&self.shared));
+            tokio::spawn(crate::metrics::serve(listener, registry, self.shared.shutdown.clone()));
+        }
         let live = Arc::new(AtomicUsize::new(0));
         let mut check = tokio::time::interval(PRESSURE_CHECK);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -322,6 +362,9 @@ impl Server {
             Ok(t) => t,
             Err(e) => return tracing::warn!(%peer, error = %e, "cannot take over the socket"),
         };
+        if let Some(m) = &self.shared.metrics {
+            m.accepted.fetch_add(1, Ordering::Relaxed);
+        }
         let shared = self.shared.clone();
         let tls = self.tls.clone();
         let (starting, closed) = Starting::enter(&self.starting, peer.ip());
@@ -665,6 +708,9 @@ fn apply_settings(
     }
     if let Some(t) = shared.config.idle_in_transaction_timeout {
         session.set_var("idle_in_transaction_session_timeout", &[format!("{}ms", t.as_millis())])?;
+    }
+    if let Some(t) = shared.config.log_min_duration_statement {
+        session.set_var("log_min_duration_statement", &[format!("{}ms", t.as_millis())])?;
     }
     if let Some(app) = params.get("application_name") {
         session.set_var("application_name", std::slice::from_ref(app))?;
