@@ -245,7 +245,7 @@ impl Transaction {
     pub(crate) fn begin(db: Arc<Shared>, isolation: Isolation) -> Result<Transaction> {
         let id = db
             .txns
-            .register(db.clock.watermark(), isolation == Isolation::ReadCommitted)
+            .register(db.clock.watermark(), isolation)
             .ok_or(Error::TooManyTransactions(db.txns.capacity()))?;
         let read_ts = db.gc.start_reader(&db.clock, |w| db.txns.set_read_ts(id, w));
         Ok(Transaction {
@@ -309,6 +309,15 @@ impl Transaction {
     /// Rows returned before cannot outlive this call (the borrow checker
     /// enforces it).
     pub fn begin_statement(&mut self) {
+        {
+            // Published for `centum.transactions` once per statement, not
+            // per row.
+            let inner = self.inner.borrow();
+            let (reads, writes) = (inner.reads.len() + inner.scans.len(), inner.writes.len());
+            if reads | writes != 0 {
+                self.db.txns.publish_sizes(self.id, reads, writes);
+            }
+        }
         if self.isolation == Isolation::ReadCommitted {
             // A row this transaction already wrote on top of a commit newer
             // than the watermark (or a logged one): a snapshot older than
