@@ -155,6 +155,22 @@ impl Shared {
         crate::memory::admit(self.memory_limit, bytes, || self.counted_bytes())
     }
 
+    /// Fails with 53200 if building a redo record of `bytes` would take
+    /// the process past its memory limit: a bulk load's record is about as
+    /// big as its rows, and is built whole at commit. Records under
+    /// [`crate::memory::CHECK_EVERY`] are not checked.
+    pub(crate) fn admit_record(&self, bytes: usize) -> Result<()> {
+        let Some(limit) = self.memory_limit else { return Ok(()) };
+        if bytes < crate::memory::CHECK_EVERY {
+            return Ok(());
+        }
+        let used = crate::memory::in_use(limit, || self.counted_bytes()).saturating_add(bytes);
+        if used > limit {
+            return Err(Error::OutOfMemory { limit, used, table: None });
+        }
+        Ok(())
+    }
+
     /// Bytes of every table's versions and indexes, from counters.
     pub(crate) fn counted_bytes(&self) -> usize {
         self.catalog.load().values().map(|t| t.memory_bytes()).sum()

@@ -443,31 +443,36 @@ impl Transaction {
                 self.db.clock.wait_visible(depends);
             }
             let after = (depends != 0).then_some(self.first_read_ts);
-            let logged = durable::redo_record(
-                self.inner.get_mut(),
-                &self.db.txns,
-                self.id,
-                ts.unwrap_or(0),
-                image.as_deref(),
-            )
-            .and_then(|rec| match rec {
-                None => Ok(None),
-                Some(rec) => {
-                    logged_record = true;
-                    let (db, id) = (&self.db, self.id);
-                    let mut stamped = ts;
-                    // A schema change's record is waited for here: the DDL
-                    // lock is held until its commit is published.
-                    let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
-                        let t = *stamped.get_or_insert_with(|| stamp(db, id));
-                        db.txns.set_state(id, TxnState::Logged(t));
-                        t
-                    });
-                    ts = stamped;
-                    self.commit_ts = stamped;
-                    r
-                }
-            });
+            let logged = self
+                .db
+                .admit_record(self.inner.get_mut().redo_bytes)
+                .and_then(|()| {
+                    durable::redo_record(
+                        self.inner.get_mut(),
+                        &self.db.txns,
+                        self.id,
+                        ts.unwrap_or(0),
+                        image.as_deref(),
+                    )
+                })
+                .and_then(|rec| match rec {
+                    None => Ok(None),
+                    Some(rec) => {
+                        logged_record = true;
+                        let (db, id) = (&self.db, self.id);
+                        let mut stamped = ts;
+                        // A schema change's record is waited for here: the DDL
+                        // lock is held until its commit is published.
+                        let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
+                            let t = *stamped.get_or_insert_with(|| stamp(db, id));
+                            db.txns.set_state(id, TxnState::Logged(t));
+                            t
+                        });
+                        ts = stamped;
+                        self.commit_ts = stamped;
+                        r
+                    }
+                });
             match logged {
                 Err(e) => {
                     drop(ddl);
