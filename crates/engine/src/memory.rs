@@ -200,3 +200,44 @@ pub fn parse_limit(text: &str) -> std::result::Result<usize, String> {
         None => parse_size(t),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_and_print_as_postgresql_writes_them() {
+        assert_eq!(parse_size("4GB"), Ok(4 << 30));
+        assert_eq!(parse_size("512 mb"), Ok(512 << 20));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("lots").is_err() && parse_size("-5").is_err());
+        assert_eq!(show_size(3 << 20), "3MB");
+        assert_eq!(show_size(1_500_000), "1500000B", "exact, so it reads back");
+        assert_eq!(pretty_size(1 << 30), "1GB");
+        assert_eq!(pretty_size(1_048_576 + 307_200), "1.3MB");
+        assert_eq!(pretty_size(900), "900B");
+    }
+
+    #[test]
+    fn a_limit_may_be_a_share_of_physical_memory() {
+        assert_eq!(parse_limit("300MB"), Ok(300 << 20));
+        assert!(parse_limit("0%").is_err() && parse_limit("101%").is_err() && parse_limit("x%").is_err());
+        if let Some(total) = physical_bytes() {
+            let half = parse_limit("50%").unwrap();
+            assert!(half.abs_diff(total / 2) <= 1, "{half} of {total}");
+        }
+    }
+
+    #[test]
+    fn the_warning_fires_once_past_80_percent_and_again_after_falling_under_70() {
+        let warned = AtomicBool::new(false);
+        warn_near(&warned, 79, 100, || "t".into());
+        assert!(!warned.load(Relaxed));
+        warn_near(&warned, 80, 100, || "t".into());
+        assert!(warned.load(Relaxed));
+        warn_near(&warned, 75, 100, || unreachable!("no second warning while still high"));
+        assert!(warned.load(Relaxed));
+        warn_near(&warned, 69, 100, || "t".into());
+        assert!(!warned.load(Relaxed));
+    }
+}

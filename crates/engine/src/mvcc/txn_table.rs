@@ -762,6 +762,31 @@ mod tests {
     }
 
     #[test]
+    fn the_listing_shows_open_transactions_with_what_they_published() {
+        let t = TxnTable::new(4);
+        let a = t.register(3, Isolation::Serializable).unwrap();
+        let b = t.register(5, Isolation::ReadCommitted).unwrap();
+        t.publish_sizes(a, 7, 2);
+        t.mark_holder(a);
+        t.set_state(b, TxnState::Logged(11));
+        t.depend(a, 11);
+        let list = t.list();
+        assert_eq!(list.len(), 2);
+        let la = list.iter().find(|i| i.id == a).unwrap();
+        assert_eq!((la.state, la.isolation, la.read_ts), ("active", Isolation::Serializable, 3));
+        assert_eq!((la.reads, la.writes, la.holder, la.depends_on), (7, 2, true, Some(11)));
+        let lb = list.iter().find(|i| i.id == b).unwrap();
+        assert_eq!((lb.state, lb.commit_ts, lb.isolation), ("logged", Some(11), Isolation::ReadCommitted));
+        t.release(b);
+        assert_eq!(t.list().iter().map(|i| i.id).collect::<Vec<_>>(), vec![a]);
+        // A new transaction in a used slot starts with nothing published.
+        t.release(a);
+        let c = t.register(9, Isolation::Snapshot).unwrap();
+        let lc = t.list();
+        assert_eq!((lc[0].id, lc[0].reads, lc[0].writes, lc[0].holder), (c, 0, 0, false));
+    }
+
+    #[test]
     fn full_table_refuses_new_transactions() {
         let t = TxnTable::new(2);
         let a = t.register(1, Isolation::Snapshot).unwrap();
