@@ -1370,7 +1370,7 @@ fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
 const CENTUM_EXTENSION: i32 = 13002;
 
 /// Every view's and materialized view's rule: (rule OID, view OID, view).
-fn view_rules(s: &Snapshot) -> Vec<(i32, i32, &crate::catalog::ViewDef)> {
+pub(crate) fn view_rules(s: &Snapshot) -> Vec<(i32, i32, &crate::catalog::ViewDef)> {
     let mut out: Vec<_> = s.views.iter().map(|v| (v.oid + 1, v.oid, &v.def)).collect();
     out.extend(s.tables.iter().filter_map(|t| Some((t.rule_oid(), t.oid, t.materialized.as_ref()?))));
     out.sort_by_key(|r| r.0);
