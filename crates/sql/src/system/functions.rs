@@ -555,7 +555,7 @@ pub(crate) fn eval(
         CatalogFn::RuleDef => {
             let snap = s()?;
             let rule = oid_arg(arg(0));
-            let found = super::tables::view_rules(&snap).into_iter().find(|(r, _, _)| *r == rule);
+            let found = super::tables::view_rules(snap).into_iter().find(|(r, _, _)| *r == rule);
             found.map_or(Value::Null, |(_, _, def)| {
                 // PostgreSQL names the view with its schema.
                 let (schema, name) = super::snapshot::split_name(&def.name);
