@@ -152,9 +152,28 @@ impl Shared {
     /// creates).
     #[inline]
     pub(crate) fn admit(&self, bytes: usize) -> Result<()> {
-        crate::memory::admit(self.memory_limit, bytes, || {
-            self.catalog.load().values().map(|t| t.row_bytes()).sum()
-        })
+        crate::memory::admit(self.memory_limit, bytes, || self.counted_bytes())
+    }
+
+    /// Fails with 53200 if building a redo record of `bytes` would take
+    /// the process past its memory limit: a bulk load's record is about as
+    /// big as its rows, and is built whole at commit. Records under
+    /// [`crate::memory::CHECK_EVERY`] are not checked.
+    pub(crate) fn admit_record(&self, bytes: usize) -> Result<()> {
+        let Some(limit) = self.memory_limit else { return Ok(()) };
+        if bytes < crate::memory::CHECK_EVERY {
+            return Ok(());
+        }
+        let used = crate::memory::in_use(limit, || self.counted_bytes()).saturating_add(bytes);
+        if used > limit {
+            return Err(Error::OutOfMemory { limit, used, table: None });
+        }
+        Ok(())
+    }
+
+    /// Bytes of every table's versions and indexes, from counters.
+    pub(crate) fn counted_bytes(&self) -> usize {
+        self.catalog.load().values().map(|t| t.memory_bytes()).sum()
     }
 
     /// Fails if the log has failed: the database takes no more commits.
@@ -386,6 +405,11 @@ impl Database {
         self.shared.txns.running(id)
     }
 
+    /// Every transaction open now (`centum.transactions`).
+    pub fn transactions(&self) -> Vec<crate::TxnInfo> {
+        self.shared.txns.list()
+    }
+
     /// Transactions committed and aborted, and deadlocks detected, since
     /// the database opened or [`Database::reset_usage`].
     pub fn transaction_counts(&self) -> crate::TxnCounts {
@@ -460,7 +484,7 @@ impl Database {
     /// without this check.
     fn admit_buckets(&self, indexes: &[IndexDef]) -> Result<()> {
         let Some(limit) = self.shared.memory_limit else { return Ok(()) };
-        let mut used = crate::memory::resident_bytes().unwrap_or(0);
+        let mut used = crate::memory::in_use(limit, || self.shared.counted_bytes());
         for ix in indexes {
             let IndexKind::Hash { buckets } = ix.kind else { continue };
             let bytes = crate::index::bucket_bytes(buckets);
@@ -931,6 +955,11 @@ impl Database {
     /// themselves once the disk takes writes again.
     pub fn log_failed(&self) -> bool {
         self.shared.log_failed.load(SeqCst)
+    }
+
+    /// Why the log failed, if it has failed (see [`Database::log_failed`]).
+    pub fn log_failure(&self) -> Option<String> {
+        self.shared.storage.as_ref().and_then(|s| s.log().failure())
     }
 
     /// Whether the database has a data directory (is not in memory only).

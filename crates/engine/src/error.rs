@@ -145,18 +145,21 @@ pub enum Error {
         /// What failed, naming the file and offset where there is one.
         message: String,
     },
-    /// The memory limit is reached (53200): inserts and updates are refused
-    /// until memory is freed; reads and deletes go on.
-    #[error("out of memory: {} in use passes the memory limit of {} (max_memory); rows cannot be added or changed until memory is freed", crate::memory::show_size(*used), crate::memory::show_size(*limit))]
+    /// A memory limit is reached (53200): the server's, or the table's own
+    /// (`table`). Inserts and updates are refused until memory is freed;
+    /// reads and deletes go on.
+    #[error("out of memory: {}", oom_message(*limit, *used, table.as_deref()))]
     OutOfMemory {
         /// The limit, bytes.
         limit: usize,
         /// What was in use, bytes.
         used: usize,
+        /// The table whose own limit it is (`None`: the server's).
+        table: Option<String>,
     },
     /// A hash index's bucket array does not fit under the memory limit
     /// next to what is in use (53200).
-    #[error("out of memory: the bucket array of hash index \"{index}\" takes {}, and with {} in use that passes the memory limit of {} (max_memory); ask for fewer buckets", crate::memory::show_size(*bytes), crate::memory::show_size(*used), crate::memory::show_size(*limit))]
+    #[error("out of memory: the bucket array of hash index \"{index}\" takes {}, and with {} in use that passes the memory limit of {} (memory_limit); ask for fewer buckets", crate::memory::pretty_size(*bytes), crate::memory::pretty_size(*used), crate::memory::pretty_size(*limit))]
     BucketsTooLarge {
         /// The index.
         index: String,
@@ -220,6 +223,23 @@ impl Error {
             Error::OutOfMemory { .. } | Error::BucketsTooLarge { .. } => "53200",
             Error::Internal(_) => "XX000",
         }
+    }
+}
+
+/// The text of [`Error::OutOfMemory`].
+fn oom_message(limit: usize, used: usize, table: Option<&str>) -> String {
+    use crate::memory::pretty_size as show_size;
+    match table {
+        Some(t) => format!(
+            "table \"{t}\" holds {}, which passes its memory limit of {} (memory_limit); rows cannot be added to it or changed until some are deleted or the limit is raised",
+            show_size(used),
+            show_size(limit)
+        ),
+        None => format!(
+            "{} in use passes the server's memory limit of {} (memory_limit); rows cannot be added or changed until memory is freed",
+            show_size(used),
+            show_size(limit)
+        ),
     }
 }
 

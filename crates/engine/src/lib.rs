@@ -52,7 +52,7 @@ pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};
 pub use mvcc::{
     Committing, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnCounts, TxnId,
-    Visible, WaitLimits,
+    TxnInfo, Visible, WaitLimits,
 };
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};

@@ -22,7 +22,7 @@ use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 use crate::schema::{Column, Durability, TableDef};
 use arc_swap::ArcSwap;
-use std::sync::atomic::{fence, AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
 /// Fewest chains in the scan list: enough that concurrent inserters rarely
@@ -101,6 +101,11 @@ pub struct Table {
     pub(crate) live: Counter,
     /// Scans and committed writes (positions in `usage`).
     pub(crate) usage: Tally<5>,
+    /// Bytes past which new versions are refused (0: no limit of its own;
+    /// see [`Table::set_memory_limit`]).
+    memory_limit: AtomicUsize,
+    /// Whether the 80% warning was logged (cleared below 70%).
+    memory_warned: AtomicBool,
 }
 
 /// Positions in a table's usage tally.
@@ -176,7 +181,46 @@ impl Table {
             versions: Counter::default(),
             live: Counter::default(),
             usage: Tally::default(),
+            memory_limit: AtomicUsize::new(0),
+            memory_warned: AtomicBool::new(false),
         }
+    }
+
+    /// Bounds the memory of this table's versions and indexes: past
+    /// `limit` bytes, inserts and updates into it fail with 53200 while
+    /// reads, deletes and the collector go on (SQL Server's resource pool
+    /// bound to one database, here to one table). `None` lifts it. The
+    /// SQL layer keeps the limit with the table's definition and sets it
+    /// whenever it reads that definition.
+    pub fn set_memory_limit(&self, limit: Option<usize>) {
+        self.memory_limit.store(limit.unwrap_or(0), Relaxed);
+    }
+
+    /// The table's own memory limit, if it has one.
+    pub fn memory_limit(&self) -> Option<usize> {
+        Some(self.memory_limit.load(Relaxed)).filter(|&l| l > 0)
+    }
+
+    /// Bytes the table holds: its versions, and its indexes' bucket
+    /// arrays, nodes and links. Read from counters, no row is looked at.
+    pub fn memory_bytes(&self) -> usize {
+        self.row_bytes() + self.indexes.load().iter().map(|i| i.bytes()).sum::<usize>()
+    }
+
+    /// Fails with 53200 if a new version of `bytes` would take the table
+    /// past its own memory limit; logs a warning once it passes 80%.
+    #[inline]
+    pub(crate) fn admit(&self, bytes: usize) -> Result<()> {
+        let limit = self.memory_limit.load(Relaxed);
+        if limit == 0 {
+            return Ok(());
+        }
+        let used = self.memory_bytes();
+        crate::memory::warn_near(&self.memory_warned, used, limit, || format!("table \"{}\"", self.name()));
+        if used.saturating_add(bytes) > limit {
+            return Err(Error::OutOfMemory { limit, used, table: Some(self.name()) });
+        }
+        Ok(())
     }
 
     /// Identifier, unique for the life of the database.
@@ -251,7 +295,7 @@ impl Table {
             name: self.name(),
             versions: self.versions.get().max(0) as u64,
             row_bytes: self.row_bytes.get().max(0) as u64,
-            indexes: self.indexes.load().iter().map(|i| i.stats()).collect(),
+            indexes: self.indexes.load().iter().map(|i| i.stats(&self.layout)).collect(),
         }
     }
 

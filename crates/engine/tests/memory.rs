@@ -49,7 +49,7 @@ fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
     };
     assert!(matches!(refused, Error::OutOfMemory { .. }), "{refused:?}");
     assert_eq!(refused.sqlstate(), "53200");
-    assert!(refused.to_string().contains("max_memory"), "{refused}");
+    assert!(refused.to_string().contains("memory_limit"), "{refused}");
     // It refused near the limit: no more than the headroom and a check
     // interval's worth of rows went in.
     let rows_at_most = (headroom + centum_engine::memory::CHECK_EVERY) as i64 / 4000 + 1000;

@@ -75,10 +75,12 @@ pub struct ServeArgs {
     /// may lose the last few milliseconds of commits) [default: false].
     #[arg(long, env = "CENTUM_DELAYED_DURABILITY")]
     pub delayed_durability: Option<bool>,
-    /// Memory the server may hold (e.g. 4GB): past it, inserts and updates
-    /// fail with 53200 while reads and deletes go on [default: no limit].
-    #[arg(long, env = "CENTUM_MAX_MEMORY")]
-    pub max_memory: Option<String>,
+    /// Memory the server may hold, as a size (4GB) or a share of physical
+    /// memory (75%); `none` for no limit. Past it, inserts and updates fail
+    /// with 53200 while reads and deletes go on; a warning is logged at
+    /// 80% [default: 80% of physical memory].
+    #[arg(long, alias = "max-memory", env = "CENTUM_MEMORY_LIMIT")]
+    pub memory_limit: Option<String>,
     /// Worker threads that run every session's statements [default: one
     /// per CPU core].
     #[arg(long, env = "CENTUM_WORKERS")]
@@ -111,7 +113,8 @@ struct FileConfig {
     tls_key: Option<PathBuf>,
     log: Option<String>,
     delayed_durability: Option<bool>,
-    max_memory: Option<String>,
+    #[serde(alias = "max_memory")]
+    memory_limit: Option<String>,
     workers: Option<usize>,
     metrics_listen: Option<SocketAddr>,
     log_min_duration_statement: Option<i64>,
@@ -145,7 +148,7 @@ pub struct Config {
     /// Delayed durability for every commit.
     pub delayed_durability: bool,
     /// The memory limit, bytes.
-    pub max_memory: Option<usize>,
+    pub memory_limit: Option<usize>,
     /// Worker threads serving the sessions.
     pub workers: usize,
     /// Where the metrics endpoint listens, if anywhere.
@@ -189,9 +192,14 @@ impl Config {
         if max_connections == 0 {
             return Err("max_connections must be at least 1".into());
         }
-        let max_memory = match a.max_memory.or(file.max_memory) {
-            None => None,
-            Some(t) => Some(centum_engine::memory::parse_size(&t).map_err(|e| format!("max_memory: {e}"))?),
+        let memory_limit = match a.memory_limit.or(file.memory_limit) {
+            Some(t) if t.trim().eq_ignore_ascii_case("none") => None,
+            Some(t) => {
+                Some(centum_engine::memory::parse_limit(&t).map_err(|e| format!("memory_limit: {e}"))?)
+            }
+            // Room for the operating system and its page cache.
+            None => centum_engine::memory::physical_bytes()
+                .map(|b| b / 100 * centum_engine::memory::DEFAULT_SHARE_PERCENT),
         };
         let workers = a
             .workers
@@ -207,7 +215,7 @@ impl Config {
                 ms => return Err(format!("log_min_duration_statement must be -1 or more, not {ms}")),
             };
         Ok(Config {
-            max_memory,
+            memory_limit,
             workers,
             metrics_listen: a.metrics_listen.or(file.metrics_listen),
             log_min_duration_statement,

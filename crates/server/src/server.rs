@@ -137,7 +137,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     let mut lock = lock_data_dir(&config.data_dir)?;
     let mut opts = centum_engine::Options::durable(&config.data_dir);
     opts.storage.log.delayed = config.delayed_durability;
-    opts.memory_limit = config.max_memory;
+    opts.memory_limit = config.memory_limit;
     let engine = centum_engine::Database::open(opts)
         .map_err(|e| format!("cannot open data directory {}: {e}", config.data_dir.display()))?;
     let db = centum_sql::Database::open(engine).map_err(|e| format!("cannot open the SQL catalog: {e}"))?;
@@ -299,7 +299,9 @@ impl Server {
         let live = Arc::new(AtomicUsize::new(0));
         let mut check = tokio::time::interval(PRESSURE_CHECK);
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        tracing::info!(listen = %self.local_addr(), auth = ?self.shared.config.auth, tls = self.tls.is_some(), "ready to accept connections");
+        let memory_limit =
+            self.shared.config.memory_limit.map_or_else(|| "none".into(), centum_engine::memory::pretty_size);
+        tracing::info!(listen = %self.local_addr(), auth = ?self.shared.config.auth, tls = self.tls.is_some(), memory_limit, "ready to accept connections");
         // Past this many tasks the listener stops accepting for a moment:
         // the tasks of start-ups it closed to make room have not ended
         // yet (they end within moments), and new sockets wait in the

@@ -1,5 +1,6 @@
 //! No statement takes the server down: the deep statements that used to
-//! overflow a session's stack, a bulk insert past the memory limit, and a
+//! overflow a session's stack, a bulk insert past the memory limit, tables
+//! filled to the limit (then emptied, and the server killed), and a
 //! timeout inside a bulk insert, each through the real server, with other
 //! sessions going on.
 
@@ -59,7 +60,7 @@ fn deep_statements_answer_or_fail_with_54001_and_the_server_stays_up() {
 
 #[test]
 fn a_bulk_insert_past_the_memory_limit_fails_with_53200_and_the_server_stays_up() {
-    let mut s = Server::start(&["--max-memory", "400MB"]);
+    let mut s = Server::start(&["--memory-limit", "400MB"]);
     let mut c = connect(&s);
     // Small rows and no key: the write set and the undo of the failed
     // load grow with the row count, and must stay within the margin too.
@@ -87,6 +88,115 @@ fn a_bulk_insert_past_the_memory_limit_fails_with_53200_and_the_server_stays_up(
     assert_eq!(outcome(&mut c, "SELECT g FROM generate_series(1, 1000000) g ORDER BY g DESC"), "53200");
     c.batch_execute("RESET statement_mem").unwrap();
     assert_eq!(c.query_one("SELECT 1", &[]).unwrap().get::<_, i32>(0), 1);
+}
+
+/// Inserts rows `from..from + n` of 1,000 bytes into `table`: `Ok` when
+/// acknowledged, else the SQLSTATE (anything but 53200 fails the test).
+fn insert_batch(c: &mut Client, table: &str, from: i32, n: i32) -> Result<(), String> {
+    let sql = format!(
+        "INSERT INTO {table} SELECT g, repeat('x', 1000) FROM generate_series({from}, {}) g",
+        from + n - 1
+    );
+    match outcome(c, &sql).as_str() {
+        "ok" => Ok(()),
+        "53200" => Err("53200".into()),
+        other => panic!("{sql}: {other}"),
+    }
+}
+
+/// Rows of `table`, and the sum of their ids.
+fn count_and_sum(c: &mut Client, table: &str) -> (i64, i64) {
+    let r = c.query_one(&format!("SELECT count(*), coalesce(sum(id), 0)::bigint FROM {table}"), &[]).unwrap();
+    (r.get(0), r.get(1))
+}
+
+#[test]
+fn filled_tables_refuse_rows_with_53200_until_deletes_make_room_and_acknowledged_rows_survive_a_kill() {
+    const BATCH: i32 = 2000;
+    // `CENTUM_LIMIT_TEST_MB=1024` runs it at the 1 GiB an operator would
+    // set; 300 MB keeps `make check` quick.
+    let mb: usize = std::env::var("CENTUM_LIMIT_TEST_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let shown = if mb % 1024 == 0 { format!("{}GB", mb / 1024) } else { format!("{mb}MB") };
+    let limit = format!("{mb}MB");
+    let args = ["--memory-limit", limit.as_str()];
+    let mut s = Server::start(&args);
+    let mut c = connect(&s);
+    c.batch_execute(
+        "CREATE UNLOGGED TABLE scratch (id int PRIMARY KEY, v text); \
+         CREATE TABLE kept (id int PRIMARY KEY, v text)",
+    )
+    .unwrap();
+    // Fill both, a batch each in turn, until the server refuses: every
+    // batch it acknowledged of the durable table is remembered.
+    let (mut next_scratch, mut next_kept) = (1, 1);
+    let mut kept_acked: Vec<i32> = Vec::new();
+    let mut refused = false;
+    for _ in 0..mb {
+        match insert_batch(&mut c, "scratch", next_scratch, BATCH) {
+            Ok(()) => next_scratch += BATCH,
+            Err(_) => refused = true,
+        }
+        match insert_batch(&mut c, "kept", next_kept, BATCH) {
+            Ok(()) => {
+                kept_acked.push(next_kept);
+                next_kept += BATCH;
+            }
+            Err(_) => refused = true,
+        }
+        if refused {
+            break;
+        }
+    }
+    assert!(refused, "{mb} MB took {} batches of 2 MB", 2 * mb);
+    // Both tables are refused now, and the message names the limit.
+    for table in ["scratch", "kept"] {
+        let e = c
+            .batch_execute(&format!(
+                "INSERT INTO {table} SELECT g, repeat('y', 1000) FROM generate_series(-{BATCH}, -1) g"
+            ))
+            .unwrap_err();
+        assert_eq!(e.code().unwrap().code(), "53200", "{e}");
+        let m = e.as_db_error().unwrap().message();
+        assert!(m.contains(&format!("memory limit of {shown}")), "{m}");
+    }
+    // Reads, and a bystander session, go on.
+    assert!(s.alive());
+    let kept_rows = kept_acked.len() as i64 * i64::from(BATCH);
+    assert_eq!(count_and_sum(&mut c, "kept").0, kept_rows);
+    assert_eq!(count_and_sum(&mut connect(&s), "scratch").0, i64::from(next_scratch - 1));
+    // Deleting the scratch rows makes room again for durable ones.
+    c.batch_execute("DELETE FROM scratch").unwrap();
+    c.batch_execute("VACUUM").unwrap();
+    for _ in 0..3 {
+        insert_batch(&mut c, "kept", next_kept, BATCH).expect("room after deleting");
+        kept_acked.push(next_kept);
+        next_kept += BATCH;
+    }
+    // A table's own limit: its rows past it are refused, naming it, while
+    // the other table takes rows.
+    c.batch_execute("ALTER TABLE kept SET (memory_limit = '10MB')").unwrap();
+    let e = c.batch_execute(&format!("INSERT INTO kept VALUES ({next_kept}, 'z')")).unwrap_err();
+    assert_eq!(e.code().unwrap().code(), "53200", "{e}");
+    let m = e.as_db_error().unwrap().message();
+    assert!(m.contains("table \"kept\"") && m.contains("memory limit of 10MB"), "{m}");
+    insert_batch(&mut c, "scratch", 1, 10).expect("the other table is not limited");
+    let kept_ids: i64 = kept_acked.iter().map(|&f| (0..BATCH).map(|i| i64::from(f + i)).sum::<i64>()).sum();
+    // Every acknowledged row of the durable table survives a crash; the
+    // unlogged table comes back empty, and the table's limit stays.
+    s.kill9();
+    s.launch(&args, &[]);
+    let mut c = connect(&s);
+    let kept_rows = kept_acked.len() as i64 * i64::from(BATCH);
+    assert_eq!(count_and_sum(&mut c, "kept"), (kept_rows, kept_ids));
+    assert_eq!(count_and_sum(&mut c, "scratch").0, 0);
+    let limit: Option<i64> = c
+        .query_one("SELECT memory_limit FROM centum.table_memory WHERE table_name = 'kept'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(limit, Some(10 << 20));
+    assert_eq!(outcome(&mut c, &format!("INSERT INTO kept VALUES ({next_kept}, 'z')")), "53200");
+    c.batch_execute("ALTER TABLE kept RESET (memory_limit)").unwrap();
+    c.batch_execute(&format!("INSERT INTO kept VALUES ({next_kept}, 'z')")).unwrap();
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! psql against the real server: meta-commands (`\d` on tables with hash
 //! and range indexes, `\dt`, `\di`, `\dn`, `\l`, `\du`), `\copy` in both
-//! directions, transactions, errors, and a TLS connection.
+//! directions, transactions, errors, the `centum` schema's views, and a
+//! TLS connection.
 //!
 //! The scripts in `tests/psql/*.sql` run with `psql -X -a -f` (each
 //! command echoed before its output); the output must equal the `.out`
@@ -25,6 +26,11 @@ fn golden(script: &str) {
     }
     let want = std::fs::read_to_string(&expected).unwrap_or_default();
     assert!(out == want, "psql output of {script}.sql differs from {script}.out:\n{out}");
+}
+
+#[test]
+fn the_centum_views_show_memory_indexes_checkpoints_log_collector_and_transactions() {
+    golden("centum_views");
 }
 
 #[test]

@@ -318,6 +318,18 @@ impl Activity {
         self.lock().values().filter_map(Weak::upgrade).collect()
     }
 
+    /// Each session's last transaction: its raw id, the session's process
+    /// id, and when the transaction started (`None` once it has ended).
+    pub(crate) fn transactions(&self) -> Vec<(u64, i32, Option<TimestampTz>)> {
+        self.all()
+            .iter()
+            .filter_map(|b| match b.txn.load(SeqCst) {
+                0 => None,
+                raw => Some((raw, b.pid, b.lock().xact_start)),
+            })
+            .collect()
+    }
+
     /// The transaction `b`'s transaction waits for, if it is waiting.
     fn blocker(&self, b: &Backend) -> Option<centum_engine::TxnId> {
         match b.txn.load(SeqCst) {
@@ -470,5 +482,11 @@ fn micros(a: TimestampTz, b: TimestampTz) -> i64 {
 /// A transaction's id as `pg_locks` shows it: its raw word without the bit
 /// that marks a word as a transaction id (unique among running ones).
 fn xid(raw: u64) -> String {
-    (raw & (u64::MAX >> 1)).to_string()
+    xid_number(raw).to_string()
+}
+
+/// The transaction id clients see for the engine's raw id (as
+/// `pg_locks.transactionid` shows it).
+pub(crate) fn xid_number(raw: u64) -> i64 {
+    (raw & (u64::MAX >> 1)) as i64
 }

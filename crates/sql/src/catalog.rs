@@ -112,6 +112,9 @@ pub struct TableMeta {
     pub index_comments: BTreeMap<String, String>,
     /// The table's owner and ACL (see `privileges.rs`).
     pub privs: ObjectPrivs,
+    /// `WITH (memory_limit = ...)`: bytes the table's versions and indexes
+    /// may hold (see `Table::set_memory_limit`).
+    pub memory_limit: Option<u64>,
 }
 
 /// A table as the planner sees it.
@@ -333,10 +336,12 @@ impl Catalog {
         self.version.fetch_add(1, SeqCst);
     }
 
-    /// Whether a schema exists (`public` and `pg_catalog` always do).
+    /// Whether a schema exists (`public`, `pg_catalog` and `centum` always
+    /// do).
     pub fn has_schema(&self, name: &str) -> bool {
         name == "public"
             || name == "pg_catalog"
+            || name == "centum"
             || self.lock_globals().view().schemas.iter().any(|s| s == name)
     }
 
@@ -344,7 +349,11 @@ impl Catalog {
     pub fn create_schema(&self, name: &str, if_not_exists: bool) -> Result<()> {
         self.changing(|| {
             let mut g = self.lock_globals();
-            if name == "public" || name == "pg_catalog" || g.schemas.iter().any(|s| s == name) {
+            if name == "public"
+                || name == "pg_catalog"
+                || name == "centum"
+                || g.schemas.iter().any(|s| s == name)
+            {
                 if if_not_exists {
                     return Ok(());
                 }
@@ -362,6 +371,12 @@ impl Catalog {
 
     /// Drops an empty schema.
     pub fn drop_schema(&self, name: &str, if_exists: bool) -> Result<()> {
+        if matches!(name, "centum" | "pg_catalog" | "information_schema") {
+            return Err(Error::other(
+                "2BP01",
+                format!("cannot drop schema {name} because it is required by the database system"),
+            ));
+        }
         self.changing(|| {
             let prefix = format!("{name}.");
             if self.db.table_names().iter().any(|t| t.starts_with(&prefix)) {
@@ -413,6 +428,9 @@ impl Catalog {
         }
         let table = self.db.table(name).map_err(|_| Error::UndefinedTable(display_name(name)))?;
         let meta = decode_table_meta(&table.def().extra, table.columns().len())?;
+        // The engine enforces the limit the definition carries; reading the
+        // definition (after any change to it, and after a restart) sets it.
+        table.set_memory_limit(meta.memory_limit.map(|l| l as usize));
         let mut referenced_by = Vec::new();
         for other in self.db.table_names() {
             let Ok(t) = self.db.table(&other) else { continue };
@@ -1203,7 +1221,7 @@ fn byte_action(b: u8) -> Result<RefAction> {
 
 /// Encodes a table's SQL facts.
 pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
-    let mut w = Writer(b"CSQ3".to_vec());
+    let mut w = Writer(b"CSQ4".to_vec());
     w.u32(m.columns.len());
     for c in &m.columns {
         w.opt_str(&c.default);
@@ -1253,6 +1271,13 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
         w.str(text);
     }
     w.privs(&m.privs);
+    match m.memory_limit {
+        Some(l) => {
+            w.0.push(1);
+            w.0.extend_from_slice(&l.to_le_bytes());
+        }
+        None => w.0.push(0),
+    }
     w.0
 }
 
@@ -1267,6 +1292,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
         b"CSQ1" => 1,
         b"CSQ2" => 2,
         b"CSQ3" => 3,
+        b"CSQ4" => 4,
         _ => return Err(corrupt()),
     };
     let with_comments = version >= 2;
@@ -1320,6 +1346,9 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
     }
     if version >= 3 {
         m.privs = r.privs()?;
+    }
+    if version >= 4 && r.u8()? == 1 {
+        m.memory_limit = Some(u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| corrupt())?));
     }
     if m.columns.len() != ncols || r.at != bytes.len() {
         return Err(corrupt());
@@ -1543,18 +1572,25 @@ mod tests {
                     grantor: "app".into(),
                 }]),
             },
+            memory_limit: Some(64 << 20),
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
-        // Written before owners existed (CSQ2: no privileges section).
+        // Written before memory limits existed (CSQ3: no limit byte).
         let mut plain = m.clone();
+        plain.memory_limit = None;
+        let mut old = encode_table_meta(&plain);
+        old[..4].copy_from_slice(b"CSQ3");
+        old.truncate(old.len() - 1);
+        assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
+        // Written before owners existed (CSQ2: no privileges section).
         plain.privs = ObjectPrivs::default();
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ2");
-        old.truncate(old.len() - 2);
+        old.truncate(old.len() - 3);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before comments existed (CSQ1: no comment section).
         plain.comment = None;
@@ -1562,7 +1598,7 @@ mod tests {
         plain.columns.iter_mut().for_each(|c| c.comment = None);
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ1");
-        old.truncate(old.len() - (1 + 2 + 4 + 2));
+        old.truncate(old.len() - (1 + 2 + 4 + 2 + 1));
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
     }
 

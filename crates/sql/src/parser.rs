@@ -132,6 +132,27 @@ fn rewritten(sql: &str) -> Option<String> {
             out.push_str(&format!("PRAGMA {pragma} = '{}';", text.trim().replace('\'', "''")));
             continue;
         }
+        // `ALTER TABLE t RESET (p, ...)` travels as `SET (p = 'none', ...)`:
+        // sqlparser reads only the SET form, and `none` lifts a limit.
+        if words.len() > 4 && is_word(words[0], "alter") && is_word(words[1], "table") {
+            if let Some(r) = (0..piece.len()).find(|&i| is_word(&piece[i], "reset")) {
+                let open = next_word(piece, r).filter(|&k| piece[k] == Token::LParen);
+                let close = open.and_then(|o| (o..piece.len()).find(|&k| piece[k] == Token::RParen));
+                if let (Some(open), Some(close)) = (open, close) {
+                    changed = true;
+                    let names: Vec<String> = piece[open + 1..close]
+                        .iter()
+                        .filter(|t| !is_space(t) && **t != Token::Comma)
+                        .map(|t| format!("{t} = 'none'"))
+                        .collect();
+                    push_tokens(&mut out, &piece[..r]);
+                    out.push_str(&format!("SET ({})", names.join(", ")));
+                    push_tokens(&mut out, &piece[close + 1..]);
+                    out.push(';');
+                    continue;
+                }
+            }
+        }
         // `ALTER [MATERIALIZED] VIEW v RENAME TO w | OWNER TO r` is ALTER
         // TABLE's, which takes views.
         if words.len() > 2 && is_word(words[0], "alter") {

@@ -694,9 +694,17 @@ impl Session {
         }
     }
 
+    /// VACUUM: the collector runs continuously, so this only runs a round
+    /// of it now, freeing every version no snapshot can see any more
+    /// (whichever tables VACUUM names).
+    fn vacuum(&self) -> QueryResult {
+        self.catalog.db().collect_garbage();
+        tag("VACUUM")
+    }
+
     fn execute_unguarded(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
         if is_vacuum(sql) {
-            return Ok(vec![tag("VACUUM")]);
+            return Ok(vec![self.vacuum()]);
         }
         let create_user = create_user_as_role(sql).or_else(|| crate::routines::rewrite_create_procedure(sql));
         let sql = create_user.as_deref().unwrap_or(sql);
@@ -1559,7 +1567,7 @@ impl Session {
                 self.named.insert(n, p);
                 r
             }
-            S::Vacuum(_) => Ok(tag("VACUUM")),
+            S::Vacuum(_) => Ok(self.vacuum()),
             S::Lock(l) => self.lock_tables(l),
             S::Pragma { name, value: Some(v), .. } if name.to_string() == crate::parser::ALTER_SEQUENCE => {
                 let ast::Value::SingleQuotedString(text) = &v.value else {

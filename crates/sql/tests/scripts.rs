@@ -143,4 +143,5 @@ scripts!(
     writable_ctes,
     json,
     comments,
+    engine_views,
 );

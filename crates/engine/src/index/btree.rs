@@ -475,6 +475,10 @@ pub(crate) struct TreeStats {
     pub(crate) leaves: u64,
     pub(crate) inners: u64,
     pub(crate) bytes: u64,
+    /// Levels from the root to the leaves (1: the root is a leaf).
+    pub(crate) height: u64,
+    /// Entries one leaf holds.
+    pub(crate) leaf_capacity: u64,
 }
 
 /// Scan direction in key order.
@@ -637,10 +641,33 @@ impl<const L: usize, const I: usize> BTree<L, I> {
             entries: self.entries.get().max(0) as u64,
             leaves,
             inners,
-            bytes: leaves * std::mem::size_of::<Leaf<L>>() as u64
-                + inners * std::mem::size_of::<Inner<I>>() as u64
-                + self.key_bytes.get().max(0) as u64,
+            height: self.height(),
+            leaf_capacity: L as u64,
+            bytes: self.bytes(),
         }
+    }
+
+    /// Bytes of nodes and of keys stored outside them.
+    pub(crate) fn bytes(&self) -> u64 {
+        let leaves = self.leaves.load(StdRelaxed).max(0) as u64;
+        let inners = self.inners.load(StdRelaxed).max(0) as u64;
+        leaves * std::mem::size_of::<Leaf<L>>() as u64
+            + inners * std::mem::size_of::<Inner<I>>() as u64
+            + self.key_bytes.get().max(0) as u64
+    }
+
+    /// Levels from the root down its first children to a leaf. Every leaf
+    /// is at the same depth; a split of the root met on the way is seen
+    /// by the next call.
+    fn height(&self) -> u64 {
+        let _g = pin();
+        let mut node = self.root.load(Acquire);
+        let mut levels = 1;
+        while !hdr(node).leaf {
+            node = Self::inner(node).child[0].load(Acquire);
+            levels += 1;
+        }
+        levels
     }
 
     /// Number of entries.

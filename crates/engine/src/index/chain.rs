@@ -304,7 +304,8 @@ impl Chains {
         }
     }
 
-    /// Length of chain `b` counting only live versions (for statistics).
+    /// Length of chain `b` counting only live versions.
+    #[cfg(any(test, loom))]
     pub(crate) fn chain_len(&self, b: usize) -> usize {
         let mut n = 0;
         let mut cur = self.first(b);

@@ -31,7 +31,8 @@ pub struct HashIndex {
     pub(crate) usage: Tally<2>,
 }
 
-/// Statistics of one index.
+/// Statistics of one index. The chain figures are for hash indexes, the
+/// tree figures for range indexes; the others' are zero.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexStats {
     /// Index name.
@@ -40,18 +41,33 @@ pub struct IndexStats {
     pub buckets: u64,
     /// Versions linked into the index (all versions, not only live rows).
     pub entries: u64,
-    /// Estimated share of empty buckets, from a sample.
+    /// Buckets looked at for the chain figures: every bucket up to
+    /// [`SAMPLE`], else that many spread evenly over the array.
+    pub sampled_buckets: u64,
+    /// Estimated share of empty buckets, from the sample (exact when every
+    /// bucket was looked at).
     pub empty_bucket_ratio: f64,
-    /// Estimated average length of non-empty chains, from a sample.
+    /// Estimated average length of non-empty chains, from the sample.
     pub avg_chain: f64,
     /// Longest chain in the sample.
     pub max_chain: u64,
+    /// Current versions (not deleted or replaced) in the sample whose key
+    /// equals that of an earlier one in the same chain: rows sharing a key
+    /// lengthen its chain whatever the bucket count.
+    pub sampled_duplicates: u64,
+    /// Range index: levels from the root to the leaves (1: one leaf).
+    pub height: u64,
+    /// Range index: leaf and inner nodes.
+    pub leaves: u64,
+    pub inners: u64,
+    /// Range index: entries per leaf slot (1.0: every leaf full).
+    pub fill: f64,
     /// Bytes used: the bucket array plus one link per entry.
     pub bytes: u64,
 }
 
 /// Buckets looked at for chain statistics.
-const SAMPLE: usize = 4096;
+pub const SAMPLE: usize = 4096;
 
 impl HashIndex {
     pub(crate) fn new(
@@ -120,15 +136,40 @@ impl HashIndex {
         self.ready_ts.load(SeqCst) <= read_ts
     }
 
-    /// Current statistics.
-    pub fn stats(&self) -> IndexStats {
+    /// Bytes used: the bucket array plus one link per entry.
+    pub(crate) fn bytes(&self) -> u64 {
+        8 * self.chains.len() as u64 + 8 * self.entries.get().max(0) as u64
+    }
+
+    /// Current statistics, from a sample of at most [`SAMPLE`] buckets:
+    /// walking chains takes no lock, so writers go on meanwhile.
+    pub fn stats(&self, layout: &RowLayout) -> IndexStats {
         // Chains are walked, so versions must not be freed under us.
         let _pin = crossbeam_epoch::pin();
         let n = self.chains.len();
-        let step = (n / SAMPLE).max(1);
-        let (mut seen, mut empty, mut total, mut max) = (0u64, 0u64, 0u64, 0u64);
+        let step = n.div_ceil(SAMPLE).max(1);
+        let (mut seen, mut empty, mut total, mut max, mut dups) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut current: Vec<VersionPtr> = Vec::new();
         for b in (0..n).step_by(step).take(SAMPLE) {
-            let len = self.chains.chain_len(b) as u64;
+            let mut len = 0u64;
+            current.clear();
+            let mut cur = self.chains.first(b);
+            while let Some(v) = cur {
+                if self.chains.is_live(v) {
+                    len += 1;
+                    if v.end().load(SeqCst) == crate::mvcc::word::INFINITY {
+                        // Compared with the first 64 distinct keys of the
+                        // chain: a chain holding more is long anyway.
+                        let probe = self.key.probe_row(layout, v.data());
+                        if current.iter().any(|c| self.key.matches(layout, c.data(), &probe)) {
+                            dups += 1;
+                        } else if current.len() < 64 {
+                            current.push(v);
+                        }
+                    }
+                }
+                cur = self.chains.next(v);
+            }
             seen += 1;
             if len == 0 {
                 empty += 1;
@@ -141,10 +182,16 @@ impl HashIndex {
             name: self.name.clone(),
             buckets: n as u64,
             entries,
+            sampled_buckets: seen,
             empty_bucket_ratio: empty as f64 / seen.max(1) as f64,
             avg_chain: total as f64 / (seen - empty).max(1) as f64,
             max_chain: max,
-            bytes: 8 * n as u64 + 8 * entries,
+            sampled_duplicates: dups,
+            height: 0,
+            leaves: 0,
+            inners: 0,
+            fill: 0.0,
+            bytes: self.bytes(),
         }
     }
 }

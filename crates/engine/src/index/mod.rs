@@ -139,10 +139,18 @@ impl Index {
         }
     }
 
-    /// Current statistics.
-    pub fn stats(&self) -> IndexStats {
+    /// Bytes the index holds (as in its statistics), from counters.
+    pub fn bytes(&self) -> usize {
         match self {
-            Index::Hash(h) => h.stats(),
+            Index::Hash(h) => h.bytes() as usize,
+            Index::Range(r) => r.bytes() as usize,
+        }
+    }
+
+    /// Current statistics.
+    pub fn stats(&self, layout: &RowLayout) -> IndexStats {
+        match self {
+            Index::Hash(h) => h.stats(layout),
             Index::Range(r) => r.stats(),
         }
     }

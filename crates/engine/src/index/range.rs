@@ -108,6 +108,11 @@ impl RangeIndex {
         self.for_each(Some(lo), hi, Direction::Forward, f)
     }
 
+    /// Bytes used: nodes, keys and one link per entry.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.tree.bytes() + 8 * self.tree.len()
+    }
+
     /// Current statistics.
     pub fn stats(&self) -> IndexStats {
         let t = self.tree.stats();
@@ -115,9 +120,15 @@ impl RangeIndex {
             name: self.name.clone(),
             buckets: 0,
             entries: t.entries,
+            sampled_buckets: 0,
             empty_bucket_ratio: 0.0,
             avg_chain: 0.0,
             max_chain: 0,
+            sampled_duplicates: 0,
+            height: t.height,
+            leaves: t.leaves,
+            inners: t.inners,
+            fill: t.entries as f64 / (t.leaves * t.leaf_capacity).max(1) as f64,
             bytes: t.bytes + 8 * t.entries,
         }
     }

@@ -19,5 +19,5 @@ pub(crate) mod write;
 pub use read::{RangeScan, Row, Scan};
 pub use row_wait::RowWait;
 pub use transaction::{Committing, Isolation, OnHeld, Savepoint, Transaction, Visible, WaitLimits};
-pub use txn_table::{ddl_waits, TxnCounts};
+pub use txn_table::{ddl_waits, TxnCounts, TxnInfo};
 pub use word::TxnId;

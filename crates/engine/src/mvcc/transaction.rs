@@ -245,7 +245,7 @@ impl Transaction {
     pub(crate) fn begin(db: Arc<Shared>, isolation: Isolation) -> Result<Transaction> {
         let id = db
             .txns
-            .register(db.clock.watermark(), isolation == Isolation::ReadCommitted)
+            .register(db.clock.watermark(), isolation)
             .ok_or(Error::TooManyTransactions(db.txns.capacity()))?;
         let read_ts = db.gc.start_reader(&db.clock, |w| db.txns.set_read_ts(id, w));
         Ok(Transaction {
@@ -309,6 +309,15 @@ impl Transaction {
     /// Rows returned before cannot outlive this call (the borrow checker
     /// enforces it).
     pub fn begin_statement(&mut self) {
+        {
+            // Published for `centum.transactions` once per statement, not
+            // per row.
+            let inner = self.inner.borrow();
+            let (reads, writes) = (inner.reads.len() + inner.scans.len(), inner.writes.len());
+            if reads | writes != 0 {
+                self.db.txns.publish_sizes(self.id, reads, writes);
+            }
+        }
         if self.isolation == Isolation::ReadCommitted {
             // A row this transaction already wrote on top of a commit newer
             // than the watermark (or a logged one): a snapshot older than
@@ -434,31 +443,36 @@ impl Transaction {
                 self.db.clock.wait_visible(depends);
             }
             let after = (depends != 0).then_some(self.first_read_ts);
-            let logged = durable::redo_record(
-                self.inner.get_mut(),
-                &self.db.txns,
-                self.id,
-                ts.unwrap_or(0),
-                image.as_deref(),
-            )
-            .and_then(|rec| match rec {
-                None => Ok(None),
-                Some(rec) => {
-                    logged_record = true;
-                    let (db, id) = (&self.db, self.id);
-                    let mut stamped = ts;
-                    // A schema change's record is waited for here: the DDL
-                    // lock is held until its commit is published.
-                    let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
-                        let t = *stamped.get_or_insert_with(|| stamp(db, id));
-                        db.txns.set_state(id, TxnState::Logged(t));
-                        t
-                    });
-                    ts = stamped;
-                    self.commit_ts = stamped;
-                    r
-                }
-            });
+            let logged = self
+                .db
+                .admit_record(self.inner.get_mut().redo_bytes)
+                .and_then(|()| {
+                    durable::redo_record(
+                        self.inner.get_mut(),
+                        &self.db.txns,
+                        self.id,
+                        ts.unwrap_or(0),
+                        image.as_deref(),
+                    )
+                })
+                .and_then(|rec| match rec {
+                    None => Ok(None),
+                    Some(rec) => {
+                        logged_record = true;
+                        let (db, id) = (&self.db, self.id);
+                        let mut stamped = ts;
+                        // A schema change's record is waited for here: the DDL
+                        // lock is held until its commit is published.
+                        let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
+                            let t = *stamped.get_or_insert_with(|| stamp(db, id));
+                            db.txns.set_state(id, TxnState::Logged(t));
+                            t
+                        });
+                        ts = stamped;
+                        self.commit_ts = stamped;
+                        r
+                    }
+                });
             match logged {
                 Err(e) => {
                     drop(ddl);

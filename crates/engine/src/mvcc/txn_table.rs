@@ -24,7 +24,7 @@ use super::word::{TxnId, MAX_SLOTS};
 use crate::counter::Tally;
 use crate::sync::{AtomicU64, Ordering::SeqCst};
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
 use std::task::Waker;
 use std::time::{Duration, Instant};
@@ -114,6 +114,13 @@ struct Slot {
     /// The highest commit timestamp of a logged, not yet committed
     /// transaction whose changes this one has used (0: none).
     depends: AtomicU64,
+    /// The transaction's isolation level (`Isolation as u8`), for
+    /// `centum.transactions`.
+    isolation: AtomicU8,
+    /// Sizes of its read set (rows and ranges) and write set, as of the
+    /// start of its current statement (see `TxnTable::publish_sizes`).
+    reads: AtomicU32,
+    writes: AtomicU32,
     /// Next free slot + 1 (free stack link).
     next_free: AtomicU32,
     /// Times the slot was taken: with the slot number it makes a unique
@@ -158,6 +165,37 @@ pub struct TxnCounts {
     pub deadlocks: u64,
 }
 
+/// An open transaction as other sessions see it (`centum.transactions`,
+/// `centum.gc`): read from its slot without stopping it, so each field is
+/// as fresh as its own load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TxnInfo {
+    /// Its id.
+    pub id: TxnId,
+    /// `active`, `preparing`, `logged` (its redo record is appended,
+    /// durability pending), `committed` or `aborted` (finishing).
+    pub state: &'static str,
+    /// Its isolation level.
+    pub isolation: super::Isolation,
+    /// The snapshot it reads at (the garbage collector keeps every version
+    /// it may see).
+    pub read_ts: u64,
+    /// Its commit timestamp, once it has one.
+    pub commit_ts: Option<u64>,
+    /// Rows and ranges it has read (validated at commit under
+    /// SERIALIZABLE), as of the start of its current statement.
+    pub reads: u32,
+    /// Rows it has written, as of the start of its current statement.
+    pub writes: u32,
+    /// The transaction it waits for (a row or key that one holds).
+    pub waiting_for: Option<TxnId>,
+    /// The highest commit timestamp of a logged transaction whose changes
+    /// it used (a commit dependency): it commits only after that one.
+    pub depends_on: Option<u64>,
+    /// Whether it has written or locked a row.
+    pub holder: bool,
+}
+
 impl TxnTable {
     /// A table for at most `capacity` concurrent transactions.
     pub(crate) fn new(capacity: usize) -> TxnTable {
@@ -180,12 +218,15 @@ impl TxnTable {
 
     /// Takes a slot for a new active transaction reading at `read_ts`.
     /// Returns `None` when every slot is in use.
-    pub(crate) fn register(&self, read_ts: u64, follows: bool) -> Option<TxnId> {
+    pub(crate) fn register(&self, read_ts: u64, isolation: super::Isolation) -> Option<TxnId> {
         let slot = self.pop_free()?;
         let s = &self.slots[slot];
         let id = TxnId::new(s.uses.fetch_add(1, SeqCst) + 1, slot);
         s.state.store(TxnState::Active.pack(), SeqCst);
-        s.follows.store(follows, SeqCst);
+        s.follows.store(isolation == super::Isolation::ReadCommitted, SeqCst);
+        s.isolation.store(isolation as u8, Relaxed);
+        s.reads.store(0, Relaxed);
+        s.writes.store(0, Relaxed);
         s.read_ts.store(read_ts, SeqCst);
         s.waiting_for.store(0, SeqCst);
         s.depends.store(0, SeqCst);
@@ -319,6 +360,65 @@ impl TxnTable {
         v.sort_unstable();
         v.dedup();
         (v, oldest_follower)
+    }
+
+    /// Publishes the sizes of `id`'s read and write sets, for
+    /// [`TxnTable::list`].
+    #[inline]
+    pub(crate) fn publish_sizes(&self, id: TxnId, reads: usize, writes: usize) {
+        let s = &self.slots[id.slot()];
+        s.reads.store(reads.min(u32::MAX as usize) as u32, Relaxed);
+        s.writes.store(writes.min(u32::MAX as usize) as u32, Relaxed);
+    }
+
+    /// Every transaction open now, in slot order. A transaction that ends
+    /// while its slot is read is left out.
+    pub(crate) fn list(&self) -> Vec<TxnInfo> {
+        use super::Isolation;
+        let n = self.high_water.load(SeqCst) as usize;
+        let mut out = Vec::new();
+        for s in &self.slots[..n] {
+            let raw = s.id.load(SeqCst);
+            if raw == 0 {
+                continue;
+            }
+            let st = TxnState::unpack(s.state.load(SeqCst));
+            let read_ts = s.read_ts.load(SeqCst);
+            let isolation = match s.isolation.load(Relaxed) {
+                x if x == Isolation::Snapshot as u8 => Isolation::Snapshot,
+                x if x == Isolation::Serializable as u8 => Isolation::Serializable,
+                _ => Isolation::ReadCommitted,
+            };
+            let waiting = s.waiting_for.load(SeqCst);
+            let depends = s.depends.load(SeqCst);
+            let info = TxnInfo {
+                id: TxnId(raw),
+                state: match st {
+                    TxnState::Active => "active",
+                    TxnState::Preparing(_) => "preparing",
+                    TxnState::Logged(_) => "logged",
+                    TxnState::Committed(_) => "committed",
+                    TxnState::Aborted => "aborted",
+                },
+                isolation,
+                read_ts,
+                commit_ts: match st {
+                    TxnState::Preparing(t) | TxnState::Logged(t) | TxnState::Committed(t) => Some(t),
+                    _ => None,
+                },
+                reads: s.reads.load(Relaxed),
+                writes: s.writes.load(Relaxed),
+                waiting_for: (waiting != 0).then_some(TxnId(waiting)),
+                depends_on: (depends != 0).then_some(depends),
+                holder: s.holder.load(Relaxed),
+            };
+            // The slot changed hands while it was read: that transaction
+            // has ended.
+            if s.id.load(SeqCst) == raw && read_ts != NO_READER {
+                out.push(info);
+            }
+        }
+        out
     }
 
     /// Ids of every transaction open now.
@@ -642,39 +742,65 @@ fn past_limits(
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::mvcc::Isolation;
     use std::sync::Arc;
 
     #[test]
     fn finished_transactions_disappear_from_their_slot() {
         let t = TxnTable::new(4);
-        let a = t.register(5, false).unwrap();
+        let a = t.register(5, Isolation::Snapshot).unwrap();
         assert_eq!(t.state(a), Some(TxnState::Active));
         assert_eq!(t.read_timestamps(), (vec![5], u64::MAX));
         t.set_state(a, TxnState::Committed(9));
         assert_eq!(t.state(a), Some(TxnState::Committed(9)));
         t.release(a);
         assert_eq!(t.state(a), None);
-        let b = t.register(7, false).unwrap();
+        let b = t.register(7, Isolation::Snapshot).unwrap();
         assert_eq!(b.slot(), a.slot(), "the hot slot is reused");
         assert_ne!(a, b);
         assert_eq!(t.state(a), None);
     }
 
     #[test]
+    fn the_listing_shows_open_transactions_with_what_they_published() {
+        let t = TxnTable::new(4);
+        let a = t.register(3, Isolation::Serializable).unwrap();
+        let b = t.register(5, Isolation::ReadCommitted).unwrap();
+        t.publish_sizes(a, 7, 2);
+        t.mark_holder(a);
+        t.set_state(b, TxnState::Logged(11));
+        t.depend(a, 11);
+        let list = t.list();
+        assert_eq!(list.len(), 2);
+        let la = list.iter().find(|i| i.id == a).unwrap();
+        assert_eq!((la.state, la.isolation, la.read_ts), ("active", Isolation::Serializable, 3));
+        assert_eq!((la.reads, la.writes, la.holder, la.depends_on), (7, 2, true, Some(11)));
+        let lb = list.iter().find(|i| i.id == b).unwrap();
+        assert_eq!((lb.state, lb.commit_ts, lb.isolation), ("logged", Some(11), Isolation::ReadCommitted));
+        t.release(b);
+        assert_eq!(t.list().iter().map(|i| i.id).collect::<Vec<_>>(), vec![a]);
+        // A new transaction in a used slot starts with nothing published.
+        t.release(a);
+        let c = t.register(9, Isolation::Snapshot).unwrap();
+        let lc = t.list();
+        assert_eq!((lc[0].id, lc[0].reads, lc[0].writes, lc[0].holder), (c, 0, 0, false));
+    }
+
+    #[test]
     fn full_table_refuses_new_transactions() {
         let t = TxnTable::new(2);
-        let a = t.register(1, false).unwrap();
-        let _b = t.register(1, false).unwrap();
-        assert!(t.register(1, false).is_none());
+        let a = t.register(1, Isolation::Snapshot).unwrap();
+        let _b = t.register(1, Isolation::Snapshot).unwrap();
+        assert!(t.register(1, Isolation::Snapshot).is_none());
         t.release(a);
-        assert!(t.register(1, false).is_some());
+        assert!(t.register(1, Isolation::Snapshot).is_some());
     }
 
     #[test]
     fn waiting_ends_when_the_other_finishes() {
         let t = Arc::new(TxnTable::new(8));
-        let a = t.register(1, false).unwrap();
-        let b = t.register(1, false).unwrap();
+        let a = t.register(1, Isolation::Snapshot).unwrap();
+        let b = t.register(1, Isolation::Snapshot).unwrap();
         let t2 = t.clone();
         let h = std::thread::spawn(move || t2.wait_for(b, a, &Default::default(), false));
         std::thread::sleep(Duration::from_millis(20));
@@ -685,8 +811,8 @@ mod tests {
     #[test]
     fn a_cycle_of_waits_is_a_deadlock() {
         let t = Arc::new(TxnTable::new(8));
-        let a = t.register(1, false).unwrap();
-        let b = t.register(1, false).unwrap();
+        let a = t.register(1, Isolation::Snapshot).unwrap();
+        let b = t.register(1, Isolation::Snapshot).unwrap();
         let t2 = t.clone();
         let h = std::thread::spawn(move || t2.wait_for(a, b, &Default::default(), false));
         std::thread::sleep(Duration::from_millis(20));

@@ -65,7 +65,9 @@ impl Transaction {
         self.check_usable()?;
         table.check_not_dropped()?;
         self.check_row(table, &mut values)?;
-        self.db.admit(table.layout.encoded_len(&values))?;
+        let bytes = table.layout.encoded_len(&values);
+        self.db.admit(bytes)?;
+        table.admit(bytes)?;
         let set = table.indexes.load();
         // Linked but not yet in the write set: nothing may unwind here.
         let _c = crate::critical::Critical::enter("inserting a row version");
@@ -193,7 +195,9 @@ impl Transaction {
         };
         {
             self.check_row(table, &mut values)?;
-            self.db.admit(table.layout.encoded_len(&values))?;
+            let bytes = table.layout.encoded_len(&values);
+            self.db.admit(bytes)?;
+            table.admit(bytes)?;
             let Some(old) = self.lock(target).map_err(|e| self.doom(e))? else {
                 return Ok(false);
             };

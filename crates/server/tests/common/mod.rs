@@ -100,6 +100,14 @@ impl Server {
         }
     }
 
+    /// Kills the server with SIGKILL, as a crash would, and waits for it.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     /// The process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)

@@ -38,7 +38,7 @@ const KILL_AFTER: Duration = Duration::from_secs(20);
 /// `src/server.rs`), given to the embedded session's thread too.
 const SESSION_STACK: usize = 32 << 20;
 
-/// `--max-memory` (and the embedded database's limit) for a memory
+/// `--memory-limit` (and the embedded database's limit) for a memory
 /// `budget`: rows may fill half of it; statements' buffers (statement_mem)
 /// and what the engine holds besides rows take the rest.
 pub fn memory_limit(budget: u64) -> u64 {
@@ -285,7 +285,7 @@ impl Remote {
     /// Starts a server; `budget` is the memory growth allowed, in bytes.
     pub fn start(budget: u64) -> Remote {
         let limit = format!("{}MB", memory_limit(budget) >> 20);
-        let server = Server::start(&["--max-memory", &limit]);
+        let server = Server::start(&["--memory-limit", &limit]);
         let pid = Arc::new(Mutex::new(server.pid()));
         let cancel: Arc<Mutex<Option<postgres::CancelToken>>> = Arc::default();
         let to_cancel = cancel.clone();

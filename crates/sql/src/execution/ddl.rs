@@ -407,6 +407,7 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
                 }
                 "memory_optimized" => {}
                 "bucket_count" => bl.buckets = Some(bucket_count(&v)?),
+                "memory_limit" => bl.meta.memory_limit = memory_limit(&v)?,
                 other => bl
                     .notices
                     .push(format!("storage parameter \"{other}\" is ignored: tables are memory-optimized")),
@@ -874,6 +875,18 @@ pub(crate) fn alter_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome
     Ok(out)
 }
 
+/// A table's `memory_limit` storage parameter: a size (`64MB`, bytes), or
+/// `0` / `none` for no limit of its own.
+fn memory_limit(v: &str) -> Result<Option<u64>> {
+    if v == "none" || v == "0" {
+        return Ok(None);
+    }
+    match centum_engine::memory::parse_size(v) {
+        Ok(n) => Ok(Some(n as u64)),
+        Err(e) => Err(Error::InvalidParameter(format!("invalid value for parameter \"memory_limit\": {e}"))),
+    }
+}
+
 /// ALTER TABLE: constraints and primary keys.
 fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
     // `ALTER TABLE seq OWNER TO ...` also names sequences (pg_dump's form).
@@ -980,6 +993,22 @@ fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
                 rename_table(b, &table, to)?;
                 // Any further operation names the table by its new name.
                 break;
+            }
+            ast::AlterTableOperation::SetOptionsParens { options } => {
+                let mut meta = info.meta.clone();
+                for o in options {
+                    let ast::SqlOption::KeyValue { key, value } = o else {
+                        return Err(Error::Syntax(format!("expected name = value, found {o}")));
+                    };
+                    let v = value.to_string().trim_matches('\'').to_lowercase();
+                    match ident(key).as_str() {
+                        "memory_limit" => meta.memory_limit = memory_limit(&v)?,
+                        other => notices.push(format!(
+                            "storage parameter \"{other}\" is ignored: tables are memory-optimized"
+                        )),
+                    }
+                }
+                b.catalog.set_meta(&table, &meta)?;
             }
             other => return Err(Error::unsupported(format!("ALTER TABLE {other}"))),
         }

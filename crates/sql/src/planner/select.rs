@@ -1145,11 +1145,11 @@ impl<'a> Binder<'a> {
     }
 
     /// A virtual catalog table named by `parts`: qualified with
-    /// `pg_catalog` or `information_schema`, or unqualified when no user
+    /// `pg_catalog`, `information_schema` or `centum`, or unqualified when no user
     /// table of that name is on the search path.
     fn system_table(&self, parts: &[String]) -> Result<Option<SystemTable>> {
         match parts {
-            [s, t] | [_, s, t] if s == "pg_catalog" || s == "information_schema" => {
+            [s, t] | [_, s, t] if s == "pg_catalog" || s == "information_schema" || s == "centum" => {
                 match SystemTable::lookup(Some(s), t) {
                     Some(found) => Ok(Some(found)),
                     None if s == "information_schema" => Err(Error::UndefinedTable(format!("{s}.{t}"))),

@@ -56,6 +56,9 @@ pub enum CatalogFn {
     FunctionDef,
     /// `pg_get_viewdef(oid [, pretty])`: a view's query.
     ViewDef,
+    /// `pg_get_ruledef(oid [, pretty])`: a view's `_RETURN` rule as the
+    /// CREATE RULE that would make it.
+    RuleDef,
     /// `pg_relation_is_publishable(oid)`.
     RelationIsPublishable,
     /// `current_schemas(bool)` (+ search path).
@@ -270,6 +273,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         }
         "pg_get_functiondef" => (CatalogFn::FunctionDef, vec![I4], 1, T, false),
         "pg_get_viewdef" => (CatalogFn::ViewDef, vec![I4, B], 1, T, false),
+        "pg_get_ruledef" => (CatalogFn::RuleDef, vec![I4, B], 1, T, false),
         // Operators are all in pg_catalog, which every search path has.
         "pg_operator_is_visible" => (CatalogFn::Visible, vec![I4], 1, B, false),
         "pg_opclass_is_visible"
@@ -403,6 +407,7 @@ impl CatalogFn {
             CatalogFn::FunctionArguments => "pg_get_function_arguments",
             CatalogFn::FunctionDef => "pg_get_functiondef",
             CatalogFn::ViewDef => "pg_get_viewdef",
+            CatalogFn::RuleDef => "pg_get_ruledef",
             CatalogFn::QuoteIdent => "quote_ident",
             CatalogFn::QuoteLiteral => "quote_literal",
             CatalogFn::CurrentUser => "current_user",
@@ -451,6 +456,7 @@ impl CatalogFn {
                 | CatalogFn::FunctionArguments
                 | CatalogFn::FunctionDef
                 | CatalogFn::ViewDef
+                | CatalogFn::RuleDef
                 | CatalogFn::Description
                 | CatalogFn::HasPrivilege(Some(_))
                 | CatalogFn::AclDefault
@@ -545,6 +551,19 @@ pub(crate) fn eval(
                 _ => None,
             };
             def.map_or(Value::Null, |d| Value::Text(super::tables::view_definition(d)))
+        }
+        CatalogFn::RuleDef => {
+            let snap = s()?;
+            let rule = oid_arg(arg(0));
+            let found = super::tables::view_rules(snap).into_iter().find(|(r, _, _)| *r == rule);
+            found.map_or(Value::Null, |(_, _, def)| {
+                // PostgreSQL names the view with its schema.
+                let (schema, name) = super::snapshot::split_name(&def.name);
+                Value::Text(format!(
+                    "CREATE RULE \"_RETURN\" AS\n    ON SELECT TO {schema}.{name} DO INSTEAD {}",
+                    super::tables::view_definition(def)
+                ))
+            })
         }
         CatalogFn::QuoteIdent => Value::Text(quote_ident(&text(arg(0)))),
         CatalogFn::QuoteLiteral => Value::Text(quote_literal(&text(arg(0)))),

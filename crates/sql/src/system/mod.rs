@@ -33,6 +33,7 @@
 //! (inheritance, partitions, policies, triggers, rules, publications,
 //! extended statistics, enums, ranges) exist and are empty.
 
+mod centum;
 pub(crate) mod functions;
 pub(crate) mod operators;
 pub(crate) mod snapshot;

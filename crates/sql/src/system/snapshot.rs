@@ -48,6 +48,8 @@ pub(crate) const PUBLIC: i32 = 2200;
 pub(crate) const PUBLIC_COMMENT: &str = "standard public schema";
 /// OID of schema `information_schema`.
 pub(crate) const INFORMATION_SCHEMA: i32 = 13000;
+/// OID of schema `centum`: the engine's views.
+pub(crate) const CENTUM: i32 = 13001;
 /// OID of the role reported when the catalog has none.
 pub(crate) const ROLE: i32 = 10;
 /// OID of the one database.
@@ -313,6 +315,7 @@ impl Snapshot {
             (PG_CATALOG, "pg_catalog".to_string()),
             (PUBLIC, "public".to_string()),
             (INFORMATION_SCHEMA, "information_schema".to_string()),
+            (CENTUM, "centum".to_string()),
         ];
         for (n, slot) in schema_slots {
             schemas.push(((SCHEMA_BASE + slot as i64) as i32, n));

@@ -31,11 +31,11 @@ use super::tables::index_name;
 use super::Identity;
 use centum_types::Value;
 
-fn i8(n: u64) -> Value {
+pub(super) fn i8(n: u64) -> Value {
     Value::BigInt(n.min(i64::MAX as u64) as i64)
 }
 
-fn txt(s: &str) -> Value {
+pub(super) fn txt(s: &str) -> Value {
     Value::Text(s.to_string())
 }
 

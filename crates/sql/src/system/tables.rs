@@ -328,6 +328,39 @@ system_tables! {
         "hastriggers" B, "rowsecurity" B,
     ]
     PgIndexes "pg_catalog" "pg_indexes" ["schemaname" T, "tablename" T, "indexname" T, "tablespace" T, "indexdef" T]
+    CentumTableMemory "centum" "table_memory" [
+        "schema_name" T, "table_name" T, "durability" T, "rows" I8, "versions" I8, "dead_versions" I8,
+        "row_bytes" I8, "index_bytes" I8, "garbage_bytes" I8, "total_bytes" I8, "memory_limit" I8,
+    ]
+    CentumHashIndexStats "centum" "hash_index_stats" [
+        "schema_name" T, "table_name" T, "index_name" T, "total_buckets" I8, "empty_buckets" I8,
+        "avg_chain_length" F, "max_chain_length" I8, "duplicate_keys" I8, "entries" I8, "bytes" I8,
+        "sampled_buckets" I8,
+    ]
+    CentumRangeIndexStats "centum" "range_index_stats" [
+        "schema_name" T, "table_name" T, "index_name" T, "height" I8, "leaf_nodes" I8, "inner_nodes" I8,
+        "fill" F, "keys" I8, "bytes" I8,
+    ]
+    CentumCheckpointFiles "centum" "checkpoint_files" [
+        "pair_id" I8, "file" T, "file_type" T, "state" T, "rows" I8, "deleted_rows" I8, "bytes" I8,
+        "lower_bound_ts" I8, "upper_bound_ts" I8,
+    ]
+    CentumLog "centum" "log" [
+        "appended_ts" I8, "durable_ts" I8, "records" I8, "flushes" I8, "bytes_written" I8,
+        "avg_batch_records" F, "largest_batch_records" I8, "syncs_per_second" F, "pending_records" I8,
+        "pending_bytes" I8, "delayed_records" I8, "delayed_bytes" I8, "delayed_age_ms" F,
+        "timer_flushes" I8, "failed_writes" I8, "failure" T,
+    ]
+    CentumGc "centum" "gc" [
+        "versions_queued" I8, "versions_reclaimed" I8, "unlinked_by_readers" I8, "horizon_ts" I8,
+        "oldest_snapshot_ts" I8, "oldest_snapshot_txid" I8, "oldest_snapshot_pid" I4,
+        "oldest_snapshot_age_s" F, "sweep_steps" I8,
+    ]
+    CentumTransactions "centum" "transactions" [
+        "txid" I8, "pid" I4, "state" T, "isolation" T, "xact_start" Ty::Ts, "age_s" F, "read_ts" I8,
+        "commit_ts" I8, "read_set" I8, "write_set" I8, "holds_rows" B, "waiting_for_txid" I8,
+        "waiting_for_pid" I4, "commit_dependency_ts" I8,
+    ]
     InfoViews "information_schema" "views" [
         "table_catalog" T, "table_schema" T, "table_name" T, "view_definition" T, "check_option" T,
         "is_updatable" T, "is_insertable_into" T, "is_trigger_updatable" T,
@@ -620,6 +653,23 @@ impl SystemTable {
                 }
                 rows
             }
+            SystemTable::Extension => vec![vec![
+                oid(CENTUM_EXTENSION),
+                txt("centum"),
+                oid(s.owner),
+                oid(super::snapshot::CENTUM),
+                b(false),
+                txt(env!("CARGO_PKG_VERSION")),
+                Value::Null,
+                Value::Null,
+            ]],
+            SystemTable::CentumTableMemory => super::centum::table_memory(s),
+            SystemTable::CentumHashIndexStats => super::centum::hash_index_stats(s),
+            SystemTable::CentumRangeIndexStats => super::centum::range_index_stats(s),
+            SystemTable::CentumCheckpointFiles => super::centum::checkpoint_files(s),
+            SystemTable::CentumLog => super::centum::log(s),
+            SystemTable::CentumGc => super::centum::gc(s, id),
+            SystemTable::CentumTransactions => super::centum::transactions(s, id),
             SystemTable::StatUserTables => stats::tables(s),
             SystemTable::StatUserIndexes => stats::indexes(s),
             SystemTable::StatDatabase => stats::database(s, id),
@@ -801,7 +851,6 @@ impl SystemTable {
             | SystemTable::Range
             | SystemTable::Enum
             | SystemTable::Trigger
-            | SystemTable::Extension
             | SystemTable::InitPrivs
             | SystemTable::Opclass
             | SystemTable::Opfamily
@@ -944,6 +993,13 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
         r[19] = b(true);
         out.push(r);
     }
+    // The engine's views: built in, defined by no stored query.
+    for t in SystemTable::ALL.iter().filter(|t| t.name().0 == "centum") {
+        let mut r = row(t.oid(), t.name().1, super::snapshot::CENTUM, 0, RelKind::View, t.spec().len(), None);
+        r[7] = oid(0);
+        r[19] = b(true);
+        out.push(r);
+    }
     out.sort_by_key(|r| if let Value::Integer(o) = r[0] { o } else { 0 });
     out
 }
@@ -1023,6 +1079,11 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
                 let Some(c) = cols.get((a as usize).wrapping_sub(1)) else { continue };
                 out.push(attribute(ix.oid, &c.name, &c.ty, k + 1, false, false, "", ""));
             }
+        }
+    }
+    for t in SystemTable::ALL.iter().filter(|t| t.name().0 == "centum") {
+        for (i, (name, ty)) in t.spec().iter().enumerate() {
+            out.push(attribute(t.oid(), name, &ty.data_type(), i + 1, false, false, "", ""));
         }
     }
     for v in &s.views {
@@ -1289,11 +1350,27 @@ fn depends(s: &Snapshot) -> Vec<Vec<Value>> {
             }
         }
     }
+    // The `centum` schema and its views belong to the built-in extension
+    // `centum`, which is how pg_dump knows to leave them out of a dump.
+    let member = |classid: i32, objid: i32| {
+        let mut r = row(classid, objid, 0, CENTUM_EXTENSION, 0, "e");
+        r[3] = oid(SystemTable::Extension.oid());
+        r
+    };
+    out.push(member(SystemTable::Namespace.oid(), super::snapshot::CENTUM));
+    for t in SystemTable::ALL.iter().filter(|t| t.name().0 == "centum") {
+        out.push(member(SystemTable::Class.oid(), t.oid()));
+    }
     out
 }
 
+/// OID of the built-in extension `centum`, which owns the `centum` schema:
+/// below 16384, so pg_dump takes it for part of the system (as plpgsql
+/// is in PostgreSQL) and dumps neither it nor what it owns.
+const CENTUM_EXTENSION: i32 = 13002;
+
 /// Every view's and materialized view's rule: (rule OID, view OID, view).
-fn view_rules(s: &Snapshot) -> Vec<(i32, i32, &crate::catalog::ViewDef)> {
+pub(crate) fn view_rules(s: &Snapshot) -> Vec<(i32, i32, &crate::catalog::ViewDef)> {
     let mut out: Vec<_> = s.views.iter().map(|v| (v.oid + 1, v.oid, &v.def)).collect();
     out.extend(s.tables.iter().filter_map(|t| Some((t.rule_oid(), t.oid, t.materialized.as_ref()?))));
     out.sort_by_key(|r| r.0);

@@ -98,3 +98,8 @@ SELECT count(*) FROM all_parts;
 DROP TABLE parts;
 DROP TABLE parts CASCADE;
 SELECT relname FROM pg_class WHERE relkind IN ('r', 'v', 'm') AND relnamespace = 'public'::regnamespace ORDER BY 1;
+-- psql's \d+ on a view reads its other rules through pg_get_ruledef.
+CREATE VIEW ruled AS SELECT 1 AS a;
+SELECT pg_get_ruledef(r.oid) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relname = 'ruled';
+SELECT count(*) FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class WHERE c.relname = 'ruled' AND r.rulename <> '_RETURN';
+DROP VIEW ruled;

@@ -104,8 +104,8 @@ impl Default for LogOptions {
     }
 }
 
-/// Counters of the log's work.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Counters of the log's work, and where it stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LogStats {
     /// Records appended.
     pub commits: u64,
@@ -117,7 +117,40 @@ pub struct LogStats {
     pub bytes: u64,
     /// Flushes whose write failed; the log went on.
     pub failed_writes: u64,
+    /// Records the flushes carried: `flushed_records / flushes` is the
+    /// average group-commit batch.
+    pub flushed_records: u64,
+    /// The most records one flush carried.
+    pub largest_batch: u64,
+    /// The commit timestamp of the last record appended.
+    pub appended_ts: u64,
+    /// The highest commit timestamp on disk: every record appended up to
+    /// it is durable.
+    pub durable_ts: u64,
+    /// Records and bytes appended and not yet written (delayed ones
+    /// included).
+    pub pending_records: u64,
+    pub pending_bytes: u64,
+    /// Delayed-durability records acknowledged and not yet on disk, and
+    /// how long the oldest of them has waited (microseconds).
+    pub delayed_records: u64,
+    pub delayed_bytes: u64,
+    pub delayed_age_us: u64,
+    /// Flushes per second over the last second or so (0 when idle).
+    pub syncs_per_second: f64,
 }
+
+/// How the flush rate is measured: flushes counted since `since`, turned
+/// into a rate once at least [`RATE_WINDOW`] has passed.
+#[derive(Clone, Copy)]
+struct Rate {
+    since: Instant,
+    flushes_then: u64,
+    last: f64,
+}
+
+/// The window the flush rate is averaged over.
+const RATE_WINDOW: Duration = Duration::from_secs(1);
 
 struct State {
     /// Pending batch: `BATCH_FRAME_LEN` reserved bytes, then record frames.
@@ -146,6 +179,7 @@ struct State {
     /// The commit timestamp of the last record appended.
     last_ts: u64,
     stats: LogStats,
+    rate: Rate,
 }
 
 /// A committer's (or a flush's) claim on the outcome of the batch its
@@ -410,6 +444,7 @@ impl Log {
                 last_count: 0,
                 last_ts: 0,
                 stats: LogStats::default(),
+                rate: Rate { since: Instant::now(), flushes_then: 0, last: 0.0 },
             }),
             flusher_cv: Condvar::new(),
             tail: Mutex::new(Tail { file, pos, dirty: false, zeroed: pos.offset, sink }),
@@ -599,9 +634,25 @@ impl Log {
         lock(&self.shared.state).failed.clone()
     }
 
-    /// Counters so far.
+    /// Counters so far, and where the log stands now.
     pub fn stats(&self) -> LogStats {
-        lock(&self.shared.state).stats
+        let st = lock(&self.shared.state);
+        let mut s = st.stats;
+        s.appended_ts = st.last_ts;
+        s.pending_records = u64::from(st.records);
+        s.pending_bytes = (st.buf.len() - BATCH_FRAME_LEN) as u64;
+        s.delayed_records = st.delayed.len() as u64;
+        s.delayed_bytes = st.delayed.iter().map(|r| r.len() as u64).sum();
+        s.delayed_age_us = st.delayed_since.map_or(0, |t| t.elapsed().as_micros() as u64);
+        let elapsed = st.rate.since.elapsed();
+        // Past two windows with no flush to close the last one, the rate
+        // is what the open window shows.
+        s.syncs_per_second = if elapsed >= 2 * RATE_WINDOW {
+            (s.flushes - st.rate.flushes_then) as f64 / elapsed.as_secs_f64()
+        } else {
+            st.rate.last
+        };
+        s
     }
 
     /// Flushes delayed records, stops the flusher and refuses further
@@ -694,6 +745,7 @@ impl Shared {
         let count = mem::take(&mut st.records);
         let delayed = mem::take(&mut st.delayed);
         let riders = mem::take(&mut st.riders);
+        let batch_ts = st.last_ts;
         st.unled = 0;
         st.last_count = count;
         st.delayed_since = None;
@@ -710,6 +762,15 @@ impl Shared {
                 if count > 0 {
                     st.stats.flushes += 1;
                     st.stats.bytes += written;
+                    st.stats.flushed_records += u64::from(count);
+                    st.stats.largest_batch = st.stats.largest_batch.max(u64::from(count));
+                    st.stats.durable_ts = st.stats.durable_ts.max(batch_ts);
+                    let elapsed = st.rate.since.elapsed();
+                    if elapsed >= RATE_WINDOW {
+                        let flushes = st.stats.flushes;
+                        st.rate.last = (flushes - st.rate.flushes_then) as f64 / elapsed.as_secs_f64();
+                        st.rate = Rate { since: Instant::now(), flushes_then: flushes, last: st.rate.last };
+                    }
                 }
                 if mem::take(&mut st.writes_failing) {
                     tracing::info!("the redo log takes writes again; commits go on");

@@ -1,0 +1,32 @@
+-- The centum schema's views from an embedded session over a database in
+-- memory only, and the table memory limit's SQL.
+CREATE TABLE t (id int PRIMARY KEY, k int, v text) WITH (bucket_count = 256, memory_limit = '1MB');
+CREATE INDEX t_k ON t (k);
+INSERT INTO t SELECT g, g % 4, 'row' FROM generate_series(1, 200) g;
+SELECT table_name, rows, memory_limit FROM centum.table_memory;
+SELECT index_name, total_buckets, sampled_buckets, entries, duplicate_keys FROM centum.hash_index_stats;
+SELECT index_name, keys, height FROM centum.range_index_stats;
+-- No data directory: no log, no checkpoint files.
+SELECT count(*) FROM centum.log;
+SELECT count(*) FROM centum.checkpoint_files;
+SELECT versions_queued >= 0 AS ok FROM centum.gc;
+-- Embedded sessions have no process id.
+SELECT pid, state, isolation FROM centum.transactions;
+INSERT INTO t SELECT g, 0, repeat('x', 1000) FROM generate_series(1000, 3000) g;
+SELECT count(*) FROM t;
+ALTER TABLE t SET (memory_limit = '64MB', fillfactor = 90);
+INSERT INTO t SELECT g, 0, repeat('x', 1000) FROM generate_series(1000, 1100) g;
+-- A rolled-back change of the limit leaves the old one.
+BEGIN;
+ALTER TABLE t SET (memory_limit = '1kB');
+ROLLBACK;
+SELECT memory_limit FROM centum.table_memory;
+INSERT INTO t VALUES (5000, 1, 'fits');
+ALTER TABLE t RESET (memory_limit);
+SELECT memory_limit FROM centum.table_memory;
+ALTER TABLE t SET (memory_limit = 'lots');
+CREATE TABLE u (a int) WITH (memory_limit = -5);
+DROP SCHEMA centum;
+CREATE SCHEMA centum;
+SELECT * FROM centum.no_such_view;
+SELECT 'centum.table_memory'::regclass::oid > 0 AS known;
