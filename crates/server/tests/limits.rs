@@ -116,7 +116,7 @@ fn filled_tables_refuse_rows_with_53200_until_deletes_make_room_and_acknowledged
     // `CENTUM_LIMIT_TEST_MB=1024` runs it at the 1 GiB an operator would
     // set; 300 MB keeps `make check` quick.
     let mb: usize = std::env::var("CENTUM_LIMIT_TEST_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let shown = if mb % 1024 == 0 { format!("{}GB", mb / 1024) } else { format!("{mb}MB") };
+    let shown = if mb.is_multiple_of(1024) { format!("{}GB", mb / 1024) } else { format!("{mb}MB") };
     let limit = format!("{mb}MB");
     let args = ["--memory-limit", limit.as_str()];
     let mut s = Server::start(&args);
