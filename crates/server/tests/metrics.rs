@@ -261,7 +261,11 @@ fn metrics_endpoint_serves_the_engine_and_server_figures() {
     assert!(m.value("centum_log_written_bytes_total", &[]) > 0.0);
     assert_eq!(m.value("centum_log_failed", &[]), 0.0);
     assert!(m.value("centum_memory_resident_bytes", &[]) > 1e6);
-    assert!(m.get("centum_memory_limit_bytes", &[]).is_none(), "no limit was set");
+    // No --memory-limit: the default, a share of physical memory.
+    assert!(m.value("centum_memory_limit_bytes", &[]) > m.value("centum_memory_resident_bytes", &[]));
+    assert!(m.value("centum_log_durable_ts", &[]) >= 1.0);
+    assert_eq!(m.value("centum_log_delayed_records", &[]), 0.0);
+    assert!(m.value("centum_transactions_open", &[]) >= 0.0);
     assert!(m.get("centum_gc_freed_versions_total", &[]).is_some());
     assert!(m.get("centum_checkpoints_total", &[]).is_some());
     assert!(m.get("centum_checkpoint_files", &[("kind", "data"), ("state", "active")]).is_some());

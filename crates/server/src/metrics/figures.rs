@@ -52,8 +52,9 @@ impl Collector for Figures {
         }
         let db = shared.db.catalog().db();
         tables(&mut e, db)?;
-        memory(&mut e, shared.config.max_memory)?;
+        memory(&mut e, shared.config.memory_limit)?;
         log(&mut e, db)?;
+        transactions(&mut e, db)?;
         checkpoints(&mut e, db)
     }
 }
@@ -267,6 +268,16 @@ fn tables(e: &mut DescriptorEncoder, db: &centum_engine::Database) -> Result {
         None,
         hash().map(|(l, i)| (l, i.max_chain)),
     )?;
+    gauges(
+        e,
+        "index_duplicate_keys",
+        "Current rows of a hash index sharing a key with another in their chain, scaled from the sample.",
+        None,
+        hash().map(|(l, i)| {
+            let scale = i.buckets as f64 / i.sampled_buckets.max(1) as f64;
+            (l, (i.sampled_duplicates as f64 * scale).round() as u64)
+        }),
+    )?;
     let gc = stats.gc;
     gauge(
         e,
@@ -308,7 +319,7 @@ fn memory(e: &mut DescriptorEncoder, limit: Option<usize>) -> Result {
         gauge(
             e,
             "memory_limit",
-            "The memory limit (--max-memory): past it, inserts and updates fail with 53200.",
+            "The memory limit (--memory-limit): past it, inserts and updates fail with 53200.",
             Some(Unit::Bytes),
             limit as u64,
         )?;
@@ -336,12 +347,80 @@ fn log(e: &mut DescriptorEncoder, db: &centum_engine::Database) -> Result {
         None,
         l.failed_writes,
     )?;
+    counter(
+        e,
+        "log_flushed_records",
+        "Records the flushes carried (per flush: the group-commit batch).",
+        None,
+        l.flushed_records,
+    )?;
+    gauge(e, "log_largest_batch_records", "The most records one flush carried.", None, l.largest_batch)?;
+    gauge(e, "log_appended_ts", "Commit timestamp of the last record appended.", None, l.appended_ts)?;
+    gauge(e, "log_durable_ts", "Highest commit timestamp on disk.", None, l.durable_ts)?;
+    gauge(
+        e,
+        "log_syncs_per_second",
+        "Log flushes per second over the last second or so.",
+        None,
+        l.syncs_per_second,
+    )?;
+    gauge(e, "log_pending_records", "Records appended and not yet written.", None, l.pending_records)?;
+    gauge(e, "log_pending", "Bytes appended and not yet written.", Some(Unit::Bytes), l.pending_bytes)?;
+    gauge(
+        e,
+        "log_delayed_records",
+        "Delayed-durability records acknowledged and not yet on disk.",
+        None,
+        l.delayed_records,
+    )?;
+    gauge(
+        e,
+        "log_delayed",
+        "Bytes of delayed-durability records not yet on disk.",
+        Some(Unit::Bytes),
+        l.delayed_bytes,
+    )?;
+    gauge(
+        e,
+        "log_delayed_age",
+        "How long the oldest delayed-durability record not yet on disk has waited.",
+        Some(Unit::Seconds),
+        l.delayed_age_us as f64 / 1e6,
+    )?;
     gauge(
         e,
         "log_failed",
         "1 once a failed sync stopped the log: no commits are taken until restart.",
         None,
         u64::from(db.log_failed()),
+    )
+}
+
+/// Open transactions, as `centum.transactions` lists them.
+fn transactions(e: &mut DescriptorEncoder, db: &centum_engine::Database) -> Result {
+    let txns = db.transactions();
+    gauge(e, "transactions_open", "Transactions open now.", None, txns.len() as u64)?;
+    gauge(
+        e,
+        "transactions_waiting",
+        "Open transactions waiting for a row or key another one holds.",
+        None,
+        txns.iter().filter(|t| t.waiting_for.is_some()).count() as u64,
+    )?;
+    gauge(
+        e,
+        "transactions_with_commit_dependency",
+        "Open transactions that used rows of a logged, not yet durable transaction.",
+        None,
+        txns.iter().filter(|t| t.depends_on.is_some()).count() as u64,
+    )?;
+    let oldest = txns.iter().map(|t| t.read_ts).min();
+    gauge(
+        e,
+        "oldest_snapshot_ts",
+        "Read timestamp of the oldest open snapshot (the garbage collector keeps what it may see); 0 with none open.",
+        None,
+        oldest.unwrap_or(0),
     )
 }
 
