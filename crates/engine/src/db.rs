@@ -144,6 +144,8 @@ pub(crate) struct Shared {
     recovered: Option<LoadStats>,
     /// See [`Options::memory_limit`].
     pub(crate) memory_limit: Option<usize>,
+    /// What the memory check remembers of this database between checks.
+    memory_credit: crate::memory::Credit,
 }
 
 impl Shared {
@@ -152,7 +154,7 @@ impl Shared {
     /// creates).
     #[inline]
     pub(crate) fn admit(&self, bytes: usize) -> Result<()> {
-        crate::memory::admit(self.memory_limit, bytes, || self.counted_bytes())
+        crate::memory::admit(self.memory_limit, &self.memory_credit, bytes, || self.counted_bytes())
     }
 
     /// Fails with 53200 if building a redo record of `bytes` would take
@@ -164,7 +166,8 @@ impl Shared {
         if bytes < crate::memory::CHECK_EVERY {
             return Ok(());
         }
-        let used = crate::memory::in_use(limit, || self.counted_bytes()).saturating_add(bytes);
+        let used =
+            crate::memory::in_use(&self.memory_credit, limit, || self.counted_bytes()).saturating_add(bytes);
         if used > limit {
             return Err(Error::OutOfMemory { limit, used, table: None });
         }
@@ -338,6 +341,7 @@ impl Database {
             log_failed: AtomicBool::new(false),
             recovered,
             memory_limit: options.memory_limit,
+            memory_credit: Default::default(),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {
@@ -484,7 +488,8 @@ impl Database {
     /// without this check.
     fn admit_buckets(&self, indexes: &[IndexDef]) -> Result<()> {
         let Some(limit) = self.shared.memory_limit else { return Ok(()) };
-        let mut used = crate::memory::in_use(limit, || self.shared.counted_bytes());
+        let mut used =
+            crate::memory::in_use(&self.shared.memory_credit, limit, || self.shared.counted_bytes());
         for ix in indexes {
             let IndexKind::Hash { buckets } = ix.kind else { continue };
             let bytes = crate::index::bucket_bytes(buckets);

@@ -82,7 +82,12 @@ pub fn parse_size(text: &str) -> std::result::Result<usize, String> {
 /// `limit`; `counted` gives the bytes of every table's versions and
 /// indexes (see [`in_use`]).
 #[inline]
-pub(crate) fn admit(limit: Option<usize>, bytes: usize, counted: impl FnOnce() -> usize) -> Result<()> {
+pub(crate) fn admit(
+    limit: Option<usize>,
+    credit: &Credit,
+    bytes: usize,
+    counted: impl FnOnce() -> usize,
+) -> Result<()> {
     let Some(limit) = limit else { return Ok(()) };
     let due = SINCE_CHECK.with(|s| {
         let v = s.get() + bytes;
@@ -97,7 +102,7 @@ pub(crate) fn admit(limit: Option<usize>, bytes: usize, counted: impl FnOnce() -
     if !due {
         return Ok(());
     }
-    let used = in_use(limit, counted);
+    let used = in_use(credit, limit, counted);
     warn_near(&PROCESS_WARNED, used, limit, || "the server".to_string());
     if used > limit {
         // The next version checks again rather than waiting out a window.
@@ -107,11 +112,16 @@ pub(crate) fn admit(limit: Option<usize>, bytes: usize, counted: impl FnOnce() -
     Ok(())
 }
 
-/// The most bytes of versions and indexes counted while the process was
-/// over its limit, less what the allocator has since given back.
-static PEAK_COUNTED: AtomicUsize = AtomicUsize::new(0);
-/// The resident set at the last check.
-static LAST_RESIDENT: AtomicUsize = AtomicUsize::new(0);
+/// What [`in_use`] remembers between checks: one per database, whose
+/// tables it counts.
+#[derive(Default)]
+pub(crate) struct Credit {
+    /// The most bytes of versions and indexes counted while the process
+    /// was over its limit, less what the allocator has since given back.
+    peak_counted: AtomicUsize,
+    /// The resident set at the last check.
+    last_resident: AtomicUsize,
+}
 
 /// The memory in use as the limit counts it: the resident set, less the
 /// memory the engine has freed and the allocator keeps for reuse.
@@ -128,12 +138,12 @@ static LAST_RESIDENT: AtomicUsize = AtomicUsize::new(0);
 /// memory fits new rows; where it does not (rows of another size, memory
 /// freed into another thread's heap), the resident set grows past the
 /// limit, but never past a quarter over it: there the credit stops.
-pub(crate) fn in_use(limit: usize, counted: impl FnOnce() -> usize) -> usize {
+pub(crate) fn in_use(credit: &Credit, limit: usize, counted: impl FnOnce() -> usize) -> usize {
     let Some(resident) = resident_bytes() else { return counted() };
-    let last = LAST_RESIDENT.swap(resident, Relaxed);
+    let last = credit.last_resident.swap(resident, Relaxed);
     if resident < last {
         let returned = last - resident;
-        let _ = PEAK_COUNTED.fetch_update(Relaxed, Relaxed, |p| Some(p.saturating_sub(returned)));
+        let _ = credit.peak_counted.fetch_update(Relaxed, Relaxed, |p| Some(p.saturating_sub(returned)));
     }
     // Past a quarter over the limit, no credit: the resident set is
     // bounded whatever the allocator does with freed memory.
@@ -141,7 +151,7 @@ pub(crate) fn in_use(limit: usize, counted: impl FnOnce() -> usize) -> usize {
         return resident;
     }
     let now = counted();
-    let peak = PEAK_COUNTED.fetch_max(now, Relaxed).max(now);
+    let peak = credit.peak_counted.fetch_max(now, Relaxed).max(now);
     resident - (peak - now).min(resident)
 }
 

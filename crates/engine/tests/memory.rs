@@ -1,14 +1,20 @@
 //! The memory limit: past it inserts and updates fail with 53200, while
 //! reads, deletes and rollbacks go on and the process stops growing.
 //!
-//! The limit is on the whole process's resident memory, so this test has a
-//! binary of its own (nothing else runs beside it).
+//! The limit is on the whole process's resident memory, so these tests
+//! have a binary of their own and run one at a time: one test's
+//! allocations and frees would move the other's resident set.
 
 use centum_engine::{Database, Error, IndexDef, Isolation, Options, TableDef};
 use centum_types::{DataType, Value};
+use std::sync::Mutex;
+
+/// Held by each test for its whole run.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 #[test]
 fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(start) = centum_engine::memory::resident_bytes() else {
         eprintln!("skipped: this system does not report resident memory");
         return;
@@ -59,15 +65,6 @@ fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
     // Reads and deletes go on.
     let n = db.run(Isolation::Snapshot, 1, |txn| Ok(txn.scan(&t)?.count())).unwrap();
     assert_eq!(n as i64, committed);
-    db.run(Isolation::Snapshot, 1, |txn| {
-        for i in 0..committed.min(5000) {
-            if let Some(r) = txn.get(&t, "blobs_pkey", &[Value::BigInt(i)])? {
-                txn.delete(&r)?;
-            }
-        }
-        Ok(())
-    })
-    .unwrap();
     // Updates are refused like inserts.
     let e = db
         .run(Isolation::Snapshot, 1, |txn| {
@@ -79,6 +76,25 @@ fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
         })
         .unwrap_err();
     assert_eq!(e.sqlstate(), "53200");
+    // Deletes go on, and what they free is room again (see
+    // `memory::in_use`).
+    db.run(Isolation::Snapshot, 1, |txn| {
+        for i in 0..committed.min(5000) {
+            if let Some(r) = txn.get(&t, "blobs_pkey", &[Value::BigInt(i)])? {
+                txn.delete(&r)?;
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    db.collect_garbage();
+    db.run(Isolation::Snapshot, 1, |txn| {
+        for i in 0..1000 {
+            txn.insert(&t, vec![Value::BigInt(committed + i), Value::Text(body.clone())])?;
+        }
+        Ok(())
+    })
+    .expect("the deleted rows' memory takes new ones");
 }
 
 /// A hash index's bucket array counts against the limit when the index is
@@ -88,6 +104,7 @@ fn past_the_memory_limit_writes_fail_cleanly_and_the_rest_goes_on() {
 /// fits is made.
 #[test]
 fn bucket_arrays_that_do_not_fit_are_refused_when_made() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(start) = centum_engine::memory::resident_bytes() else {
         eprintln!("skipped: this system does not report resident memory");
         return;
