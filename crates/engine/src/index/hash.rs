@@ -42,7 +42,7 @@ pub struct IndexStats {
     /// Versions linked into the index (all versions, not only live rows).
     pub entries: u64,
     /// Buckets looked at for the chain figures: every bucket up to
-    /// [`SAMPLE`], else that many spread evenly over the array.
+    /// `SAMPLE` (4,096), else that many spread evenly over the array.
     pub sampled_buckets: u64,
     /// Estimated share of empty buckets, from the sample (exact when every
     /// bucket was looked at).
@@ -141,7 +141,7 @@ impl HashIndex {
         8 * self.chains.len() as u64 + 8 * self.entries.get().max(0) as u64
     }
 
-    /// Current statistics, from a sample of at most [`SAMPLE`] buckets:
+    /// Current statistics, from a sample of at most `SAMPLE` (4,096) buckets:
     /// walking chains takes no lock, so writers go on meanwhile.
     pub fn stats(&self, layout: &RowLayout) -> IndexStats {
         // Chains are walked, so versions must not be freed under us.
