@@ -376,7 +376,7 @@ impl Table {
     }
 
     /// Bytes of this table's row versions.
-    pub(crate) fn row_bytes(&self) -> usize {
+    pub fn row_bytes(&self) -> usize {
         self.row_bytes.get().max(0) as usize
     }
 

@@ -167,14 +167,14 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    record_listen_address(&mut lock, &config.data_dir, &listener)?;
+    record_address(&mut lock, &config.data_dir, &listener, "")?;
     let metrics = match config.metrics_listen {
         None => None,
         Some(addr) => {
             let l = TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("cannot listen for metrics on {addr}: {e}"))?;
-            record_metrics_address(&mut lock, &config.data_dir, &l)?;
+            record_address(&mut lock, &config.data_dir, &l, "metrics ")?;
             Some(l)
         }
     };
@@ -227,31 +227,21 @@ fn lock_data_dir(dir: &std::path::Path) -> Result<std::fs::File, String> {
     Ok(file)
 }
 
-/// Adds the address the server listens on to its lock file, under the
-/// process id: with `--listen 127.0.0.1:0` the kernel picks the port, and
-/// whoever started the server (a script, a test) reads it from there.
-/// Connections made once this line is written wait in the listen backlog
-/// until the server accepts them.
-fn record_listen_address(
+/// Adds an address the server listens on to its lock file, under the
+/// process id, as `{prefix}ADDR`: the SQL listener's first (no prefix),
+/// then the metrics endpoint's (`metrics `). With port 0 the kernel picks
+/// the port, and whoever started the server (a script, a test) reads it
+/// from there. Connections made once this line is written wait in the
+/// listen backlog until the server accepts them.
+fn record_address(
     lock: &mut std::fs::File,
     dir: &std::path::Path,
     listener: &TcpListener,
+    prefix: &str,
 ) -> Result<(), String> {
     use std::io::Write;
-    let addr = listener.local_addr().map_err(|e| format!("listening socket: {e}"))?;
-    writeln!(lock, "{addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
-}
-
-/// Adds the metrics endpoint's address to the lock file, after the listen
-/// address, as `metrics ADDR` (the port chosen when 0 was asked for).
-fn record_metrics_address(
-    lock: &mut std::fs::File,
-    dir: &std::path::Path,
-    listener: &TcpListener,
-) -> Result<(), String> {
-    use std::io::Write;
-    let addr = listener.local_addr().map_err(|e| format!("metrics socket: {e}"))?;
-    writeln!(lock, "metrics {addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
+    let addr = listener.local_addr().map_err(|e| format!("{prefix}listening socket: {e}"))?;
+    writeln!(lock, "{prefix}{addr}").map_err(|e| format!("{}: {e}", dir.join("centum.lock").display()))
 }
 
 fn tls_acceptor(cert: &std::path::Path, key: &std::path::Path) -> Result<tokio_rustls::TlsAcceptor, String> {

@@ -40,11 +40,14 @@ pub(super) fn table_memory(s: &Snapshot) -> Vec<Vec<Value>> {
     s.tables
         .iter()
         .map(|t| {
+            // Counters only: the index statistics' chain sample is not
+            // needed for bytes.
             let table = &t.info.table;
-            let st = table.stats();
             let u = table.usage();
-            let index_bytes: u64 = st.indexes.iter().map(|i| i.bytes).sum();
-            let garbage = (st.row_bytes * u.dead_rows).checked_div(st.versions).unwrap_or(0);
+            let versions = u.live_rows + u.dead_rows;
+            let row_bytes = table.row_bytes() as u64;
+            let index_bytes = (table.memory_bytes() as u64).saturating_sub(row_bytes);
+            let garbage = (row_bytes * u.dead_rows).checked_div(versions).unwrap_or(0);
             vec![
                 txt(&t.schema),
                 txt(&t.name),
@@ -53,12 +56,12 @@ pub(super) fn table_memory(s: &Snapshot) -> Vec<Vec<Value>> {
                     centum_engine::Durability::SchemaOnly => "SCHEMA_ONLY",
                 }),
                 i8(u.live_rows),
-                i8(st.versions),
+                i8(versions),
                 i8(u.dead_rows),
-                i8(st.row_bytes),
+                i8(row_bytes),
                 i8(index_bytes),
                 i8(garbage),
-                i8(st.row_bytes + index_bytes),
+                i8(row_bytes + index_bytes),
                 table.memory_limit().map_or(Value::Null, |l| i8(l as u64)),
             ]
         })
