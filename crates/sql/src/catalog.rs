@@ -431,9 +431,17 @@ impl Catalog {
         // The engine enforces the limit the definition carries; reading the
         // definition (after any change to it, and after a restart) sets it.
         table.set_memory_limit(meta.memory_limit.map(|l| l as usize));
-        let mut referenced_by = Vec::new();
+        // In the order the referencing tables were made, as PostgreSQL
+        // checks foreign keys in the order they were made: a delete that
+        // several refuse names the oldest.
+        let mut referencing = Vec::new();
         for other in self.db.table_names() {
             let Ok(t) = self.db.table(&other) else { continue };
+            referencing.push((t.id(), other, t));
+        }
+        referencing.sort_by_key(|(id, _, _)| *id);
+        let mut referenced_by = Vec::new();
+        for (_, other, t) in referencing {
             let m = decode_table_meta(&t.def().extra, t.columns().len())?;
             for fk in m.foreign_keys {
                 if fk.ref_table == name {

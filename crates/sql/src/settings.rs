@@ -76,6 +76,11 @@ const KNOWN: &[Known] = &[
         "How long a session may sit idle outside a block before it is ended (0: no limit).",
     ),
     fixed("integer_datetimes", "Whether times are stored as integers (always on)."),
+    known(
+        "jit",
+        "Query Tuning / Other Planner Options",
+        "PostgreSQL's JIT compilation of queries; Centum compiles routines when they are created and has none, so it is off unless set.",
+    ),
     fixed("lc_collate", "How text is ordered: by its bytes."),
     fixed("lc_ctype", "How characters are classified: C."),
     known(
@@ -179,6 +184,14 @@ impl Settings {
             "idle_session_timeout" => self.idle_timeouts.1 = parse_duration(name, &joined)?,
             "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
             "log_min_duration_statement" => self.log_min_duration = parse_log_duration(name, &joined)?,
+            "jit" => {
+                let v = joined.trim().to_lowercase();
+                if !matches!(v.as_str(), "on" | "off" | "true" | "false" | "yes" | "no" | "1" | "0") {
+                    return Err(Error::InvalidParameter(format!(
+                        "parameter \"jit\" requires a Boolean value"
+                    )));
+                }
+            }
             "synchronous_commit" => {
                 self.delayed_durability =
                     matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local")
@@ -247,6 +260,7 @@ impl Settings {
                 Some(d) => show_duration(d.as_millis()),
             },
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
+            "jit" => if self.flag("jit", false) { "on" } else { "off" }.into(),
             "server_version" => "15.0".into(),
             "server_version_num" => "150000".into(),
             "server_encoding" | "client_encoding" => "UTF8".into(),

@@ -146,7 +146,16 @@ impl<'a> Binder<'a> {
                     *item = ast::SelectItem::ExprWithAlias { expr, alias: ast::Ident::new(name) };
                 }
                 sets.push(i);
+            } else if calls(e, SUBSCRIPTS) {
+                // Bound as the array of its subscripts, then set out
+                // like `unnest`'s elements.
+                let expr = e.clone();
+                if let ast::SelectItem::UnnamedExpr(_) = item {
+                    *item = ast::SelectItem::ExprWithAlias { expr, alias: ast::Ident::new(SUBSCRIPTS) };
+                }
+                sets.push(i);
             } else if let Some(arg) = unnest_arg(e) {
+                let arg = typed_vector(arg);
                 let named = matches!(item, ast::SelectItem::ExprWithAlias { .. });
                 if named {
                     if let ast::SelectItem::ExprWithAlias { expr, .. } = item {
@@ -1876,6 +1885,45 @@ fn recursive_parts<'q>(cte: &'q ast::Cte, name: &str) -> Option<(&'q ast::SetExp
     reads_itself.then_some((left.as_ref(), right.as_ref(), all))
 }
 
+/// A catalog column that PostgreSQL declares as a vector or array of
+/// numbers (`indkey`, `proargtypes`), read as an array of them, so that
+/// `unnest` of it gives numbers that compare with `attnum` or `oid`;
+/// anything else as it is.
+fn typed_vector(e: ast::Expr) -> ast::Expr {
+    let is_column = matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_));
+    let elem = match super::system::element_type(&e) {
+        Ok(Some(DataType::SmallInt)) if is_column => ast::DataType::SmallInt(None),
+        Ok(Some(DataType::Integer)) if is_column => ast::DataType::Integer(None),
+        _ => return e,
+    };
+    // `string_to_array(v, ' ')`: the vector's `1 2` form as an array.
+    let split = ast::Expr::Function(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new("string_to_array")]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)),
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::value(
+                    ast::Value::SingleQuotedString(" ".into()),
+                ))),
+            ],
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    });
+    ast::Expr::Cast {
+        kind: ast::CastKind::DoubleColon,
+        expr: Box::new(split),
+        data_type: ast::DataType::Array(ast::ArrayElemTypeDef::SquareBracket(Box::new(elem), None)),
+        format: None,
+    }
+}
+
 /// The argument of `unnest(x)` (one argument), if `e` is such a call.
 fn unnest_arg(e: &ast::Expr) -> Option<ast::Expr> {
     let ast::Expr::Function(f) = e else { return None };
@@ -1912,6 +1960,11 @@ fn json_set_name(e: &ast::Expr) -> Option<String> {
     let name = ident.to_lowercase();
     super::json::set_function(&name).map(|_| name)
 }
+
+/// The set-returning function that lists an array's subscripts, in a
+/// select list (`Plan::ProjectSet` sets out the array of them that
+/// `CatalogFn::Subscripts` gives).
+const SUBSCRIPTS: &str = "generate_subscripts";
 
 /// The set-returning function that lists a session's LISTEN channels.
 const LISTENING_CHANNELS: &str = "pg_listening_channels";
@@ -2058,7 +2111,7 @@ fn has_unnest(s: &ast::Select) -> bool {
     s.group_by == ast::GroupByExpr::Expressions(vec![], vec![])
         && s.projection.iter().any(|i| match i {
             ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
-                unnest_arg(e).is_some() || json_set_name(e).is_some()
+                unnest_arg(e).is_some() || json_set_name(e).is_some() || calls(e, SUBSCRIPTS)
             }
             _ => false,
         })

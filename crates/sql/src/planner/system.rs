@@ -136,6 +136,12 @@ impl Binder<'_> {
         } else {
             self.coerce_untyped(x, &int)?
         };
+        // `x::regclass::regclass`: already one.
+        if let (Expr::Catalog(CatalogFn::RegclassIn | CatalogFn::RegclassOut, _), _) = &x {
+            if reg == RegType::Class {
+                return Ok(Some(x));
+            }
+        }
         // `x::regclass::oid`: back to the OID.
         if let (
             Expr::Catalog(CatalogFn::RegclassOut | CatalogFn::RegtypeOut | CatalogFn::RegnamespaceOut, args),

@@ -76,6 +76,10 @@ pub enum CatalogFn {
     ArrayRemove,
     /// `array_upper(array, dim)`.
     ArrayUpper,
+    /// `generate_subscripts(array, dim [, reverse])`, as the array of the
+    /// subscripts that a select list sets out one per row: from 1 for an
+    /// array, from 0 for a vector (`indkey`).
+    Subscripts,
     /// `array_lower(array, dim)`.
     ArrayLower,
     /// `array_length(array, dim)`.
@@ -259,6 +263,9 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "array_position" => (CatalogFn::ArrayPosition, vec![T, T], 2, I4, false),
         "array_remove" => (CatalogFn::ArrayRemove, vec![T, T], 2, T, false),
         "array_upper" => (CatalogFn::ArrayUpper, vec![T, I4], 2, I4, false),
+        "generate_subscripts" => {
+            (CatalogFn::Subscripts, vec![T, I4, B], 2, DataType::Array(Box::new(I4)), false)
+        }
         "array_lower" => (CatalogFn::ArrayLower, vec![T, I4], 2, I4, false),
         "array_length" => (CatalogFn::ArrayLength, vec![T, I4], 2, I4, false),
         "pg_size_pretty" => (CatalogFn::SizePretty, vec![I8], 1, T, false),
@@ -385,6 +392,7 @@ impl CatalogFn {
             CatalogFn::ArrayPosition => "array_position",
             CatalogFn::ArrayRemove => "array_remove",
             CatalogFn::ArrayUpper => "array_upper",
+            CatalogFn::Subscripts => "generate_subscripts",
             CatalogFn::ArrayLower => "array_lower",
             CatalogFn::ArrayLength => "array_length",
             CatalogFn::Row => "row",
@@ -513,7 +521,19 @@ pub(crate) fn eval(
             None => Value::Null,
         },
         CatalogFn::GetExpr => match arg(0) {
-            Value::Text(e) => Value::Text(unqualified_sequences(e, &search_path(args))),
+            Value::Text(e) => {
+                // The stored form is the plain style; the pretty one drops
+                // the parentheses around operators.
+                let pretty = args.len() > 3 && bool_arg(args.get(2));
+                let shown = match s()?.rel(oid_arg(arg(1))) {
+                    Some(RelRef::Table(t)) if pretty => {
+                        let style = super::deparse::Style { pretty: true, implicit: false };
+                        super::deparse::show(e, t.info.table.columns(), None, style)
+                    }
+                    _ => None,
+                };
+                Value::Text(unqualified_sequences(shown.as_ref().unwrap_or(e), &search_path(args)))
+            }
             v => v.clone(),
         },
         CatalogFn::GetIndexdef => {
@@ -674,6 +694,19 @@ pub(crate) fn eval(
             let kept: Vec<Option<String>> = array_text::parse(a)?.into_iter().filter(|x| *x != e).collect();
             Value::Text(array_text::render_opt(&kept.iter().map(|s| s.as_deref()).collect::<Vec<_>>()))
         }
+        CatalogFn::Subscripts => {
+            let (first, n) = match arg(0) {
+                Value::Null => (1, 0),
+                Value::Text(t) if !t.trim_start().starts_with('{') => (0, t.split_whitespace().count()),
+                v => (1, crate::functions::arrays::elements(v)?.len()),
+            };
+            let n = if integer(arg(1)) == Some(1) { n as i32 } else { 0 };
+            let mut subs: Vec<Value> = (first..first + n).map(Value::Integer).collect();
+            if bool_arg(args.get(2)) {
+                subs.reverse();
+            }
+            Value::Array(subs)
+        }
         CatalogFn::ArrayUpper | CatalogFn::ArrayLower | CatalogFn::ArrayLength => {
             let n = array_text::parse(&text(arg(0)))?.len();
             if n == 0 || integer(arg(1)) != Some(1) {
@@ -791,7 +824,7 @@ pub(crate) fn eval(
 /// A stored expression as `pg_get_expr` shows it: a sequence named as
 /// `'schema.name'::regclass` loses its schema when that schema is on the
 /// search path, as PostgreSQL prints a regclass constant.
-fn unqualified_sequences(expr: &str, path: &[String]) -> String {
+pub(crate) fn unqualified_sequences(expr: &str, path: &[String]) -> String {
     let mut out = expr.to_string();
     for schema in path {
         out = out.replace(&format!("nextval('{}.", quote_ident(schema)), "nextval('");
@@ -998,6 +1031,10 @@ fn constraintdef(s: &Snapshot, oid: i32, pretty: bool, path: &[String]) -> Optio
         }
         ConKind::Check(i) => {
             let e = &meta.checks[*i].expr;
+            let style = super::deparse::Style { pretty, implicit: true };
+            if let Some(shown) = super::deparse::show(e, t.info.table.columns(), None, style) {
+                return Some(format!("CHECK ({shown})"));
+            }
             if pretty {
                 format!("CHECK ({e})")
             } else {

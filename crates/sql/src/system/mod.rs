@@ -34,6 +34,7 @@
 //! extended statistics, enums, ranges) exist and are empty.
 
 mod centum;
+pub(crate) mod deparse;
 pub(crate) mod functions;
 pub(crate) mod operators;
 pub(crate) mod snapshot;

@@ -1280,6 +1280,26 @@ fn constraints(s: &Snapshot) -> Vec<Vec<Value>> {
 /// Column defaults. An identity column has none (its sequence is its
 /// own, see [`owned_sequences`]); a serial column's reads as PostgreSQL
 /// shows it, `nextval('schema.seq'::regclass)`.
+/// Column `i`'s default or generation expression as `pg_attrdef.adbin`
+/// holds it for `pg_get_expr`: as PostgreSQL prints it where
+/// [`deparse`](super::deparse) models it, a serial column's sequence named
+/// with its schema (`pg_get_expr` drops the schema on the search path).
+pub(crate) fn stored_default(s: &Snapshot, t: &TableRel, i: usize) -> Option<String> {
+    let m = t.info.meta.columns.get(i)?;
+    let e = m.default.as_ref().or(m.generated.as_ref())?;
+    if let Some(q) = s.sequences.iter().find(|q| *e == format!("nextval('{}')", q.engine_name)) {
+        return Some(format!(
+            "nextval('{}.{}'::regclass)",
+            crate::names::quote_ident(&q.schema),
+            crate::names::quote_ident(&q.name)
+        ));
+    }
+    let columns = t.info.table.columns();
+    let style = super::deparse::Style { pretty: false, implicit: false };
+    let target = if m.generated.is_some() { None } else { columns.get(i).map(|c| &c.ty) };
+    Some(super::deparse::show(e, columns, target, style).unwrap_or_else(|| e.clone()))
+}
+
 fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in &s.tables {
@@ -1287,16 +1307,7 @@ fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
             if m.identity_always.is_some() {
                 continue;
             }
-            let Some(e) = m.default.as_ref().or(m.generated.as_ref()) else { continue };
-            let serial = s.sequences.iter().find(|q| *e == format!("nextval('{}')", q.engine_name));
-            let e = match serial {
-                Some(q) => format!(
-                    "nextval('{}.{}'::regclass)",
-                    crate::names::quote_ident(&q.schema),
-                    crate::names::quote_ident(&q.name)
-                ),
-                None => e.clone(),
-            };
+            let Some(e) = stored_default(s, t, i) else { continue };
             out.push(vec![oid(t.attrdef_oid(i + 1)), oid(t.oid), i2(i + 1), txt(&e)]);
         }
     }
@@ -1490,7 +1501,13 @@ fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
             let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
             let nullable = c.nullable && !t.info.meta.not_null.contains(&i);
             let mut row = info_column(id, &t.schema, &t.name, &c.name, i, &c.ty, nullable);
-            row[5] = m.default.as_deref().map_or(Value::Null, txt);
+            // As PostgreSQL's view computes it, with `pg_get_expr`.
+            row[5] = match m.default {
+                Some(_) if m.identity_always.is_none() => stored_default(s, t, i).map_or(Value::Null, |e| {
+                    txt(&super::functions::unqualified_sequences(&e, &["public".into()]))
+                }),
+                _ => Value::Null,
+            };
             row[17] = yes(m.identity_always.is_some());
             row[18] = match m.identity_always {
                 Some(true) => txt("ALWAYS"),
