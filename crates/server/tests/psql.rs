@@ -1,5 +1,5 @@
 //! psql against the real server: meta-commands (`\d` on tables with hash
-//! and range indexes, `\dt`, `\di`, `\dn`, `\l`, `\du`), `\copy` in both
+//! and range indexes, `\dt`, `\di`, `\dn`, `\l`, `\du`, `\dT`), `\copy` in both
 //! directions, transactions, errors, the `centum` schema's views, and a
 //! TLS connection.
 //!
@@ -36,6 +36,11 @@ fn the_centum_views_show_memory_indexes_checkpoints_log_collector_and_transactio
 #[test]
 fn describe_and_copy() {
     golden("describe");
+}
+
+#[test]
+fn enum_types_are_listed_with_their_labels() {
+    golden("enums");
 }
 
 #[test]

@@ -175,6 +175,38 @@ struct Globals {
     /// COMMENT ON VIEW, SEQUENCE, SCHEMA, FUNCTION and PROCEDURE (a
     /// table's comments are in its meta).
     comments: BTreeMap<(ObjectKind, String), String>,
+    /// Enum types.
+    enums: Vec<EnumEntry>,
+    /// The next OID an enum type or label takes (0: none taken yet, the
+    /// first is [`FIRST_ENUM_OID`]).
+    next_type_oid: u32,
+}
+
+/// The first OID of an enum type or label: above every derived OID (see
+/// `system::snapshot`), below 2^31.
+pub const FIRST_ENUM_OID: u32 = (1 << 30) + (1 << 29);
+
+/// An enum type as the catalog keeps it. Its OIDs are stored, not derived:
+/// table definitions and stored values name the type by its OID.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumEntry {
+    /// Engine name (`schema.name` outside `public`).
+    pub name: String,
+    /// The type's OID; its array type's is the next one.
+    pub oid: u32,
+    /// The labels in sort order, each with its pg_enum OID.
+    pub labels: Vec<(u32, centum_types::EnumLabel)>,
+}
+
+impl EnumEntry {
+    /// The type as columns and expressions carry it, with its labels.
+    pub fn data_type(&self) -> centum_types::EnumType {
+        centum_types::EnumType::new(centum_types::enums::EnumDef {
+            oid: self.oid,
+            name: display_name(&self.name),
+            labels: self.labels.iter().map(|(_, l)| l.clone()).collect(),
+        })
+    }
 }
 
 /// A view or materialized view. A view's rows are its query's, bound
@@ -779,7 +811,7 @@ impl Catalog {
     pub fn create_type(&self, name: &str, source: String) -> Result<()> {
         self.changing(|| {
             let mut g = self.lock_globals();
-            if g.types.iter().any(|t| t.0 == name) || self.db.table(name).is_ok() {
+            if self.type_taken(&g, name) {
                 return Err(Error::Duplicate {
                     code: "42710",
                     message: format!("type \"{name}\" already exists"),
@@ -852,6 +884,111 @@ impl Catalog {
             .map(|()| true)
         })
     }
+}
+
+impl Catalog {
+    /// Enum type `name` (engine name).
+    pub fn enum_type(&self, name: &str) -> Option<EnumEntry> {
+        self.lock_globals().view().enums.iter().find(|e| e.name == name).cloned()
+    }
+
+    /// The enum type of OID `oid`.
+    pub fn enum_by_oid(&self, oid: u32) -> Option<EnumEntry> {
+        self.lock_globals().view().enums.iter().find(|e| e.oid == oid).cloned()
+    }
+
+    /// Every enum type.
+    pub fn enums(&self) -> Vec<EnumEntry> {
+        self.lock_globals().view().enums.clone()
+    }
+
+    /// Whether a type of this name exists: an enum or composite type, or
+    /// a table (whose row type PostgreSQL names after it).
+    fn type_taken(&self, g: &Globals, name: &str) -> bool {
+        g.types.iter().any(|t| t.0 == name)
+            || g.enums.iter().any(|e| e.name == name)
+            || self.db.table(name).is_ok()
+    }
+
+    /// Creates enum type `name` with `labels` in that order (42710 if a
+    /// type of the name exists).
+    pub fn create_enum(&self, name: &str, labels: &[String]) -> Result<()> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            if self.type_taken(&g, name) {
+                return Err(Error::Duplicate {
+                    code: "42710",
+                    message: format!("type \"{}\" already exists", display_name(name)),
+                });
+            }
+            let before = g.next_type_oid;
+            let oid = g.next_type_oid.max(FIRST_ENUM_OID);
+            // The type, then its array type, then one per label.
+            let labels = centum_types::enums::initial_positions(labels)
+                .into_iter()
+                .enumerate()
+                .map(|(i, l)| (oid + 2 + i as u32, l))
+                .collect::<Vec<_>>();
+            let next = oid.checked_add(2 + labels.len() as u32).ok_or_else(oids_exhausted)?;
+            if next > i32::MAX as u32 {
+                return Err(oids_exhausted());
+            }
+            g.next_type_oid = next;
+            g.enums.push(EnumEntry { name: name.to_string(), oid, labels });
+            self.save_globals(&mut g, |g| {
+                g.enums.pop();
+                g.next_type_oid = before;
+            })
+        })
+    }
+
+    /// Replaces the labels of enum type `name` by what `change` makes of
+    /// them; `change` gets the next free OID for a new label. Returns
+    /// `change`'s answer; nothing is written when it is `Ok(false)`.
+    pub fn alter_enum(
+        &self,
+        name: &str,
+        change: impl Fn(&EnumEntry, u32) -> Result<Option<Vec<(u32, centum_types::EnumLabel)>>>,
+    ) -> Result<bool> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.enums.iter().position(|e| e.name == name) else {
+                return Err(Error::UndefinedObject(format!(
+                    "type \"{}\" does not exist",
+                    display_name(name)
+                )));
+            };
+            let next = g.next_type_oid.max(FIRST_ENUM_OID);
+            let Some(labels) = change(&g.enums[pos], next)? else { return Ok(false) };
+            let used = labels.iter().map(|(o, _)| *o + 1).max().unwrap_or(0).max(next);
+            if used > i32::MAX as u32 {
+                return Err(oids_exhausted());
+            }
+            let (old_labels, old_next) =
+                (std::mem::replace(&mut g.enums[pos].labels, labels), g.next_type_oid);
+            g.next_type_oid = used;
+            self.save_globals(&mut g, |g| {
+                g.enums[pos].labels = old_labels;
+                g.next_type_oid = old_next;
+            })
+            .map(|()| true)
+        })
+    }
+
+    /// Drops enum type `name`; `Ok(false)` if there is none.
+    pub fn drop_enum(&self, name: &str) -> Result<bool> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.enums.iter().position(|e| e.name == name) else { return Ok(false) };
+            let removed = g.enums.remove(pos);
+            self.save_globals(&mut g, |g| g.enums.insert(pos, removed)).map(|()| true)
+        })
+    }
+}
+
+/// No OID is left for another enum type or label.
+fn oids_exhausted() -> Error {
+    Error::other("54000", "no more OIDs for enum types and labels")
 }
 
 impl Catalog {
@@ -1094,7 +1231,7 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG4" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG6" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
 //               u32 ntypes (str name str create-type-text)*
@@ -1104,7 +1241,9 @@ pub fn display_name(name: &str) -> String {
 //               u8 flags (1 materialized, 2 populated) str check-option)*
 //               u32 nprivs (u8 kind str name privs)*
 //               u32 ncomments (u8 kind str name str comment)*
-//               ("CSG4": without privs; "CSG3": without views; "CSG2": without types and
+//               u32 nenums (str name u32 oid u32 nlabels (u32 oid
+//               i64 position-f64-bits str label)*)* u32 next-type-oid
+//               ("CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
@@ -1365,7 +1504,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG5".to_vec());
+    let mut w = Writer(b"CSG6".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1431,6 +1570,18 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
         w.str(name);
         w.str(c);
     }
+    w.u32(g.enums.len());
+    for e in &g.enums {
+        w.str(&e.name);
+        w.u32(e.oid as usize);
+        w.u32(e.labels.len());
+        for (oid, l) in &e.labels {
+            w.u32(*oid as usize);
+            w.i64(l.position.to_bits() as i64);
+            w.str(&l.label);
+        }
+    }
+    w.u32(g.next_type_oid as usize);
     w.0
 }
 
@@ -1446,6 +1597,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG3" => 3,
         b"CSG4" => 4,
         b"CSG5" => 5,
+        b"CSG6" => 6,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1514,6 +1666,21 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
             let name = r.str()?;
             g.comments.insert((kind, name), r.str()?);
         }
+    }
+    if version >= 6 {
+        let oid = |v: usize| u32::try_from(v).map_err(|_| corrupt());
+        for _ in 0..r.u32()? {
+            let name = r.str()?;
+            let type_oid = oid(r.u32()?)?;
+            let mut labels = Vec::new();
+            for _ in 0..r.u32()? {
+                let label_oid = oid(r.u32()?)?;
+                let position = f64::from_bits(r.i64()? as u64);
+                labels.push((label_oid, centum_types::EnumLabel { position, label: r.str()?.into() }));
+            }
+            g.enums.push(EnumEntry { name, oid: type_oid, labels });
+        }
+        g.next_type_oid = oid(r.u32()?)?;
     }
     if r.at != bytes.len() {
         return Err(corrupt());

@@ -534,8 +534,12 @@ impl Session {
         // The column list and types, through the catalog.
         let probe =
             self.prepare(&format!("SELECT {} FROM {t}", if cols.is_empty() { "*" } else { &cols }), &[])?;
-        let types: Vec<DataType> =
-            probe.columns().iter().map(|c| c.ty.clone().unwrap_or(DataType::Text)).collect();
+        // Enum columns parse against their type's labels as they are now.
+        let types: Vec<DataType> = probe
+            .columns()
+            .iter()
+            .map(|c| crate::enums::fresh(&self.catalog, c.ty.as_ref().unwrap_or(&DataType::Text)))
+            .collect();
         let names = probe.columns().iter().map(|c| quote_ident(&c.name)).collect::<Vec<_>>().join(", ");
         let placeholders = (1..=types.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
         let declared: Vec<Option<DataType>> = types.iter().cloned().map(Some).collect();

@@ -48,6 +48,7 @@ pub(crate) mod advisory;
 pub mod auth;
 pub mod catalog;
 pub mod copy;
+pub(crate) mod enums;
 pub mod error;
 pub(crate) mod execution;
 pub(crate) mod functions;

@@ -199,7 +199,7 @@ macro_rules! identity {
 pub struct Session {
     /// Its number among the holders of advisory locks.
     holder: u64,
-    catalog: Arc<Dictionary>,
+    pub(crate) catalog: Arc<Dictionary>,
     txn: Option<Transaction>,
     state: TxnStatus,
     /// The block's savepoints, oldest first.
@@ -1390,10 +1390,40 @@ impl Session {
                     crate::planner::routines::drop(&self.catalog, proc_desc, *if_exists, true)?;
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
+            S::CreateType {
+                name,
+                representation: Some(ast::UserDefinedTypeRepresentation::Enum { labels }),
+            } => Ok(tag(&crate::enums::create(b.catalog, b.search_path, name, labels)?)),
             S::CreateType { .. } => Ok(tag(&crate::routines::create_type(&self.catalog, s)?)),
-            S::Drop { object_type: ast::ObjectType::Type, if_exists, names, .. } => {
-                let (t, notices) = crate::routines::drop_types(&self.catalog, names, *if_exists)?;
+            S::AlterType(at) => {
+                let (t, notices) = crate::enums::alter(b.catalog, b.search_path, at)?;
+                if let ast::AlterTypeOperation::RenameValue(_) = &at.operation {
+                    if let Some(e) = crate::enums::lookup(b.catalog, b.search_path, &at.name)? {
+                        ddl::relabel_tables(&b, e.oid)?;
+                    }
+                }
                 Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
+            S::Drop { object_type: ast::ObjectType::Type, if_exists, names, cascade, .. } => {
+                let mut notices = Vec::new();
+                for name in names {
+                    match crate::enums::lookup(b.catalog, b.search_path, name)? {
+                        Some(e) => {
+                            let columns = crate::enums::check_drop(b.catalog, &e, *cascade)?;
+                            notices.extend(ddl::drop_enum_columns(&b, &columns)?);
+                            b.catalog.drop_enum(&e.name)?;
+                        }
+                        None => {
+                            let (_, n) = crate::routines::drop_types(
+                                &self.catalog,
+                                std::slice::from_ref(name),
+                                *if_exists,
+                            )?;
+                            notices.extend(n);
+                        }
+                    }
+                }
+                Ok(QueryResult { tag: "DROP TYPE".into(), notices, ..tag("") })
             }
             S::CreateIndex(ci) => ddl_result(ddl::create_index(&b, ci)),
             S::AlterIndex { name, operation: ast::AlterIndexOperation::RenameIndex { index_name } } => {
@@ -1540,7 +1570,7 @@ impl Session {
             S::Prepare { name, data_types, statement } => {
                 let declared = data_types
                     .iter()
-                    .map(|t| crate::names::data_type(t).map(Some))
+                    .map(|t| crate::enums::data_type(&self.catalog, &self.vars.search_path, t).map(Some))
                     .collect::<Result<Vec<_>>>()?;
                 let p = self.prepare_ast((**statement).clone(), declared)?;
                 let n = crate::names::ident(name);
@@ -2341,6 +2371,7 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::DropFunction(_)
             | S::DropProcedure { .. }
             | S::CreateType { .. }
+            | S::AlterType(_)
             | S::CreateView(_)
             | S::Comment { .. }
             | S::Grant(_)

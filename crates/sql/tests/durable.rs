@@ -538,3 +538,57 @@ fn owners_privileges_and_comments_on_every_kind_survive_restarts() {
         exec(&mut s, "RESET ROLE");
     }
 }
+
+/// Enum types, their labels' order and the columns, keys and arrays that
+/// use them come back from the checkpoint files and the log's tail; a
+/// label added after the checkpoint (before an existing one) and a label
+/// renamed keep their places; a type created in a block that rolled
+/// back does not come back.
+#[test]
+fn enum_types_survive_checkpoints_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let want = table(&[&["1", "happy", "{blue,happy}"], &["2", "blue", "NULL"], &["3", "meh", "{meh}"]]);
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(&mut s, "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')");
+        exec(&mut s, "CREATE TABLE feelings (id int PRIMARY KEY, m mood, hist mood[])");
+        exec(&mut s, "CREATE INDEX feelings_m ON feelings (m)");
+        exec(&mut s, "INSERT INTO feelings VALUES (1, 'happy', '{sad,happy}'), (2, 'ok', NULL)");
+        db.catalog().db().checkpoint().unwrap();
+        exec(&mut s, "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'");
+        exec(&mut s, "INSERT INTO feelings VALUES (3, 'meh', '{meh}')");
+        exec(&mut s, "UPDATE feelings SET m = 'sad' WHERE id = 2");
+        exec(&mut s, "ALTER TYPE mood RENAME VALUE 'sad' TO 'blue'");
+        exec(&mut s, "BEGIN");
+        exec(&mut s, "CREATE TYPE gone AS ENUM ('x')");
+        exec(&mut s, "ROLLBACK");
+    }
+    for round in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, "SELECT id, m, hist FROM feelings ORDER BY id"), want, "round {round}");
+        assert_eq!(rows(&mut s, "SELECT id FROM feelings ORDER BY m"), table(&[&["2"], &["3"], &["1"]]));
+        assert_eq!(
+            rows(&mut s, "SELECT id FROM feelings WHERE m < 'ok' ORDER BY m"),
+            table(&[&["2"], &["3"]])
+        );
+        let added: String = (0..round).map(|r| format!(",new{r}")).collect();
+        assert_eq!(
+            rows(&mut s, "SELECT enum_range(NULL::mood)"),
+            table(&[&[&format!("{{blue,meh,ok,happy{added}}}")]])
+        );
+        assert_eq!(fails(&mut s, "SELECT 'x'::gone").sqlstate(), "42704");
+        assert_eq!(fails(&mut s, "INSERT INTO feelings VALUES (9, 'sad', NULL)").sqlstate(), "22P02");
+        assert_eq!(fails(&mut s, "DROP TYPE mood").sqlstate(), "2BP01");
+        // A label added after a restart takes a new OID and its place.
+        let label = format!("new{round}");
+        exec(&mut s, &format!("ALTER TYPE mood ADD VALUE '{label}' AFTER 'happy'"));
+        exec(&mut s, &format!("INSERT INTO feelings VALUES ({}, '{label}', NULL)", 10 + round));
+        exec(&mut s, &format!("DELETE FROM feelings WHERE id = {}", 10 + round));
+        assert_eq!(
+            rows(&mut s, "SELECT count(DISTINCT oid) FROM pg_enum WHERE enumtypid = 'mood'::regtype"),
+            table(&[&[&(5 + round).to_string()]])
+        );
+    }
+}

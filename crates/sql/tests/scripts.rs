@@ -128,6 +128,7 @@ scripts!(
     merge,
     alter,
     ddl_transactions,
+    enums,
     savepoints,
     settings,
     recursive,

@@ -58,6 +58,7 @@ impl Value {
             }
             DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::parse(text)?),
             DataType::Array(elem) => crate::array::parse(text, elem)?,
+            DataType::Enum(t) => t.value_of(text)?,
         })
     }
 
@@ -162,6 +163,7 @@ impl Value {
             (Value::Time(t), DataType::Interval) => Value::Interval(Interval::from_micros(t.0)),
             (v @ Value::Json(_), DataType::Json) => v,
             (v @ Value::Jsonb(_), DataType::Jsonb) => v,
+            (Value::Enum(e), DataType::Enum(t)) if e.ty == *t => Value::Enum(e),
             (Value::Json(s), DataType::Jsonb) => Value::Jsonb(crate::json::Jsonb::parse(&s)?),
             (Value::Jsonb(j), DataType::Json) => Value::Json(j.to_string()),
             // Element by element, with the elements' own assignment casts.
@@ -199,6 +201,7 @@ impl Value {
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,
             (Value::Array(items), DataType::Array(elem)) => items.iter().all(|v| v.fits(elem)),
+            (Value::Enum(e), DataType::Enum(t)) => e.ty == *t,
             _ => false,
         }
     }

@@ -79,6 +79,9 @@ pub enum DataType {
     /// A one-dimensional array of the element type (`integer[]`), never
     /// itself an array. Build it with [`DataType::array_of`].
     Array(Box<DataType>),
+    /// An enum type made by CREATE TYPE ... AS ENUM (see `enums`). Stored
+    /// out of line as its label's sort position and the label.
+    Enum(crate::enums::EnumType),
 }
 
 impl DataType {
@@ -153,6 +156,7 @@ impl DataType {
             DataType::Numeric { .. } | DataType::Uuid | DataType::Interval => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
+            DataType::Enum(_) => None,
         }
     }
 
@@ -198,7 +202,8 @@ impl DataType {
             DataType::Time => 1083,
             DataType::Json => 114,
             DataType::Jsonb => 3802,
-            DataType::Array(e) => match **e {
+            DataType::Enum(t) => t.oid(),
+            DataType::Array(e) => match &**e {
                 DataType::Boolean => 1000,
                 DataType::SmallInt => 1005,
                 DataType::Integer => 1007,
@@ -217,6 +222,8 @@ impl DataType {
                 DataType::Time => 1183,
                 DataType::Json => 199,
                 DataType::Jsonb => 3807,
+                // An enum's array type takes the OID after the enum's.
+                DataType::Enum(t) => t.oid() + 1,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
                 DataType::Array(_) => 2277,
             },
@@ -269,6 +276,7 @@ impl fmt::Display for DataType {
             DataType::Json => f.write_str("json"),
             DataType::Jsonb => f.write_str("jsonb"),
             DataType::Array(e) => write!(f, "{e}[]"),
+            DataType::Enum(t) => f.write_str(t.name()),
         }
     }
 }

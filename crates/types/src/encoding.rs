@@ -24,6 +24,9 @@
 //!                           (variable; see the `array` module)
 //!   json                    the text as written (variable)
 //!   jsonb                   tagged binary form (variable; see `json`)
+//!   enum                    the label's sort position (f64 bits,
+//!                           little-endian, 8 bytes), then the label's
+//!                           UTF-8 bytes (variable; see `enums`)
 //! ```
 //!
 //! NULLs are not encoded here; the row format tracks them separately.
@@ -114,7 +117,7 @@ impl Value {
                 i64::from_le_bytes(prefix(&bytes)),
             )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
-            DataType::Array(_) | DataType::Json | DataType::Jsonb => Value::Null,
+            DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => Value::Null,
         }
     }
 
@@ -128,6 +131,12 @@ impl Value {
             Value::Array(items) => Some(Cow::Owned(crate::array::encode(items))),
             Value::Json(s) => Some(Cow::Borrowed(s.as_bytes())),
             Value::Jsonb(j) => Some(Cow::Borrowed(j.as_bytes())),
+            Value::Enum(e) => {
+                let mut out = Vec::with_capacity(8 + e.label.len());
+                out.extend_from_slice(&e.position.to_bits().to_le_bytes());
+                out.extend_from_slice(e.label.as_bytes());
+                Some(Cow::Owned(out))
+            }
             _ => None,
         }
     }
@@ -154,6 +163,17 @@ impl Value {
             DataType::Bytea => Value::Bytea(bytes.to_vec()),
             DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_bytes(bytes)),
             DataType::Array(elem) => crate::array::decode(elem, bytes),
+            DataType::Enum(t) => {
+                let mut pos = [0u8; 8];
+                let n = bytes.len().min(8);
+                pos[..n].copy_from_slice(&bytes[..n]);
+                let label = String::from_utf8_lossy(bytes.get(8..).unwrap_or_default());
+                Value::Enum(Box::new(crate::enums::EnumValue {
+                    ty: t.clone(),
+                    position: f64::from_bits(u64::from_le_bytes(pos)),
+                    label: label.as_ref().into(),
+                }))
+            }
             _ => Value::decode_fixed(ty, bytes),
         }
     }

@@ -64,6 +64,15 @@ pub enum TypeError {
         /// The offending input, as given.
         input: String,
     },
+    /// Text that is not a label of an enum type (22P02
+    /// invalid_text_representation).
+    #[error("invalid input value for enum {ty}: \"{input}\"")]
+    InvalidEnumLabel {
+        /// The enum type's name.
+        ty: String,
+        /// The offending input, as given.
+        input: String,
+    },
     /// Text that is not an array literal (22P02 invalid_text_representation).
     #[error("malformed array literal: \"{0}\"")]
     MalformedArray(String),
@@ -112,7 +121,10 @@ impl TypeError {
             TypeError::Mismatch { .. } => "42804",
             TypeError::OutOfRange(_) => "22003",
             TypeError::StringTooLong { .. } => "22001",
-            TypeError::InvalidText { .. } | TypeError::MalformedArray(_) | TypeError::InvalidJson => "22P02",
+            TypeError::InvalidText { .. }
+            | TypeError::InvalidEnumLabel { .. }
+            | TypeError::MalformedArray(_)
+            | TypeError::InvalidJson => "22P02",
             TypeError::UntranslatableJson => "22P05",
             TypeError::TooDeep => "54001",
             TypeError::InvalidDatetime(_) => "22007",

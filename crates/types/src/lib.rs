@@ -63,6 +63,7 @@ mod coerce;
 mod datatype;
 mod datetime;
 mod encoding;
+pub mod enums;
 mod error;
 mod float;
 pub mod interval;
@@ -78,6 +79,7 @@ pub use datatype::{DataType, MAX_CHAR_LENGTH, MAX_NUMERIC_PRECISION};
 /// 2000-01-01, as the date and timestamp types use.
 pub use datetime::calendar::{days_from_ymd, ymd_from_days};
 pub use datetime::{Date, Time, Timestamp, TimestampTz};
+pub use enums::{EnumLabel, EnumType, EnumValue};
 pub use error::TypeError;
 pub use interval::Interval;
 pub use rust_decimal::Decimal;

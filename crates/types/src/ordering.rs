@@ -21,6 +21,8 @@
 //!   bytea, uuid            by bytes
 //!   dates, timestamps      by value; -infinity first, infinity last
 //!   arrays                 element by element, then the shorter first
+//!   enums                  by type, then the label's sort position
+//!                          (declaration order, not the label's text)
 //! ```
 //!
 //!   Across families (and between double and the exact numbers, whose mixed
@@ -119,6 +121,8 @@ impl Value {
             // PostgreSQL's array comparison.
             (Value::Array(a), Value::Array(b)) => Some(a.cmp(b)),
             (Value::Array(_), _) | (_, Value::Array(_)) => None,
+            (Value::Enum(a), Value::Enum(b)) if a.ty == b.ty => Some(a.order(b)),
+            (Value::Enum(_), _) | (_, Value::Enum(_)) => None,
             (Value::Double(_), _) | (_, Value::Double(_)) => Some(cmp_f64(as_f64(self)?, as_f64(other)?)),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
@@ -144,7 +148,8 @@ impl Value {
             Value::Array(_) => 11,
             Value::Json(_) => 12,
             Value::Jsonb(_) => 13,
-            Value::Null => 14,
+            Value::Enum(_) => 14,
+            Value::Null => 15,
         }
     }
 }
@@ -167,6 +172,7 @@ impl Ord for Value {
             (Value::Array(a), Value::Array(b)) => a.cmp(b),
             (Value::Json(a), Value::Json(b)) => a.cmp(b),
             (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
+            (Value::Enum(a), Value::Enum(b)) => a.order(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
                 _ => self.rank().cmp(&other.rank()),
@@ -211,6 +217,7 @@ impl Hash for Value {
             Value::Array(items) => items.hash(state),
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
+            Value::Enum(e) => (e.ty.oid(), e.position.to_bits()).hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so
                 // equal values share one (mantissa, scale); an integral value

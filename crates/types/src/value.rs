@@ -84,6 +84,9 @@ pub enum Value {
     /// A one-dimensional array (lower bound 1): its elements, each of the
     /// array's element type or Null.
     Array(Vec<Value>),
+    /// A value of an enum type (boxed: most values are not enums, and the
+    /// type and label would make every value wider).
+    Enum(Box<crate::enums::EnumValue>),
 }
 
 impl Value {
@@ -113,6 +116,7 @@ impl Value {
             Value::Time(_) => DataType::Time,
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
+            Value::Enum(e) => DataType::Enum(e.ty.clone()),
             // The first element's type names the array; an array of only
             // NULLs (or none) reads as text[].
             Value::Array(items) => {
@@ -150,6 +154,7 @@ impl fmt::Display for Value {
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
             Value::Array(items) => f.write_str(&crate::array::display(items)),
+            Value::Enum(e) => write!(f, "{e}"),
         }
     }
 }

@@ -21,6 +21,18 @@ fn data_type() -> impl Strategy<Value = DataType> {
     prop_oneof![4 => scalar_type(), 1 => scalar_type().prop_map(|t| DataType::array_of(t).unwrap())]
 }
 
+/// An enum type whose labels' order is not their alphabetical order, with
+/// a label added between two others.
+fn mood() -> centum_types::EnumType {
+    let mut labels = centum_types::enums::initial_positions(&["sad".into(), "ok".into(), "happy".into()]);
+    labels.insert(1, centum_types::EnumLabel { position: 1.5, label: "meh, or \"so\"".into() });
+    centum_types::EnumType::new(centum_types::enums::EnumDef {
+        oid: 1_610_612_736,
+        name: "mood".into(),
+        labels,
+    })
+}
+
 fn scalar_type() -> impl Strategy<Value = DataType> {
     prop_oneof![
         Just(DataType::Boolean),
@@ -47,6 +59,7 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Time),
         Just(DataType::Json),
         Just(DataType::Jsonb),
+        Just(DataType::Enum(mood())),
     ]
 }
 
@@ -151,6 +164,7 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
             })
             .boxed(),
         DataType::Jsonb => json_node().prop_map(|n| Value::Jsonb(Jsonb::from_node(&n))).boxed(),
+        DataType::Enum(t) => (0..t.labels().len()).prop_map(move |i| t.value(&t.labels()[i])).boxed(),
         DataType::Array(elem) => {
             let item = prop_oneof![1 => Just(Value::Null), 4 => value_of(&elem)];
             prop::collection::vec(item, 0..5).prop_map(Value::Array).boxed()

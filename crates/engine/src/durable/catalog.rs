@@ -172,7 +172,8 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 
 /// Type tags. Numeric: precision and scale bytes, 0xFF for "none".
 /// Varchar: a presence byte and a u32 length. Char: a u32 length.
-/// Array: the element's type after the tag.
+/// Array: the element's type after the tag. Enum (20): the type's OID
+/// (u32) and name (u32 length and UTF-8).
 fn put_type(out: &mut Vec<u8>, ty: &DataType) {
     match ty {
         DataType::Boolean => out.push(1),
@@ -207,6 +208,12 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
+        }
+        // The labels are the SQL catalog's; a stored value carries its own.
+        DataType::Enum(t) => {
+            out.push(20);
+            out.extend_from_slice(&t.oid().to_le_bytes());
+            put_str(out, t.name());
         }
     }
 }
@@ -304,6 +311,15 @@ impl<'a> Reader<'a> {
             17 => DataType::Time,
             18 => DataType::Json,
             19 => DataType::Jsonb,
+            20 => {
+                let oid = self.u32()?;
+                let name = self.str()?;
+                DataType::Enum(centum_types::EnumType::new(centum_types::enums::EnumDef {
+                    oid,
+                    name,
+                    labels: Vec::new(),
+                }))
+            }
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,

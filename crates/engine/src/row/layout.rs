@@ -359,6 +359,8 @@ fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
             super::sortkey::encode_raw(t, b, &mut out);
             Cow::Owned(out.to_vec())
         }
+        // An enum value is its label's position; the label rides along.
+        DataType::Enum(_) => Cow::Borrowed(&b[..b.len().min(8)]),
         // `1 mon` and `30 days` are one key: compare the span.
         DataType::Interval => Cow::Owned(super::sortkey::interval_span(b).to_le_bytes().to_vec()),
         _ => Cow::Borrowed(b),

@@ -29,6 +29,8 @@
 //!                 the bytes with 0x00 escaped as 0x00 0xFF, ended by
 //!                 0x00 0x01 ("C" collation: byte order)
 //!   uuid          the 16 bytes
+//!   enum          the label's sort position, encoded as a double (the
+//!                 label itself is not part of the key)
 //!   array         per element 0x01 and the element's encoding, or 0x02
 //!                 for a NULL element; ended by 0x00 (so element by
 //!                 element, NULL elements last, a shorter array first)
@@ -326,7 +328,7 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         DataType::BigInt | DataType::Timestamp | DataType::TimestampTz | DataType::Time => {
             out.extend_from_slice(&(i64::from_le_bytes(le(b)) as u64 ^ (1 << 63)).to_be_bytes())
         }
-        DataType::Double => {
+        DataType::Double | DataType::Enum(_) => {
             let f = f64::from_le_bytes(le(b));
             let f = if f == 0.0 {
                 0.0

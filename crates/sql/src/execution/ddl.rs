@@ -66,6 +66,7 @@ impl Builder {
     /// known.
     fn column<'c>(
         &mut self,
+        b: &Binder,
         c: &'c ast::ColumnDef,
     ) -> Result<Vec<(String, &'c ast::ColumnOption, Option<&'c ast::Ident>)>> {
         let name = self.table.clone();
@@ -77,7 +78,7 @@ impl Builder {
         let mut meta = ColumnMeta::default();
         let (ty, serial) = match serial_kind(&c.data_type) {
             Some(t) => (t, true),
-            None => (data_type(&c.data_type)?, false),
+            None => (b.data_type(&c.data_type)?, false),
         };
         let mut nullable = !serial;
         if serial {
@@ -416,7 +417,7 @@ pub(crate) fn create_table(b: &Binder, ct: &ast::CreateTable) -> Result<DdlOutco
     }
     let mut column_constraints = Vec::new();
     for c in &ct.columns {
-        column_constraints.extend(bl.column(c)?);
+        column_constraints.extend(bl.column(b, c)?);
     }
     for (col, opt, cname) in column_constraints {
         bl.column_constraint(b, &col, opt, cname)?;
@@ -1075,7 +1076,7 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
             rewrite(b, table, &info.meta, def, meta, |old, _| Ok(old.to_vec()))
         }
         Op::SetDataType { data_type: dt, using, .. } => {
-            let ty = data_type(dt)?;
+            let ty = b.data_type(dt)?;
             let using = match using {
                 Some(e) => Some(binder.expr(e, &Ctx::plain(&scope))?.0),
                 None if ty == column.ty => return Ok(()),
@@ -1427,7 +1428,7 @@ fn add_column(b: &Binder, table: &str, c: &ast::ColumnDef, if_not_exists: bool) 
         buckets: None,
         notices: vec![],
     };
-    let cons = bl.column(c)?;
+    let cons = bl.column(b, c)?;
     for (col, opt, name) in cons {
         bl.column_constraint(b, &col, opt, name)?;
     }
@@ -1798,4 +1799,34 @@ pub(crate) fn comment(
         other => return Err(Error::unsupported(format!("COMMENT ON {other}"))),
     }
     Ok(done("COMMENT"))
+}
+
+/// ALTER TYPE ... RENAME VALUE: rewrites each table with a column of enum
+/// type `oid` so that its stored values carry the new label (see
+/// [`rewrite`]).
+pub(crate) fn relabel_tables(b: &Binder, oid: u32) -> Result<()> {
+    let Some(entry) = b.catalog.enum_by_oid(oid) else { return Ok(()) };
+    let mut by_table: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (t, _, c) in crate::enums::dependent_columns(b.catalog, oid) {
+        by_table.entry(t).or_default().push(c);
+    }
+    for (table, cols) in by_table {
+        let info = b.catalog.table(&table)?;
+        let def = info.table.def();
+        rewrite(b, &table, &info.meta, def, info.meta.clone(), |old, _| {
+            Ok(crate::enums::relabel(old, &cols, &entry))
+        })?;
+    }
+    Ok(())
+}
+
+/// DROP TYPE ... CASCADE of an enum type: drops the columns that use it
+/// first. Returns the notices PostgreSQL gives.
+pub(crate) fn drop_enum_columns(b: &Binder, columns: &[(String, String)]) -> Result<Vec<String>> {
+    let mut notices = Vec::new();
+    for (table, column) in columns {
+        notices.push(format!("drop cascades to column {column} of table {}", short(table)));
+        notices.extend(drop_column(b, table, column, false, true)?);
+    }
+    Ok(notices)
 }

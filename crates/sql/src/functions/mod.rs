@@ -160,7 +160,7 @@ fn code(t: &DataType) -> u8 {
         DataType::Boolean => BOOL,
         DataType::Uuid => UUID,
         DataType::Bytea => BYTEA,
-        DataType::Array(_) | DataType::Json | DataType::Jsonb => ARR,
+        DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => ARR,
         DataType::Interval => IVL,
         DataType::Time => TIM,
     }

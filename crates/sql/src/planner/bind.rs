@@ -16,7 +16,7 @@ use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
 use crate::functions;
 use crate::functions::operators::BinOp;
-use crate::names::{data_type, function_name, ident, object_parts, qualify, sqlparser_object_name};
+use crate::names::{function_name, ident, object_parts, qualify, sqlparser_object_name};
 use crate::planner::Dictionary;
 use crate::privileges::{Need, ObjectKind};
 use centum_types::{DataType, Decimal, Value};
@@ -381,6 +381,11 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// A SQL type name as a type, enum types included.
+    pub(crate) fn data_type(&self, t: &ast::DataType) -> Result<DataType> {
+        crate::enums::data_type(self.catalog, self.search_path, t)
+    }
+
     /// Sets parameter `i`'s type if it is not known yet.
     fn infer_param(&mut self, i: usize, ty: &Option<DataType>) {
         if let (Some(slot), Some(t)) = (self.params.get_mut(i), ty) {
@@ -394,6 +399,15 @@ impl<'a> Binder<'a> {
     /// `ty`: parameters are inferred, literals parsed now.
     pub(crate) fn coerce_untyped(&mut self, e: Typed, ty: &Option<DataType>) -> Result<Typed> {
         let Some(target) = ty else { return Ok(e) };
+        // An enum type from a table definition carries no labels.
+        let fresh;
+        let (target, ty) = match target {
+            DataType::Enum(_) | DataType::Array(_) => {
+                fresh = Some(crate::enums::fresh(self.catalog, target));
+                (fresh.as_ref().unwrap_or(target), &fresh)
+            }
+            _ => (target, ty),
+        };
         match e {
             (Expr::Param(i), None) => {
                 self.infer_param(i, ty);
@@ -437,7 +451,7 @@ impl<'a> Binder<'a> {
             },
             A::Value(v) => self.value(&v.value)?,
             A::TypedString(ts) => {
-                let ty = data_type(&ts.data_type)?;
+                let ty = self.data_type(&ts.data_type)?;
                 let text = match &ts.value.value {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     v => v.to_string(),
@@ -580,7 +594,7 @@ impl<'a> Binder<'a> {
             A::Collate { expr, .. } => self.expr(expr, ctx)?,
             A::CompoundFieldAccess { root, access_chain } => self.subscript(root, access_chain, ctx)?,
             A::Cast { expr, data_type: dt, .. } => {
-                let ty = data_type(dt)?;
+                let ty = self.data_type(dt)?;
                 let (x, _) = self.expr(expr, ctx)?;
                 match x {
                     Expr::Literal(v) => (Expr::Literal(cast_value(v, &ty)?), Some(ty)),
@@ -1089,6 +1103,22 @@ impl<'a> Binder<'a> {
                 Ok((Expr::NullIf(Box::new(a.0), Box::new(b.0)), ty))
             }
             "nextval" | "currval" | "setval" => self.sequence_call(&name, args),
+            "enum_first" | "enum_last" | "enum_range" if args.len() == 1 => {
+                let (v, ty) = crate::enums::type_function(self.catalog, &name, &args[0].1)?;
+                Ok((Expr::Literal(v), Some(ty)))
+            }
+            "enum_range" if args.len() == 2 => {
+                let (all, ty) = crate::enums::range_labels(self.catalog, &args[0].1, &args[1].1)?;
+                let elem = ty.element().cloned();
+                let mut bounds = Vec::new();
+                for a in args {
+                    match self.coerce_untyped(a, &elem)? {
+                        (Expr::Literal(v), _) => bounds.push(v),
+                        _ => return Err(Error::unsupported("enum_range with bounds that are not constants")),
+                    }
+                }
+                Ok((Expr::Literal(crate::enums::range_between(&all, &bounds[0], &bounds[1])), Some(ty)))
+            }
             "current_time" => Err(Error::unsupported("type time with time zone")),
             // The argument's type, known when binding: `unknown` for an
             // untyped literal, as PostgreSQL says.

@@ -1817,7 +1817,14 @@ fn data_type_name(t: &ast::DataType) -> String {
         Ok(DataType::Time) => "time".into(),
         Ok(DataType::Numeric { .. }) => "numeric".into(),
         Ok(t) => t.sql_name(),
-        Err(_) => "?column?".into(),
+        // A type of the catalog (an enum type): its name, as PostgreSQL's.
+        Err(_) => match t {
+            ast::DataType::Custom(name, _) => crate::names::object_parts(name)
+                .ok()
+                .and_then(|p| p.last().cloned())
+                .unwrap_or_else(|| "?column?".into()),
+            _ => "?column?".into(),
+        },
     }
 }
 

@@ -83,6 +83,18 @@ impl Binder<'_> {
         })
     }
 
+    /// The OID of the enum type (or array of one) `name` names, if it does.
+    fn enum_oid(&self, name: &str) -> Result<Option<i32>> {
+        let name = name.trim();
+        let (base, array) = match name.strip_suffix("[]") {
+            Some(b) => (b, true),
+            None => (name, false),
+        };
+        let Ok(parsed) = crate::names::sqlparser_object_name(base) else { return Ok(None) };
+        Ok(crate::enums::lookup(self.catalog, self.search_path, &parsed)?
+            .map(|e| e.oid as i32 + i32::from(array)))
+    }
+
     /// A cast to one of the catalog's types, if `dt` is one.
     pub(crate) fn catalog_cast(
         &mut self,
@@ -112,7 +124,10 @@ impl Binder<'_> {
                     let snap = self.catalog.snapshot()?;
                     sysfn::regclass_in(&snap, &s, self.search_path)?
                 }
-                RegType::Type => sysfn::regtype_in(&s)?,
+                RegType::Type => match self.enum_oid(&s)? {
+                    Some(oid) => oid,
+                    None => sysfn::regtype_in(&s)?,
+                },
                 RegType::Namespace => sysfn::regnamespace_in(&self.catalog.snapshot()?, &s)?,
                 // A routine's name stays the name (the catalog keeps
                 // handler names as text).

@@ -517,6 +517,16 @@ pub(crate) fn eval(
             Value::Boolean(visible(s()?, oid_arg(arg(0)), &path))
         }
         CatalogFn::FormatType => match integer(arg(0)) {
+            Some(o) if o >= i64::from(crate::catalog::FIRST_ENUM_OID) => {
+                let snap = snapshot()?;
+                match snap.enum_type(o as i32) {
+                    Some((e, array)) => {
+                        let name = crate::catalog::display_name(&e.name);
+                        Value::Text(if array { format!("{name}[]") } else { name })
+                    }
+                    None => Value::Text("???".into()),
+                }
+            }
             Some(o) => Value::Text(types::format_type(o as i32, integer(arg(1)).map(|m| m as i32))),
             None => Value::Null,
         },
@@ -808,7 +818,24 @@ pub(crate) fn eval(
         CatalogFn::SerialSequence => serial_sequence(s()?, &text(arg(0)), &text(arg(1)), &search_path(args))?,
         CatalogFn::RegtypeOut => {
             let o = oid_arg(arg(0));
-            Value::Text(types::by_oid(o).map_or_else(|| o.to_string(), |t| t.display.to_string()))
+            match types::by_oid(o) {
+                Some(t) => Value::Text(t.display.to_string()),
+                None if i64::from(o) >= i64::from(crate::catalog::FIRST_ENUM_OID) => {
+                    let snap = snapshot()?;
+                    Value::Text(snap.enum_type(o).map_or_else(
+                        || o.to_string(),
+                        |(e, array)| {
+                            let n = crate::catalog::display_name(&e.name);
+                            if array {
+                                format!("{n}[]")
+                            } else {
+                                n
+                            }
+                        },
+                    ))
+                }
+                None => Value::Text(o.to_string()),
+            }
         }
         CatalogFn::RegnamespaceOut => {
             let o = oid_arg(arg(0));
@@ -872,6 +899,10 @@ fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
 
 /// Whether relation `oid` is found first by its bare name on the path.
 fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
+    if let Some((e, _)) = s.enum_type(oid) {
+        let (schema, _) = super::snapshot::split_name(&e.name);
+        return schema == "public" || path.contains(&schema);
+    }
     let name = match s.rel(oid) {
         Some(RelRef::Table(t)) => t.name.clone(),
         Some(RelRef::Index(_, ix)) => super::tables::index_name(&ix.def.name),

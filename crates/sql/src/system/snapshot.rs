@@ -216,6 +216,8 @@ pub(crate) struct Snapshot {
     pub privs: BTreeMap<(ObjectKind, String), ObjectPrivs>,
     /// Comments on views, sequences, schemas and routines.
     pub comments: BTreeMap<(ObjectKind, String), String>,
+    /// Enum types, in OID order.
+    pub enums: Vec<crate::catalog::EnumEntry>,
     /// [`Snapshot::descriptions`], made on first use: `col_description`
     /// is called once per row of a catalog query.
     descriptions: std::cell::OnceCell<Vec<(i32, i32, i32, String)>>,
@@ -363,6 +365,11 @@ impl Snapshot {
             db: db.clone(),
             privs: catalog.global_privs(),
             comments: catalog.global_comments(),
+            enums: {
+                let mut e = catalog.enums();
+                e.sort_by_key(|e| e.oid);
+                e
+            },
             descriptions: Default::default(),
         })
     }
@@ -509,6 +516,20 @@ impl Snapshot {
         }
         out.sort();
         out
+    }
+
+    /// Enum type `oid` (or, with `true`, the enum whose array type it is).
+    pub fn enum_type(&self, oid: i32) -> Option<(&crate::catalog::EnumEntry, bool)> {
+        let oid = u32::try_from(oid).ok()?;
+        self.enums.iter().find_map(|e| {
+            if e.oid == oid {
+                Some((e, false))
+            } else if e.oid + 1 == oid {
+                Some((e, true))
+            } else {
+                None
+            }
+        })
     }
 
     /// The OID of schema `name`.

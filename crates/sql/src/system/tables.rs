@@ -551,6 +551,7 @@ impl SystemTable {
                 .collect(),
             SystemTable::Attribute => attributes(s),
             SystemTable::Type => pg_types(s),
+            SystemTable::Enum => enum_labels(s),
             SystemTable::Index => indexes(s),
             SystemTable::Constraint => constraints(s),
             SystemTable::Attrdef => attrdefs(s),
@@ -834,7 +835,7 @@ impl SystemTable {
                 .collect(),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
-            // range or enum types, triggers, rules other than views',
+            // range types, triggers, rules other than views',
             // role memberships,
             // user-defined operators, operator classes, casts,
             // conversions, transforms or text search objects, foreign
@@ -849,7 +850,6 @@ impl SystemTable {
             | SystemTable::PublicationRel
             | SystemTable::PublicationNamespace
             | SystemTable::Range
-            | SystemTable::Enum
             | SystemTable::Trigger
             | SystemTable::InitPrivs
             | SystemTable::Opclass
@@ -1108,8 +1108,72 @@ pub(crate) fn view_definition(def: &crate::catalog::ViewDef) -> String {
     format!(" {};", def.query)
 }
 
+/// pg_type rows of the enum types and their array types.
+fn enum_types(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &s.enums {
+        let (schema, name) = super::snapshot::split_name(&e.name);
+        let (ns, owner) = (oid(s.schema_oid(&schema)), oid(s.owner));
+        let (t, arr) = (e.oid as i32, e.oid as i32 + 1);
+        let row = |oid_: i32, name: String, len: i16, typtype: &str, cat: &str, elem: i32, array: i32| {
+            let is_array = elem != 0;
+            let f = |a: &'static str, e: &'static str| txt(if is_array { a } else { e });
+            vec![
+                oid(oid_),
+                Value::Text(name),
+                ns.clone(),
+                owner.clone(),
+                Value::SmallInt(len),
+                b(!is_array),
+                txt(typtype),
+                txt(cat),
+                b(false),
+                b(true),
+                txt(","),
+                oid(0),
+                f("array_subscript_handler", "-"),
+                oid(elem),
+                oid(array),
+                f("array_in", "enum_in"),
+                f("array_out", "enum_out"),
+                f("array_recv", "enum_recv"),
+                f("array_send", "enum_send"),
+                txt("i"),
+                f("x", "p"),
+                b(false),
+                oid(0),
+                Value::Integer(-1),
+                Value::Integer(0),
+                oid(0),
+                Value::Null,
+                Value::Null,
+            ]
+        };
+        out.push(row(t, name.clone(), 4, "e", "E", 0, arr));
+        out.push(row(arr, format!("_{name}"), -1, "b", "A", t, 0));
+    }
+    out
+}
+
+/// pg_enum: every label of every enum type.
+fn enum_labels(s: &Snapshot) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for e in &s.enums {
+        for (label_oid, l) in &e.labels {
+            out.push(vec![
+                oid(*label_oid as i32),
+                oid(e.oid as i32),
+                // pg_enum.enumsortorder is a real (float4).
+                Value::Double(f64::from(l.position as f32)),
+                Value::Text(l.label.to_string()),
+            ]);
+        }
+    }
+    out
+}
+
 fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
-    TYPES
+    let mut rows: Vec<Vec<Value>> = TYPES
         .iter()
         .map(|t| {
             let array = t.category == "A" && t.elem != 0;
@@ -1145,7 +1209,9 @@ fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
                 Value::Null,
             ]
         })
-        .collect()
+        .collect();
+    rows.extend(enum_types(s));
+    rows
 }
 
 fn int2vector(v: &[i16]) -> String {
