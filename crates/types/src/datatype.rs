@@ -76,6 +76,10 @@ pub enum DataType {
     Json,
     /// `jsonb`: JSON in binary form.
     Jsonb,
+    /// `tsvector`: a full-text search document (see `crate::tsearch`).
+    TsVector,
+    /// `tsquery`: a full-text search query (see `crate::tsearch`).
+    TsQuery,
     /// A one-dimensional array of the element type (`integer[]`), never
     /// itself an array. Build it with [`DataType::array_of`].
     Array(Box<DataType>),
@@ -153,6 +157,7 @@ impl DataType {
             DataType::Numeric { .. } | DataType::Uuid | DataType::Interval => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
+            DataType::TsVector | DataType::TsQuery => None,
         }
     }
 
@@ -198,6 +203,8 @@ impl DataType {
             DataType::Time => 1083,
             DataType::Json => 114,
             DataType::Jsonb => 3802,
+            DataType::TsVector => 3614,
+            DataType::TsQuery => 3615,
             DataType::Array(e) => match **e {
                 DataType::Boolean => 1000,
                 DataType::SmallInt => 1005,
@@ -217,6 +224,8 @@ impl DataType {
                 DataType::Time => 1183,
                 DataType::Json => 199,
                 DataType::Jsonb => 3807,
+                DataType::TsVector => 3643,
+                DataType::TsQuery => 3645,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
                 DataType::Array(_) => 2277,
             },
@@ -268,6 +277,8 @@ impl fmt::Display for DataType {
             DataType::Time => f.write_str("time without time zone"),
             DataType::Json => f.write_str("json"),
             DataType::Jsonb => f.write_str("jsonb"),
+            DataType::TsVector => f.write_str("tsvector"),
+            DataType::TsQuery => f.write_str("tsquery"),
             DataType::Array(e) => write!(f, "{e}[]"),
         }
     }

@@ -115,6 +115,7 @@ impl Value {
             )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => Value::Null,
+            DataType::TsVector | DataType::TsQuery => Value::Null,
         }
     }
 
@@ -128,6 +129,8 @@ impl Value {
             Value::Array(items) => Some(Cow::Owned(crate::array::encode(items))),
             Value::Json(s) => Some(Cow::Borrowed(s.as_bytes())),
             Value::Jsonb(j) => Some(Cow::Borrowed(j.as_bytes())),
+            Value::TsVector(v) => Some(Cow::Owned(v.send())),
+            Value::TsQuery(q) => Some(Cow::Owned(q.send())),
             _ => None,
         }
     }
@@ -154,6 +157,8 @@ impl Value {
             DataType::Bytea => Value::Bytea(bytes.to_vec()),
             DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::from_bytes(bytes)),
             DataType::Array(elem) => crate::array::decode(elem, bytes),
+            DataType::TsVector => Value::TsVector(crate::tsearch::TsVector::from_stored(bytes)),
+            DataType::TsQuery => Value::TsQuery(crate::tsearch::TsQuery::from_stored(bytes)),
             _ => Value::decode_fixed(ty, bytes),
         }
     }

@@ -114,6 +114,9 @@ impl Value {
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),
             // `json` has no comparison operators in PostgreSQL.
             (Value::Json(_) | Value::Jsonb(_), _) | (_, Value::Json(_) | Value::Jsonb(_)) => None,
+            (Value::TsVector(a), Value::TsVector(b)) => Some(a.cmp(b)),
+            (Value::TsQuery(a), Value::TsQuery(b)) => Some(a.cmp(b)),
+            (Value::TsVector(_) | Value::TsQuery(_), _) | (_, Value::TsVector(_) | Value::TsQuery(_)) => None,
             // Arrays compare element by element, then by length; NULL
             // elements are equal to each other and above any value, as in
             // PostgreSQL's array comparison.
@@ -144,7 +147,9 @@ impl Value {
             Value::Array(_) => 11,
             Value::Json(_) => 12,
             Value::Jsonb(_) => 13,
-            Value::Null => 14,
+            Value::TsVector(_) => 15,
+            Value::TsQuery(_) => 16,
+            Value::Null => 17,
         }
     }
 }
@@ -167,6 +172,8 @@ impl Ord for Value {
             (Value::Array(a), Value::Array(b)) => a.cmp(b),
             (Value::Json(a), Value::Json(b)) => a.cmp(b),
             (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
+            (Value::TsVector(a), Value::TsVector(b)) => a.cmp(b),
+            (Value::TsQuery(a), Value::TsQuery(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
                 _ => self.rank().cmp(&other.rank()),
@@ -211,6 +218,8 @@ impl Hash for Value {
             Value::Array(items) => items.hash(state),
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
+            Value::TsVector(v) => v.hash(state),
+            Value::TsQuery(q) => q.hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so
                 // equal values share one (mantissa, scale); an integral value

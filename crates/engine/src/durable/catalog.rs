@@ -204,6 +204,8 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Time => out.push(17),
         DataType::Json => out.push(18),
         DataType::Jsonb => out.push(19),
+        DataType::TsVector => out.push(20),
+        DataType::TsQuery => out.push(21),
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
@@ -304,6 +306,8 @@ impl<'a> Reader<'a> {
             17 => DataType::Time,
             18 => DataType::Json,
             19 => DataType::Jsonb,
+            20 => DataType::TsVector,
+            21 => DataType::TsQuery,
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,
