@@ -142,6 +142,7 @@ scripts!(
     intervals,
     writable_ctes,
     json,
+    full_text,
     comments,
     engine_views,
 );

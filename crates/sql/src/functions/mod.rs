@@ -62,6 +62,7 @@ pub(crate) mod arrays;
 pub(crate) mod intervals;
 pub(crate) mod json;
 pub(crate) mod operators;
+pub(crate) mod tsearch;
 
 use centum_types::DateUnit as Unit;
 
