@@ -192,9 +192,12 @@ impl Settings {
                     matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local")
             }
             "default_text_search_config" => {
-                self.text_search_config = centum_types::tsearch::config::Config::from_name(&joined).map_err(|_| {
-                    Error::InvalidParameter(format!("invalid value for parameter \"{name}\": \"{joined}\""))
-                })?;
+                self.text_search_config =
+                    centum_types::tsearch::config::Config::from_name(&joined).map_err(|_| {
+                        Error::InvalidParameter(format!(
+                            "invalid value for parameter \"{name}\": \"{joined}\""
+                        ))
+                    })?;
                 // Kept as PostgreSQL shows it, schema-qualified.
                 let shown = format!("pg_catalog.{}", self.text_search_config.name());
                 self.text.insert(name.to_string(), shown);

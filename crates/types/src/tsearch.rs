@@ -603,7 +603,7 @@ struct Phrase {
 
 /// Positions of the lexeme operand in `v` (all lexemes it prefixes with
 /// `:*`) of the weights asked for; `Maybe` when a matching lexeme has no
-/// positions.
+/// positions (a phrase cannot use it; elsewhere it matches).
 fn lexeme_positions(word: &str, weights: u8, prefix: bool, v: &TsVector) -> (Tri, Vec<u16>) {
     let lexemes: &[Lexeme] = if prefix {
         let start = v.lexemes.partition_point(|l| l.word.as_bytes() < word.as_bytes());
@@ -643,7 +643,12 @@ fn lexeme_positions(word: &str, weights: u8, prefix: bool, v: &TsVector) -> (Tri
 /// `TS_execute_recurse`.
 fn execute(q: &QueryNode, v: &TsVector) -> Tri {
     match q {
-        QueryNode::Lexeme { word, weights, prefix } => lexeme_positions(word, *weights, *prefix, v).0,
+        // Outside a phrase a lexeme stored without positions matches,
+        // whatever weights the operand asks for.
+        QueryNode::Lexeme { word, weights, prefix } => match lexeme_positions(word, *weights, *prefix, v).0 {
+            Tri::Maybe => Tri::Yes,
+            t => t,
+        },
         QueryNode::Not(q) => match execute(q, v) {
             Tri::Yes => Tri::No,
             Tri::No => Tri::Yes,

@@ -210,7 +210,8 @@ pub(crate) fn query_phrase(args: &[Value], _: &FnContext) -> Result<Value> {
         Some(Value::Integer(d)) if (0..=16384).contains(d) => *d as u16,
         Some(Value::Integer(_)) => {
             return Err(Error::InvalidParameter(
-                "distance in phrase operator must be an integer value between zero and 16384 inclusive".into(),
+                "distance in phrase operator must be an integer value between zero and 16384 inclusive"
+                    .into(),
             ))
         }
         Some(other) => return Err(unexpected(other)),
@@ -218,7 +219,9 @@ pub(crate) fn query_phrase(args: &[Value], _: &FnContext) -> Result<Value> {
     Ok(Value::TsQuery(match (&a.root, &b.root) {
         (None, _) => b.clone(),
         (_, None) => a.clone(),
-        (Some(l), Some(r)) => TsQuery::new(Some(QueryNode::Phrase(Box::new(l.clone()), Box::new(r.clone()), d))),
+        (Some(l), Some(r)) => {
+            TsQuery::new(Some(QueryNode::Phrase(Box::new(l.clone()), Box::new(r.clone()), d)))
+        }
     }))
 }
 
@@ -264,7 +267,13 @@ fn rank(v: &TsVector, q: &TsQuery, norm: i32) -> f64 {
             .lexemes()
             .iter()
             .filter(|l| if prefix { l.word.starts_with(w) } else { l.word == w })
-            .flat_map(|l| if l.positions.is_empty() { vec![centum_types::tsearch::make_pos(16383, 0)] } else { l.positions.clone() })
+            .flat_map(|l| {
+                if l.positions.is_empty() {
+                    vec![centum_types::tsearch::make_pos(16383, 0)]
+                } else {
+                    l.positions.clone()
+                }
+            })
             .collect();
         out.sort_by_key(|p| pos_of(*p));
         out

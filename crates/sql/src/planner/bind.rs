@@ -479,9 +479,7 @@ impl<'a> Binder<'a> {
                     },
                     ast::UnaryOperator::Plus => (x, t),
                     // `!! tsquery`.
-                    ast::UnaryOperator::PGPrefixFactorial
-                        if matches!(t, None | Some(DataType::TsQuery)) =>
-                    {
+                    ast::UnaryOperator::PGPrefixFactorial if matches!(t, None | Some(DataType::TsQuery)) => {
                         self.ts_not((x, t))?
                     }
                     op => return Err(Error::unsupported(format!("operator {op}"))),

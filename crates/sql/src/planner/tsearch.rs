@@ -52,7 +52,10 @@ fn is_ts(t: &Option<DataType>) -> bool {
 
 fn no_operator(l: &Option<DataType>, symbol: &str, r: &Option<DataType>) -> Error {
     let n = |t: &Option<DataType>| t.as_ref().map_or("unknown".to_string(), |t| t.sql_name());
-    Error::TypeMismatch { code: "42883", message: format!("operator does not exist: {} {symbol} {}", n(l), n(r)) }
+    Error::TypeMismatch {
+        code: "42883",
+        message: format!("operator does not exist: {} {symbol} {}", n(l), n(r)),
+    }
 }
 
 fn text_like(t: &Option<DataType>) -> bool {
@@ -115,29 +118,52 @@ impl Binder<'_> {
             return call(fname, ret, eval, exprs);
         }
         // Fixed signatures: parameter types, result type, implementation.
-        let (params, ret, eval, fname): (Vec<DataType>, DataType, ScalarImpl, &'static str) = match (name, types.as_slice()) {
-            ("length", [Some(DataType::TsVector)]) => (vec![tv.clone()], DataType::Integer, exec::length, "length"),
-            ("length", _) => return Ok(Err(args)),
-            ("get_current_ts_config", []) => (vec![], DataType::Text, exec::get_current_ts_config, "get_current_ts_config"),
-            ("strip", [_]) => (vec![tv.clone()], tv.clone(), exec::strip, "strip"),
-            ("setweight", [_, _]) => (vec![tv.clone(), DataType::Text], tv.clone(), exec::setweight, "setweight"),
-            ("numnode", [_]) => (vec![tq.clone()], DataType::Integer, exec::numnode, "numnode"),
-            ("tsvector_to_array", [_]) => {
-                (vec![tv.clone()], DataType::Array(Box::new(DataType::Text)), exec::tsvector_to_array, "tsvector_to_array")
-            }
-            ("array_to_tsvector", [_]) => {
-                (vec![DataType::Array(Box::new(DataType::Text))], tv.clone(), exec::array_to_tsvector, "array_to_tsvector")
-            }
-            ("ts_rank", [_, _]) => (vec![tv.clone(), tq.clone()], DataType::Double, exec::ts_rank, "ts_rank"),
-            ("ts_rank", [_, _, _]) => {
-                (vec![tv.clone(), tq.clone(), DataType::Integer], DataType::Double, exec::ts_rank, "ts_rank")
-            }
-            ("tsquery_phrase", [_, _]) => (vec![tq.clone(), tq.clone()], tq.clone(), exec::query_phrase, "tsquery_phrase"),
-            ("tsquery_phrase", [_, _, _]) => {
-                (vec![tq.clone(), tq.clone(), DataType::Integer], tq.clone(), exec::query_phrase, "tsquery_phrase")
-            }
-            _ => return Err(no()),
-        };
+        let (params, ret, eval, fname): (Vec<DataType>, DataType, ScalarImpl, &'static str) =
+            match (name, types.as_slice()) {
+                ("length", [Some(DataType::TsVector)]) => {
+                    (vec![tv.clone()], DataType::Integer, exec::length, "length")
+                }
+                ("length", _) => return Ok(Err(args)),
+                ("get_current_ts_config", []) => {
+                    (vec![], DataType::Text, exec::get_current_ts_config, "get_current_ts_config")
+                }
+                ("strip", [_]) => (vec![tv.clone()], tv.clone(), exec::strip, "strip"),
+                ("setweight", [_, _]) => {
+                    (vec![tv.clone(), DataType::Text], tv.clone(), exec::setweight, "setweight")
+                }
+                ("numnode", [_]) => (vec![tq.clone()], DataType::Integer, exec::numnode, "numnode"),
+                ("tsvector_to_array", [_]) => (
+                    vec![tv.clone()],
+                    DataType::Array(Box::new(DataType::Text)),
+                    exec::tsvector_to_array,
+                    "tsvector_to_array",
+                ),
+                ("array_to_tsvector", [_]) => (
+                    vec![DataType::Array(Box::new(DataType::Text))],
+                    tv.clone(),
+                    exec::array_to_tsvector,
+                    "array_to_tsvector",
+                ),
+                ("ts_rank", [_, _]) => {
+                    (vec![tv.clone(), tq.clone()], DataType::Double, exec::ts_rank, "ts_rank")
+                }
+                ("ts_rank", [_, _, _]) => (
+                    vec![tv.clone(), tq.clone(), DataType::Integer],
+                    DataType::Double,
+                    exec::ts_rank,
+                    "ts_rank",
+                ),
+                ("tsquery_phrase", [_, _]) => {
+                    (vec![tq.clone(), tq.clone()], tq.clone(), exec::query_phrase, "tsquery_phrase")
+                }
+                ("tsquery_phrase", [_, _, _]) => (
+                    vec![tq.clone(), tq.clone(), DataType::Integer],
+                    tq.clone(),
+                    exec::query_phrase,
+                    "tsquery_phrase",
+                ),
+                _ => return Err(no()),
+            };
         let mut exprs = Vec::with_capacity(args.len());
         for (a, p) in args.into_iter().zip(&params) {
             let ok = match (&a.1, p) {
@@ -191,7 +217,9 @@ impl Binder<'_> {
                     return Err(no_operator(&lt, "@@", &rt));
                 }
             }
-            B::StringConcat if (lt == tv || rt == tv) && (lt.is_none() || lt == tv) && (rt.is_none() || rt == tv) => {
+            B::StringConcat
+                if (lt == tv || rt == tv) && (lt.is_none() || lt == tv) && (rt.is_none() || rt == tv) =>
+            {
                 let (l, r) = (self.typed_as(l, &DataType::TsVector)?, self.typed_as(r, &DataType::TsVector)?);
                 call("tsvector_concat", DataType::TsVector, exec::concat, l, r)
             }

@@ -31,6 +31,8 @@ SELECT to_tsquery('english', 'the'), to_tsquery('english', '(the | a) & cat'), t
 SELECT plainto_tsquery('english', 'The Fat Rats'), plainto_tsquery('simple', 'The Fat Rats'), plainto_tsquery('english', 'the fat-cat & rats!');
 SELECT phraseto_tsquery('english', 'The fat cat of the rats'), phraseto_tsquery('simple', 'The fat rats'), phraseto_tsquery('english', 'the');
 SELECT websearch_to_tsquery('english', '"fat rat" or cat -dog'), websearch_to_tsquery('english', 'the fat rats'), websearch_to_tsquery('simple', 'a or b c');
+SELECT websearch_to_tsquery('english', 'cat - dog'), websearch_to_tsquery('english', 'cat -'), websearch_to_tsquery('english', '- - cat'), websearch_to_tsquery('english', 'cat -!dog');
+SELECT websearch_to_tsquery('english', 'cat "the" dog'), websearch_to_tsquery('english', '"cat" or -dog'), websearch_to_tsquery('english', 'fat:* rat');
 SELECT to_tsquery('Rats & Cats'), plainto_tsquery('Rats Cats'), phraseto_tsquery('Rats Cats');
 -- Matching.
 SELECT to_tsvector('english', 'a fat cat sat on a mat and ate a fat rat') @@ to_tsquery('english', 'cat & rat');
@@ -47,6 +49,10 @@ SELECT to_tsvector('english', 'a fat cat sat on a mat and ate a fat rat') @@ '(f
 SELECT to_tsquery('english', 'rats') @@ to_tsvector('english', 'The rats'), 'fat:1A cat:2B'::tsvector @@ 'fat:A', 'fat:1A cat:2B'::tsvector @@ 'fat:B & cat';
 SELECT 'The fat rats' @@ to_tsquery('english', 'rat'), 'The fat rats' @@ 'rats', 'The fat rats'::text @@ 'fat cats';
 SELECT strip(to_tsvector('english', 'fat cat')) @@ 'fat & cat', strip(to_tsvector('english', 'fat cat')) @@ 'fat <-> cat';
+SELECT 'a b'::tsvector @@ 'a:A', 'a b'::tsvector @@ '!a:A', 'a b'::tsvector @@ 'a:A <-> b', 'a:1 b'::tsvector @@ '!(a <-> b)';
+SELECT to_tsvector('english', 'PostgreSQL 15.4 supports full-text search since version 8.3');
+SELECT to_tsvector('english', 'full-text search') @@ to_tsquery('english', 'full-text <-> search'), to_tsvector('english', 'full-text search') @@ phraseto_tsquery('english', 'full text search');
+SELECT 'x:1 y:1'::tsvector @@ 'x <0> y', 'x:1 y:2'::tsvector @@ 'x <0> y', to_tsvector('simple', 'a x c') @@ 'a <-> !b <-> c', to_tsvector('simple', 'a b c') @@ 'a <-> (x | b) <-> c';
 SELECT to_tsvector('english', 'fat cat') @@ ''::tsquery, ''::tsvector @@ 'a'::tsquery;
 -- The functions and operators.
 SELECT length(to_tsvector('english', 'a fat cat sat on a mat')), length(''::tsvector), length('abc'::text);
@@ -80,6 +86,7 @@ INSERT INTO docs (id, body) VALUES
   (4, 'Jumping foxes are quicker than sleeping dogs'),
   (5, NULL);
 UPDATE docs SET tsv = to_tsvector('english', body);
+CREATE INDEX docs_tsv ON docs USING gin (tsv);
 SELECT id, tsv FROM docs ORDER BY id;
 SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'cat & rat') ORDER BY id;
 SELECT id FROM docs WHERE tsv @@ to_tsquery('english', 'jump & (fox | dog)') ORDER BY id;
@@ -103,6 +110,10 @@ SELECT id, tsv FROM vecs ORDER BY id;
 -- NULLs.
 SELECT to_tsvector(NULL), to_tsvector('english', NULL), to_tsquery(NULL), NULL::tsvector @@ 'a'::tsquery, 'a'::tsvector @@ NULL::tsquery;
 SELECT length(NULL::tsvector), strip(NULL), setweight(NULL, 'A'), NULL::tsvector || 'a'::tsvector;
+-- Differences: other token types of PostgreSQL's parser, other
+-- configurations (see docs/sql-compatibility.md).
+SELECT to_tsvector('simple', 'mail foo@example.com or see http://example.com/a/b.html <b>bold</b> 1e5');
+SELECT to_tsvector('french', 'les chats');
 -- Errors.
 SELECT to_tsvector('nosuch_config', 'les chats');
 SELECT to_tsquery('nosuch', 'a');

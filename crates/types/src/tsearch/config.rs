@@ -284,8 +284,8 @@ impl Config {
     /// text"` is a phrase, `or` between two terms is `|`, and `-` before a
     /// term negates it; nothing in the text is a syntax error.
     pub fn websearch_to_tsquery(self, text: &str) -> TsQuery {
-        // Terms: (negated, operand); `None` marks an OR.
-        let mut terms: Vec<Option<(bool, QueryNode)>> = Vec::new();
+        // Terms: (times negated, operand); `None` marks an OR.
+        let mut terms: Vec<Option<(u32, QueryNode)>> = Vec::new();
         let chars: Vec<char> = text.chars().collect();
         let mut i = 0;
         while i < chars.len() {
@@ -294,13 +294,18 @@ impl Config {
                 i += 1;
                 continue;
             }
-            let mut neg = false;
-            if c == '-' {
-                neg = true;
+            // `-` negates the next term, whatever stands between them
+            // (`cat - dog`, `-!dog`); each `-` once more (`- - cat`).
+            let mut negs = 0;
+            while chars.get(i) == Some(&'-') {
+                negs += 1;
                 i += 1;
-                if i >= chars.len() || chars[i].is_whitespace() {
-                    continue;
+                while chars.get(i).is_some_and(|c| !(*c == '"' || *c == '-' || c.is_alphanumeric())) {
+                    i += 1;
                 }
+            }
+            if i >= chars.len() {
+                continue;
             }
             let part: String;
             if chars.get(i) == Some(&'"') {
@@ -314,13 +319,13 @@ impl Config {
                     .map_or(chars.len(), |p| i + p);
                 part = chars[i..end].iter().collect();
                 i = end;
-                if !neg && part.eq_ignore_ascii_case("or") {
+                if negs == 0 && part.eq_ignore_ascii_case("or") {
                     terms.push(None);
                     continue;
                 }
             }
             if let Operand::Node(n) = self.operand(&part, 0, false) {
-                terms.push(Some((neg, n)));
+                terms.push(Some((negs, n)));
             }
         }
         // The terms are ANDed, and OR splits the chain: `a b or c d` is
@@ -333,8 +338,10 @@ impl Config {
                         chains.push(vec![]);
                     }
                 }
-                Some((neg, n)) => {
-                    let n = if neg { QueryNode::Not(Box::new(n)) } else { n };
+                Some((negs, mut n)) => {
+                    for _ in 0..negs {
+                        n = QueryNode::Not(Box::new(n));
+                    }
                     chains.last_mut().expect("one chain").push(n);
                 }
             }

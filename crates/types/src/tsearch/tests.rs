@@ -149,6 +149,8 @@ fn matching() {
     assert!(query("fat & cat").matches(&stripped));
     assert!(!query("fat <-> cat").matches(&stripped));
     assert!(query("!dog").matches(&stripped));
+    assert!(query("fat:A").matches(&stripped));
+    assert!(!query("!fat:A").matches(&stripped));
 }
 
 #[test]
