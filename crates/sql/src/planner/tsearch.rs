@@ -194,6 +194,11 @@ impl Binder<'_> {
             (Expr::Func(builtin(name, Some(ret.clone()), true, eval), vec![l, r]), Some(ret))
         };
         let bool_ = DataType::Boolean;
+        // Both operands of type `want`, or one of them and an untyped one.
+        let both = |want: &Option<DataType>| {
+            let fits = |t: &Option<DataType>| t.is_none() || t == want;
+            fits(&lt) && fits(&rt) && (lt.is_some() || rt.is_some())
+        };
         Ok(Ok(match op {
             B::AtAt => {
                 // Which side is the query, which the document.
@@ -217,15 +222,11 @@ impl Binder<'_> {
                     return Err(no_operator(&lt, "@@", &rt));
                 }
             }
-            B::StringConcat
-                if (lt == tv || rt == tv) && (lt.is_none() || lt == tv) && (rt.is_none() || rt == tv) =>
-            {
+            B::StringConcat if both(&tv) => {
                 let (l, r) = (self.typed_as(l, &DataType::TsVector)?, self.typed_as(r, &DataType::TsVector)?);
                 call("tsvector_concat", DataType::TsVector, exec::concat, l, r)
             }
-            B::StringConcat | B::PGOverlap
-                if (lt == tq || rt == tq) && (lt.is_none() || lt == tq) && (rt.is_none() || rt == tq) =>
-            {
+            B::StringConcat | B::PGOverlap if both(&tq) => {
                 let (l, r) = (self.typed_as(l, &DataType::TsQuery)?, self.typed_as(r, &DataType::TsQuery)?);
                 if matches!(op, B::PGOverlap) {
                     call("tsquery_and", DataType::TsQuery, exec::query_and, l, r)

@@ -135,7 +135,7 @@ fn matching() {
     assert!(m("sat <3> mat"));
     assert!(!m("sat <2> mat"));
     assert!(m("fat <-> !cat"));
-    assert!(m("!fat <-> cat") == false);
+    assert!(!m("!fat <-> cat"));
     assert!(m("(fat | sat) <-> (cat | mat)"));
     assert!(m("ca:*"));
     assert!(!m("dog:*"));
