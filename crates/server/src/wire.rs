@@ -53,6 +53,10 @@ pub fn oid_type(oid: u32) -> Option<DataType> {
         1083 => DataType::Time,
         114 => DataType::Json,
         3802 => DataType::Jsonb,
+        3614 => DataType::TsVector,
+        3615 => DataType::TsQuery,
+        // regconfig: Centum keeps a configuration as its name.
+        3734 => DataType::Text,
         _ => return array_elem_oid(oid).and_then(oid_type).map(|e| DataType::Array(Box::new(e))),
     })
 }
@@ -81,6 +85,8 @@ fn array_elem_oid(oid: u32) -> Option<u32> {
         1183 => 1083,
         199 => 114,
         3807 => 3802,
+        3643 => 3614,
+        3645 => 3615,
         _ => return None,
     })
 }
@@ -175,6 +181,13 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
                 .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?;
             Value::Jsonb(centum_types::json::Jsonb::parse(text).map_err(|e| e.to_string())?)
         }
+        // PostgreSQL's tsvectorsend / tsquerysend forms.
+        DataType::TsVector => {
+            Value::TsVector(centum_types::tsearch::TsVector::recv(bytes).map_err(|e| e.to_string())?)
+        }
+        DataType::TsQuery => {
+            Value::TsQuery(centum_types::tsearch::TsQuery::recv(bytes).map_err(|e| e.to_string())?)
+        }
         DataType::Json => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|_| "invalid byte sequence for encoding \"UTF8\"".to_string())?;
@@ -224,6 +237,8 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
             out.put_u8(1);
             out.put_slice(j.to_string().as_bytes());
         }
+        (Some(DataType::TsVector), Value::TsVector(v)) => out.put_slice(&v.send()),
+        (Some(DataType::TsQuery), Value::TsQuery(q)) => out.put_slice(&q.send()),
         (_, Value::Json(s)) => out.put_slice(s.as_bytes()),
         (_, Value::Text(s)) => out.put_slice(s.as_bytes()),
         (_, v) => out.put_slice(v.to_string().as_bytes()),

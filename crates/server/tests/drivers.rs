@@ -584,6 +584,86 @@ async fn tokio_postgres_json_in_binary() {
     tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
 }
 
+/// A `tsvector` or `tsquery` in its binary form (`tsvectorsend`,
+/// `tsquerysend`), kept as bytes.
+#[derive(Debug, PartialEq, Clone)]
+struct PgTs(Vec<u8>);
+
+impl ToSql for PgTs {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+    tokio_postgres::types::accepts!(TS_VECTOR, TSQUERY);
+    tokio_postgres::types::to_sql_checked!();
+}
+
+impl<'a> tokio_postgres::types::FromSql<'a> for PgTs {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(PgTs(raw.to_vec()))
+    }
+    tokio_postgres::types::accepts!(TS_VECTOR, TSQUERY);
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn tokio_postgres_text_search_in_binary() {
+    let server = Server::start(&[]);
+    let run = async {
+        let client = connect(&server).await;
+        client
+            .batch_execute("CREATE TABLE docs (id int4 PRIMARY KEY, tsv tsvector, q tsquery)")
+            .await
+            .unwrap();
+        let insert = client.prepare("INSERT INTO docs VALUES ($1, $2, $3)").await.unwrap();
+        assert_eq!(insert.params(), &[Type::INT4, Type::TS_VECTOR, Type::TSQUERY]);
+        // PostgreSQL 15's tsvectorsend('a:1,3B b c:2') and
+        // tsquerysend('a <2> b:*A'), byte for byte.
+        let tsv = PgTs(unhex("00000003610000020001800362000000630000010002"));
+        let q = PgTs(unhex("000000030204000201080162000100006100"));
+        client.execute(&insert, &[&1i32, &tsv, &q]).await.unwrap();
+        let bad = client.execute(&insert, &[&2i32, &PgTs(vec![0, 0, 0, 1, b'a']), &q]).await.unwrap_err();
+        assert_eq!(bad.code().map(|c| c.code()), Some("22P03"), "{bad:?}");
+
+        let row = client
+            .query_one("SELECT tsv, q, tsv::text, q::text, to_tsvector('english', 'fat rats') FROM docs", &[])
+            .await
+            .unwrap();
+        assert_eq!(row.columns()[0].type_(), &Type::TS_VECTOR);
+        assert_eq!(row.columns()[1].type_(), &Type::TSQUERY);
+        assert_eq!(row.columns()[4].type_(), &Type::TS_VECTOR);
+        assert_eq!(row.get::<_, PgTs>(0), tsv);
+        assert_eq!(row.get::<_, PgTs>(1), q);
+        assert_eq!(row.get::<_, String>(2), "'a':1,3B 'b' 'c':2");
+        assert_eq!(row.get::<_, String>(3), "'a' <2> 'b':*A");
+
+        // A query parameter bound in binary: 'a & b'.
+        let a_and_b = PgTs(unhex("00000003020201000062000100006100"));
+        let found = client.query("SELECT id FROM docs WHERE tsv @@ $1", &[&a_and_b]).await.unwrap();
+        assert_eq!(found.len(), 1);
+        let types = client
+            .query_one("SELECT oid::int4 FROM pg_type WHERE typname IN ('tsvector', 'tsquery', 'regconfig') ORDER BY oid", &[])
+            .await;
+        assert!(types.is_err(), "three rows, not one");
+        let oids: Vec<i32> = client
+            .query("SELECT oid::int4 FROM pg_type WHERE typname IN ('tsvector', 'tsquery', 'regconfig') ORDER BY oid", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(oids, [3614, 3615, 3734]);
+    };
+    tokio::time::timeout(SCENARIO_LIMIT, run).await.expect("scenario in time");
+}
+
 // --- the scripted drivers --------------------------------------------
 
 /// Under CI a missing tool fails the test; elsewhere it skips with a note.

@@ -109,6 +109,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
         T::Uuid => DataType::Uuid,
         T::JSON => DataType::Json,
         T::JSONB => DataType::Jsonb,
+        T::TsVector => DataType::TsVector,
+        T::TsQuery => DataType::TsQuery,
         T::Interval { .. } => DataType::Interval,
         T::Time(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
             return Err(Error::unsupported("type time with time zone"))
@@ -146,6 +148,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
                 "time" => DataType::Time,
                 "json" => DataType::Json,
                 "jsonb" => DataType::Jsonb,
+                "tsvector" => DataType::TsVector,
+                "tsquery" => DataType::TsQuery,
                 "timetz" => return Err(Error::unsupported("type time with time zone")),
                 "serial" | "serial4" | "bigserial" | "serial8" | "smallserial" | "serial2" => {
                     return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")))

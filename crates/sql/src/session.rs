@@ -965,6 +965,7 @@ impl Session {
         params: &[Value],
         bulk: Option<&Bulk>,
     ) -> Result<QueryResult> {
+        crate::functions::tsearch::set_session_config(self.vars.text_search_config);
         if let Statement::Utility(s) = &p.planned.statement {
             if let ast::Statement::CreateTable(ct) = s.as_ref() {
                 if ct.query.is_some() && params.len() == p.planned.params.len() && !params.is_empty() {
@@ -1179,6 +1180,7 @@ impl Session {
     /// Runs one parsed statement.
     fn run(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
+        crate::functions::tsearch::set_session_config(self.vars.text_search_config);
         match s {
             S::StartTransaction { modes, .. } => {
                 return self.begin(modes_isolation(modes), modes_read_only(modes))

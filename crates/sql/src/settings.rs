@@ -64,6 +64,11 @@ const KNOWN: &[Known] = &[
         "The name the client gave, shown in pg_stat_activity.",
     ),
     known("client_encoding", LOCALE, "The client's character encoding (always UTF8)."),
+    known(
+        "default_text_search_config",
+        LOCALE,
+        "The text search configuration of to_tsvector, to_tsquery and @@ when none is named.",
+    ),
     known("default_transaction_isolation", STATEMENT, "The isolation level new transactions start with."),
     known(
         "idle_in_transaction_session_timeout",
@@ -141,6 +146,8 @@ pub(crate) struct Settings {
     /// `log_min_duration_statement`: requests at least this long are
     /// logged; `None` (-1) logs none.
     pub log_min_duration: Option<Duration>,
+    /// `default_text_search_config`.
+    pub text_search_config: centum_types::tsearch::config::Config,
     /// Every setting a client set, by lower-case name, as it gave it.
     text: HashMap<String, String>,
 }
@@ -157,6 +164,7 @@ impl Default for Settings {
             lock_timeout: None,
             idle_timeouts: (None, None),
             log_min_duration: None,
+            text_search_config: centum_types::tsearch::config::Config::English,
             text: HashMap::new(),
         }
     }
@@ -187,14 +195,24 @@ impl Settings {
             "jit" => {
                 let v = joined.trim().to_lowercase();
                 if !matches!(v.as_str(), "on" | "off" | "true" | "false" | "yes" | "no" | "1" | "0") {
-                    return Err(Error::InvalidParameter(format!(
-                        "parameter \"jit\" requires a Boolean value"
-                    )));
+                    return Err(Error::InvalidParameter("parameter \"jit\" requires a Boolean value".into()));
                 }
             }
             "synchronous_commit" => {
                 self.delayed_durability =
                     matches!(joined.to_lowercase().as_str(), "off" | "false" | "0" | "local")
+            }
+            "default_text_search_config" => {
+                self.text_search_config =
+                    centum_types::tsearch::config::Config::from_name(&joined).map_err(|_| {
+                        Error::InvalidParameter(format!(
+                            "invalid value for parameter \"{name}\": \"{joined}\""
+                        ))
+                    })?;
+                // Kept as PostgreSQL shows it, schema-qualified.
+                let shown = format!("pg_catalog.{}", self.text_search_config.name());
+                self.text.insert(name.to_string(), shown);
+                return Ok(());
             }
             _ => {
                 if let Some(k) = find_known(name).filter(|k| k.preset) {
@@ -222,6 +240,7 @@ impl Settings {
             "statement_mem" => s.statement_mem = d.statement_mem,
             "log_min_duration_statement" => s.log_min_duration = d.log_min_duration,
             "synchronous_commit" => s.delayed_durability = d.delayed_durability,
+            "default_text_search_config" => s.text_search_config = d.text_search_config,
             _ => {}
         };
         all(defaults, self);
@@ -261,6 +280,7 @@ impl Settings {
             },
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "jit" => if self.flag("jit", false) { "on" } else { "off" }.into(),
+            "default_text_search_config" => format!("pg_catalog.{}", self.text_search_config.name()),
             "server_version" => "15.0".into(),
             "server_version_num" => "150000".into(),
             "server_encoding" | "client_encoding" => "UTF8".into(),

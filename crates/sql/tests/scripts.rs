@@ -143,6 +143,7 @@ scripts!(
     intervals,
     writable_ctes,
     json,
+    full_text,
     comments,
     engine_views,
 );

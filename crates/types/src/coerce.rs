@@ -57,6 +57,8 @@ impl Value {
                 Value::Json(text.to_string())
             }
             DataType::Jsonb => Value::Jsonb(crate::json::Jsonb::parse(text)?),
+            DataType::TsVector => Value::TsVector(crate::tsearch::parse::parse_vector(text)?),
+            DataType::TsQuery => Value::TsQuery(crate::tsearch::parse::parse_query_text(text)?),
             DataType::Array(elem) => crate::array::parse(text, elem)?,
             DataType::Enum(t) => t.value_of(text)?,
         })
@@ -166,6 +168,8 @@ impl Value {
             (Value::Enum(e), DataType::Enum(t)) if e.ty == *t => Value::Enum(e),
             (Value::Json(s), DataType::Jsonb) => Value::Jsonb(crate::json::Jsonb::parse(&s)?),
             (Value::Jsonb(j), DataType::Json) => Value::Json(j.to_string()),
+            (v @ Value::TsVector(_), DataType::TsVector) => v,
+            (v @ Value::TsQuery(_), DataType::TsQuery) => v,
             // Element by element, with the elements' own assignment casts.
             (Value::Array(items), DataType::Array(elem)) => {
                 Value::Array(items.into_iter().map(|v| v.coerce_to(elem)).collect::<Result<_, _>>()?)
@@ -196,7 +200,9 @@ impl Value {
             | (Value::Interval(_), DataType::Interval)
             | (Value::Time(_), DataType::Time)
             | (Value::Json(_), DataType::Json)
-            | (Value::Jsonb(_), DataType::Jsonb) => true,
+            | (Value::Jsonb(_), DataType::Jsonb)
+            | (Value::TsVector(_), DataType::TsVector)
+            | (Value::TsQuery(_), DataType::TsQuery) => true,
             (Value::Numeric(d), DataType::Numeric { precision, scale }) => fits_typmod(d, *precision, *scale),
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,

@@ -76,6 +76,10 @@ pub enum DataType {
     Json,
     /// `jsonb`: JSON in binary form.
     Jsonb,
+    /// `tsvector`: a full-text search document (see `crate::tsearch`).
+    TsVector,
+    /// `tsquery`: a full-text search query (see `crate::tsearch`).
+    TsQuery,
     /// A one-dimensional array of the element type (`integer[]`), never
     /// itself an array. Build it with [`DataType::array_of`].
     Array(Box<DataType>),
@@ -157,6 +161,7 @@ impl DataType {
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
             DataType::Enum(_) => None,
+            DataType::TsVector | DataType::TsQuery => None,
         }
     }
 
@@ -203,6 +208,8 @@ impl DataType {
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid(),
+            DataType::TsVector => 3614,
+            DataType::TsQuery => 3615,
             DataType::Array(e) => match &**e {
                 DataType::Boolean => 1000,
                 DataType::SmallInt => 1005,
@@ -224,6 +231,8 @@ impl DataType {
                 DataType::Jsonb => 3807,
                 // An enum's array type takes the OID after the enum's.
                 DataType::Enum(t) => t.oid() + 1,
+                DataType::TsVector => 3643,
+                DataType::TsQuery => 3645,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
                 DataType::Array(_) => 2277,
             },
@@ -275,6 +284,8 @@ impl fmt::Display for DataType {
             DataType::Time => f.write_str("time without time zone"),
             DataType::Json => f.write_str("json"),
             DataType::Jsonb => f.write_str("jsonb"),
+            DataType::TsVector => f.write_str("tsvector"),
+            DataType::TsQuery => f.write_str("tsquery"),
             DataType::Array(e) => write!(f, "{e}[]"),
             DataType::Enum(t) => f.write_str(t.name()),
         }

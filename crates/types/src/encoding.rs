@@ -118,6 +118,7 @@ impl Value {
             )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
             DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => Value::Null,
+            DataType::TsVector | DataType::TsQuery => Value::Null,
         }
     }
 
@@ -137,6 +138,8 @@ impl Value {
                 out.extend_from_slice(e.label.as_bytes());
                 Some(Cow::Owned(out))
             }
+            Value::TsVector(v) => Some(Cow::Owned(v.send())),
+            Value::TsQuery(q) => Some(Cow::Owned(q.send())),
             _ => None,
         }
     }
@@ -174,6 +177,8 @@ impl Value {
                     label: label.as_ref().into(),
                 }))
             }
+            DataType::TsVector => Value::TsVector(crate::tsearch::TsVector::from_stored(bytes)),
+            DataType::TsQuery => Value::TsQuery(crate::tsearch::TsQuery::from_stored(bytes)),
             _ => Value::decode_fixed(ty, bytes),
         }
     }

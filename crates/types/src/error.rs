@@ -20,6 +20,9 @@
 //!   DivisionByZero      22012     division_by_zero
 //!   InvalidParameter    22023     invalid_parameter_value
 //!   Unsupported         0A000     feature_not_supported
+//!   TextSearchSyntax    42601     syntax_error
+//!   UndefinedObject     42704     undefined_object
+//!   InvalidBinary       22P03     invalid_binary_representation
 //! ```
 //!
 //! The messages follow PostgreSQL's wording (`integer out of range`,
@@ -112,6 +115,18 @@ pub enum TypeError {
     /// `NaN` (0A000 feature_not_supported). The text is the whole message.
     #[error("{0}")]
     Unsupported(String),
+    /// Text that is not a `tsvector` or `tsquery` (42601 syntax_error, as
+    /// PostgreSQL reports it). The text is the whole message.
+    #[error("{0}")]
+    TextSearchSyntax(String),
+    /// A named object that does not exist, such as a text search
+    /// configuration (42704 undefined_object). The text is the whole message.
+    #[error("{0}")]
+    UndefinedObject(String),
+    /// Binary input that is not of the type's binary form (22P03
+    /// invalid_binary_representation). The text is the whole message.
+    #[error("{0}")]
+    InvalidBinary(String),
 }
 
 impl TypeError {
@@ -133,6 +148,9 @@ impl TypeError {
             TypeError::DivisionByZero => "22012",
             TypeError::InvalidParameter(_) => "22023",
             TypeError::Unsupported(_) => "0A000",
+            TypeError::TextSearchSyntax(_) => "42601",
+            TypeError::UndefinedObject(_) => "42704",
+            TypeError::InvalidBinary(_) => "22P03",
         }
     }
 

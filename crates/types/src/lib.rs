@@ -25,6 +25,8 @@
 //! * [`Interval`]: months, days and microseconds apart, with PostgreSQL's
 //!   input forms, output style and calendar arithmetic.
 //! * [`json`]: `json` text and `jsonb`'s binary form, read in place.
+//! * [`tsearch`]: `tsvector`, `tsquery` and the `simple` and `english`
+//!   text search configurations.
 //! * [`TypeError`]: every failure, with its SQLSTATE.
 //!
 //! Known differences from PostgreSQL: `numeric` holds at most 28-29
@@ -71,6 +73,7 @@ pub mod json;
 mod numeric;
 mod ordering;
 mod text;
+pub mod tsearch;
 mod units;
 mod value;
 

@@ -116,6 +116,9 @@ impl Value {
             (Value::Jsonb(a), Value::Jsonb(b)) => Some(a.cmp(b)),
             // `json` has no comparison operators in PostgreSQL.
             (Value::Json(_) | Value::Jsonb(_), _) | (_, Value::Json(_) | Value::Jsonb(_)) => None,
+            (Value::TsVector(a), Value::TsVector(b)) => Some(a.cmp(b)),
+            (Value::TsQuery(a), Value::TsQuery(b)) => Some(a.cmp(b)),
+            (Value::TsVector(_) | Value::TsQuery(_), _) | (_, Value::TsVector(_) | Value::TsQuery(_)) => None,
             // Arrays compare element by element, then by length; NULL
             // elements are equal to each other and above any value, as in
             // PostgreSQL's array comparison.
@@ -149,7 +152,9 @@ impl Value {
             Value::Json(_) => 12,
             Value::Jsonb(_) => 13,
             Value::Enum(_) => 14,
-            Value::Null => 15,
+            Value::TsVector(_) => 15,
+            Value::TsQuery(_) => 16,
+            Value::Null => 17,
         }
     }
 }
@@ -173,6 +178,8 @@ impl Ord for Value {
             (Value::Json(a), Value::Json(b)) => a.cmp(b),
             (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             (Value::Enum(a), Value::Enum(b)) => a.order(b),
+            (Value::TsVector(a), Value::TsVector(b)) => a.cmp(b),
+            (Value::TsQuery(a), Value::TsQuery(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => a.cmp(&b),
                 _ => self.rank().cmp(&other.rank()),
@@ -218,6 +225,8 @@ impl Hash for Value {
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
             Value::Enum(e) => (e.ty.oid(), e.position.to_bits()).hash(state),
+            Value::TsVector(v) => v.hash(state),
+            Value::TsQuery(q) => q.hash(state),
             Value::Numeric(d) => {
                 // normalize() strips trailing zeros (and the sign of zero), so
                 // equal values share one (mantissa, scale); an integral value

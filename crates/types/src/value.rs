@@ -81,6 +81,10 @@ pub enum Value {
     Json(String),
     /// `jsonb`: JSON in its binary form.
     Jsonb(crate::json::Jsonb),
+    /// `tsvector`.
+    TsVector(crate::tsearch::TsVector),
+    /// `tsquery`.
+    TsQuery(crate::tsearch::TsQuery),
     /// A one-dimensional array (lower bound 1): its elements, each of the
     /// array's element type or Null.
     Array(Vec<Value>),
@@ -117,6 +121,8 @@ impl Value {
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
             Value::Enum(e) => DataType::Enum(e.ty.clone()),
+            Value::TsVector(_) => DataType::TsVector,
+            Value::TsQuery(_) => DataType::TsQuery,
             // The first element's type names the array; an array of only
             // NULLs (or none) reads as text[].
             Value::Array(items) => {
@@ -153,6 +159,8 @@ impl fmt::Display for Value {
             Value::Time(t) => write!(f, "{t}"),
             Value::Json(s) => f.write_str(s),
             Value::Jsonb(j) => write!(f, "{j}"),
+            Value::TsVector(v) => write!(f, "{v}"),
+            Value::TsQuery(q) => write!(f, "{q}"),
             Value::Array(items) => f.write_str(&crate::array::display(items)),
             Value::Enum(e) => write!(f, "{e}"),
         }

@@ -8,6 +8,8 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use centum_types::json::{Jsonb, Node};
+use centum_types::tsearch::config::Config;
+use centum_types::tsearch::{QueryNode, TsQuery};
 use centum_types::{DataType, Date, Decimal, Interval, Time, Timestamp, TimestampTz, Uuid, Value};
 use proptest::prelude::*;
 
@@ -60,7 +62,36 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Json),
         Just(DataType::Jsonb),
         Just(DataType::Enum(mood())),
+        Just(DataType::TsVector),
+        Just(DataType::TsQuery),
     ]
+}
+
+/// A `tsquery` tree of up to three levels, as its text reads back (the
+/// output drops parentheses that associativity makes redundant).
+fn ts_query() -> impl Strategy<Value = TsQuery> {
+    let leaf =
+        (prop_oneof![Just("a"), Just("b"), Just("ab"), Just("it's"), Just("x\\y")], 0u8..16, any::<bool>())
+            .prop_map(|(w, weights, prefix)| QueryNode::Lexeme { word: w.to_string(), weights, prefix });
+    let tree = leaf.prop_recursive(3, 16, 2, |inner| {
+        prop_oneof![
+            inner.clone().prop_map(|q| QueryNode::Not(Box::new(q))),
+            (inner.clone(), inner.clone()).prop_map(|(l, r)| QueryNode::And(Box::new(l), Box::new(r))),
+            (inner.clone(), inner.clone()).prop_map(|(l, r)| QueryNode::Or(Box::new(l), Box::new(r))),
+            (inner.clone(), inner, 0u16..4).prop_map(|(l, r, d)| QueryNode::Phrase(
+                Box::new(l),
+                Box::new(r),
+                d
+            )),
+        ]
+    });
+    prop::option::of(tree).prop_map(|t| {
+        let text = TsQuery::new(t).to_string();
+        match Value::parse(&text, &DataType::TsQuery) {
+            Ok(Value::TsQuery(q)) => q,
+            other => panic!("{text}: {other:?}"),
+        }
+    })
 }
 
 /// A JSON document of up to three levels.
@@ -165,6 +196,10 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
             .boxed(),
         DataType::Jsonb => json_node().prop_map(|n| Value::Jsonb(Jsonb::from_node(&n))).boxed(),
         DataType::Enum(t) => (0..t.labels().len()).prop_map(move |i| t.value(&t.labels()[i])).boxed(),
+        DataType::TsVector => (string(30), 0u8..4)
+            .prop_map(|(s, w)| Value::TsVector(Config::Simple.to_tsvector(&s).setweight(w)))
+            .boxed(),
+        DataType::TsQuery => ts_query().prop_map(Value::TsQuery).boxed(),
         DataType::Array(elem) => {
             let item = prop_oneof![1 => Just(Value::Null), 4 => value_of(&elem)];
             prop::collection::vec(item, 0..5).prop_map(Value::Array).boxed()

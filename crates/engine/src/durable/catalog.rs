@@ -205,6 +205,8 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Time => out.push(17),
         DataType::Json => out.push(18),
         DataType::Jsonb => out.push(19),
+        DataType::TsVector => out.push(21),
+        DataType::TsQuery => out.push(22),
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
@@ -320,6 +322,8 @@ impl<'a> Reader<'a> {
                     labels: Vec::new(),
                 }))
             }
+            21 => DataType::TsVector,
+            22 => DataType::TsQuery,
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,

@@ -342,7 +342,14 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
             out.extend_from_slice(&bits.to_be_bytes());
         }
         DataType::Numeric { .. } => encode_numeric(Decimal::deserialize(le(b)), out),
-        DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea | DataType::Json => {
+        // tsvector and tsquery order by their stored (send) bytes.
+        DataType::Varchar(_)
+        | DataType::Char(_)
+        | DataType::Text
+        | DataType::Bytea
+        | DataType::Json
+        | DataType::TsVector
+        | DataType::TsQuery => {
             for &x in b {
                 out.push(x);
                 if x == 0 {

@@ -62,6 +62,7 @@ pub(crate) mod arrays;
 pub(crate) mod intervals;
 pub(crate) mod json;
 pub(crate) mod operators;
+pub(crate) mod tsearch;
 
 use centum_types::DateUnit as Unit;
 
@@ -161,6 +162,7 @@ fn code(t: &DataType) -> u8 {
         DataType::Uuid => UUID,
         DataType::Bytea => BYTEA,
         DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => ARR,
+        DataType::TsVector | DataType::TsQuery => ARR,
         DataType::Interval => IVL,
         DataType::Time => TIM,
     }

@@ -492,6 +492,10 @@ impl<'a> Binder<'a> {
                         x => (Expr::Neg(Box::new(x)), t),
                     },
                     ast::UnaryOperator::Plus => (x, t),
+                    // `!! tsquery`.
+                    ast::UnaryOperator::PGPrefixFactorial if matches!(t, None | Some(DataType::TsQuery)) => {
+                        self.ts_not((x, t))?
+                    }
                     op => return Err(Error::unsupported(format!("operator {op}"))),
                 }
             }
@@ -908,6 +912,15 @@ impl<'a> Binder<'a> {
     pub(crate) fn binary(&mut self, op: &ast::BinaryOperator, l: Typed, r: Typed) -> Result<Typed> {
         use ast::BinaryOperator as B;
         let json = |t: &Option<DataType>| matches!(t, Some(DataType::Json | DataType::Jsonb));
+        let ts = |t: &Option<DataType>| matches!(t, Some(DataType::TsVector | DataType::TsQuery));
+        let (l, r) = if ts(&l.1) || ts(&r.1) || matches!(op, B::AtAt) {
+            match self.ts_operator(op, l, r)? {
+                Ok(done) => return Ok(done),
+                Err(operands) => operands,
+            }
+        } else {
+            (l, r)
+        };
         let (l, r) = if json(&l.1) || json(&r.1) {
             match self.json_operator(op, l, r)? {
                 Ok(done) => return Ok(done),
@@ -1130,6 +1143,10 @@ impl<'a> Binder<'a> {
                 Expr::Catalog(crate::system::CatalogFn::Row, args.into_iter().map(|a| a.0).collect()),
                 Some(DataType::Text),
             )),
+            _ if super::tsearch::is_ts_function(&name) => match self.ts_function(&name, args)? {
+                Ok(done) => Ok(done),
+                Err(args) => self.plain_call(&name, args),
+            },
             _ if name.starts_with("array_") || matches!(name.as_str(), "cardinality" | "string_to_array") => {
                 match self.array_function(&name, args)? {
                     Ok(done) => Ok(done),

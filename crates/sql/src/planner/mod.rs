@@ -26,6 +26,7 @@ pub(crate) mod routines;
 mod select;
 mod statement;
 mod system;
+mod tsearch;
 pub(crate) mod views;
 pub(crate) mod window;
 

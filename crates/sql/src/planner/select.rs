@@ -1796,8 +1796,10 @@ fn data_type_name(t: &ast::DataType) -> String {
         ) => return data_type_name(e),
         ast::DataType::Custom(name, _) => {
             if let Some(n) = crate::names::object_parts(name).ok().and_then(|p| p.last().cloned()) {
-                if matches!(n.as_str(), "oid" | "regclass" | "regtype" | "regnamespace" | "regproc" | "char")
-                {
+                if matches!(
+                    n.as_str(),
+                    "oid" | "regclass" | "regtype" | "regnamespace" | "regproc" | "regconfig" | "char"
+                ) {
                     return n;
                 }
             }

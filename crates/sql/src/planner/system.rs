@@ -104,6 +104,13 @@ impl Binder<'_> {
     ) -> Result<Option<Typed>> {
         let Some(reg) = self.reg_type(dt) else { return Ok(None) };
         let x = self.expr(e, ctx)?;
+        // A constant text search configuration is checked and named now.
+        if let (ast::DataType::Custom(name, _), (Expr::Literal(Value::Text(s)), _)) = (dt, &x) {
+            if crate::names::object_parts(name)?.last().is_some_and(|n| n == "regconfig") {
+                let c = centum_types::tsearch::config::Config::from_name(s)?;
+                return Ok(Some((Expr::Literal(Value::Text(c.name().to_string())), Some(DataType::Text))));
+            }
+        }
         let int = Some(DataType::Integer);
         if reg == RegType::Text {
             let x = self.coerce_untyped(x, &Some(DataType::Text))?;

@@ -1,8 +1,8 @@
 //! The operators of `pg_operator`: PostgreSQL 15's rows (same OIDs,
 //! names, operand and result types, commutators and negators; the
 //! function names are kept here, `pg_operator.oprcode` shows 0)
-//! of the comparison, arithmetic, `||`, pattern-matching and JSON
-//! operators it defines on the types Centum has. Tools read them to list operators (psql's `\do`) and to
+//! of the comparison, arithmetic, `||`, pattern-matching, JSON and text
+//! search operators it defines on the types Centum has. Tools read them to list operators (psql's `\do`) and to
 //! learn what an operator's OID found in another catalog means.
 
 /// One row: oid, name, kind (`b` binary, `l` prefix), can merge, can
@@ -178,6 +178,18 @@ pub(crate) const OPERATORS: &[OperatorRow] = &[
     (3284, "||", "b", false, false, 3802, 3802, 3802, 0, 0, "jsonb_concat", "-", "-"),
     (3477, "->>", "b", false, false, 3802, 25, 25, 0, 0, "jsonb_object_field_text", "-", "-"),
     (3481, "->>", "b", false, false, 3802, 23, 25, 0, 0, "jsonb_array_element_text", "-", "-"),
+    (3629, "=", "b", true, false, 3614, 3614, 16, 3629, 3630, "tsvector_eq", "eqsel", "eqjoinsel"),
+    (3630, "<>", "b", false, false, 3614, 3614, 16, 3630, 3629, "tsvector_ne", "neqsel", "neqjoinsel"),
+    (3633, "||", "b", false, false, 3614, 3614, 3614, 0, 0, "tsvector_concat", "-", "-"),
+    (3636, "@@", "b", false, false, 3614, 3615, 16, 3637, 0, "ts_match_vq", "tsmatchsel", "tsmatchjoinsel"),
+    (3637, "@@", "b", false, false, 3615, 3614, 16, 3636, 0, "ts_match_qv", "tsmatchsel", "tsmatchjoinsel"),
+    (3676, "=", "b", true, false, 3615, 3615, 16, 3676, 3677, "tsquery_eq", "eqsel", "eqjoinsel"),
+    (3677, "<>", "b", false, false, 3615, 3615, 16, 3677, 3676, "tsquery_ne", "neqsel", "neqjoinsel"),
+    (3680, "&&", "b", false, false, 3615, 3615, 3615, 0, 0, "tsquery_and", "-", "-"),
+    (3681, "||", "b", false, false, 3615, 3615, 3615, 0, 0, "tsquery_or", "-", "-"),
+    (3682, "!!", "l", false, false, 0, 3615, 3615, 0, 0, "tsquery_not", "-", "-"),
+    (3762, "@@", "b", false, false, 25, 25, 16, 0, 0, "ts_match_tt", "matchingsel", "matchingjoinsel"),
+    (3763, "@@", "b", false, false, 25, 3615, 16, 0, 0, "ts_match_tq", "matchingsel", "matchingjoinsel"),
     (3962, "->", "b", false, false, 114, 25, 114, 0, 0, "json_object_field", "-", "-"),
     (3963, "->>", "b", false, false, 114, 25, 25, 0, 0, "json_object_field_text", "-", "-"),
     (3964, "->", "b", false, false, 114, 23, 114, 0, 0, "json_array_element", "-", "-"),
