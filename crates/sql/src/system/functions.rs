@@ -451,6 +451,7 @@ impl CatalogFn {
                 | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
+                | CatalogFn::GetExpr
                 | CatalogFn::GetConstraintdef
                 | CatalogFn::RelationIsPublishable
                 | CatalogFn::CurrentSchemas
