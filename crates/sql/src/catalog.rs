@@ -1805,12 +1805,19 @@ mod tests {
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
-        // Written before owners existed (CSG4: no privileges or comments).
+        // Written before enum types existed (CSG5: no enum list or next
+        // type OID, 8 bytes when there are none).
+        let mut old = encode_globals(&g);
+        old[..4].copy_from_slice(b"CSG5");
+        old.truncate(old.len() - 8);
+        assert_eq!(decode_globals(&old).unwrap().comments, g.comments);
+        // Written before owners existed (CSG4: no privileges or comments
+        // either).
         g.privs.clear();
         g.comments.clear();
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG4");
-        old.truncate(old.len() - 8);
+        old.truncate(old.len() - 16);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }
