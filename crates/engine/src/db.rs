@@ -879,7 +879,11 @@ impl Database {
                     claim.undo.remove(at);
                     remove_index(&self.shared, &t, name);
                 }
-                None => claim.drop_indexes.push((t.clone(), name.into())),
+                None => {
+                    let ix = t.index(name)?;
+                    ix.set_dropped_by(claim.owner.raw());
+                    claim.drop_indexes.push((t.clone(), ix));
+                }
             }
             return Ok(());
         }
@@ -1078,12 +1082,21 @@ fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u
 /// transaction open at that moment has finished (no one can hold it
 /// then), a background thread removes it, freeing its slot.
 pub(crate) fn remove_index(shared: &Arc<Shared>, t: &Arc<Table>, name: &str) {
-    let cur = t.indexes.load_full();
     // A slot still retiring may carry the same name (an index of that
     // name dropped, or failed to build, while transactions of its time
-    // are still open): only the live one is meant.
-    let live = |(s, r): (&Option<Arc<Index>>, &bool)| !*r && s.as_ref().is_some_and(|ix| ix.name() == name);
-    let Some(pos) = cur.slots.iter().zip(&cur.retiring).position(live) else {
+    // are still open), and so may one an open transaction has dropped:
+    // only the one found by name is meant.
+    let found = t.indexes.load().find(name).cloned();
+    if let Some(ix) = found {
+        retire_index(shared, t, &ix);
+    }
+}
+
+/// Retires index `ix` of table `t`, as [`remove_index`] says.
+pub(crate) fn retire_index(shared: &Arc<Shared>, t: &Arc<Table>, ix: &Arc<Index>) {
+    let cur = t.indexes.load_full();
+    let this = |(s, r): (&Option<Arc<Index>>, &bool)| !*r && s.as_ref().is_some_and(|s| Arc::ptr_eq(s, ix));
+    let Some(pos) = cur.slots.iter().zip(&cur.retiring).position(this) else {
         return;
     };
     let mut retiring = cur.retiring.clone();

@@ -23,8 +23,13 @@
 //!   last image in log order).
 //! - **Abort.** The undo steps run newest first: tables created are taken
 //!   out, tables dropped or renamed come back, extra bytes are restored,
-//!   indexes built are retired. A DROP INDEX waits for commit instead: a
-//!   retired index cannot come back.
+//!   indexes built are retired. A DROP INDEX waits for commit instead (a
+//!   retired index cannot come back): until then the index stays in its
+//!   table and takes every write, but is marked dropped by the
+//!   transaction, which no longer finds it by name, nor sees it in the
+//!   table's definition, nor is held to its unique keys; a new index may
+//!   take its name. An abort clears the mark after the undo steps (which
+//!   retire such a new index first).
 //! - **Images logged meanwhile.** Anything else that logs a catalog image
 //!   while the claim is held (a sequence's reservation mark, through
 //!   [`Database::write_catalog_extra`]) logs the committed catalog: the
@@ -34,6 +39,7 @@
 use crate::db::{image_of, Database, Shared};
 use crate::durable::catalog::TableImage;
 use crate::error::Result;
+use crate::index::Index;
 use crate::mvcc::txn_table::{ddl_limits, ddl_lock_deadline};
 use crate::mvcc::TxnId;
 use crate::sync::Ordering::SeqCst;
@@ -103,8 +109,9 @@ pub(crate) struct Claim {
     pub(crate) owner: TxnId,
     /// Newest last.
     pub(crate) undo: Vec<Undo>,
-    /// Indexes to retire at commit.
-    pub(crate) drop_indexes: Vec<(Arc<Table>, String)>,
+    /// Indexes to retire at commit, each marked dropped by the owner
+    /// ([`crate::index::Index::dropped_by`]) meanwhile.
+    pub(crate) drop_indexes: Vec<(Arc<Table>, Arc<Index>)>,
     /// The database-wide extra bytes as committed.
     pub(crate) committed_extra: Arc<Vec<u8>>,
 }
@@ -131,6 +138,13 @@ impl Claim {
 #[derive(Default)]
 pub(crate) struct DdlState {
     pub(crate) claim: Option<Claim>,
+}
+
+/// Brings back indexes a transaction dropped and then did not commit.
+fn restore_indexes(drops: &[(Arc<Table>, Arc<Index>)]) {
+    for (_, ix) in drops {
+        ix.set_dropped_by(0);
+    }
 }
 
 /// The DDL lock, held by one schema change (or a commit or abort that
@@ -296,24 +310,22 @@ impl Shared {
                 }
             }
         }
+        // Indexes it drops are committed still.
+        for (t, ix) in &claim.drop_indexes {
+            if let Some(i) = images.get_mut(&t.id) {
+                i.def.indexes.push(ix.def(&t.columns));
+            }
+        }
         images.into_values().collect()
     }
 
-    /// The catalog image a claiming transaction commits: the live one,
-    /// less the indexes it drops at commit.
-    pub(crate) fn claim_image(&self, claim: &Claim) -> Vec<u8> {
+    /// The catalog image a claiming transaction commits: the live one (the
+    /// indexes it drops at commit are already out of its tables'
+    /// definitions).
+    pub(crate) fn claim_image(&self) -> Vec<u8> {
         let live = self.catalog.load_full();
-        let images = live.values().map(|t| {
-            let mut image = image_of(t);
-            for (d, name) in &claim.drop_indexes {
-                if Arc::ptr_eq(d, t) {
-                    image.def.indexes.retain(|ix| &ix.name != name);
-                }
-            }
-            image
-        });
         crate::durable::catalog_image(
-            images.collect(),
+            live.values().map(|t| image_of(t)).collect(),
             self.next_table_id.load(SeqCst),
             &self.catalog_extra.load(),
         )
@@ -339,8 +351,8 @@ impl Shared {
                 t.dropped.store(true, SeqCst);
             }
         }
-        for (t, name) in &claim.drop_indexes {
-            crate::db::remove_index(self, t, name);
+        for (t, ix) in &claim.drop_indexes {
+            crate::db::retire_index(self, t, ix);
         }
         self.claims_ended.fetch_add(1, SeqCst);
         self.claim_owner.store(0, SeqCst);
@@ -351,6 +363,7 @@ impl Shared {
     pub(crate) fn release_aborted(self: &Arc<Self>, state: &mut DdlState) {
         let Some(claim) = state.claim.take() else { return };
         self.undo_steps(claim.undo);
+        restore_indexes(&claim.drop_indexes);
         self.catalog_extra.store(claim.committed_extra);
         self.claims_ended.fetch_add(1, SeqCst);
         self.claim_owner.store(0, SeqCst);
@@ -361,12 +374,16 @@ impl Shared {
     /// then). The claim stays held.
     pub(crate) fn undo_since(self: &Arc<Self>, state: &mut DdlState, steps: usize, drops: usize) {
         let Some(claim) = state.claim.as_mut() else { return };
-        claim.drop_indexes.truncate(drops);
+        let dropped = claim.drop_indexes.split_off(drops.min(claim.drop_indexes.len()));
         let later = claim.undo.split_off(steps.min(claim.undo.len()));
+        // Indexes built since go first: one may carry the name of an index
+        // dropped since, which comes back after it.
         self.undo_steps(later);
+        restore_indexes(&dropped);
     }
 
-    /// Runs undo steps, newest first, on the live catalog.
+    /// Runs undo steps, newest first, on the live catalog (then the
+    /// caller brings back the indexes dropped: see [`restore_indexes`]).
     fn undo_steps(self: &Arc<Self>, steps: Vec<Undo>) {
         let mut cat = (*self.catalog.load_full()).clone();
         for u in steps.into_iter().rev() {
@@ -499,30 +516,5 @@ impl Database {
             self.shared.wait_txn(me, id, lock_deadline)?;
         }
         Ok(())
-    }
-
-    /// The indexes of table `name` that the calling thread's transaction
-    /// has dropped: they stay in the table until it commits, so a schema
-    /// change that rebuilds the table in the same transaction leaves them
-    /// out.
-    pub fn dropping_indexes(&self, name: &str) -> Vec<String> {
-        let me = ddl_txn();
-        let state = self.shared.claim_lock();
-        state
-            .claim
-            .as_ref()
-            .filter(|c| Some(c.owner) == me)
-            .map(|c| {
-                c.drop_indexes.iter().filter(|(t, _)| t.name() == name).map(|(_, n)| n.clone()).collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Whether transaction `txn` has written versions of table `name` that
-    /// are not committed yet (a schema change that copies or indexes the
-    /// table cannot carry them along).
-    pub fn written_by(&self, name: &str, txn: TxnId) -> Result<bool> {
-        let t = self.table(name)?;
-        Ok(self.shared.pending_writer(&t, |id| id == txn).is_some())
     }
 }

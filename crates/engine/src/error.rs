@@ -170,11 +170,6 @@ pub enum Error {
         /// The limit, bytes.
         limit: usize,
     },
-    /// A schema change inside a transaction that would have to copy,
-    /// index or check rows the same transaction wrote and has not
-    /// committed.
-    #[error("cannot index, rewrite or check the rows of table \"{0}\" in the transaction that has changed them; commit those changes first")]
-    OwnWrites(String),
     /// A broken invariant inside the engine: a bug, reported rather than
     /// acted on.
     #[error("internal error: {0}")]
@@ -214,7 +209,7 @@ impl Error {
             Error::NoSuchColumn(_) => "42703",
             Error::InvalidDefinition(_) => "42P16",
             Error::IndexNotReady(_) => "55000",
-            Error::NotRangeIndex(_) | Error::OwnWrites(_) => "0A000",
+            Error::NotRangeIndex(_) => "0A000",
             Error::RowAlreadyChanged => "55000",
             Error::RowLocked => "55P03",
             Error::TransactionAborted => "25P02",

@@ -73,9 +73,15 @@ impl IndexSet {
         self.slots.iter().flatten()
     }
 
+    /// The indexes the table is defined with: the live ones less those an
+    /// open transaction has dropped ([`Index::dropped_by`]).
+    pub(crate) fn named(&self) -> impl Iterator<Item = &Arc<Index>> {
+        self.iter().filter(|i| i.dropped_by() == 0)
+    }
+
     /// The index named `name`.
     pub(crate) fn find(&self, name: &str) -> Option<&Arc<Index>> {
-        self.iter().find(|i| i.name() == name)
+        self.named().find(|i| i.name() == name)
     }
 }
 
@@ -274,7 +280,7 @@ impl Table {
 
     /// Names of the table's indexes.
     pub fn index_names(&self) -> Vec<String> {
-        self.indexes.load().iter().map(|i| i.name().to_string()).collect()
+        self.indexes.load().named().map(|i| i.name().to_string()).collect()
     }
 
     /// The definition that builds this table again: columns, durability,
@@ -283,7 +289,7 @@ impl Table {
         TableDef {
             name: self.name(),
             columns: self.columns.clone(),
-            indexes: self.indexes.load().iter().map(|ix| ix.def(&self.columns)).collect(),
+            indexes: self.indexes.load().named().map(|ix| ix.def(&self.columns)).collect(),
             durability: self.durability,
             extra: self.extra(),
         }
@@ -295,7 +301,7 @@ impl Table {
             name: self.name(),
             versions: self.versions.get().max(0) as u64,
             row_bytes: self.row_bytes.get().max(0) as u64,
-            indexes: self.indexes.load().iter().map(|i| i.stats(&self.layout)).collect(),
+            indexes: self.indexes.load().named().map(|i| i.stats(&self.layout)).collect(),
         }
     }
 

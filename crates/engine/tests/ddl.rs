@@ -297,6 +297,69 @@ fn a_schema_change_in_a_transaction_is_durable_whole_or_not_at_all() {
     assert!(db.table("fresh").unwrap().index("fresh_grp").is_ok());
 }
 
+/// The definition of index `name` of table `base`, if it has one.
+fn grp_index(db: &Database) -> Option<(Vec<String>, bool, centum_engine::IndexKind)> {
+    let def = db.table("base").ok()?.def();
+    def.indexes.into_iter().find(|i| i.name == "base_grp").map(|i| (i.columns, i.unique, i.kind))
+}
+
+/// A transaction that drops a unique index and builds another of the same
+/// name: the dropped one no longer holds the transaction to its keys and
+/// its name is free, yet it stays whole for an abort, and every crash
+/// image (while another thread logs catalog images of its own) has the
+/// old index or, once committed, the new one, never neither.
+#[test]
+fn an_index_dropped_in_a_transaction_is_gone_to_it_and_whole_for_everyone_else() {
+    use centum_engine::storage::SimFs;
+    let fs = SimFs::new();
+    fs.record_images();
+    let db = Database::open(common::sim_options(&fs)).unwrap();
+    let base = table(&db, "base");
+    db.run(Isolation::Snapshot, 1, |txn| (0..10).try_for_each(|k| txn.insert(&base, row(k)))).unwrap();
+    db.create_index("base", IndexDef::hash("base_grp", &["grp"], 64).unique()).unwrap();
+    let old = grp_index(&db);
+    let new = Some((vec!["grp".to_string(), "k".to_string()], true, centum_engine::IndexKind::Range));
+    for commit in [false, true] {
+        let first_image = fs.image_count();
+        let txn = db.begin(Isolation::ReadCommitted).unwrap();
+        std::thread::scope(|s| {
+            let _act = centum_engine::act_for(Some(txn.id()));
+            let marker = s.spawn(|| {
+                for i in 0..20 {
+                    db.write_catalog_extra(b"x".to_vec(), b"x".to_vec()).unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(i % 3));
+                }
+            });
+            db.drop_index("base_grp").unwrap();
+            assert_eq!(grp_index(&db), None, "the dropping transaction still sees the index");
+            assert!(matches!(db.drop_index("base_grp"), Err(Error::NoSuchIndex(_))));
+            // k = 1000 has grp 3, as k = 3 has.
+            txn.insert(&base, row(1000)).unwrap();
+            db.create_index("base", IndexDef::range("base_grp", &["grp", "k"]).unique()).unwrap();
+            txn.relink_own_writes().unwrap();
+            assert_eq!(grp_index(&db), new);
+            marker.join().unwrap();
+            db.checkpoint().unwrap();
+        });
+        if commit {
+            txn.commit().unwrap();
+            assert_eq!(grp_index(&db), new);
+        } else {
+            txn.abort();
+            assert_eq!(grp_index(&db), old, "an abort did not bring the index back");
+            let e = db.run(Isolation::Snapshot, 1, |txn| txn.insert(&base, row(1000))).unwrap_err();
+            assert!(matches!(e, Error::UniqueViolation { ref index, .. } if index == "base_grp"), "{e:?}");
+        }
+        for n in first_image..fs.image_count() {
+            let image = fs.crash_image(n).unwrap();
+            let got = grp_index(&Database::open(common::sim_options(&image)).unwrap());
+            assert!(got == old || (commit && got == new), "image {n}: {got:?}");
+        }
+    }
+    let db = Database::open(common::sim_options(&fs.crash_now())).unwrap();
+    assert_eq!(grp_index(&db), new);
+}
+
 /// A schema change outside the claiming transaction waits for it, within
 /// its limits; a transaction's own build on a table it wrote does not
 /// wait for itself, and indexes its own rows once asked to.

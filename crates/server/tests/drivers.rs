@@ -1013,8 +1013,6 @@ fn sqlalchemy_orm_on_asyncpg_same_as_postgresql() {
 /// back whole; autogenerate finds the database as the models describe it
 /// (tests/clients/alembic_app).
 #[test]
-#[ignore = "Centum refuses ALTER TABLE on a table the same transaction has written (0A000); Alembic runs \
-            all migrations of one upgrade in one transaction"]
 fn alembic_migrations_same_as_postgresql() {
     let packages = ["alembic>=1.13,<2", "sqlalchemy>=2,<3", "psycopg[binary]"];
     let Some(python) = python_with("alembic, sqlalchemy, psycopg", &packages) else { return };

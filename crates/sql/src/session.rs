@@ -1260,6 +1260,7 @@ impl Session {
         let mut b = Binder::new(&self.catalog, &self.vars.search_path, vec![]);
         b.actor =
             Some(crate::privileges::Actor { role: self.current_role().to_string(), bypass: self.bypasses() });
+        b.block = self.txn.as_ref().filter(|_| self.state != TxnStatus::Idle);
         b
     }
 

@@ -69,6 +69,11 @@ const KNOWN: &[Known] = &[
         LOCALE,
         "The text search configuration of to_tsvector, to_tsquery and @@ when none is named.",
     ),
+    known(
+        "default_table_access_method",
+        STATEMENT,
+        "How new tables store their rows: heap, the only method, as pg_am lists it (Centum keeps every table's row versions in memory).",
+    ),
     known("default_transaction_isolation", STATEMENT, "The isolation level new transactions start with."),
     known(
         "idle_in_transaction_session_timeout",
@@ -192,6 +197,13 @@ impl Settings {
             "idle_session_timeout" => self.idle_timeouts.1 = parse_duration(name, &joined)?,
             "statement_mem" => self.statement_mem = parse_bytes(name, &joined)?,
             "log_min_duration_statement" => self.log_min_duration = parse_log_duration(name, &joined)?,
+            "default_table_access_method" if joined.trim() != "heap" => {
+                return Err(Error::InvalidParameter(format!(
+                    "invalid value for parameter \"default_table_access_method\": \"{}\"\nDETAIL:  Table access method \"{}\" does not exist.",
+                    joined.trim(),
+                    joined.trim()
+                )));
+            }
             "jit" => {
                 let v = joined.trim().to_lowercase();
                 if !matches!(v.as_str(), "on" | "off" | "true" | "false" | "yes" | "no" | "1" | "0") {
@@ -280,6 +292,7 @@ impl Settings {
             },
             "synchronous_commit" => if self.delayed_durability { "off" } else { "on" }.into(),
             "jit" => if self.flag("jit", false) { "on" } else { "off" }.into(),
+            "default_table_access_method" => "heap".into(),
             "default_text_search_config" => format!("pg_catalog.{}", self.text_search_config.name()),
             "server_version" => "15.0".into(),
             "server_version_num" => "150000".into(),

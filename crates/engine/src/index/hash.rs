@@ -26,6 +26,9 @@ pub struct HashIndex {
     pub(crate) gen: u32,
     /// Snapshots reading at or after this timestamp may use the index.
     pub(crate) ready_ts: AtomicU64,
+    /// The open transaction that dropped it (0: none); see
+    /// [`super::Index::dropped_by`].
+    pub(crate) dropped_by: AtomicU64,
     entries: Counter,
     /// Look-ups and the rows they returned.
     pub(crate) usage: Tally<2>,
@@ -86,6 +89,7 @@ impl HashIndex {
             chains: Chains::new(buckets, slot),
             gen,
             ready_ts: AtomicU64::new(ready_ts),
+            dropped_by: AtomicU64::new(0),
             entries: Counter::default(),
             usage: Tally::default(),
         }

@@ -116,6 +116,28 @@ impl Index {
         }
     }
 
+    /// The open transaction that has dropped the index (0: none). Such an
+    /// index stays in its table, read and written by everyone, so that the
+    /// transaction's abort (or a ROLLBACK TO) can bring it back; but to that
+    /// transaction it is gone: not found by name, not in the table's
+    /// definition, and not holding its writes to unique keys. Its name is
+    /// free for a new index. It is retired when the transaction commits
+    /// (see [`crate::ddl`]).
+    pub(crate) fn dropped_by(&self) -> u64 {
+        match self {
+            Index::Hash(h) => h.dropped_by.load(SeqCst),
+            Index::Range(r) => r.dropped_by.load(SeqCst),
+        }
+    }
+
+    /// Marks the index dropped by transaction `txn` (0: brings it back).
+    pub(crate) fn set_dropped_by(&self, txn: u64) {
+        match self {
+            Index::Hash(h) => h.dropped_by.store(txn, SeqCst),
+            Index::Range(r) => r.dropped_by.store(txn, SeqCst),
+        }
+    }
+
     /// Lets snapshots from `ts` on use the index.
     pub(crate) fn set_ready(&self, ts: u64) {
         match self {

@@ -31,6 +31,9 @@ pub struct RangeIndex {
     pub(crate) slot: usize,
     pub(crate) gen: u32,
     pub(crate) ready_ts: AtomicU64,
+    /// The open transaction that dropped it (0: none); see
+    /// [`super::Index::dropped_by`].
+    pub(crate) dropped_by: AtomicU64,
     /// Look-ups and scans, and the rows they returned.
     pub(crate) usage: Tally<2>,
 }
@@ -52,6 +55,7 @@ impl RangeIndex {
             slot,
             gen,
             ready_ts: AtomicU64::new(ready_ts),
+            dropped_by: AtomicU64::new(0),
             usage: Tally::default(),
         }
     }

@@ -434,7 +434,7 @@ impl Transaction {
         let depends = self.db.txns.dependency(self.id);
         let mut logged_record = false;
         if let Some(storage) = &self.db.storage {
-            let image = ddl.as_ref().and_then(|state| state.claim.as_ref()).map(|c| self.db.claim_image(c));
+            let image = ddl.as_ref().and_then(|state| state.claim.as_ref()).map(|_| self.db.claim_image());
             // A schema change is durable before it is acknowledged, as
             // every schema change outside a transaction is.
             let durability = if image.is_some() { LogDurability::Sync } else { self.durability };

@@ -392,7 +392,8 @@ impl Transaction {
     /// Checks every unique index for another live version with the key of
     /// `n` (which is already linked).
     fn check_unique(&self, table: &Table, set: &IndexSet, n: VersionPtr) -> Result<()> {
-        for ix in set.iter().filter(|ix| ix.is_unique()) {
+        // An index this transaction dropped holds it to nothing.
+        for ix in set.iter().filter(|ix| ix.is_unique() && ix.dropped_by() != self.id.raw()) {
             self.check_unique_in(table, ix, n)?;
         }
         Ok(())

@@ -1161,6 +1161,12 @@ fn rename_table(b: &Binder, table: &str, to: &ast::ObjectName) -> Result<()> {
     Ok(())
 }
 
+/// The open block's transaction when the running schema change belongs
+/// to it (see [`centum_engine::ddl_scope`]).
+fn block_txn<'a>(b: &Binder<'a>) -> Option<&'a centum_engine::Transaction> {
+    b.block.filter(|t| centum_engine::ddl_txn() == Some(t.id()))
+}
+
 /// New CHECK and FOREIGN KEY constraints must hold for the rows already
 /// there.
 fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) -> Result<()> {
@@ -1173,14 +1179,6 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
         return Ok(());
     }
     let db = b.catalog.db();
-    // The scan below reads committed rows: inside a block that has changed
-    // the table, refuse rather than pass rows the block made (or fail on
-    // rows it changed).
-    if let Some(me) = centum_engine::ddl_txn() {
-        if db.written_by(table, me)? {
-            return Err(centum_engine::Error::OwnWrites(short(table).into()).into());
-        }
-    }
     // Rows other transactions have not committed would escape the check.
     db.wait_for_writers(table)?;
     let info = b.catalog.table(table)?;
@@ -1194,9 +1192,18 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
             binder.expr(&crate::planner::dml::parse_expr(&c.expr)?, &Ctx::plain(&scope))?.0,
         ));
     }
-    let txn = db.begin(Isolation::Snapshot)?;
+    // Inside a block the rows are read as the block sees them: its own
+    // uncommitted rows are checked, rows it deleted are not.
+    let fresh;
+    let txn = match block_txn(b) {
+        Some(t) => t,
+        None => {
+            fresh = db.begin(Isolation::Snapshot)?;
+            &fresh
+        }
+    };
     let currval = Default::default();
-    let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
+    let cx = crate::execution::ExecCtx::new(txn, b.catalog, &[], &currval, None, None);
     for row in txn.scan(&info.table)? {
         let vals = row.values();
         for &c in &added_not_null {
@@ -1318,34 +1325,34 @@ fn rewrite(
     // The comments of indexes the new definition no longer has (on a
     // dropped column) go with them.
     meta.index_comments.retain(|n, _| def.indexes.iter().any(|i| &i.name == n));
-    // Inside a block the copy below cannot see the block's own changes to
-    // the table.
-    if let Some(me) = centum_engine::ddl_txn() {
-        if db.written_by(name, me)? {
-            return Err(centum_engine::Error::OwnWrites(name.into()).into());
-        }
-    }
     // Writes other transactions have not committed would stay behind in the
     // old table: wait for them first (lock_timeout, statement_timeout).
     db.wait_for_writers(name)?;
     let tmp = format!("{name}{REWRITE}");
     let _ = db.drop_table(&tmp);
-    // Indexes the block has dropped stay in the old table until it
-    // commits; the new table is built without them.
-    let dropping = db.dropping_indexes(name);
-    let indexes: Vec<IndexDef> =
-        def.indexes.iter().filter(|i| !dropping.contains(&i.name)).cloned().collect();
+    // (Indexes the block has dropped stay in the old table until it
+    // commits, but are not in its definition: the new table is built
+    // without them.)
+    let indexes: Vec<IndexDef> = def.indexes.clone();
+    let old_names: Vec<String> = db.table(name)?.def().indexes.into_iter().map(|i| i.name).collect();
+    let new_unique: Vec<IndexDef> =
+        indexes.iter().filter(|i| i.unique && !old_names.contains(&i.name)).cloned().collect();
     let mut bare = def.clone();
     bare.name = tmp.clone();
     bare.indexes.clear();
     db.create_table(bare.extra(crate::catalog::encode_table_meta(&meta)))?;
     b.catalog.invalidate();
+    // Inside a block the copy is the block's: it reads the rows as the
+    // block sees them and writes the new ones as its own, so that they
+    // commit or roll back with the block's other changes.
+    let block = block_txn(b);
     let result = (|| -> Result<()> {
         let old = db.table(name)?;
         let new = db.table(&tmp)?;
-        let txn = db.begin(Isolation::Snapshot)?;
+        let fresh = if block.is_none() { Some(db.begin(Isolation::Snapshot)?) } else { None };
+        let txn = block.or(fresh.as_ref()).expect("a block or a fresh transaction");
         let currval = Default::default();
-        let cx = crate::execution::ExecCtx::new(&txn, b.catalog, &[], &currval, None, None);
+        let cx = crate::execution::ExecCtx::new(txn, b.catalog, &[], &currval, None, None);
         // Rows go over in primary key order, so that a default computed
         // per row (a serial column added) numbers them predictably.
         let mut rows: Vec<Vec<centum_types::Value>> = txn.scan(&old)?.map(|r| r.values()).collect();
@@ -1363,17 +1370,18 @@ fn rewrite(
         for row in rows {
             txn.insert(&new, map(&row, &cx)?)?;
         }
-        txn.commit()?;
+        std::mem::drop(cx);
+        if let Some(fresh) = fresh {
+            fresh.commit()?;
+        }
         verify_existing(b, &tmp, &meta, old_meta)?;
-        // New unique keys must hold before the swap.
-        let old_names: Vec<String> = old.def().indexes.into_iter().map(|i| i.name).collect();
-        for ix in indexes.iter().filter(|i| i.unique && !old_names.contains(&i.name)) {
+        // New unique keys must hold before the swap. (A block's own rows
+        // are not in an index it builds until it relinks them, below.)
+        for ix in new_unique.iter().filter(|_| block.is_none()) {
             let mut probe = ix.clone();
             probe.name = format!("{}{REWRITE}", ix.name);
             db.create_index(&tmp, probe.clone()).map_err(|e| match e {
-                centum_engine::Error::UniqueViolation { .. } => {
-                    Error::other("23505", format!("could not create unique index \"{}\"", ix.name))
-                }
+                centum_engine::Error::UniqueViolation { .. } => could_not_create(&ix.name),
                 e => e.into(),
             })?;
             db.drop_index(&probe.name)?;
@@ -1391,7 +1399,25 @@ fn rewrite(
         db.create_index(name, ix)?;
     }
     b.catalog.invalidate();
+    if let Some(txn) = block {
+        // The block's rows go into the indexes just built; a duplicate
+        // there fails the statement, and the block's abort (or ROLLBACK TO)
+        // puts the table back.
+        txn.relink_own_writes().map_err(|e| match e {
+            centum_engine::Error::UniqueViolation { index, .. }
+                if new_unique.iter().any(|i| i.name == index) =>
+            {
+                could_not_create(&index)
+            }
+            e => e.into(),
+        })?;
+    }
     Ok(())
+}
+
+/// PostgreSQL's error for a unique index that existing rows break.
+fn could_not_create(index: &str) -> Error {
+    Error::other("23505", format!("could not create unique index \"{index}\""))
 }
 
 /// Finishes column changes a crash interrupted (see [`rewrite`]).

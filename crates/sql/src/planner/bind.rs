@@ -219,6 +219,11 @@ pub struct Binder<'a> {
     /// Who runs the statement, for the checks of schema changes; `None`:
     /// someone who passes them all.
     pub(crate) actor: Option<crate::privileges::Actor>,
+    /// The open transaction block the statement runs in, if any: a schema
+    /// change that reads or copies a table's rows reads them through it,
+    /// so that the block's own uncommitted rows are checked and carried
+    /// along.
+    pub(crate) block: Option<&'a centum_engine::Transaction>,
 }
 
 impl<'a> Binder<'a> {
@@ -242,6 +247,7 @@ impl<'a> Binder<'a> {
             needs: RefCell::new(Vec::new()),
             acting_as: None,
             actor: None,
+            block: None,
         }
     }
 

@@ -140,22 +140,19 @@ fn same_base(a: &DataType, b: &DataType) -> bool {
         && !matches!(b, DataType::Array(_))
 }
 
-/// A constant of type `ty`, as PostgreSQL prints one.
+/// A constant of type `ty`, as PostgreSQL prints one: bare where it reads
+/// back as a constant of that type (a boolean, an `integer` that is not
+/// negative, a `numeric` written with a point or an exponent), else
+/// quoted with its type (`'-1'::integer`, `'0'::numeric`, `'5'::bigint`).
 fn constant(v: &Value, ty: &DataType) -> String {
     let t = v.to_string();
     match v {
         Value::Boolean(b) => return b.to_string(),
         Value::Integer(i) if *i >= 0 => return t,
-        _ => {}
-    }
-    let numeric_like = matches!(ty, DataType::SmallInt | DataType::Integer | DataType::BigInt)
-        || matches!(ty, DataType::Numeric { .. } | DataType::Double);
-    if numeric_like && !t.starts_with('-') && t.chars().all(|c| c.is_ascii_digit() || ".eE+-".contains(c)) {
-        // A numeric constant with a decimal point reads back as numeric.
-        if matches!(ty, DataType::Numeric { .. }) && t.contains('.') {
-            return t;
+        Value::Numeric(_) if t.starts_with(|c: char| c.is_ascii_digit()) && t.contains(['.', 'e', 'E']) => {
+            return t
         }
-        return format!("{t}::{}", label(ty));
+        _ => {}
     }
     format!("{}::{}", quoted(&t), label(ty))
 }
@@ -623,6 +620,15 @@ mod tests {
             ("'2020-01-01'", DataType::Timestamp, "'2020-01-01 00:00:00'::timestamp without time zone"),
             ("upper('a')", DataType::Text, "upper('a'::text)"),
             ("'it''s'", DataType::Text, "'it''s'::text"),
+            ("'0'", DataType::Numeric { precision: Some(8), scale: Some(2) }, "'0'::numeric"),
+            ("'1.5'", DataType::Numeric { precision: None, scale: None }, "1.5"),
+            ("'-2'", DataType::Numeric { precision: Some(8), scale: Some(2) }, "'-2'::numeric"),
+            ("-2", DataType::Numeric { precision: None, scale: None }, "'-2'::integer"),
+            ("10000000000", DataType::Numeric { precision: None, scale: None }, "'10000000000'::bigint"),
+            ("'5'", DataType::Integer, "5"),
+            ("'1'", DataType::Double, "'1'::double precision"),
+            ("3", DataType::BigInt, "3"),
+            ("'3'", DataType::BigInt, "'3'::bigint"),
         ];
         for (src, ty, want) in cases {
             assert_eq!(show(src, &cols(), Some(&ty), DEFAULT).as_deref(), Some(want), "{src}");

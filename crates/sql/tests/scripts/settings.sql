@@ -66,3 +66,8 @@ SELECT name, setting FROM pg_settings WHERE name IN ('lock_timeout', 'search_pat
 SELECT unit FROM pg_settings WHERE name = 'statement_timeout';
 RESET lock_timeout;
 SHOW lock_timeout;
+-- Tables have one access method, heap, as pg_am lists it.
+SHOW default_table_access_method;
+SET default_table_access_method = 'columnar';
+SET default_table_access_method = heap;
+SELECT amname FROM pg_am WHERE amname = current_setting('default_table_access_method');
