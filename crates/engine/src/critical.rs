@@ -16,20 +16,23 @@
 //! aborts, and recovery from the log restores a consistent database.
 
 /// Held across a region whose interruption would corrupt shared state.
-pub(crate) struct Critical(&'static str);
+/// A region entered while the thread is already unwinding (a transaction
+/// dropped, and so aborted, on the way out of a panic) is finished whole
+/// like any other: only a panic that starts inside it stops the process.
+pub(crate) struct Critical(&'static str, bool);
 
 impl Critical {
     /// Enters a region that changes shared state `what`.
     #[inline]
     pub(crate) fn enter(what: &'static str) -> Critical {
-        Critical(what)
+        Critical(what, std::thread::panicking())
     }
 }
 
 impl Drop for Critical {
     #[inline]
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if std::thread::panicking() && !self.1 {
             eprintln!(
                 "centum: a panic interrupted {}; shared state may be half-changed, so the process stops here (recovery restores every committed transaction)",
                 self.0
