@@ -8,8 +8,10 @@
 #
 # Prints each run's tps and the server's CPU per transaction (user +
 # system, from /proc/PID/stat), then the median ratio of the runs with
-# views to those without. Rounds alternate which side runs first. Needs pgbench and psql (apt-get install
-# postgresql-client).
+# views to those without. Rounds alternate which side runs first. Set
+# VIEWS_SQL to read something else at the same rate (seven `SELECT 1;`
+# measure what the monitoring session costs by itself). Needs pgbench and
+# psql (apt-get install postgresql-client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-20}
@@ -29,9 +31,9 @@ for _ in $(seq 100); do "$PSQL" -h 127.0.0.1 -p "$PORT" -U centum -c 'select 1' 
 "$PGBENCH" -h 127.0.0.1 -p "$PORT" -U centum -i -s 10 -q postgres >/dev/null 2>&1
 sleep 5
 
-VIEWS="SELECT * FROM centum.table_memory; SELECT * FROM centum.hash_index_stats;
+VIEWS=${VIEWS_SQL:-"SELECT * FROM centum.table_memory; SELECT * FROM centum.hash_index_stats;
 SELECT * FROM centum.range_index_stats; SELECT * FROM centum.checkpoint_files; SELECT * FROM centum.log;
-SELECT * FROM centum.gc; SELECT * FROM centum.transactions;"
+SELECT * FROM centum.gc; SELECT * FROM centum.transactions;"}
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
 HZ=$(getconf CLK_TCK)
 declare -A TPS CPU
