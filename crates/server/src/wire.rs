@@ -23,7 +23,7 @@ pub fn type_size(ty: Option<&DataType>) -> i16 {
     match ty {
         Some(DataType::Boolean) => 1,
         Some(DataType::SmallInt) => 2,
-        Some(DataType::Integer) | Some(DataType::Date) => 4,
+        Some(DataType::Integer) | Some(DataType::Oid) | Some(DataType::Date) => 4,
         Some(DataType::BigInt)
         | Some(DataType::Double)
         | Some(DataType::Timestamp)
@@ -39,7 +39,10 @@ pub fn oid_type(oid: u32) -> Option<DataType> {
     Some(match oid {
         16 => DataType::Boolean,
         21 => DataType::SmallInt,
-        23 | 26 => DataType::Integer,
+        23 => DataType::Integer,
+        26 => DataType::Oid,
+        22 => DataType::Int2Vector,
+        30 => DataType::OidVector,
         20 => DataType::BigInt,
         700 | 701 => DataType::Double,
         1700 => DataType::Numeric { precision: None, scale: None },
@@ -129,6 +132,12 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
         DataType::Integer => {
             Value::Integer(range(int(bytes)?, i32::MIN.into(), i32::MAX.into(), "integer")? as i32)
         }
+        // An oid is sent unsigned; Centum's are below 2^31.
+        DataType::Oid => {
+            fixed(4)?;
+            let v = u32::from_be_bytes(bytes.try_into().expect("4 bytes"));
+            Value::Integer(i32::try_from(v).map_err(|_| "OID out of range".to_string())?)
+        }
         DataType::BigInt => Value::BigInt(int(bytes)?),
         DataType::Double => match bytes.len() {
             4 => Value::Double(f32::from_be_bytes(bytes.try_into().expect("4 bytes")).into()),
@@ -172,6 +181,16 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
             Value::Time(centum_types::Time(t))
         }
         DataType::Array(elem) => decode_array(bytes, elem)?,
+        // A vector arrives as an array of its elements.
+        DataType::Int2Vector | DataType::OidVector => {
+            let elem = ty.vector_element().unwrap_or(DataType::SmallInt);
+            match decode_array(bytes, &elem)? {
+                Value::Array(items) if !items.iter().any(Value::is_null) => {
+                    Value::Text(items.iter().map(Value::to_string).collect::<Vec<_>>().join(" "))
+                }
+                _ => return Err(format!("a {ty} has no NULL elements")),
+            }
+        }
         // PostgreSQL's binary jsonb: a version byte (1), then the text.
         DataType::Jsonb => {
             let Some((1, text)) = bytes.split_first() else {
@@ -214,7 +233,9 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
     match (ty, v) {
         (Some(DataType::Boolean), Value::Boolean(b)) => out.put_u8(*b as u8),
         (Some(DataType::SmallInt), v) if as_i64(v).is_some() => out.put_i16(as_i64(v).unwrap_or(0) as i16),
-        (Some(DataType::Integer), v) if as_i64(v).is_some() => out.put_i32(as_i64(v).unwrap_or(0) as i32),
+        (Some(DataType::Integer | DataType::Oid), v) if as_i64(v).is_some() => {
+            out.put_i32(as_i64(v).unwrap_or(0) as i32)
+        }
         (Some(DataType::BigInt), v) if as_i64(v).is_some() => out.put_i64(as_i64(v).unwrap_or(0)),
         (Some(DataType::Double), Value::Double(d)) => out.put_f64(*d),
         (Some(DataType::Numeric { .. }), Value::Numeric(d)) => encode_numeric(*d, out),
@@ -232,7 +253,15 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
             out.put_i32(i.days);
             out.put_i32(i.months);
         }
-        (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, out),
+        (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, 1, out),
+        // A vector goes as an array counted from 0, as `int2vectorsend`
+        // sends it.
+        (Some(t @ (DataType::Int2Vector | DataType::OidVector)), Value::Text(s)) => {
+            let elem = t.vector_element().unwrap_or(DataType::SmallInt);
+            let items: Vec<Value> =
+                s.split_ascii_whitespace().filter_map(|n| Value::parse(n, &elem).ok()).collect();
+            encode_array(&items, &elem, 0, out)
+        }
         (Some(DataType::Jsonb), Value::Jsonb(j)) => {
             out.put_u8(1);
             out.put_slice(j.to_string().as_bytes());
@@ -247,15 +276,15 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
 
 /// PostgreSQL's binary array: i32 dimensions (0 for an empty array, else
 /// 1), i32 has-NULLs flag, u32 element type OID, then per dimension i32
-/// length and i32 lower bound (1), then per element an i32 length (-1:
-/// NULL) and the element's binary form.
-fn encode_array(items: &[Value], elem: &DataType, out: &mut BytesMut) {
+/// length and i32 lower bound (`lower`: 1, or 0 for a vector), then per
+/// element an i32 length (-1: NULL) and the element's binary form.
+fn encode_array(items: &[Value], elem: &DataType, lower: i32, out: &mut BytesMut) {
     out.put_i32(i32::from(!items.is_empty()));
     out.put_i32(i32::from(items.iter().any(Value::is_null)));
     out.put_u32(elem.pg_oid());
     if !items.is_empty() {
         out.put_i32(items.len() as i32);
-        out.put_i32(1);
+        out.put_i32(lower);
     }
     for v in items {
         if v.is_null() {

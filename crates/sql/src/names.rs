@@ -130,8 +130,8 @@ pub(crate) fn data_type(t: &ast::DataType) -> Result<DataType> {
             let n = object_parts(name)?.last().cloned().unwrap_or_default();
             match n.as_str() {
                 "int2" => DataType::SmallInt,
-                // OIDs are integers in Centum's catalog (see `system`).
-                "int4" | "oid" => DataType::Integer,
+                "int4" => DataType::Integer,
+                "oid" => DataType::Oid,
                 "int8" => DataType::BigInt,
                 "float4" | "float8" => DataType::Double,
                 "timestamptz" => DataType::TimestampTz,

@@ -356,7 +356,7 @@ fn many_executions_and_another_session() {
 
 /// The virtual catalog is made when a statement runs: a prepared catalog
 /// query sees tables created after it was prepared, and `oid = $1` makes
-/// `$1` an integer (Centum's type for OIDs).
+/// `$1` an `oid`.
 #[test]
 fn catalog_queries_see_later_ddl() {
     let db = db();
@@ -371,7 +371,7 @@ fn catalog_queries_see_later_ddl() {
             &[],
         )
         .unwrap();
-    assert_eq!(by_oid.params(), &[DataType::Integer]);
+    assert_eq!(by_oid.params(), &[DataType::Oid]);
     assert!(run(&mut s, &mut tables, &[]).rows.is_empty());
     exec(&mut s, "CREATE TABLE a (x int)");
     exec(&mut s, "CREATE TABLE b (y int)");

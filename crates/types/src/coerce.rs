@@ -38,11 +38,21 @@ impl Value {
                 Value::Integer(parse_int(text, "integer", i32::MIN.into(), i32::MAX.into())? as i32)
             }
             DataType::BigInt => Value::BigInt(parse_int(text, "bigint", i64::MIN, i64::MAX)?),
+            DataType::Oid => Value::Integer(parse_int(text, "oid", 0, i32::MAX.into())? as i32),
             DataType::Double => Value::Double(crate::float::parse_f64(text)?),
             DataType::Numeric { precision, scale } => {
                 Value::Numeric(apply_typmod(parse_numeric(text)?, *precision, *scale)?)
             }
             DataType::Text | DataType::Varchar(None) => Value::Text(text.to_string()),
+            // Numbers separated by blanks, kept as single spaces.
+            DataType::Int2Vector | DataType::OidVector => {
+                let elem = ty.vector_element().unwrap_or(DataType::SmallInt);
+                let items: Vec<String> = text
+                    .split_ascii_whitespace()
+                    .map(|n| Value::parse(n, &elem).map(|v| v.to_string()))
+                    .collect::<Result<_, _>>()?;
+                Value::Text(items.join(" "))
+            }
             DataType::Varchar(Some(n)) => Value::Text(fit_varchar(text.to_string(), *n)?),
             DataType::Char(n) => Value::Text(fit_char(text.to_string(), *n)?),
             DataType::Bytea => Value::Bytea(parse_bytea(text)?),
@@ -116,7 +126,9 @@ impl Value {
             (v @ (Value::SmallInt(_) | Value::Integer(_) | Value::BigInt(_)), _) => {
                 let i = v.as_i64().unwrap_or_default();
                 match ty {
-                    DataType::SmallInt | DataType::Integer | DataType::BigInt => int_to(i, ty)?,
+                    DataType::SmallInt | DataType::Integer | DataType::BigInt | DataType::Oid => {
+                        int_to(i, ty)?
+                    }
                     DataType::Double => Value::Double(i as f64),
                     DataType::Numeric { precision, scale } => {
                         Value::Numeric(apply_typmod(Decimal::from(i), *precision, *scale)?)
@@ -204,6 +216,8 @@ impl Value {
             | (Value::TsVector(_), DataType::TsVector)
             | (Value::TsQuery(_), DataType::TsQuery) => true,
             (Value::Numeric(d), DataType::Numeric { precision, scale }) => fits_typmod(d, *precision, *scale),
+            (Value::Integer(i), DataType::Oid) => *i >= 0,
+            (Value::Text(_), DataType::Int2Vector | DataType::OidVector) => true,
             (Value::Text(s), DataType::Varchar(Some(n))) => char_len(s) <= *n as usize,
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,
             (Value::Array(items), DataType::Array(elem)) => items.iter().all(|v| v.fits(elem)),
@@ -229,6 +243,11 @@ fn int_to(i: i64, ty: &DataType) -> Result<Value, TypeError> {
     Ok(match ty {
         DataType::SmallInt => Value::SmallInt(i16::try_from(i).map_err(|_| out())?),
         DataType::Integer => Value::Integer(i32::try_from(i).map_err(|_| out())?),
+        // Centum's OIDs are below 2^31 (see `DataType::Oid`).
+        DataType::Oid => match i32::try_from(i) {
+            Ok(v) if v >= 0 => Value::Integer(v),
+            _ => return Err(TypeError::OutOfRange("OID out of range".into())),
+        },
         _ => Value::BigInt(i),
     })
 }

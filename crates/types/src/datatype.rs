@@ -42,6 +42,10 @@ pub enum DataType {
     Integer,
     /// `bigint`, a 64-bit integer.
     BigInt,
+    /// `oid`, an object identifier: what the system catalogs number their
+    /// rows with. Its values are [`crate::Value::Integer`]s from 0 to
+    /// 2^31 - 1 (Centum hands out no larger OID), stored as `integer` is.
+    Oid,
     /// `double precision`, an IEEE 754 binary64 float.
     Double,
     /// `numeric(p,s)`; precision `None` is unconstrained `numeric`.
@@ -58,6 +62,14 @@ pub enum DataType {
     Char(u32),
     /// `text`.
     Text,
+    /// `int2vector` and `oidvector`: the system catalogs' vectors of column
+    /// numbers and OIDs (`pg_index.indkey`, `pg_proc.proargtypes`). Their
+    /// values are [`crate::Value::Text`] in PostgreSQL's text form, the
+    /// numbers separated by single spaces (`1 3`), so they are strings
+    /// here; on the wire in binary they go as arrays.
+    Int2Vector,
+    /// See [`DataType::Int2Vector`].
+    OidVector,
     /// `bytea`, a byte string.
     Bytea,
     /// `date`.
@@ -154,11 +166,12 @@ impl DataType {
         match self {
             DataType::Boolean => Some(1),
             DataType::SmallInt => Some(2),
-            DataType::Integer | DataType::Date => Some(4),
+            DataType::Integer | DataType::Oid | DataType::Date => Some(4),
             DataType::BigInt | DataType::Double => Some(8),
             DataType::Timestamp | DataType::TimestampTz | DataType::Time => Some(8),
             DataType::Numeric { .. } | DataType::Uuid | DataType::Interval => Some(16),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
+            DataType::Int2Vector | DataType::OidVector => None,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
             DataType::Enum(_) => None,
             DataType::TsVector | DataType::TsQuery => None,
@@ -193,11 +206,14 @@ impl DataType {
             DataType::SmallInt => 21,
             DataType::Integer => 23,
             DataType::BigInt => 20,
+            DataType::Oid => 26,
             DataType::Double => 701,
             DataType::Numeric { .. } => 1700,
             DataType::Varchar(_) => 1043,
             DataType::Char(_) => 1042,
             DataType::Text => 25,
+            DataType::Int2Vector => 22,
+            DataType::OidVector => 30,
             DataType::Bytea => 17,
             DataType::Date => 1082,
             DataType::Timestamp => 1114,
@@ -215,11 +231,14 @@ impl DataType {
                 DataType::SmallInt => 1005,
                 DataType::Integer => 1007,
                 DataType::BigInt => 1016,
+                DataType::Oid => 1028,
                 DataType::Double => 1022,
                 DataType::Numeric { .. } => 1231,
                 DataType::Varchar(_) => 1015,
                 DataType::Char(_) => 1014,
                 DataType::Text => 1009,
+                DataType::Int2Vector => 1006,
+                DataType::OidVector => 1013,
                 DataType::Bytea => 1001,
                 DataType::Date => 1182,
                 DataType::Timestamp => 1115,
@@ -239,9 +258,27 @@ impl DataType {
         }
     }
 
-    /// True for the types stored as text (Varchar, Char, Text).
+    /// True for the types stored as text (Varchar, Char, Text, and the
+    /// vectors).
     pub fn is_string(&self) -> bool {
-        matches!(self, DataType::Varchar(_) | DataType::Char(_) | DataType::Text)
+        matches!(
+            self,
+            DataType::Varchar(_)
+                | DataType::Char(_)
+                | DataType::Text
+                | DataType::Int2Vector
+                | DataType::OidVector
+        )
+    }
+
+    /// The element type of `int2vector` (`smallint`) and `oidvector`
+    /// (`oid`).
+    pub fn vector_element(&self) -> Option<DataType> {
+        match self {
+            DataType::Int2Vector => Some(DataType::SmallInt),
+            DataType::OidVector => Some(DataType::Oid),
+            _ => None,
+        }
     }
 }
 
@@ -266,6 +303,7 @@ impl fmt::Display for DataType {
             DataType::SmallInt => f.write_str("smallint"),
             DataType::Integer => f.write_str("integer"),
             DataType::BigInt => f.write_str("bigint"),
+            DataType::Oid => f.write_str("oid"),
             DataType::Double => f.write_str("double precision"),
             DataType::Numeric { precision: Some(p), scale } => {
                 write!(f, "numeric({p},{})", scale.unwrap_or(0))
@@ -275,6 +313,8 @@ impl fmt::Display for DataType {
             DataType::Varchar(None) => f.write_str("character varying"),
             DataType::Char(n) => write!(f, "character({n})"),
             DataType::Text => f.write_str("text"),
+            DataType::Int2Vector => f.write_str("int2vector"),
+            DataType::OidVector => f.write_str("oidvector"),
             DataType::Bytea => f.write_str("bytea"),
             DataType::Date => f.write_str("date"),
             DataType::Timestamp => f.write_str("timestamp without time zone"),
@@ -337,10 +377,11 @@ mod tests {
 
     #[test]
     fn names_widths_and_oids() {
-        let cases: [(DataType, &str, Option<usize>, u32); 20] = [
+        let cases: [(DataType, &str, Option<usize>, u32); 22] = [
             (DataType::Boolean, "boolean", Some(1), 16),
             (DataType::SmallInt, "smallint", Some(2), 21),
             (DataType::Integer, "integer", Some(4), 23),
+            (DataType::Oid, "oid", Some(4), 26),
             (DataType::BigInt, "bigint", Some(8), 20),
             (DataType::Double, "double precision", Some(8), 701),
             (DataType::numeric(None, None).unwrap(), "numeric", Some(16), 1700),
@@ -357,6 +398,7 @@ mod tests {
             (DataType::Interval, "interval", Some(16), 1186),
             (DataType::Time, "time without time zone", Some(8), 1083),
             (DataType::array_of(DataType::Integer).unwrap(), "integer[]", None, 1007),
+            (DataType::array_of(DataType::Oid).unwrap(), "oid[]", None, 1028),
             (DataType::array_of(DataType::Varchar(Some(5))).unwrap(), "character varying(5)[]", None, 1015),
         ];
         for (ty, name, width, oid) in cases {

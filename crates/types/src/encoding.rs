@@ -66,7 +66,7 @@ impl Value {
         match (self, ty) {
             (Value::Boolean(b), DataType::Boolean) => buf.copy_from_slice(&[u8::from(*b)]),
             (Value::SmallInt(v), DataType::SmallInt) => buf.copy_from_slice(&v.to_le_bytes()),
-            (Value::Integer(v), DataType::Integer) => buf.copy_from_slice(&v.to_le_bytes()),
+            (Value::Integer(v), DataType::Integer | DataType::Oid) => buf.copy_from_slice(&v.to_le_bytes()),
             (Value::BigInt(v), DataType::BigInt) => buf.copy_from_slice(&v.to_le_bytes()),
             (Value::Double(v), DataType::Double) => buf.copy_from_slice(&v.to_bits().to_le_bytes()),
             (Value::Numeric(d), DataType::Numeric { .. }) => buf.copy_from_slice(&d.serialize()),
@@ -98,7 +98,7 @@ impl Value {
         match ty {
             DataType::Boolean => Value::Boolean(bytes[0] != 0),
             DataType::SmallInt => Value::SmallInt(i16::from_le_bytes(prefix(&bytes))),
-            DataType::Integer => Value::Integer(i32::from_le_bytes(prefix(&bytes))),
+            DataType::Integer | DataType::Oid => Value::Integer(i32::from_le_bytes(prefix(&bytes))),
             DataType::BigInt => Value::BigInt(i64::from_le_bytes(prefix(&bytes))),
             DataType::Double => Value::Double(f64::from_bits(u64::from_le_bytes(prefix(&bytes)))),
             // deserialize masks unused flag bits and clamps an oversized
@@ -117,6 +117,7 @@ impl Value {
                 i64::from_le_bytes(prefix(&bytes)),
             )),
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
+            DataType::Int2Vector | DataType::OidVector => Value::Null,
             DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => Value::Null,
             DataType::TsVector | DataType::TsQuery => Value::Null,
         }
@@ -150,7 +151,12 @@ impl Value {
     /// [`Value::decode_fixed`].
     pub fn decode_var(ty: &DataType, bytes: &[u8]) -> Value {
         match ty {
-            DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Json => {
+            DataType::Varchar(_)
+            | DataType::Char(_)
+            | DataType::Text
+            | DataType::Json
+            | DataType::Int2Vector
+            | DataType::OidVector => {
                 // Stored text is valid UTF-8 (it was a `String`); the
                 // lossy path is only for damaged bytes, and is slower.
                 let s = match std::str::from_utf8(bytes) {

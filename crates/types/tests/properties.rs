@@ -64,6 +64,9 @@ fn scalar_type() -> impl Strategy<Value = DataType> {
         Just(DataType::Enum(mood())),
         Just(DataType::TsVector),
         Just(DataType::TsQuery),
+        Just(DataType::Oid),
+        Just(DataType::Int2Vector),
+        Just(DataType::OidVector),
     ]
 }
 
@@ -151,6 +154,13 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::SmallInt => any::<i16>().prop_map(Value::SmallInt).boxed(),
         DataType::Integer => any::<i32>().prop_map(Value::Integer).boxed(),
         DataType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
+        DataType::Oid => (0..=i32::MAX).prop_map(Value::Integer).boxed(),
+        DataType::Int2Vector => prop::collection::vec(any::<i16>(), 0..5)
+            .prop_map(|v| Value::Text(v.iter().map(i16::to_string).collect::<Vec<_>>().join(" ")))
+            .boxed(),
+        DataType::OidVector => prop::collection::vec(0..=i32::MAX, 0..5)
+            .prop_map(|v| Value::Text(v.iter().map(i32::to_string).collect::<Vec<_>>().join(" ")))
+            .boxed(),
         DataType::Double => prop_oneof![
             any::<f64>(),
             Just(f64::NAN),

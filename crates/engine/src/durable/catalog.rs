@@ -207,6 +207,9 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
         DataType::Jsonb => out.push(19),
         DataType::TsVector => out.push(21),
         DataType::TsQuery => out.push(22),
+        DataType::Oid => out.push(23),
+        DataType::Int2Vector => out.push(24),
+        DataType::OidVector => out.push(25),
         DataType::Array(elem) => {
             out.push(15);
             put_type(out, elem);
@@ -324,6 +327,9 @@ impl<'a> Reader<'a> {
             }
             21 => DataType::TsVector,
             22 => DataType::TsQuery,
+            23 => DataType::Oid,
+            24 => DataType::Int2Vector,
+            25 => DataType::OidVector,
             // One level only: damaged bytes must not recurse deeply.
             15 if self.buf.get(self.at) == Some(&15) => return Err(format!("array of arrays at byte {at}")),
             15 => DataType::array_of(self.data_type()?).map_err(bad)?,

@@ -198,7 +198,7 @@ impl RowLayout {
         let b = self.raw(data, col)?;
         Some(match self.types[col] {
             DataType::SmallInt => i16::from_le_bytes(b.try_into().ok()?) as i64,
-            DataType::Integer => i32::from_le_bytes(b.try_into().ok()?) as i64,
+            DataType::Integer | DataType::Oid => i32::from_le_bytes(b.try_into().ok()?) as i64,
             DataType::BigInt => i64::from_le_bytes(b.try_into().ok()?),
             _ => return None,
         })

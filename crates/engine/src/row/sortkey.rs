@@ -322,7 +322,7 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         DataType::SmallInt => {
             out.extend_from_slice(&(i16::from_le_bytes(le(b)) as u16 ^ 0x8000).to_be_bytes())
         }
-        DataType::Integer | DataType::Date => {
+        DataType::Integer | DataType::Oid | DataType::Date => {
             out.extend_from_slice(&(i32::from_le_bytes(le(b)) as u32 ^ 0x8000_0000).to_be_bytes())
         }
         DataType::BigInt | DataType::Timestamp | DataType::TimestampTz | DataType::Time => {
@@ -346,6 +346,8 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         DataType::Varchar(_)
         | DataType::Char(_)
         | DataType::Text
+        | DataType::Int2Vector
+        | DataType::OidVector
         | DataType::Bytea
         | DataType::Json
         | DataType::TsVector

@@ -150,11 +150,12 @@ const NUMERIC: DataType = DataType::Numeric { precision: None, scale: None };
 fn code(t: &DataType) -> u8 {
     match t {
         DataType::SmallInt => I2,
-        DataType::Integer => I4,
+        DataType::Integer | DataType::Oid => I4,
         DataType::BigInt => I8,
         DataType::Numeric { .. } => NUM,
         DataType::Double => FLT,
         DataType::Varchar(_) | DataType::Char(_) | DataType::Text => TXT,
+        DataType::Int2Vector | DataType::OidVector => TXT,
         DataType::Date => DATE,
         DataType::Timestamp => TS,
         DataType::TimestampTz => TSTZ,
@@ -247,8 +248,8 @@ impl P {
         match self {
             P::Txt => t.is_string(),
             P::Bpchar => matches!(t, DataType::Char(_)),
-            P::Int => matches!(t, DataType::SmallInt | DataType::Integer),
-            P::Big => matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt),
+            P::Int => matches!(t, DataType::SmallInt | DataType::Integer | DataType::Oid),
+            P::Big => matches!(t, DataType::SmallInt | DataType::Integer | DataType::Oid | DataType::BigInt),
             P::Flt => code(t) <= FLT,
             P::Bytes => *t == DataType::Bytea,
             P::Ts => *t == DataType::Timestamp,

@@ -846,10 +846,18 @@ impl<'a> Binder<'a> {
         })
     }
 
-    /// Makes two operands comparable: untyped ones take the other's type.
+    /// Makes two operands comparable: untyped ones take the other's type,
+    /// and a `character(n)` beside another string type is compared as the
+    /// text it casts to, without its trailing blanks (so `'a'::char(3)`
+    /// equals `'a'::text`, as in PostgreSQL).
     pub(crate) fn unify(&mut self, l: Typed, r: Typed) -> Result<(Typed, Typed)> {
         let l = if l.1.is_none() { self.coerce_untyped(l, &r.1.clone())? } else { l };
         let r = if r.1.is_none() { self.coerce_untyped(r, &l.1.clone())? } else { r };
+        let padded = |t: &Option<DataType>| matches!(t, Some(DataType::Char(_)));
+        let unpadded =
+            |t: &Option<DataType>| matches!(t, Some(t) if t.is_string() && !matches!(t, DataType::Char(_)));
+        let l = if padded(&l.1) && unpadded(&r.1) { self.call("rtrim", vec![l])? } else { l };
+        let r = if padded(&r.1) && unpadded(&l.1) { self.call("rtrim", vec![r])? } else { r };
         Ok((l, r))
     }
 
@@ -1603,14 +1611,18 @@ fn is_numeric(t: &DataType) -> bool {
         t,
         DataType::SmallInt
             | DataType::Integer
+            | DataType::Oid
             | DataType::BigInt
             | DataType::Double
             | DataType::Numeric { .. }
     )
 }
 
+/// An integer type. `oid` counts as one: its values are `integer`s, so it
+/// compares with the integers without a cast, as PostgreSQL's implicit
+/// casts between them allow.
 pub(crate) fn is_int(t: &DataType) -> bool {
-    matches!(t, DataType::SmallInt | DataType::Integer | DataType::BigInt)
+    matches!(t, DataType::SmallInt | DataType::Integer | DataType::Oid | DataType::BigInt)
 }
 
 fn same_family_int(a: &DataType, b: &DataType) -> bool {
@@ -1624,7 +1636,7 @@ fn is_date_like(t: &Option<DataType>) -> bool {
 fn rank(t: &DataType) -> u8 {
     match t {
         DataType::SmallInt => 1,
-        DataType::Integer => 2,
+        DataType::Integer | DataType::Oid => 2,
         DataType::BigInt => 3,
         DataType::Numeric { .. } => 4,
         DataType::Double => 5,

@@ -1902,7 +1902,9 @@ fn typed_vector(e: ast::Expr) -> ast::Expr {
     let is_column = matches!(e, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_));
     let elem = match super::system::element_type(&e) {
         Ok(Some(DataType::SmallInt)) if is_column => ast::DataType::SmallInt(None),
-        Ok(Some(DataType::Integer)) if is_column => ast::DataType::Integer(None),
+        Ok(Some(DataType::Oid)) if is_column => {
+            ast::DataType::Custom(ast::ObjectName::from(vec![ast::Ident::new("oid")]), vec![])
+        }
         _ => return e,
     };
     // `string_to_array(v, ' ')`: the vector's `1 2` form as an array.

@@ -111,7 +111,9 @@ impl Binder<'_> {
                 return Ok(Some((Expr::Literal(Value::Text(c.name().to_string())), Some(DataType::Text))));
             }
         }
-        let int = Some(DataType::Integer);
+        // What the cast gives: an `oid`, or the `integer` the reg* types
+        // stand for.
+        let int = Some(if reg == RegType::Oid { DataType::Oid } else { DataType::Integer });
         if reg == RegType::Text {
             let x = self.coerce_untyped(x, &Some(DataType::Text))?;
             return Ok(Some(match x {
@@ -136,6 +138,10 @@ impl Binder<'_> {
                     None => sysfn::regtype_in(&s)?,
                 },
                 RegType::Namespace => sysfn::regnamespace_in(&self.catalog.snapshot()?, &s)?,
+                RegType::Oid => match Value::parse(&s, &DataType::Oid)? {
+                    Value::Integer(oid) => oid,
+                    _ => 0,
+                },
                 // A routine's name stays the name (the catalog keeps
                 // handler names as text).
                 RegType::Other if s.trim().parse::<i64>().is_err() => {
@@ -185,8 +191,8 @@ impl Binder<'_> {
                 (Expr::Catalog(CatalogFn::RegnamespaceOut, vec![x.0]), Some(DataType::Text))
             }
             (_, true) | (RegType::Oid | RegType::Other, false) => match x {
-                (e, Some(DataType::Integer)) => (e, int),
-                (e, _) => (Expr::Cast(Box::new(e), DataType::Integer), int),
+                (e, Some(DataType::Integer | DataType::Oid)) => (e, int),
+                (e, _) => (Expr::Cast(Box::new(e), int.clone().unwrap_or(DataType::Integer)), int),
             },
             (RegType::Text, _) => return Ok(None),
         }))

@@ -120,7 +120,7 @@ fn quoted(s: &str) -> String {
 /// Whether `ty` is one of the integer types (which compare and add with
 /// each other without casts).
 fn is_int(ty: &DataType) -> bool {
-    matches!(ty, DataType::SmallInt | DataType::Integer | DataType::BigInt)
+    matches!(ty, DataType::SmallInt | DataType::Integer | DataType::Oid | DataType::BigInt)
 }
 
 /// Where a number type stands in PostgreSQL's implicit promotions.

@@ -12,15 +12,19 @@ use crate::functions::array_text;
 use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
 
-/// Column types of the virtual tables. Centum has no `oid`, `name`,
-/// `"char"` or array types: OIDs are `integer`, names and `"char"` are
-/// `text`, and arrays are `text` in PostgreSQL's array syntax.
+/// Column types of the virtual tables. Centum has no `name` or `"char"`
+/// type: those are `text`, and so are the catalogs' arrays, in
+/// PostgreSQL's array syntax.
 #[derive(Clone, Copy)]
 enum Ty {
-    /// An OID (`integer`).
+    /// An OID (`oid`).
     O,
     /// `name`, `"char"`, `text` and arrays rendered as text.
     T,
+    /// `int2vector`.
+    V2,
+    /// `oidvector`.
+    VO,
     B,
     I2,
     I4,
@@ -32,7 +36,10 @@ enum Ty {
 impl Ty {
     fn data_type(self) -> DataType {
         match self {
-            Ty::O | Ty::I4 => DataType::Integer,
+            Ty::O => DataType::Oid,
+            Ty::I4 => DataType::Integer,
+            Ty::V2 => DataType::Int2Vector,
+            Ty::VO => DataType::OidVector,
             Ty::T => DataType::Text,
             Ty::B => DataType::Boolean,
             Ty::I2 => DataType::SmallInt,
@@ -43,7 +50,7 @@ impl Ty {
     }
 }
 
-use Ty::{B, F, I2, I4, I8, O, T};
+use Ty::{B, F, I2, I4, I8, O, T, V2, VO};
 
 /// The OID `pg_proc.prolang` reports for PL/pgSQL.
 const PLPGSQL: i32 = 13_573;
@@ -99,7 +106,7 @@ system_tables! {
         "indexrelid" O, "indrelid" O, "indnatts" I2, "indnkeyatts" I2, "indisunique" B,
         "indnullsnotdistinct" B, "indisprimary" B, "indisexclusion" B, "indimmediate" B,
         "indisclustered" B, "indisvalid" B, "indcheckxmin" B, "indisready" B, "indislive" B,
-        "indisreplident" B, "indkey" T, "indcollation" T, "indclass" T, "indoption" T,
+        "indisreplident" B, "indkey" V2, "indcollation" VO, "indclass" VO, "indoption" V2,
         "indexprs" T, "indpred" T,
     ]
     Constraint "pg_catalog" "pg_constraint" [
@@ -144,8 +151,8 @@ system_tables! {
     Description "pg_catalog" "pg_description" ["objoid" O, "classoid" O, "objsubid" I4, "description" T]
     Inherits "pg_catalog" "pg_inherits" ["inhrelid" O, "inhparent" O, "inhseqno" I4, "inhdetachpending" B]
     PartitionedTable "pg_catalog" "pg_partitioned_table" [
-        "partrelid" O, "partstrat" T, "partnatts" I2, "partdefid" O, "partattrs" T, "partclass" T,
-        "partcollation" T, "partexprs" T,
+        "partrelid" O, "partstrat" T, "partnatts" I2, "partdefid" O, "partattrs" V2, "partclass" VO,
+        "partcollation" VO, "partexprs" T,
     ]
     Policy "pg_catalog" "pg_policy" [
         "oid" O, "polname" T, "polrelid" O, "polcmd" T, "polpermissive" B, "polroles" T, "polqual" T,
@@ -153,13 +160,13 @@ system_tables! {
     ]
     StatisticExt "pg_catalog" "pg_statistic_ext" [
         "oid" O, "stxrelid" O, "stxname" T, "stxnamespace" O, "stxowner" O, "stxstattarget" I4,
-        "stxkeys" T, "stxkind" T, "stxexprs" T,
+        "stxkeys" V2, "stxkind" T, "stxexprs" T,
     ]
     Publication "pg_catalog" "pg_publication" [
         "oid" O, "pubname" T, "pubowner" O, "puballtables" B, "pubinsert" B, "pubupdate" B,
         "pubdelete" B, "pubtruncate" B, "pubviaroot" B,
     ]
-    PublicationRel "pg_catalog" "pg_publication_rel" ["oid" O, "prpubid" O, "prrelid" O, "prqual" T, "prattrs" T]
+    PublicationRel "pg_catalog" "pg_publication_rel" ["oid" O, "prpubid" O, "prrelid" O, "prqual" T, "prattrs" V2]
     PublicationNamespace "pg_catalog" "pg_publication_namespace" ["oid" O, "pnpubid" O, "pnnspid" O]
     Collation "pg_catalog" "pg_collation" [
         "oid" O, "collname" T, "collnamespace" O, "collowner" O, "collprovider" T,
@@ -168,7 +175,7 @@ system_tables! {
     Tablespace "pg_catalog" "pg_tablespace" ["oid" O, "spcname" T, "spcowner" O, "spcacl" T, "spcoptions" T]
     Proc "pg_catalog" "pg_proc" [
         "oid" O, "proname" T, "pronamespace" O, "proowner" O, "prolang" O, "prokind" T, "proretset" B,
-        "pronargs" I2, "prorettype" O, "proargtypes" T, "proacl" T, "prosrc" T, "probin" T,
+        "pronargs" I2, "prorettype" O, "proargtypes" VO, "proacl" T, "prosrc" T, "probin" T,
         "provolatile" T, "proisstrict" B, "prosecdef" B, "proconfig" T, "procost" F, "prorows" F,
         "proleakproof" B, "protrftypes" T, "proparallel" T, "prosupport" T,
     ]
@@ -1741,7 +1748,7 @@ pub(crate) fn array_element_type(column: &str) -> Option<DataType> {
             Some(DataType::SmallInt)
         }
         "indclass" | "indcollation" | "polroles" | "partclass" | "partcollation" | "proargtypes" => {
-            Some(DataType::Integer)
+            Some(DataType::Oid)
         }
         _ => None,
     }

@@ -42,6 +42,14 @@ const fn t(
     TypeRow { oid, name, display, len, byval, category, elem: 0, array, align, collatable }
 }
 
+/// A vector type: an array of `elem` counted from 0 (typelem set, as
+/// clients that decode vectors as arrays read it).
+const fn v(oid: i32, name: &'static str, elem: i32, array: i32) -> TypeRow {
+    let mut row = t(oid, name, name, -1, "A", array);
+    row.elem = elem;
+    row
+}
+
 /// A pseudo-type (typtype `p`): what functions declare that takes or
 /// returns no ordinary type. Admin tools and query generators read them.
 const fn p(oid: i32, name: &'static str, len: i16, array: i32) -> TypeRow {
@@ -78,12 +86,12 @@ pub(crate) const TYPES: &[TypeRow] = &[
     t(19, "name", "name", 64, "S", 1003),
     t(20, "int8", "bigint", 8, "N", 1016),
     t(21, "int2", "smallint", 2, "N", 1005),
-    t(22, "int2vector", "int2vector", -1, "A", 1006),
+    v(22, "int2vector", 21, 1006),
     t(23, "int4", "integer", 4, "N", 1007),
     t(24, "regproc", "regproc", 4, "N", 1008),
     t(25, "text", "text", -1, "S", 1009),
     t(26, "oid", "oid", 4, "N", 1028),
-    t(30, "oidvector", "oidvector", -1, "A", 1013),
+    v(30, "oidvector", 26, 1013),
     t(700, "float4", "real", 4, "N", 1021),
     t(701, "float8", "double precision", 8, "N", 1022),
     t(1042, "bpchar", "character", -1, "S", 1014),

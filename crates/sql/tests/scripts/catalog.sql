@@ -419,3 +419,17 @@ EXECUTE class_oid('pg_catalog.pg_class');
 EXECUTE class_oid('nope');
 DEALLOCATE by_class;
 DEALLOCATE class_oid;
+-- OIDs are of type oid; the catalogs' vectors are int2vector and
+-- oidvector, arrays of smallint and oid to clients.
+SELECT pg_typeof(c.oid), pg_typeof(c.relnamespace), pg_typeof(i.indkey), pg_typeof(i.indclass)
+FROM pg_class c, pg_index i WHERE c.relname = 'p' AND i.indrelid = 'p'::regclass LIMIT 1;
+SELECT 23::oid, '25'::oid = 25, pg_typeof(23::oid), pg_typeof('{1,2}'::oid[]), 7::oid < 8;
+SELECT '4294967296'::oid;
+SELECT 'x'::oid;
+SELECT typname, typelem FROM pg_type WHERE typname IN ('int2vector', 'oidvector') ORDER BY 1;
+SELECT i.indkey, i.indkey::text, i.indkey[0] FROM pg_index i WHERE i.indrelid = 'p'::regclass ORDER BY 2;
+SELECT a.attname FROM pg_attribute a, pg_index i WHERE i.indrelid = 'p'::regclass AND a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey) ORDER BY 1;
+-- A character(n) beside another string type compares as text, without
+-- its trailing blanks.
+SELECT 'a'::char(3) = 'a'::text, ''::text <> ' '::char(1), 'ab'::varchar = 'ab '::char(3), 'a'::char(3) < 'a '::text;
+SELECT d FROM ty WHERE d = 'x'::text;
