@@ -10,12 +10,15 @@
 # system, from /proc/PID/stat), then the median ratio of the runs with
 # views to those without. Rounds alternate which side runs first. Set
 # VIEWS_SQL to read something else at the same rate (seven `SELECT 1;`
-# measure what the monitoring session costs by itself). Needs pgbench and
-# psql (apt-get install postgresql-client).
+# measure what the monitoring session costs by itself), and VIEWS_EVERY to
+# read them every so many seconds instead (1: a monitoring scrape). Needs
+# pgbench and psql (apt-get install postgresql-client).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-20}
 ROUNDS=${2:-3}
+# Seconds between two readings of all the views.
+EVERY=${VIEWS_EVERY:-0.1}
 PGBIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
 PGBENCH=$PGBIN/pgbench; [ -x "$PGBENCH" ] || PGBENCH=$(command -v pgbench)
 PSQL=$PGBIN/psql; [ -x "$PSQL" ] || PSQL=$(command -v psql)
@@ -44,7 +47,7 @@ for round in $(seq "$ROUNDS"); do
   for mode in $order; do
     READER=
     if [ $mode = views ]; then
-      (while sleep 0.1; do echo "$VIEWS"; done) | "$PSQL" -h 127.0.0.1 -p "$PORT" -U centum -q -o /dev/null postgres &
+      (while sleep "$EVERY"; do echo "$VIEWS"; done) | "$PSQL" -h 127.0.0.1 -p "$PORT" -U centum -q -o /dev/null postgres &
       READER=$!
     fi
     t0=$(ticks)
