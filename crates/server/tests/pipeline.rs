@@ -45,6 +45,13 @@ fn cstr(out: &mut Vec<u8>, s: &str) {
 /// Parse (unnamed statement, no parameter types), Bind (unnamed portal,
 /// no parameters, text results), Execute (all rows).
 fn statement(sql: &str) -> Vec<u8> {
+    parse_bind_execute(sql, &[0, 0, 0, 0, 0, 0])
+}
+
+/// Parse `sql` unnamed with no parameter types, Bind the unnamed portal
+/// with `bind_rest` (what follows the portal and statement names), and
+/// Execute it for all rows.
+fn parse_bind_execute(sql: &str, bind_rest: &[u8]) -> Vec<u8> {
     let mut parse = Vec::new();
     cstr(&mut parse, "");
     cstr(&mut parse, sql);
@@ -52,7 +59,7 @@ fn statement(sql: &str) -> Vec<u8> {
     let mut bind = Vec::new();
     cstr(&mut bind, "");
     cstr(&mut bind, "");
-    bind.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+    bind.extend_from_slice(bind_rest);
     let mut execute = Vec::new();
     cstr(&mut execute, "");
     execute.extend_from_slice(&0i32.to_be_bytes());
@@ -287,24 +294,17 @@ fn an_error_before_sync_is_sent_at_flush() {
 /// Parse (unnamed, no parameter types), Bind with one parameter and the
 /// results both in binary, Execute: the extended protocol's binary path.
 fn binary_statement(sql: &str, param: &[u8]) -> Vec<u8> {
-    let mut parse = Vec::new();
-    cstr(&mut parse, "");
-    cstr(&mut parse, sql);
-    parse.extend_from_slice(&0i16.to_be_bytes());
-    let mut bind = Vec::new();
-    cstr(&mut bind, "");
-    cstr(&mut bind, "");
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    bind.extend_from_slice(&(param.len() as i32).to_be_bytes());
-    bind.extend_from_slice(param);
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    bind.extend_from_slice(&1i16.to_be_bytes());
-    let mut execute = Vec::new();
-    cstr(&mut execute, "");
-    execute.extend_from_slice(&0i32.to_be_bytes());
-    [message(b'P', &parse), message(b'B', &bind), message(b'E', &execute)].concat()
+    // One parameter format (binary), one parameter, one result format
+    // (binary).
+    let mut rest = Vec::new();
+    for word in [1i16, 1, 1] {
+        rest.extend_from_slice(&word.to_be_bytes());
+    }
+    rest.extend_from_slice(&(param.len() as i32).to_be_bytes());
+    rest.extend_from_slice(param);
+    rest.extend_from_slice(&1i16.to_be_bytes());
+    rest.extend_from_slice(&1i16.to_be_bytes());
+    parse_bind_execute(sql, &rest)
 }
 
 /// An enum type's binary form is its label's bytes (PostgreSQL's
