@@ -164,21 +164,20 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Sort { input, keys } => {
-            let (mut key_rows, mut rows) = (Vec::new(), Vec::new());
+            let (mut key_rows, mut rows) = (super::sort::KeyRows::with_capacity(keys.len(), 0), Vec::new());
             for r in open(input, cx, outer.clone())? {
                 let row = r?;
                 cx.tick(1)?;
-                let k = keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)).collect::<Result<Vec<_>>>()?;
-                // A row's two vectors and its sort entry, which is
+                key_rows.push(keys.iter().map(|s| eval(&s.expr, &row, &outer, cx)))?;
+                // A row's vector, its keys and its sort entry, which is
                 // counted three times: the vector of entries grows by
                 // doubling, and merging needs a second one.
+                let k = key_rows.row(key_rows.len() - 1);
                 cx.budget.charge(
-                    super::row_bytes(&k)
+                    super::row_bytes(k) - std::mem::size_of::<Vec<Value>>()
                         + super::row_bytes(&row)
-                        + 2 * std::mem::size_of::<Vec<Value>>()
                         + 3 * super::sort::ENTRY_BYTES,
                 )?;
-                key_rows.push(k);
                 rows.push(row);
             }
             let order = super::sort::sort_order(&key_rows, keys, cx)?;

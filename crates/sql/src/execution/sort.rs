@@ -8,10 +8,15 @@
 //! heap memory per comparison. Any other keys are sorted through
 //! [`compare_keys`]. Both sorts are stable.
 //!
+//! The keys of all rows sit in one vector ([`KeyRows`]), not one vector
+//! per row: a sort of a million rows would otherwise allocate, fault in
+//! and free a million small blocks.
+//!
 //! A sort runs in runs of [`SORT_RUN`] entries, then merges neighbouring
-//! runs, reading the deadline between runs and during merges: one sort of
-//! tens of millions of rows takes seconds, and a comparison sort cannot be
-//! stopped part-way.
+//! runs bottom up between the entries and one scratch vector, reading the
+//! deadline between runs and during merges: one sort of tens of millions
+//! of rows takes seconds, and a comparison sort cannot be stopped
+//! part-way.
 
 use super::query::compare_keys;
 use super::ExecCtx;
@@ -29,14 +34,72 @@ type Packed = ([u128; PACKED_KEYS], u32);
 /// Bytes one entry of a sort takes, for the statement's memory budget.
 pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Packed>();
 
+/// The sort keys of many rows, `width` values a row, in one vector: one
+/// allocation for the whole input instead of one per row.
+pub(crate) struct KeyRows {
+    width: usize,
+    /// Rows held (a width of 0 holds rows too: a window without keys).
+    rows: usize,
+    values: Vec<Value>,
+}
+
+impl KeyRows {
+    /// Room for `rows` rows of `width` keys.
+    pub(crate) fn with_capacity(width: usize, rows: usize) -> KeyRows {
+        KeyRows { width, rows: 0, values: Vec::with_capacity(width * rows) }
+    }
+
+    /// Appends one row's keys (exactly `width` of them).
+    pub(crate) fn push(&mut self, keys: impl IntoIterator<Item = Result<Value>>) -> Result<()> {
+        let before = self.values.len();
+        for k in keys {
+            match k {
+                Ok(v) => self.values.push(v),
+                Err(e) => {
+                    self.values.truncate(before);
+                    return Err(e);
+                }
+            }
+        }
+        debug_assert_eq!(self.values.len(), before + self.width);
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Rows held.
+    pub(crate) fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// The keys of row `i`.
+    #[inline]
+    pub(crate) fn row(&self, i: usize) -> &[Value] {
+        &self.values[i * self.width..(i + 1) * self.width]
+    }
+
+    /// The rows moved into `order` (each row named once).
+    pub(crate) fn permuted(mut self, order: &[usize]) -> KeyRows {
+        let w = self.width;
+        let mut values = Vec::with_capacity(order.len() * w);
+        for &i in order {
+            values.extend(
+                self.values[i * w..(i + 1) * w].iter_mut().map(|v| std::mem::replace(v, Value::Null)),
+            );
+        }
+        KeyRows { width: w, rows: order.len(), values }
+    }
+}
+
 /// The row numbers of `keys` in sorted order (ties in input order).
-pub(crate) fn sort_order(keys: &[Vec<Value>], spec: &[SortKey], cx: &ExecCtx) -> Result<Vec<usize>> {
+pub(crate) fn sort_order(keys: &KeyRows, spec: &[SortKey], cx: &ExecCtx) -> Result<Vec<usize>> {
     if let Some(packed) = pack(keys, spec) {
-        let sorted = sort_runs(packed, &|a: &Packed, b: &Packed| a.cmp(b), cx)?;
+        // Every entry ends with its row number, so no two are equal and
+        // an unstable sort gives the stable order.
+        let sorted = sort_runs(packed, &|a: &Packed, b: &Packed| a.cmp(b), false, cx)?;
         return Ok(sorted.into_iter().map(|(_, i)| i as usize).collect());
     }
     let order: Vec<usize> = (0..keys.len()).collect();
-    sort_runs(order, &|a: &usize, b: &usize| compare_keys(&keys[*a], &keys[*b], spec), cx)
+    sort_runs(order, &|a: &usize, b: &usize| compare_keys(keys.row(*a), keys.row(*b), spec), true, cx)
 }
 
 /// The kind of values a packed key column holds.
@@ -49,13 +112,14 @@ enum Kind {
 
 /// `keys` packed, or `None` when a column is not all integers or all
 /// booleans (NULLs aside), or there are too many columns or rows.
-fn pack(keys: &[Vec<Value>], spec: &[SortKey]) -> Option<Vec<Packed>> {
+fn pack(keys: &KeyRows, spec: &[SortKey]) -> Option<Vec<Packed>> {
     if spec.len() > PACKED_KEYS || u32::try_from(keys.len()).is_err() {
         return None;
     }
     let mut kinds = [Kind::Unknown; PACKED_KEYS];
     let mut out = Vec::with_capacity(keys.len());
-    for (i, row) in keys.iter().enumerate() {
+    for i in 0..keys.len() {
+        let row = keys.row(i);
         let mut words = [0u128; PACKED_KEYS];
         for (j, (v, k)) in row.iter().zip(spec).enumerate() {
             let (kind, n) = match v {
@@ -87,59 +151,72 @@ fn pack(keys: &[Vec<Value>], spec: &[SortKey]) -> Option<Vec<Packed>> {
     Some(out)
 }
 
-/// `rows` sorted by `cmp`, stably, in runs (see the module header).
-fn sort_runs<T>(mut rows: Vec<T>, cmp: &impl Fn(&T, &T) -> Ordering, cx: &ExecCtx) -> Result<Vec<T>> {
-    if rows.len() <= SORT_RUN {
-        rows.sort_by(cmp);
+/// `rows` sorted by `cmp`: runs of [`SORT_RUN`] entries sorted one by one
+/// (stably where `stable`), then merged pairwise, bottom up, between the
+/// vector and one scratch vector of the same size, so that the merge
+/// passes allocate nothing more. Merges keep the sort stable.
+fn sort_runs<T: Copy>(
+    mut rows: Vec<T>,
+    cmp: &impl Fn(&T, &T) -> Ordering,
+    stable: bool,
+    cx: &ExecCtx,
+) -> Result<Vec<T>> {
+    let sort = |run: &mut [T]| if stable { run.sort_by(cmp) } else { run.sort_unstable_by(cmp) };
+    let n = rows.len();
+    if n <= SORT_RUN {
+        sort(&mut rows);
         return Ok(rows);
     }
-    let mut runs: Vec<Vec<T>> = Vec::with_capacity(rows.len().div_ceil(SORT_RUN));
-    let mut rest = rows.into_iter();
-    loop {
-        let mut run: Vec<T> = rest.by_ref().take(SORT_RUN).collect();
-        if run.is_empty() {
-            break;
-        }
+    for run in rows.chunks_mut(SORT_RUN) {
         cx.check_deadline()?;
-        run.sort_by(cmp);
-        runs.push(run);
+        sort(run);
     }
-    while runs.len() > 1 {
-        let mut merged = Vec::with_capacity(runs.len().div_ceil(2));
-        let mut it = runs.into_iter();
-        while let Some(a) = it.next() {
-            match it.next() {
-                Some(b) => merged.push(merge_runs(a, b, cmp, cx)?),
-                None => merged.push(a),
-            }
+    let mut scratch = rows.clone();
+    let (mut src, mut dst) = (&mut rows, &mut scratch);
+    let mut width = SORT_RUN;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let (mid, end) = ((start + width).min(n), (start + 2 * width).min(n));
+            merge_runs(&src[start..mid], &src[mid..end], &mut dst[start..end], cmp, cx)?;
         }
-        runs = merged;
+        std::mem::swap(&mut src, &mut dst);
+        width *= 2;
     }
-    Ok(runs.pop().unwrap_or_default())
+    Ok(std::mem::take(src))
 }
 
 /// Entries sorted by a single run.
 const SORT_RUN: usize = 1 << 14;
 
-/// Merges two sorted runs, taking from `a` on ties so the sort stays stable.
-fn merge_runs<T>(a: Vec<T>, b: Vec<T>, cmp: &impl Fn(&T, &T) -> Ordering, cx: &ExecCtx) -> Result<Vec<T>> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
-    loop {
-        cx.tick(1)?;
-        let take_a = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) => cmp(y, x) != Ordering::Less,
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => return Ok(out),
-        };
-        out.extend(if take_a { a.next() } else { b.next() });
+/// Merges sorted runs `a` and `b` into `out` (as long as both), taking
+/// from `a` on ties so the sort stays stable.
+fn merge_runs<T: Copy>(
+    a: &[T],
+    b: &[T],
+    out: &mut [T],
+    cmp: &impl Fn(&T, &T) -> Ordering,
+    cx: &ExecCtx,
+) -> Result<()> {
+    let (mut i, mut j) = (0, 0);
+    for chunk in out.chunks_mut(SORT_RUN) {
+        cx.tick(chunk.len() as u32)?;
+        for slot in chunk {
+            let take_a = j == b.len() || (i < a.len() && cmp(&b[j], &a[i]) != Ordering::Less);
+            if take_a {
+                *slot = a[i];
+                i += 1;
+            } else {
+                *slot = b[j];
+                j += 1;
+            }
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{compare_keys, pack};
+    use super::{compare_keys, pack, KeyRows};
     use crate::planner::expr::Expr;
     use crate::planner::plan::SortKey;
     use centum_types::Value;
@@ -175,7 +252,7 @@ mod tests {
                 .collect();
             let mut want: Vec<usize> = (0..rows.len()).collect();
             want.sort_by(|x, y| compare_keys(&rows[*x], &rows[*y], &spec));
-            let mut packed = pack(&rows, &spec).expect("integers and booleans pack");
+            let mut packed = pack(&keys(&rows), &spec).expect("integers and booleans pack");
             packed.sort();
             let got: Vec<usize> = packed.into_iter().map(|(_, i)| i as usize).collect();
             assert_eq!(got, want, "round {round}");
@@ -185,9 +262,32 @@ mod tests {
     #[test]
     fn other_keys_and_mixed_columns_do_not_pack() {
         let spec = vec![SortKey { expr: Expr::Column(0), desc: false, nulls_first: false }];
-        assert!(pack(&[vec![Value::Text("a".into())]], &spec).is_none());
-        assert!(pack(&[vec![Value::Integer(1)], vec![Value::Boolean(true)]], &spec).is_none());
-        assert!(pack(&[vec![Value::Integer(1)]; 1], &[spec[0].clone(), spec[0].clone(), spec[0].clone()])
-            .is_none());
+        assert!(pack(&keys(&[vec![Value::Text("a".into())]]), &spec).is_none());
+        assert!(pack(&keys(&[vec![Value::Integer(1)], vec![Value::Boolean(true)]]), &spec).is_none());
+        let three = vec![spec[0].clone(), spec[0].clone(), spec[0].clone()];
+        assert!(pack(&keys(&[vec![Value::Integer(1); 3]]), &three).is_none());
+    }
+
+    /// A window with neither PARTITION BY nor ORDER BY sorts rows with no
+    /// keys: they are still rows, and keep their order.
+    #[test]
+    fn rows_without_keys_are_counted_and_keep_their_order() {
+        let mut k = KeyRows::with_capacity(0, 3);
+        for _ in 0..3 {
+            k.push(std::iter::empty()).unwrap();
+        }
+        assert_eq!(k.len(), 3);
+        assert!(k.row(2).is_empty());
+        let moved = k.permuted(&[2, 0, 1]);
+        assert_eq!(moved.len(), 3);
+    }
+
+    /// `rows` as sort keys.
+    fn keys(rows: &[Vec<Value>]) -> KeyRows {
+        let mut k = KeyRows::with_capacity(rows[0].len(), rows.len());
+        for r in rows {
+            k.push(r.iter().cloned().map(Ok)).unwrap();
+        }
+        k
     }
 }

@@ -26,6 +26,7 @@
 use super::aggregate::Acc;
 use super::eval::eval;
 use super::query::{compare_keys, Rows};
+use super::sort::KeyRows;
 use super::{row_bytes, ExecCtx};
 use crate::error::{Error, Result};
 use crate::functions::operators::BinOp;
@@ -85,47 +86,53 @@ fn one_call(
         .map(|e| SortKey { expr: e.clone(), desc: false, nulls_first: false })
         .chain(call.order.iter().cloned())
         .collect();
-    let mut keys: Vec<Vec<Value>> = Vec::with_capacity(rows.len());
+    let mut keys = KeyRows::with_capacity(spec.len(), rows.len());
     for row in rows {
         cx.tick(1)?;
-        let key = spec.iter().map(|k| eval(&k.expr, row, outer, cx)).collect::<Result<Vec<_>>>()?;
-        cx.budget.charge(
-            row_bytes(&key) + std::mem::size_of::<(Vec<Value>, usize)>() + 3 * super::sort::ENTRY_BYTES,
-        )?;
-        keys.push(key);
+        keys.push(spec.iter().map(|k| eval(&k.expr, row, outer, cx)))?;
+        let key = keys.row(keys.len() - 1);
+        cx.budget.charge(row_bytes(key) + std::mem::size_of::<usize>() + 3 * super::sort::ENTRY_BYTES)?;
     }
-    let keyed: Vec<(Vec<Value>, usize)> = super::sort::sort_order(&keys, &spec, cx)?
-        .into_iter()
-        .map(|i| (std::mem::take(&mut keys[i]), i))
-        .collect();
+    let order = super::sort::sort_order(&keys, &spec, cx)?;
+    // The keys in sorted order, so that partitions and peers are found by
+    // reading them in turn.
+    let keys = keys.permuted(&order);
     let same = |a: &[Value], b: &[Value], keys: &[SortKey]| compare_keys(a, b, keys) == Ordering::Equal;
     let frame = Offsets::of(&call.frame, outer, cx)?;
     let mut values = vec![Value::Null; rows.len()];
     let mut ps = 0;
-    while ps < keyed.len() {
+    while ps < order.len() {
         let mut pe = ps + 1;
-        while pe < keyed.len() && same(&keyed[ps].0[..np], &keyed[pe].0[..np], &spec[..np]) {
+        while pe < order.len() && same(&keys.row(ps)[..np], &keys.row(pe)[..np], &spec[..np]) {
             pe += 1;
         }
         let mut runs = Vec::new();
         let mut gs = ps;
         for p in ps + 1..=pe {
-            if p == pe || !same(&keyed[gs].0[np..], &keyed[p].0[np..], &spec[np..]) {
+            if p == pe || !same(&keys.row(gs)[np..], &keys.row(p)[np..], &spec[np..]) {
                 runs.push((gs, p));
                 gs = p;
             }
         }
         let order_key = call.order.first().map(|sort| {
             // The non-NULL keys are one run at one end of the partition.
-            let prefix = keyed[ps..pe].partition_point(|e| e.0[np].is_null() == sort.nulls_first);
+            let prefix = partition_point(ps..pe, |p| keys.row(p)[np].is_null() == sort.nulls_first);
             let non_null = if sort.nulls_first { (ps + prefix, pe) } else { (ps, ps + prefix) };
             OrderKey { at: np, sort, non_null }
         });
-        let part = Partition { rows, keyed: &keyed, start: ps, end: pe, groups: Groups { runs }, order_key };
+        let part = Partition {
+            rows,
+            keys: &keys,
+            order: &order,
+            start: ps,
+            end: pe,
+            groups: Groups { runs },
+            order_key,
+        };
         part.compute(call, &frame, outer, cx, &mut values)?;
         ps = pe;
     }
-    Ok((keyed.into_iter().map(|(_, i)| i).collect(), values))
+    Ok((order, values))
 }
 
 /// A frame's offsets, evaluated once per execution.
@@ -201,11 +208,14 @@ impl Offsets {
 /// One partition of one call: sorted positions `[start, end)`.
 struct Partition<'a> {
     rows: &'a [Vec<Value>],
-    keyed: &'a [(Vec<Value>, usize)],
+    /// Each sorted position's keys.
+    keys: &'a KeyRows,
+    /// Each sorted position's input row.
+    order: &'a [usize],
     start: usize,
     end: usize,
     groups: Groups,
-    /// Where the window's first ORDER BY key is in `keyed`'s keys, and how
+    /// Where the window's first ORDER BY key is among the keys, and how
     /// it sorts (RANGE offsets measure from it).
     order_key: Option<OrderKey<'a>>,
 }
@@ -223,7 +233,7 @@ struct OrderKey<'a> {
 impl Partition<'_> {
     /// The input row at sorted position `p`.
     fn row(&self, p: usize) -> &[Value] {
-        &self.rows[self.keyed[p].1]
+        &self.rows[self.order[p]]
     }
 
     /// The frame of the row at position `p` in peer group `g`: positions
@@ -273,7 +283,7 @@ impl Partition<'_> {
         let Some(OrderKey { at, sort: order, non_null: (lo, hi) }) = self.order_key else {
             return Ok(if start { self.start } else { self.end });
         };
-        let key = |q: usize| &self.keyed[q].0[at];
+        let key = |q: usize| &self.keys.row(q)[at];
         if key(p).is_null() {
             let (ns, ne) = if order.nulls_first { (self.start, lo) } else { (hi, self.end) };
             return Ok(if start { ns } else { ne });
@@ -298,11 +308,10 @@ impl Partition<'_> {
                 o
             }
         };
-        let within = &self.keyed[lo..hi];
         let n = if start {
-            within.partition_point(|e| cmp(&e.0[at]) == Ordering::Less)
+            partition_point(lo..hi, |q| cmp(key(q)) == Ordering::Less)
         } else {
-            within.partition_point(|e| cmp(&e.0[at]) != Ordering::Greater)
+            partition_point(lo..hi, |q| cmp(key(q)) != Ordering::Greater)
         };
         Ok(lo + n)
     }
@@ -414,7 +423,7 @@ impl Partition<'_> {
                     }
                 };
                 cx.budget.charge(row_bytes(std::slice::from_ref(&v)))?;
-                values[self.keyed[p].1] = v;
+                values[self.order[p]] = v;
             }
         }
         Ok(())
@@ -447,6 +456,22 @@ impl Partition<'_> {
         }
         acc.finish(agg, cx)
     }
+}
+
+/// How many positions at the start of `range` satisfy `pred`, which holds
+/// for a prefix of them and not after (a binary search, as
+/// `slice::partition_point`).
+fn partition_point(range: std::ops::Range<usize>, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (range.start, range.end);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo - range.start
 }
 
 /// The 1-based bucket of the row at 0-based position `i` of `n` rows in
