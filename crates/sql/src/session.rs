@@ -438,6 +438,17 @@ impl Session {
         }
     }
 
+    /// Fails with 42501 unless the current role may change setting `name`
+    /// (see [`crate::settings::superuser_only`]).
+    fn may_set(&self, name: &str) -> Result<()> {
+        if crate::settings::superuser_only(name)
+            && !self.catalog.role(&self.user).is_some_and(|r| r.superuser)
+        {
+            return Err(Error::other("42501", format!("permission denied to set parameter \"{name}\"")));
+        }
+        Ok(())
+    }
+
     /// CHECKPOINT: every commit so far into the checkpoint files, and the
     /// log before it removed, as the checkpoint worker does on its own
     /// every so much log. Only a superuser may, as in PostgreSQL; a
@@ -512,6 +523,7 @@ impl Session {
     fn apply_config_changes(&mut self) -> Result<()> {
         let changes = std::mem::take(&mut *self.config_changes.borrow_mut());
         for c in changes {
+            self.may_set(&c.name)?;
             self.change_settings(c.local, |v| v.set(&c.name, std::slice::from_ref(&c.value)))?;
         }
         Ok(())
@@ -1505,6 +1517,7 @@ impl Session {
                         if n == "role" {
                             self.set_role(None)?;
                         } else {
+                            self.may_set(&n)?;
                             self.reset(Some(&n))
                         }
                     }
@@ -1941,6 +1954,7 @@ impl Session {
                     })
                     .collect();
                 let local = matches!(scope, Some(ast::ContextModifier::Local));
+                self.may_set(&name)?;
                 let mut r = tag("SET");
                 if let Some(warning) = self.change_settings(local, |v| v.set(&name, &text))? {
                     r.notices.push(warning.into());

@@ -175,6 +175,13 @@ impl Default for Settings {
     }
 }
 
+/// Whether only a superuser may change setting `name`, as PostgreSQL's
+/// `superuser` parameters: what goes to the server's log is the
+/// operator's to decide, not any client's.
+pub fn superuser_only(name: &str) -> bool {
+    matches!(name, "log_min_duration_statement")
+}
+
 impl Settings {
     /// `SET name = values`: checks the value and takes it.
     pub fn set(&mut self, name: &str, values: &[String]) -> Result<()> {

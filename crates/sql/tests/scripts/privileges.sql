@@ -119,6 +119,11 @@ DROP ROLE app_writer;
 SET ROLE app_reader;
 CREATE ROLE sneaky;
 ALTER ROLE app_reader SUPERUSER;
+-- Nor does anyone else decide what goes to the server's log.
+SET log_min_duration_statement = 0;
+SELECT set_config('log_min_duration_statement', '0', false);
+RESET log_min_duration_statement;
+SHOW log_min_duration_statement;
 SET ROLE app_owner;
 RESET ROLE;
 DROP TABLE ledger.entries, ledger.mine;
