@@ -1349,7 +1349,7 @@ impl Session {
                 self.catalog.db().enter_schema_change()?;
                 let r = f(self)?;
                 if let Some(t) = &self.txn {
-                    t.relink_own_writes()?;
+                    crate::execution::ddl::relink_own_writes(t)?;
                 }
                 Ok(r)
             })

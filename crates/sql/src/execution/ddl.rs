@@ -613,8 +613,8 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
         Some(other) => return Err(Error::unsupported(format!("access method \"{other}\""))),
     };
     let def = if ci.unique { def.unique() } else { def };
-    match b.catalog.db().create_index(&table, def) {
-        Err(centum_engine::Error::IndexExists(_)) if ci.if_not_exists => {
+    match build_index(b.catalog.db(), &table, def) {
+        Err(Error::Engine(centum_engine::Error::IndexExists(_))) if ci.if_not_exists => {
             notices.push(format!("relation \"{name}\" already exists, skipping"));
         }
         r => r?,
@@ -941,7 +941,7 @@ fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
                 validate_expressions(b, &mut bl)?;
                 verify_existing(b, &table, &bl.meta, &info.meta)?;
                 for ix in bl.def.indexes[before..].iter().cloned() {
-                    b.catalog.db().create_index(&table, ix)?;
+                    build_index(b.catalog.db(), &table, ix)?;
                 }
                 b.catalog.set_meta(&table, &bl.meta)?;
             }
@@ -1403,16 +1403,30 @@ fn rewrite(
         // The block's rows go into the indexes just built; a duplicate
         // there fails the statement, and the block's abort (or ROLLBACK TO)
         // puts the table back.
-        txn.relink_own_writes().map_err(|e| match e {
-            centum_engine::Error::UniqueViolation { index, .. }
-                if new_unique.iter().any(|i| i.name == index) =>
-            {
-                could_not_create(&index)
-            }
-            e => e.into(),
-        })?;
+        relink_own_writes(txn)?;
     }
     Ok(())
+}
+
+/// Builds index `def` on `table`. Rows that break a new unique index
+/// give PostgreSQL's error for it, not an insert's.
+fn build_index(db: &centum_engine::Database, table: &str, def: centum_engine::IndexDef) -> Result<()> {
+    let name = def.name.clone();
+    db.create_index(table, def).map_err(|e| match e {
+        centum_engine::Error::UniqueViolation { index, .. } if index == name => could_not_create(&name),
+        e => e.into(),
+    })
+}
+
+/// Links the rows block transaction `txn` wrote into indexes built since
+/// (see `Transaction::relink_own_writes`). The indexes that had them
+/// checked them already, so a duplicate is one a new unique index meets:
+/// PostgreSQL's error for building it.
+pub(crate) fn relink_own_writes(txn: &centum_engine::Transaction) -> Result<()> {
+    txn.relink_own_writes().map_err(|e| match e {
+        centum_engine::Error::UniqueViolation { index, .. } => could_not_create(&index),
+        e => e.into(),
+    })
 }
 
 /// PostgreSQL's error for a unique index that existing rows break.

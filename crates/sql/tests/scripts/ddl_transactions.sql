@@ -152,4 +152,14 @@ SELECT count(*) FROM shelf WHERE id = 1;
 ROLLBACK;
 SELECT indexname FROM pg_indexes WHERE tablename = 'shelf' ORDER BY indexname;
 SELECT * FROM shelf ORDER BY id;
+-- A unique index built over the block's own duplicates fails as building
+-- it over committed ones does.
 DROP TABLE shelf;
+CREATE TABLE bin (id int PRIMARY KEY, tag text);
+INSERT INTO bin VALUES (1, 'a');
+BEGIN;
+INSERT INTO bin VALUES (2, 'a');
+CREATE UNIQUE INDEX bin_tag_idx ON bin (tag);
+ROLLBACK;
+SELECT indexname FROM pg_indexes WHERE tablename = 'bin' ORDER BY indexname;
+DROP TABLE bin;
