@@ -1208,6 +1208,22 @@ fn a_statement_that_fails_to_prepare_fails_its_block() {
         }
         let e = c.execute("VACUUMED", &[]).expect_err("not VACUUM");
         assert_eq!(code(&e), Some("42601"), "{e:?}");
+        // As in PostgreSQL, VACUUM runs alone: not in a block, and not
+        // with other statements in one request, whose implicit block it
+        // fails whole (it once ran alone and dropped the others unseen).
+        let before: i64 = c.query_one("SELECT count(*) FROM atom", &[]).unwrap().get(0);
+        for together in
+            ["VACUUM atom; INSERT INTO atom VALUES (1001)", "INSERT INTO atom VALUES (1001); VACUUM"]
+        {
+            let e = c.batch_execute(together).expect_err("VACUUM with another statement");
+            assert_eq!(code(&e), Some("25001"), "{together}: {e:?}");
+        }
+        let after: i64 = c.query_one("SELECT count(*) FROM atom", &[]).unwrap().get(0);
+        assert_eq!(after, before, "a request that failed kept a row");
+        c.batch_execute("BEGIN").unwrap();
+        let e = c.batch_execute("VACUUM").expect_err("VACUUM in a block");
+        assert_eq!(code(&e), Some("25001"), "{e:?}");
+        c.batch_execute("ROLLBACK").unwrap();
     });
 }
 

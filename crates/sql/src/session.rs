@@ -709,14 +709,25 @@ impl Session {
     /// VACUUM: the collector runs continuously, so this only runs a round
     /// of it now, freeing every version no snapshot can see any more
     /// (whichever tables VACUUM names).
-    fn vacuum(&self) -> QueryResult {
+    /// As in PostgreSQL, not inside a transaction block, explicit or the
+    /// implicit one of several statements sent together (25001): a round
+    /// of collection there could free nothing the block itself made dead.
+    fn vacuum(&self) -> Result<QueryResult> {
+        if self.state != TxnStatus::Idle {
+            return Err(Error::TransactionState {
+                code: "25001",
+                message: "VACUUM cannot run inside a transaction block".into(),
+            });
+        }
         self.catalog.db().collect_garbage();
-        tag("VACUUM")
+        Ok(tag("VACUUM"))
     }
 
     fn execute_unguarded(&mut self, sql: &str) -> Result<Vec<QueryResult>> {
-        if is_vacuum(sql) {
-            return Ok(vec![self.vacuum()]);
+        // A lone VACUUM, in whichever spelling: the parser does not know
+        // them all.
+        if is_vacuum(sql) && !sql.trim_end().trim_end_matches(';').contains(';') {
+            return self.vacuum().map(|r| vec![r]);
         }
         let create_user = create_user_as_role(sql).or_else(|| crate::routines::rewrite_create_procedure(sql));
         let sql = create_user.as_deref().unwrap_or(sql);
@@ -1613,7 +1624,7 @@ impl Session {
                 self.named.insert(n, p);
                 r
             }
-            S::Vacuum(_) => Ok(self.vacuum()),
+            S::Vacuum(_) => self.vacuum(),
             S::Lock(l) => self.lock_tables(l),
             S::Pragma { name, value: Some(v), .. } if name.to_string() == crate::parser::ALTER_SEQUENCE => {
                 let ast::Value::SingleQuotedString(text) = &v.value else {
