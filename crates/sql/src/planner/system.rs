@@ -113,7 +113,8 @@ impl Binder<'_> {
         }
         // What the cast gives: an `oid`, or the `integer` the reg* types
         // stand for.
-        let int = Some(if reg == RegType::Oid { DataType::Oid } else { DataType::Integer });
+        let int_type = if reg == RegType::Oid { DataType::Oid } else { DataType::Integer };
+        let int = Some(int_type.clone());
         if reg == RegType::Text {
             let x = self.coerce_untyped(x, &Some(DataType::Text))?;
             return Ok(Some(match x {
@@ -192,7 +193,7 @@ impl Binder<'_> {
             }
             (_, true) | (RegType::Oid | RegType::Other, false) => match x {
                 (e, Some(DataType::Integer | DataType::Oid)) => (e, int),
-                (e, _) => (Expr::Cast(Box::new(e), int.clone().unwrap_or(DataType::Integer)), int),
+                (e, _) => (Expr::Cast(Box::new(e), int_type), int),
             },
             (RegType::Text, _) => return Ok(None),
         }))

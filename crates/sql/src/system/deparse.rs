@@ -22,6 +22,7 @@
 //! gives `None` and the caller shows the text as written.
 
 use crate::names::quote_ident;
+use crate::planner::bind::is_int;
 use centum_types::{DataType, Value};
 use sqlparser::ast;
 
@@ -115,12 +116,6 @@ fn label(ty: &DataType) -> String {
 /// A string constant as SQL: quoted, quotes doubled.
 fn quoted(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
-}
-
-/// Whether `ty` is one of the integer types (which compare and add with
-/// each other without casts).
-fn is_int(ty: &DataType) -> bool {
-    matches!(ty, DataType::SmallInt | DataType::Integer | DataType::Oid | DataType::BigInt)
 }
 
 /// Where a number type stands in PostgreSQL's implicit promotions.
