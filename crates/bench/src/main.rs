@@ -20,6 +20,10 @@
 //! UPDATEs through the SQL layer, in-process, next to the same operations
 //! through the embedded API.
 //!
+//! `centum-bench triggers` measures what a row trigger that inserts an
+//! audit row costs an INSERT, against the application inserting that row
+//! itself.
+//!
 //! `centum-bench suite` runs the seeds' workloads (W1-W6 in
 //! `workloads.md`) and a mixed read-write OLTP transaction (W7) against PostgreSQL and SQLite in the same run, checks
 //! every workload's results, and writes CSV, JSON, PNG plots and
@@ -35,6 +39,7 @@ mod engine;
 mod sql;
 mod suite;
 mod tree;
+mod triggers;
 
 /// Row versions are small, numerous and allocated from every core at once;
 /// mimalloc's per-thread heaps keep that from serialising on the system
@@ -64,6 +69,8 @@ enum Command {
     Disk(disk::Args),
     /// Prepared point SELECT and UPDATE through the SQL layer, in-process.
     Sql(sql::Args),
+    /// A row trigger's cost on INSERT, against a second INSERT.
+    Triggers(triggers::Args),
     /// The seeds' workloads W1-W6 and mixed OLTP (W7) against PostgreSQL and SQLite, with
     /// plots and BENCHMARKS.md.
     Suite(suite::Args),
@@ -80,6 +87,9 @@ fn main() {
         Command::Durability(args) => durability::run(args),
         Command::Disk(args) => disk::run(args),
         Command::Sql(args) => sql::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string())),
+        Command::Triggers(args) => {
+            triggers::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string()))
+        }
         Command::Suite(args) => suite::run(args).map_err(|e| centum_engine::Error::Internal(e.to_string())),
     };
     if let Err(e) = result {

@@ -115,6 +115,21 @@ pub struct TableMeta {
     /// `WITH (memory_limit = ...)`: bytes the table's versions and indexes
     /// may hold (see `Table::set_memory_limit`).
     pub memory_limit: Option<u64>,
+    /// Triggers on the table, in creation order.
+    pub triggers: Vec<TriggerMeta>,
+}
+
+/// A trigger as the table's facts keep it: its definition as canonical
+/// CREATE TRIGGER text (read by the `triggers` module), and whether it
+/// fires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TriggerMeta {
+    /// The trigger's name, unique per table.
+    pub name: String,
+    /// `false` after ALTER TABLE ... DISABLE TRIGGER.
+    pub enabled: bool,
+    /// The CREATE TRIGGER text.
+    pub source: String,
 }
 
 /// A table as the planner sees it.
@@ -1368,7 +1383,7 @@ fn byte_action(b: u8) -> Result<RefAction> {
 
 /// Encodes a table's SQL facts.
 pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
-    let mut w = Writer(b"CSQ4".to_vec());
+    let mut w = Writer(b"CSQ5".to_vec());
     w.u32(m.columns.len());
     for c in &m.columns {
         w.opt_str(&c.default);
@@ -1425,6 +1440,12 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
         }
         None => w.0.push(0),
     }
+    w.u32(m.triggers.len());
+    for t in &m.triggers {
+        w.str(&t.name);
+        w.0.push(t.enabled as u8);
+        w.str(&t.source);
+    }
     w.0
 }
 
@@ -1440,6 +1461,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
         b"CSQ2" => 2,
         b"CSQ3" => 3,
         b"CSQ4" => 4,
+        b"CSQ5" => 5,
         _ => return Err(corrupt()),
     };
     let with_comments = version >= 2;
@@ -1496,6 +1518,17 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
     }
     if version >= 4 && r.u8()? == 1 {
         m.memory_limit = Some(u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| corrupt())?));
+    }
+    if version >= 5 {
+        for _ in 0..r.u32()? {
+            let name = r.str()?;
+            let enabled = match r.u8()? {
+                0 => false,
+                1 => true,
+                _ => return Err(corrupt()),
+            };
+            m.triggers.push(TriggerMeta { name, enabled, source: r.str()? });
+        }
     }
     if m.columns.len() != ncols || r.at != bytes.len() {
         return Err(corrupt());
@@ -1748,24 +1781,35 @@ mod tests {
                 }]),
             },
             memory_limit: Some(64 << 20),
+            triggers: vec![TriggerMeta {
+                name: "audit".into(),
+                enabled: false,
+                source: "CREATE TRIGGER audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()".into(),
+            }],
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
-        // Written before memory limits existed (CSQ3: no limit byte).
+        // Written before triggers existed (CSQ4: no trigger list).
         let mut plain = m.clone();
+        plain.triggers.clear();
+        let mut old = encode_table_meta(&plain);
+        old[..4].copy_from_slice(b"CSQ4");
+        old.truncate(old.len() - 4);
+        assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
+        // Written before memory limits existed (CSQ3: no limit byte).
         plain.memory_limit = None;
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ3");
-        old.truncate(old.len() - 1);
+        old.truncate(old.len() - 1 - 4);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before owners existed (CSQ2: no privileges section).
         plain.privs = ObjectPrivs::default();
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ2");
-        old.truncate(old.len() - 3);
+        old.truncate(old.len() - 3 - 4);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before comments existed (CSQ1: no comment section).
         plain.comment = None;
@@ -1773,7 +1817,7 @@ mod tests {
         plain.columns.iter_mut().for_each(|c| c.comment = None);
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ1");
-        old.truncate(old.len() - (1 + 2 + 4 + 2 + 1));
+        old.truncate(old.len() - (1 + 2 + 4 + 2 + 1 + 4));
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
     }
 

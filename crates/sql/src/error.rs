@@ -11,6 +11,10 @@ use centum_types::TypeError;
 /// The SQL layer's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Context lines an error collects at most (a runaway recursion would
+/// otherwise carry one per level).
+pub const MAX_CONTEXT_LINES: usize = 32;
+
 /// Everything a statement can fail with.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -253,9 +257,15 @@ impl Error {
         }
     }
 
-    /// The same error with one more context line (an outer routine).
+    /// The same error with one more context line (an outer routine), up
+    /// to [`MAX_CONTEXT_LINES`] lines.
     pub fn with_context(self, line: String) -> Error {
         match self {
+            // A deep recursion's context stops growing after a while: its
+            // first lines say where it went wrong.
+            Error::Context { inner, context } if context.matches('\n').count() + 1 >= MAX_CONTEXT_LINES => {
+                Error::Context { inner, context }
+            }
             Error::Context { inner, context } => {
                 Error::Context { inner, context: format!("{context}\n{line}") }
             }

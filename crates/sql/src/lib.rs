@@ -25,6 +25,9 @@
 //! * `routines`: PL/pgSQL functions and procedures as declared; the
 //!   planner compiles them into pre-planned operations when created
 //!   (`planner::routines`), execution runs them (`execution::routine`).
+//! * `triggers`: CREATE TRIGGER's definitions, kept with their tables;
+//!   compiled per table (`planner::triggers`) and fired around each row
+//!   and statement (`execution::triggers`).
 //! * `system`: the virtual `pg_catalog` and `information_schema` tables
 //!   and catalog functions clients such as psql query, made from the live
 //!   catalog when a statement runs.
@@ -62,6 +65,7 @@ pub mod session;
 pub(crate) mod settings;
 pub(crate) mod stack;
 pub(crate) mod system;
+pub(crate) mod triggers;
 
 pub use catalog::OutputColumn;
 pub use error::{Error, ErrorFields, Result};

@@ -202,6 +202,15 @@ fn rewritten(sql: &str) -> Option<String> {
                 continue;
             }
         }
+        // `CREATE TRIGGER ... EXECUTE FUNCTION f('a', 1)`: sqlparser reads
+        // a function's arguments there as types, so each travels as a
+        // quoted name holding its text.
+        if let Some(text) = trigger_arguments(piece, &words) {
+            changed = true;
+            out.push_str(&text);
+            out.push(';');
+            continue;
+        }
         // `PRIMARY KEY (cols) WITH (bucket_count = n)` (pg_dump's form of
         // a hash key, and `UNIQUE`'s alike).
         if let Some(text) = keys_with_buckets(piece) {
@@ -256,6 +265,42 @@ fn rewritten(sql: &str) -> Option<String> {
 }
 
 use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// A CREATE TRIGGER whose function has arguments, with each argument
+/// written as a quoted identifier holding its text (`'a'` and `a` as
+/// `"a"`, `1` as `"1"`); `None` for any other statement.
+fn trigger_arguments(piece: &[Token], words: &[&Token]) -> Option<String> {
+    let create = words.first().is_some_and(|t| is_word(t, "create"));
+    if !create || !words.iter().take(5).any(|t| is_word(t, "trigger")) {
+        return None;
+    }
+    let exec = (0..piece.len()).find(|&i| {
+        is_word(&piece[i], "execute")
+            && next_word(piece, i)
+                .is_some_and(|k| is_word(&piece[k], "function") || is_word(&piece[k], "procedure"))
+    })?;
+    let open = (exec..piece.len()).find(|&i| piece[i] == Token::LParen)?;
+    let close = (open..piece.len()).find(|&i| piece[i] == Token::RParen)?;
+    let mut args = Vec::new();
+    for t in piece[open + 1..close].iter().filter(|t| !is_space(t) && **t != Token::Comma) {
+        let text = match t {
+            Token::SingleQuotedString(s) | Token::EscapedStringLiteral(s) => s.clone(),
+            Token::Number(n, _) => n.clone(),
+            Token::Word(w) if w.quote_style.is_some() => w.value.clone(),
+            Token::Word(w) => w.value.to_lowercase(),
+            _ => return None,
+        };
+        args.push(format!("\"{}\"", text.replace('"', "\"\"")));
+    }
+    if args.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    push_tokens(&mut out, &piece[..=open]);
+    out.push_str(&args.join(", "));
+    push_tokens(&mut out, &piece[close..]);
+    Some(out)
+}
 
 /// `tokens` with each `OPERATOR(pg_catalog.op)` written as `op` (the same
 /// operator: there are no others), where sqlparser does not read it, as

@@ -1407,8 +1407,24 @@ impl Session {
                 self.vars.flag("check_function_bodies", true),
             )?)),
             S::DropFunction(df) => {
-                let (t, notices) =
+                let cascade = matches!(df.drop_behavior, Some(ast::DropBehavior::Cascade));
+                let mut notices = Vec::new();
+                for f in &df.func_desc {
+                    let name = crate::names::object_parts(&f.name)?.last().cloned().unwrap_or_default();
+                    let users = crate::triggers::using_function(&b, &name)?;
+                    match users.first() {
+                        Some((table, trigger)) if !cascade => {
+                            return Err(Error::other(
+                                "2BP01",
+                                format!("cannot drop function {name}() because other objects depend on it\nDETAIL:  trigger {trigger} on table {table} depends on function {name}()"),
+                            ))
+                        }
+                        _ => notices.extend(crate::triggers::drop_using(&b, &users)?),
+                    }
+                }
+                let (t, more) =
                     crate::planner::routines::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
+                notices.extend(more);
                 Ok(QueryResult { tag: t, notices, ..tag("") })
             }
             S::DropProcedure { if_exists, proc_desc, .. } => {
@@ -1513,6 +1529,8 @@ impl Session {
                 Ok(tag("ALTER FUNCTION"))
             }
             S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names, self.txn.as_ref())),
+            S::CreateTrigger(ct) => ddl_result(crate::triggers::create(&b, ct)),
+            S::DropTrigger(dt) => ddl_result(crate::triggers::drop(&b, dt)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(
                 ddl::create_sequence(&b, name, data_type.as_ref(), sequence_options, *if_not_exists),
             ),
@@ -2404,6 +2422,8 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::Comment { .. }
             | S::Grant(_)
             | S::Revoke(_)
+            | S::CreateTrigger(_)
+            | S::DropTrigger(_)
     )
 }
 

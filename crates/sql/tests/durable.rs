@@ -592,3 +592,62 @@ fn enum_types_survive_checkpoints_and_restarts() {
         );
     }
 }
+
+#[test]
+fn triggers_survive_restarts_and_fire_after_them() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(
+            &mut s,
+            "CREATE TABLE t (id int PRIMARY KEY, v int); CREATE TABLE log (id int, op text); \
+             CREATE FUNCTION logged() RETURNS trigger LANGUAGE plpgsql AS $$ \
+             BEGIN INSERT INTO log VALUES (NEW.id, TG_OP || ' ' || TG_ARGV[0]); RETURN NEW; END; $$; \
+             CREATE TRIGGER t_log AFTER INSERT OR UPDATE ON t FOR EACH ROW EXECUTE FUNCTION logged('kept'); \
+             CREATE TRIGGER t_off AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION logged('disabled'); \
+             ALTER TABLE t DISABLE TRIGGER t_off; \
+             INSERT INTO t VALUES (1, 10)",
+        );
+        db.catalog().db().checkpoint().unwrap();
+        exec(
+            &mut s,
+            "CREATE TRIGGER t_later BEFORE UPDATE ON t FOR EACH ROW EXECUTE FUNCTION logged('later'); \
+             BEGIN; CREATE TRIGGER t_gone AFTER DELETE ON t FOR EACH ROW EXECUTE FUNCTION logged('gone'); \
+             DROP TRIGGER t_log ON t; ROLLBACK",
+        );
+    }
+    for round in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(
+            &mut s,
+            &format!("UPDATE t SET v = v + 1 WHERE id = 1; INSERT INTO t VALUES ({}, 0)", round + 2),
+        );
+        let names = rows(&mut s, "SELECT tgname, tgenabled FROM pg_trigger ORDER BY tgname");
+        assert_eq!(names, table(&[&["t_later", "O"], &["t_log", "O"], &["t_off", "D"]]));
+        assert_eq!(
+            scalar(&mut s, "SELECT count(*) FROM log WHERE op LIKE '%disabled' OR op LIKE '%gone'"),
+            0
+        );
+        assert_eq!(
+            ints(&mut s, "SELECT count(*) FROM log WHERE op = 'UPDATE later'"),
+            vec![round + 1],
+            "the BEFORE trigger made after the checkpoint fires after the restart"
+        );
+    }
+    let db = open_durable(dir.path());
+    let mut s = db.session();
+    assert_eq!(
+        rows(&mut s, "SELECT id, op FROM log ORDER BY id, op"),
+        table(&[
+            &["1", "INSERT kept"],
+            &["1", "UPDATE kept"],
+            &["1", "UPDATE kept"],
+            &["1", "UPDATE later"],
+            &["1", "UPDATE later"],
+            &["2", "INSERT kept"],
+            &["3", "INSERT kept"],
+        ])
+    );
+}

@@ -146,4 +146,5 @@ scripts!(
     full_text,
     comments,
     engine_views,
+    triggers,
 );

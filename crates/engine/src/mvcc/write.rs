@@ -62,16 +62,22 @@ impl Transaction {
     /// SQL assignment would (an `Integer` into a `bigint` column, a text
     /// into a `varchar(n)` with its length checked, ...).
     pub fn insert(&self, table: &Arc<Table>, mut values: Vec<Value>) -> Result<()> {
+        self.insert_values(table, &mut values)
+    }
+
+    /// [`Transaction::insert`] for a caller that keeps the row afterwards:
+    /// `values` are converted in place to the columns' types, as stored.
+    pub fn insert_values(&self, table: &Arc<Table>, values: &mut [Value]) -> Result<()> {
         self.check_usable()?;
         table.check_not_dropped()?;
-        self.check_row(table, &mut values)?;
-        let bytes = table.layout.encoded_len(&values);
+        self.check_row(table, values)?;
+        let bytes = table.layout.encoded_len(values);
         self.db.admit(bytes)?;
         table.admit(bytes)?;
         let set = table.indexes.load();
         // Linked but not yet in the write set: nothing may unwind here.
         let _c = crate::critical::Critical::enter("inserting a row version");
-        let n = self.new_version(table, &set, &values);
+        let n = self.new_version(table, &set, values);
         if let Err(e) = self.check_unique(table, &set, n) {
             self.discard(table, n);
             return Err(self.doom(e));

@@ -62,3 +62,15 @@ CALL forget(0);
 \do ->>
 -- A query's description carries its columns' type modifiers.
 SELECT id, name, credit FROM customers \gdesc
+-- Triggers: listed by \d, disabled ones apart, and firing.
+CREATE FUNCTION default_total() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.total := coalesce(NEW.total, 0);
+  RETURN NEW;
+END;
+$$;
+CREATE TRIGGER orders_total BEFORE INSERT OR UPDATE OF total ON orders FOR EACH ROW EXECUTE FUNCTION default_total();
+CREATE TRIGGER orders_cleared AFTER DELETE ON orders FOR EACH STATEMENT EXECUTE FUNCTION default_total();
+ALTER TABLE orders DISABLE TRIGGER orders_cleared;
+\d orders
+INSERT INTO orders (customer_id, placed) VALUES (1, '2026-01-03 00:00:00') RETURNING total;

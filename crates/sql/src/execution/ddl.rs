@@ -9,6 +9,7 @@
 use crate::catalog::OutputColumn;
 use crate::catalog::{Check, ColumnMeta, ForeignKey, RefAction, SequenceDef, TableMeta};
 use crate::error::{Error, Result};
+use crate::execution::triggers::Firing;
 use crate::execution::DdlOutcome;
 use crate::names::{data_type, ident, object_parts};
 use crate::planner::bind::{Binder, Ctx, Scope};
@@ -983,6 +984,12 @@ fn alter_plain_table(b: &Binder, at: &ast::AlterTable) -> Result<DdlOutcome> {
             ast::AlterTableOperation::AlterColumn { column_name, op } => {
                 alter_column(b, &table, &ident(column_name), op)?;
             }
+            ast::AlterTableOperation::EnableTrigger { name } => {
+                crate::triggers::set_enabled(b, &table, name, true)?;
+            }
+            ast::AlterTableOperation::DisableTrigger { name } => {
+                crate::triggers::set_enabled(b, &table, name, false)?;
+            }
             ast::AlterTableOperation::RenameColumn { old_column_name, new_column_name } => {
                 rename_column(b, &table, &ident(old_column_name), &ident(new_column_name))?;
             }
@@ -1278,9 +1285,39 @@ pub(crate) fn truncate(
         }
         Ok(())
     };
+    let mut triggers = Vec::new();
+    for t in &tables {
+        triggers.extend(crate::planner::triggers::compile(b.catalog, &*b.catalog.table(t)?)?);
+    }
+    // With triggers: BEFORE TRUNCATE for every table, the rows, then
+    // AFTER TRUNCATE, all in the one transaction.
+    let fired = |txn: &centum_engine::Transaction| -> Result<()> {
+        let currval = Default::default();
+        let cx = crate::execution::ExecCtx::new(txn, b.catalog, &[], &currval, None, None);
+        let mut firings = Vec::new();
+        for t in &triggers {
+            firings.extend(Firing::start(Some(t), crate::triggers::TRUNCATE, vec![], &cx)?);
+        }
+        empty(txn)?;
+        for f in firings {
+            f.finish(&cx)?;
+        }
+        Ok(())
+    };
     match txn {
-        Some(txn) => empty(txn)?,
-        None => b.catalog.db().run(Isolation::Snapshot, 3, |txn| empty(txn))?,
+        Some(txn) if triggers.is_empty() => empty(txn)?,
+        Some(txn) => fired(txn)?,
+        None if triggers.is_empty() => b.catalog.db().run(Isolation::Snapshot, 3, |txn| empty(txn))?,
+        None => {
+            let txn = b.catalog.db().begin(Isolation::Snapshot)?;
+            match fired(&txn) {
+                Ok(()) => txn.commit()?,
+                Err(e) => {
+                    txn.abort();
+                    return Err(e);
+                }
+            }
+        }
     }
     Ok(done("TRUNCATE TABLE"))
 }

@@ -9,11 +9,13 @@
 
 use super::eval::{eval, test};
 use super::query::{access_rows, open};
+use super::triggers::Firing;
 use super::ExecCtx;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
 use crate::planner::dml::{index_leading, Delete, Insert, Merge, MergeAction, OnConflict, RowRules, Update};
 use crate::planner::expr::Expr;
+use crate::triggers::{DELETE, INSERT, UPDATE};
 use centum_engine::Row;
 use centum_types::Value;
 use std::cell::RefCell;
@@ -28,11 +30,9 @@ pub(crate) struct DmlOutcome {
     pub rows: Vec<Vec<Value>>,
 }
 
-/// Converts every value to its column's type and completes generated
-/// columns; then checks CHECK constraints and foreign keys.
-fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
-    let cols = rules.info.table.columns();
-    for (v, c) in row.iter_mut().zip(cols) {
+/// Converts every value to its column's type.
+fn coerce_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
+    for (v, c) in row.iter_mut().zip(rules.info.table.columns()) {
         if !v.fits(&c.ty) {
             *v = std::mem::replace(v, Value::Null).coerce_to(&c.ty)?;
             // Padding a char(n) of ten million characters, or parsing a
@@ -40,6 +40,40 @@ fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
             cx.tick_bytes(super::row_bytes(std::slice::from_ref(v)))?;
         }
     }
+    Ok(())
+}
+
+/// Runs the BEFORE ROW triggers of `fire` on `new` (as written over `old`
+/// for UPDATE), its values first converted to the columns' types, as
+/// NEW has them. `None`: a trigger skipped the row.
+fn before_row(
+    fire: &Option<Firing>,
+    rules: &RowRules,
+    old: Option<&[Value]>,
+    mut new: Vec<Value>,
+    cx: &ExecCtx,
+) -> Result<Option<Vec<Value>>> {
+    match fire {
+        Some(f) if f.has_before_row() => {
+            coerce_row(rules, &mut new, cx)?;
+            let Some(mut row) = f.before(old, Some(new), cx)? else { return Ok(None) };
+            if row.len() != rules.info.table.columns().len() {
+                return Err(Error::mismatch(
+                    "returned row structure does not match the structure of the triggering table",
+                ));
+            }
+            coerce_row(rules, &mut row, cx)?;
+            Ok(Some(row))
+        }
+        _ => Ok(Some(new)),
+    }
+}
+
+/// Converts every value to its column's type and completes generated
+/// columns; then checks CHECK constraints and foreign keys.
+fn finish_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
+    let cols = rules.info.table.columns();
+    coerce_row(rules, row, cx)?;
     for (c, e) in &rules.generated {
         row[*c] = eval(e, row, &[], cx)?.coerce_to(&cols[*c].ty)?;
     }
@@ -122,6 +156,16 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
     let in_order = ins.targets.len() == ncols && ins.targets.iter().enumerate().all(|(j, &c)| j == c);
     let defaulted: Vec<usize> =
         (0..ncols).filter(|c| !ins.targets.contains(c) && ins.defaults[*c].is_some()).collect();
+    let triggers = ins.rules.triggers.as_deref();
+    let mut fire = Firing::start(triggers, INSERT, vec![], cx)?;
+    // ON CONFLICT DO UPDATE fires the UPDATE triggers for the rows it
+    // updates.
+    let mut fire_update = match &ins.on_conflict {
+        Some(OnConflict::Update { assignments, .. }) => {
+            Firing::start(triggers, UPDATE, assigned(&ins.rules, assignments), cx)?
+        }
+        _ => None,
+    };
     for (i, src) in source.enumerate() {
         let mut src = src?;
         if let Some(b) = cx.bulk {
@@ -144,6 +188,7 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
                 row[c] = eval(d, &[], &[], cx)?;
             }
         }
+        let Some(mut row) = before_row(&fire, &ins.rules, None, row, cx)? else { continue };
         finish_row(&ins.rules, &mut row, cx)?;
         if let Some(oc) = &ins.on_conflict {
             if let Some(existing) = conflict(table, oc, &row, cx)? {
@@ -160,26 +205,49 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
                     for (c, e) in assignments {
                         new[*c] = eval(e, &both, &[], cx)?;
                     }
+                    let Some(mut new) = before_row(&fire_update, &ins.rules, Some(&old), new, cx)? else {
+                        continue;
+                    };
                     finish_row(&ins.rules, &mut new, cx)?;
                     on_key_change(&ins.rules.info, &old, &new, cx)?;
                     if cx.txn.update(&existing, new.clone())? {
                         out.count += 1;
                         returning(&ins.returning, &new, &mut out.rows, cx)?;
+                        if let Some(f) = &mut fire_update {
+                            f.after(Some(old), Some(new));
+                        }
                     }
                 }
                 continue;
             }
         }
-        // The row is copied only when RETURNING needs it after the insert.
-        if ins.returning.is_some() {
-            cx.txn.insert(table, row.clone())?;
+        // The row is kept after the insert only when RETURNING or a trigger
+        // needs it.
+        let keep = fire.as_ref().is_some_and(|f| f.keeps_rows());
+        if ins.returning.is_some() || keep {
+            cx.txn.insert_values(table, &mut row)?;
             returning(&ins.returning, &row, &mut out.rows, cx)?;
+            if let Some(f) = &mut fire {
+                f.after(None, Some(row));
+            }
         } else {
             cx.txn.insert(table, row)?;
         }
         out.count += 1;
     }
+    if let Some(f) = fire_update {
+        f.finish(cx)?;
+    }
+    if let Some(f) = fire {
+        f.finish(cx)?;
+    }
     Ok(out)
+}
+
+/// The names of the columns an UPDATE's SET list assigns.
+fn assigned(rules: &RowRules, assignments: &[(usize, Expr)]) -> Vec<String> {
+    let cols = rules.info.table.columns();
+    assignments.iter().map(|(c, _)| cols[*c].name.clone()).collect()
 }
 
 /// Reads `rows` whole, charging the statement's budget and stopping at its
@@ -250,6 +318,8 @@ fn first_joined(j: &crate::planner::dml::Joined, cur: &[Value], cx: &ExecCtx) ->
 pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
     super::run_writes(&up.writes, cx)?;
     let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let mut fire =
+        Firing::start(up.rules.triggers.as_deref(), UPDATE, assigned(&up.rules, &up.assignments), cx)?;
     let failure: RefCell<Option<Error>> = RefCell::new(None);
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&up.access, cx, &[])?, cx)?;
     for (row, old) in targets {
@@ -283,11 +353,14 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
                     *joined.borrow_mut() = both.split_off(cur.len());
                 }
             }
+            let Some(mut new) = before_row(&fire, &up.rules, Some(cur), new, cx)? else { return Ok(None) };
             finish_row(&up.rules, &mut new, cx)?;
             Ok(Some(new))
         };
         // The old and new row, kept only when something needs them after.
-        let keep = up.returning.is_some() || !up.rules.info.referenced_by.is_empty();
+        let keep = up.returning.is_some()
+            || !up.rules.info.referenced_by.is_empty()
+            || fire.as_ref().is_some_and(|f| f.keeps_rows());
         let written: RefCell<Option<(Vec<Value>, Vec<Value>)>> = RefCell::new(None);
         let changed = cx.txn.update_with_current(&row, &old, |cur| match compute(cur) {
             Ok(Some(new)) => {
@@ -309,12 +382,18 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
             out.count += 1;
             if let Some((before, mut after)) = written.into_inner() {
                 on_key_change(&up.rules.info, &before, &after, cx)?;
+                if let Some(f) = &mut fire {
+                    f.after(Some(before), Some(after.clone()));
+                }
                 if up.returning.is_some() && up.from.is_some() {
                     after.extend(joined.into_inner());
                 }
                 returning(&up.returning, &after, &mut out.rows, cx)?;
             }
         }
+    }
+    if let Some(f) = fire {
+        f.finish(cx)?;
     }
     Ok(out)
 }
@@ -323,9 +402,15 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
 pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
     super::run_writes(&del.writes, cx)?;
     let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let mut fire = Firing::start(del.triggers.as_deref(), DELETE, vec![], cx)?;
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&del.access, cx, &[])?, cx)?;
     for (row, vals) in targets {
         cx.tick(1)?;
+        if let Some(f) = fire.as_ref().filter(|f| f.has_before_row()) {
+            if f.before(Some(&vals), None, cx)?.is_none() {
+                continue;
+            }
+        }
         // Under READ COMMITTED a row changed meanwhile is deleted only if
         // its newest version still qualifies, and that version is the one
         // RETURNING and foreign-key actions see.
@@ -369,12 +454,18 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
         if deleted {
             let mut vals = newest.unwrap_or(vals);
             on_parent_delete(&del.info, &vals, cx)?;
+            if let Some(f) = &mut fire {
+                f.after(Some(vals.clone()), None);
+            }
             out.count += 1;
             if let Some(other) = joined.filter(|_| del.returning.is_some()) {
                 vals.extend(other);
             }
             returning(&del.returning, &vals, &mut out.rows, cx)?;
         }
+    }
+    if let Some(f) = fire {
+        f.finish(cx)?;
     }
     Ok(out)
 }
@@ -513,6 +604,9 @@ fn restrict_error(
 /// first WHEN MATCHED clause that applies; a source row matching none gets
 /// the first WHEN NOT MATCHED clause that applies.
 pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
+    if m.rules.triggers.is_some() {
+        return Err(Error::unsupported("MERGE into a table with triggers"));
+    }
     let table = &m.rules.info.table;
     let ncols = table.columns().len();
     let mut out = DmlOutcome { count: 0, rows: vec![] };

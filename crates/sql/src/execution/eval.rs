@@ -522,7 +522,8 @@ fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value
 
 impl ExecCtx<'_> {
     pub(crate) fn fn_ctx(&self) -> FnContext {
-        let statement_time = *self.statement_time.get_or_init(TimestampTz::now);
+        let cell = self.outer_time.unwrap_or(&self.statement_time);
+        let statement_time = *cell.get_or_init(TimestampTz::now);
         FnContext { statement_time, transaction_time: self.transaction_time.unwrap_or(statement_time) }
     }
 }

@@ -357,6 +357,18 @@ pub(crate) fn checks(s: &ast::Statement) -> bool {
     )
 }
 
+/// Checks that the acting role holds `privilege` on relation `name` (one
+/// that does not exist is left to the statement).
+fn require_privilege(b: &Binder, name: &ast::ObjectName, privilege: u16) -> Result<()> {
+    if let Ok((kind, n)) = relation(b, name) {
+        let acl = b.catalog.privs(kind, &n).effective(kind, &n, &b.catalog.db_owner());
+        if privileges::held(&acl, &b.actor().role).0 & privilege == 0 {
+            return Err(denied(kind, &n));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that the acting role may run schema change or role statement
 /// `s`: own what it changes or drops, may create in the schema it creates
 /// in, hold TRUNCATE on what it truncates; only superusers manage roles
@@ -496,17 +508,16 @@ pub(crate) fn check_statement(b: &Binder, s: &ast::Statement) -> Result<()> {
             Ok(())
         }
         S::Truncate(t) => {
-            let db_owner = b.catalog.db_owner();
             for target in &t.table_names {
-                if let Ok((kind, n)) = relation(b, &target.name) {
-                    let acl = b.catalog.privs(kind, &n).effective(kind, &n, &db_owner);
-                    if privileges::held(&acl, &actor.role).0 & privileges::TRUNCATE == 0 {
-                        return Err(denied(kind, &n));
-                    }
-                }
+                require_privilege(b, &target.name, privileges::TRUNCATE)?;
             }
             Ok(())
         }
+        S::CreateTrigger(ct) => require_privilege(b, &ct.table_name, privileges::TRIGGER),
+        S::DropTrigger(dt) => match &dt.table_name {
+            Some(t) => relation_owner(t),
+            None => Ok(()),
+        },
         S::CreateRole(_) => Err(Error::other("42501", "permission denied to create role")),
         S::AlterRole { name, operation } => {
             let own_password = ident(name) == actor.role

@@ -15,6 +15,7 @@ pub mod profile;
 pub(crate) mod query;
 pub(crate) mod routine;
 pub(crate) mod sort;
+pub(crate) mod triggers;
 pub(crate) mod views;
 pub(crate) mod window;
 
@@ -40,6 +41,9 @@ pub struct ExecCtx<'a> {
     pub currval: &'a RefCell<HashMap<String, i64>>,
     /// When the statement started, read on first use.
     pub statement_time: OnceCell<TimestampTz>,
+    /// For a statement inside a routine or trigger: the calling
+    /// statement's time, which it shares (read on first use by either).
+    pub outer_time: Option<&'a OnceCell<TimestampTz>>,
     /// When the transaction block started (`None`: a lone statement, whose
     /// transaction starts with it).
     pub transaction_time: Option<TimestampTz>,
@@ -192,6 +196,7 @@ impl<'a> ExecCtx<'a> {
             params,
             currval,
             statement_time: OnceCell::new(),
+            outer_time: None,
             transaction_time,
             deadline,
             cancel: None,
@@ -213,14 +218,14 @@ impl<'a> ExecCtx<'a> {
     /// statement: the same transaction, times, limits and identity, with
     /// the routine's slots as parameters.
     pub(crate) fn nested<'b>(&'b self, params: &'b [Value]) -> ExecCtx<'b> {
-        let times = self.fn_ctx();
         ExecCtx {
             txn: self.txn,
             catalog: self.catalog,
             params,
             currval: self.currval,
-            statement_time: OnceCell::from(times.statement_time),
-            transaction_time: Some(times.transaction_time),
+            statement_time: OnceCell::new(),
+            outer_time: Some(self.outer_time.unwrap_or(&self.statement_time)),
+            transaction_time: self.transaction_time,
             deadline: self.deadline,
             cancel: self.cancel,
             subqueries: RefCell::new(HashMap::new()),

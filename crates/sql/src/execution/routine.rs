@@ -15,6 +15,7 @@ use crate::planner::routines::Compiled;
 use crate::routines::parse::Level;
 use crate::routines::{text, Mode, Returns};
 use centum_types::{DataType, Value};
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -45,6 +46,10 @@ struct Frame {
     row_count: u64,
     result: Option<Value>,
     rows: Vec<Vec<Value>>,
+    /// A trigger's RETURN: the row, or `Some(None)` for NULL.
+    row: Option<Option<Vec<Value>>>,
+    /// A trigger's transition tables, by work-table id.
+    transition: Vec<(usize, Rc<Vec<Vec<Value>>>)>,
 }
 
 /// Nested calls allowed before a call fails with 54001.
@@ -91,6 +96,8 @@ pub(crate) fn call(c: &Arc<Compiled>, args: Vec<Value>, cx: &ExecCtx) -> Result<
         row_count: 0,
         result: None,
         rows: vec![],
+        row: None,
+        transition: vec![],
     };
     bind(c, p, args, &mut f)?;
     f.vals[p.found] = Value::Boolean(false);
@@ -104,9 +111,108 @@ pub(crate) fn call(c: &Arc<Compiled>, args: Vec<Value>, cx: &ExecCtx) -> Result<
                 .with_context(format!("PL/pgSQL function {}", c.signature))
         })?,
         Returns::Void => Value::Text(String::new()),
-        Returns::SetOf(_) | Returns::Table(_) => Value::Null,
+        Returns::SetOf(_) | Returns::Table(_) | Returns::Trigger => Value::Null,
     };
     Ok(Outcome { value, rows: f.rows, outs })
+}
+
+/// What fires a trigger: the event, and the rows it concerns.
+pub(crate) struct TriggerCall<'a> {
+    /// TG_NAME.
+    pub name: &'a str,
+    /// TG_WHEN: `BEFORE`, `AFTER` or `INSTEAD OF`.
+    pub when: &'static str,
+    /// TG_LEVEL: `ROW` or `STATEMENT`.
+    pub level: &'static str,
+    /// TG_OP: `INSERT`, `UPDATE`, `DELETE` or `TRUNCATE`.
+    pub op: &'static str,
+    /// TG_TABLE_NAME and TG_TABLE_SCHEMA.
+    pub table: (&'a str, &'a str),
+    /// TG_ARGV.
+    pub args: &'a [String],
+    /// NEW (INSERT and UPDATE row triggers); moved into the call's
+    /// variables when owned.
+    pub new: Option<Cow<'a, [Value]>>,
+    /// OLD (UPDATE and DELETE row triggers).
+    pub old: Option<Cow<'a, [Value]>>,
+    /// The statement's old and new rows (an AFTER STATEMENT trigger's
+    /// transition tables).
+    pub old_table: Option<Rc<Vec<Vec<Value>>>>,
+    pub new_table: Option<Rc<Vec<Vec<Value>>>>,
+}
+
+/// How a trigger call ended.
+pub(crate) enum Fired {
+    /// Its WHEN condition did not hold: the function did not run.
+    Skipped,
+    /// The function returned this row, or NULL.
+    Returned(Option<Vec<Value>>),
+}
+
+/// Runs trigger program `c` for `t`, in the caller's transaction.
+pub(crate) fn call_trigger(c: &Arc<Compiled>, t: TriggerCall, cx: &ExecCtx) -> Result<Fired> {
+    let Some(p) = c.program.get() else {
+        return Err(Error::other("55000", format!("function {} is still being compiled", c.signature)));
+    };
+    let Some(slots) = &p.trigger else {
+        return Err(Error::other("0A000", "trigger functions can only be called as triggers"));
+    };
+    let _depth = DepthGuard::enter()?;
+    let mut f = Frame {
+        caught: Vec::new(),
+        vals: (0..p.slots.len()).map(|_| Value::Null).collect(),
+        arrays: (0..p.arrays).map(|_| None).collect(),
+        row_count: 0,
+        result: None,
+        rows: vec![],
+        row: None,
+        transition: [(slots.old_table, t.old_table), (slots.new_table, t.new_table)]
+            .into_iter()
+            .filter_map(|(id, rows)| Some((id?, rows.unwrap_or_default())))
+            .collect(),
+    };
+    for (record, row) in [(&slots.new, t.new), (&slots.old, t.old)] {
+        match row {
+            Some(Cow::Owned(row)) => {
+                for (slot, v) in record.iter().zip(row) {
+                    f.vals[*slot] = v;
+                }
+            }
+            Some(Cow::Borrowed(row)) => {
+                for (slot, v) in record.iter().zip(row) {
+                    f.vals[*slot] = v.clone();
+                }
+            }
+            None => {}
+        }
+    }
+    let text = |s: &str| Value::Text(s.to_string());
+    let info = [t.name, t.when, t.level, t.op, t.table.0, t.table.1];
+    for ((slot, read), v) in slots.info.iter().zip(slots.info_read).zip(info) {
+        if read {
+            f.vals[*slot] = text(v);
+        }
+    }
+    let n = t.args.len() as i32;
+    f.vals[slots.info[6]] = Value::Integer(n);
+    if slots.argv_read {
+        f.vals[slots.argv.len] = if n > 0 { Value::Integer(n) } else { Value::Null };
+        f.vals[slots.argv.card] = Value::Integer(n);
+        f.arrays[slots.argv.arr] = Some(Rc::new(t.args.iter().map(|a| vec![text(a)]).collect()));
+    }
+    f.vals[p.found] = Value::Boolean(false);
+    let r = Runner { c, p, cx };
+    if let Some(when) = &slots.when {
+        if !r.test(when, &mut f)? {
+            return Ok(Fired::Skipped);
+        }
+    }
+    r.ops(&p.body, &mut f)?;
+    match f.row {
+        Some(row) => Ok(Fired::Returned(row)),
+        None => Err(Error::other("2F005", "control reached end of trigger procedure without RETURN")
+            .with_context(format!("PL/pgSQL function {}", c.signature))),
+    }
 }
 
 fn bind(c: &Compiled, p: &Program, args: Vec<Value>, f: &mut Frame) -> Result<()> {
@@ -391,6 +497,10 @@ impl Runner<'_, '_> {
                 }
                 return Ok(Flow::Return);
             }
+            OpKind::ReturnRow(slots) => {
+                f.row = Some(slots.as_ref().map(|s| s.iter().map(|x| f.vals[*x].clone()).collect()));
+                return Ok(Flow::Return);
+            }
             OpKind::ReturnQuery(stmt) => {
                 let (rows, count) = self.run(stmt, f).map_err(ctx)?;
                 f.row_count = count;
@@ -469,8 +579,8 @@ impl Runner<'_, '_> {
         for x in pre {
             let i = self.eval(&x.index, f)?.coerce_to(&DataType::BigInt)?;
             let v = match (i, &f.arrays[x.arr]) {
-                (Value::BigInt(i), Some(elems)) if i >= 1 && (i as usize) <= elems.len() => {
-                    elems[i as usize - 1][x.field.unwrap_or(0)].clone()
+                (Value::BigInt(i), Some(elems)) if i >= x.lower && ((i - x.lower) as usize) < elems.len() => {
+                    elems[(i - x.lower) as usize][x.field.unwrap_or(0)].clone()
                 }
                 _ => Value::Null,
             };
@@ -496,6 +606,9 @@ impl Runner<'_, '_> {
     fn run(&self, s: &CStmt, f: &mut Frame) -> Result<(Vec<Vec<Value>>, u64)> {
         self.fetch(&s.pre, f)?;
         let cx = self.cx.nested(&f.vals);
+        if !f.transition.is_empty() {
+            cx.work_tables.borrow_mut().extend(f.transition.iter().cloned());
+        }
         crate::execution::run_statement(&s.planned.statement, &cx)
     }
 }

@@ -46,6 +46,8 @@ pub struct RowRules {
     pub checks: Vec<(String, Expr)>,
     /// Foreign keys of this table.
     pub fks: Vec<FkCheck>,
+    /// The table's enabled triggers, compiled (`None`: it has none).
+    pub triggers: Option<Arc<super::triggers::TableTriggers>>,
 }
 
 /// ON CONFLICT.
@@ -126,6 +128,8 @@ pub struct Delete {
     pub returning: Option<Vec<Expr>>,
     /// DELETE ... USING: the rows of the other tables a target row needs.
     pub using: Option<Joined>,
+    /// The table's enabled triggers, compiled (`None`: it has none).
+    pub triggers: Option<Arc<super::triggers::TableTriggers>>,
     /// Data-modifying statements of its WITH, run first (see `Plan::Writes`).
     pub writes: Vec<(usize, super::Statement)>,
 }
@@ -164,7 +168,8 @@ impl<'a> Binder<'a> {
                 ref_index,
             });
         }
-        Ok(RowRules { info, generated, checks, fks })
+        let triggers = super::triggers::compile(self.catalog, &info)?;
+        Ok(RowRules { info, generated, checks, fks, triggers })
     }
 
     /// The default of column `i` of `info`, bound.
@@ -610,7 +615,8 @@ impl<'a> Binder<'a> {
         let (info, access, recheck, scope, using) =
             self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
-        Ok((Delete { access, recheck, info, returning, using, writes: vec![] }, cols))
+        let triggers = super::triggers::compile(self.catalog, &info)?;
+        Ok((Delete { access, recheck, info, returning, using, triggers, writes: vec![] }, cols))
     }
 }
 

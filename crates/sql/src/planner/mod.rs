@@ -26,6 +26,7 @@ pub(crate) mod routines;
 mod select;
 mod statement;
 mod system;
+pub(crate) mod triggers;
 mod tsearch;
 pub(crate) mod views;
 pub(crate) mod window;
@@ -115,12 +116,14 @@ pub struct Dictionary {
     pub catalog: Catalog,
     /// Routines compiled at some catalog version, by name.
     pub(crate) routines: routines::Cache,
+    /// Tables' triggers compiled at some catalog version, by table.
+    pub(crate) triggers: triggers::Cache,
 }
 
 impl Dictionary {
     /// A dictionary over `catalog`, with nothing compiled yet.
     pub fn new(catalog: Catalog) -> Dictionary {
-        Dictionary { catalog, routines: routines::Cache::default() }
+        Dictionary { catalog, routines: routines::Cache::default(), triggers: triggers::Cache::default() }
     }
 }
 

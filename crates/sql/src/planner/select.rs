@@ -1864,7 +1864,7 @@ fn plan_width_exceeds(visible: usize, plan: &Plan) -> bool {
 /// step`, the step naming `name` in a FROM clause (`all` for UNION ALL).
 /// A fresh id for a work table (a recursive CTE's rounds, a
 /// data-modifying CTE's RETURNING rows).
-fn next_work_id() -> usize {
+pub(crate) fn next_work_id() -> usize {
     static WORK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     WORK.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }

@@ -22,7 +22,20 @@ pub(crate) fn plan_statement(
     s: &ast::Statement,
     declared: Vec<Option<DataType>>,
 ) -> Result<Planned> {
+    plan_statement_with(catalog, search_path, s, declared, &[])
+}
+
+/// [`plan_statement`] with relations of the caller's in scope, as CTEs
+/// are: a trigger's transition tables.
+pub(crate) fn plan_statement_with(
+    catalog: &Dictionary,
+    search_path: &[String],
+    s: &ast::Statement,
+    declared: Vec<Option<DataType>>,
+    relations: &[(String, Plan, Vec<OutputColumn>)],
+) -> Result<Planned> {
     let mut b = Binder::new(catalog, search_path, declared.clone());
+    b.ctes = relations.to_vec();
     if matches!(s, ast::Statement::Insert(_) | ast::Statement::Update(_) | ast::Statement::Delete(_)) {
         // A DML statement is the top level: the queries inside it are not,
         // so a data-modifying WITH in them is refused.

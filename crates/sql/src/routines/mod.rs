@@ -113,6 +113,9 @@ pub(crate) enum Returns {
     SetOf(DataType),
     /// `RETURNS TABLE (...)`: its columns are also variables.
     Table(Vec<(String, DataType)>),
+    /// `RETURNS trigger`: called only by triggers, compiled once per
+    /// trigger against its table's row (see `planner::triggers`).
+    Trigger,
 }
 
 /// What a routine's CREATE statement declares: its name, kind,
@@ -328,6 +331,12 @@ pub(crate) fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Decl
         {
             Returns::Void
         }
+        Some(ast::FunctionReturnType::DataType(ast::DataType::Trigger)) => {
+            if !params.is_empty() {
+                return Err(Error::other("42P13", "trigger functions cannot have declared arguments"));
+            }
+            Returns::Trigger
+        }
         Some(ast::FunctionReturnType::DataType(t)) => Returns::Scalar(scalar(t)?),
     };
     if !def.procedure && !outs.is_empty() && !matches!((&def.returns, outs.len()), (None, 1)) {
@@ -401,6 +410,7 @@ pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
     let (result, result_oid, retset) = match &c.returns {
         _ if c.procedure => (None, 2278, false),
         Returns::Void => (Some("void".to_string()), 2278, false),
+        Returns::Trigger => (Some("trigger".to_string()), 2279, false),
         Returns::Scalar(t) => (Some(t.sql_name()), t.pg_oid() as i32, false),
         Returns::SetOf(t) => (Some(format!("SETOF {}", t.sql_name())), t.pg_oid() as i32, true),
         Returns::Table(cols) => (

@@ -42,9 +42,10 @@ pub enum CatalogFn {
     /// `obj_description`, `col_description`, `shobj_description`: there
     /// are no comments.
     Description,
-    /// `pg_get_statisticsobjdef_columns`, `pg_get_triggerdef`: there are
-    /// no such objects.
+    /// `pg_get_statisticsobjdef_columns`: there are no such objects.
     NoObject,
+    /// `pg_get_triggerdef(oid [, pretty])`: the CREATE TRIGGER text.
+    TriggerDef,
     /// `pg_function_is_visible(oid)`: true for every routine (one
     /// namespace).
     FunctionIsVisible,
@@ -253,7 +254,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "col_description" => (CatalogFn::Description, vec![I4, I4], 2, T, false),
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
-        "pg_get_triggerdef" => (CatalogFn::NoObject, vec![I4, B], 1, T, false),
+        "pg_get_triggerdef" => (CatalogFn::TriggerDef, vec![I4, B], 1, T, false),
         "acldefault" => (CatalogFn::AclDefault, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, DataType::Array(Box::new(T)), true),
@@ -414,6 +415,7 @@ impl CatalogFn {
             CatalogFn::FunctionResult => "pg_get_function_result",
             CatalogFn::FunctionArguments => "pg_get_function_arguments",
             CatalogFn::FunctionDef => "pg_get_functiondef",
+            CatalogFn::TriggerDef => "pg_get_triggerdef",
             CatalogFn::ViewDef => "pg_get_viewdef",
             CatalogFn::RuleDef => "pg_get_ruledef",
             CatalogFn::QuoteIdent => "quote_ident",
@@ -464,6 +466,7 @@ impl CatalogFn {
                 | CatalogFn::FunctionResult
                 | CatalogFn::FunctionArguments
                 | CatalogFn::FunctionDef
+                | CatalogFn::TriggerDef
                 | CatalogFn::ViewDef
                 | CatalogFn::RuleDef
                 | CatalogFn::Description
@@ -571,6 +574,16 @@ pub(crate) fn eval(
         CatalogFn::FunctionArguments => {
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(r.arguments.clone()))
         }
+        CatalogFn::TriggerDef => s()?.trigger(oid_arg(arg(0))).map_or(Value::Null, |(t, x)| {
+            // Pretty text names the table as the search path finds it.
+            let pretty = matches!(arg(1), Value::Boolean(true));
+            let table = if pretty {
+                crate::names::qualify(&t.schema, &t.name)
+            } else {
+                format!("{}.{}", t.schema, t.name)
+            };
+            Value::Text(x.def.text(&table))
+        }),
         CatalogFn::FunctionDef => {
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(format!("{};\n", r.source)))
         }

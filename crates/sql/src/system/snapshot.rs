@@ -7,7 +7,9 @@
 //!  table with engine id n   block = 16384 + 4096 * n      (n < 262,140)
 //!    block + 0               the table (pg_class)
 //!    block + 1 ..  1023      its indexes     (slot = FNV-1a(name) % 1023)
-//!    block + 1024 .. 2047    its constraints (slot = FNV-1a(name) % 1024)
+//!    block + 1024 .. 2047    its constraints and triggers (slot =
+//!                            FNV-1a(name) % 1024; a trigger's name
+//!                            prefixed with NUL "trigger" NUL)
 //!    block + 2048 + attnum   the default of column attnum (pg_attrdef,
 //!                            attnum < 2047)
 //!    block + 4095            a materialized view's rule (pg_rewrite)
@@ -129,8 +131,17 @@ pub(crate) struct TableRel {
     pub info: Arc<TableInfo>,
     pub indexes: Vec<IndexRel>,
     pub constraints: Vec<Constraint>,
+    /// Its triggers, in name order.
+    pub triggers: Vec<TriggerRel>,
     /// The materialized view this table holds the rows of, if it does.
     pub materialized: Option<ViewDef>,
+}
+
+/// A trigger of a table with its OID.
+pub(crate) struct TriggerRel {
+    pub oid: i32,
+    pub def: crate::triggers::TriggerDef,
+    pub enabled: bool,
 }
 
 impl TableRel {
@@ -406,7 +417,10 @@ impl Snapshot {
         for (i, fk) in meta.foreign_keys.iter().enumerate() {
             cons.push((fk.name.clone(), ConKind::Foreign(i)));
         }
-        let mut sorted: Vec<&str> = cons.iter().map(|(n, _)| n.as_str()).collect();
+        let trigger_key = |name: &str| format!("\0trigger\0{name}");
+        let trigger_keys: Vec<String> = meta.triggers.iter().map(|t| trigger_key(&t.name)).collect();
+        let mut sorted: Vec<&str> =
+            cons.iter().map(|(n, _)| n.as_str()).chain(trigger_keys.iter().map(|k| k.as_str())).collect();
         sorted.sort();
         sorted.dedup();
         let con_slots = slots(sorted.into_iter(), 1024)?;
@@ -414,7 +428,25 @@ impl Snapshot {
             .into_iter()
             .map(|(name, kind)| Constraint { oid: oid + 1024 + con_slots[&name] as i32, name, kind })
             .collect();
-        Ok(TableRel { oid, engine_name, schema, name, info, indexes, constraints, materialized: None })
+        let mut triggers = Vec::new();
+        for t in &meta.triggers {
+            // A definition that no longer reads is left out of the catalog.
+            let Ok(def) = crate::triggers::TriggerDef::parse(&t.source) else { continue };
+            let oid = oid + 1024 + con_slots[&trigger_key(&t.name)] as i32;
+            triggers.push(TriggerRel { oid, def, enabled: t.enabled });
+        }
+        triggers.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+        Ok(TableRel {
+            oid,
+            engine_name,
+            schema,
+            name,
+            info,
+            indexes,
+            constraints,
+            triggers,
+            materialized: None,
+        })
     }
 
     /// Every role as (oid, name, superuser, login); with none in the
@@ -569,13 +601,29 @@ impl Snapshot {
 
     /// The constraint with OID `oid` and its table.
     pub fn constraint(&self, oid: i32) -> Option<(&TableRel, &Constraint)> {
+        let t = self.block_owner(oid)?;
+        t.constraints.iter().find(|c| c.oid == oid).map(|c| (t, c))
+    }
+
+    /// The table whose block of OIDs holds `oid`.
+    fn block_owner(&self, oid: i32) -> Option<&TableRel> {
         let block = i64::from(oid) - FIRST_USER_OID;
         if !(0..SEQ_BASE).contains(&block) {
             return None;
         }
         let table_oid = oid - (block % BLOCK) as i32;
-        let t = self.tables.iter().find(|t| t.oid == table_oid)?;
-        t.constraints.iter().find(|c| c.oid == oid).map(|c| (t, c))
+        self.tables.iter().find(|t| t.oid == table_oid)
+    }
+
+    /// The trigger with OID `oid` and its table.
+    pub fn trigger(&self, oid: i32) -> Option<(&TableRel, &TriggerRel)> {
+        let t = self.block_owner(oid)?;
+        t.triggers.iter().find(|x| x.oid == oid).map(|x| (t, x))
+    }
+
+    /// The OID of routine `name`, if there is one.
+    pub fn routine_oid(&self, name: &str) -> Option<i32> {
+        self.routines.iter().find(|r| r.1.name == name).map(|r| r.0)
     }
 
     /// Every relation (tables, their indexes, sequences) as (oid, schema,

@@ -187,7 +187,7 @@ system_tables! {
     Trigger "pg_catalog" "pg_trigger" [
         "oid" O, "tgrelid" O, "tgparentid" O, "tgname" T, "tgfoid" O, "tgtype" I2, "tgenabled" T,
         "tgisinternal" B, "tgconstrrelid" O, "tgconstrindid" O, "tgconstraint" O, "tgdeferrable" B,
-        "tginitdeferred" B, "tgnargs" I2,
+        "tginitdeferred" B, "tgnargs" I2, "tgattr" T, "tgqual" T, "tgoldtable" T, "tgnewtable" T,
     ]
     Depend "pg_catalog" "pg_depend" [
         "classid" O, "objid" O, "objsubid" I4, "refclassid" O, "refobjid" O, "refobjsubid" I4, "deptype" T,
@@ -372,6 +372,13 @@ system_tables! {
         "table_catalog" T, "table_schema" T, "table_name" T, "view_definition" T, "check_option" T,
         "is_updatable" T, "is_insertable_into" T, "is_trigger_updatable" T,
         "is_trigger_deletable" T, "is_trigger_insertable_into" T,
+    ]
+    InfoTriggers "information_schema" "triggers" [
+        "trigger_catalog" T, "trigger_schema" T, "trigger_name" T, "event_manipulation" T,
+        "event_object_catalog" T, "event_object_schema" T, "event_object_table" T, "action_order" I4,
+        "action_condition" T, "action_statement" T, "action_orientation" T, "action_timing" T,
+        "action_reference_old_table" T, "action_reference_new_table" T,
+        "action_reference_old_row" T, "action_reference_new_row" T, "created" Ty::Ts,
     ]
 }
 
@@ -833,6 +840,41 @@ impl SystemTable {
                     ]
                 })
                 .collect(),
+            SystemTable::Trigger => s
+                .tables
+                .iter()
+                .flat_map(|t| t.triggers.iter().map(move |x| (t, x)))
+                .map(|(t, x)| {
+                    let attnums: Vec<String> = x
+                        .def
+                        .columns
+                        .iter()
+                        .filter_map(|c| t.info.table.column_index(c).ok().map(|i| (i + 1).to_string()))
+                        .collect();
+                    let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, txt);
+                    vec![
+                        oid(x.oid),
+                        oid(t.oid),
+                        oid(0),
+                        txt(&x.def.name),
+                        oid(s.routine_oid(&x.def.function).unwrap_or(0)),
+                        Value::SmallInt(x.def.tgtype()),
+                        txt(if x.enabled { "O" } else { "D" }),
+                        b(false),
+                        oid(0),
+                        oid(0),
+                        oid(0),
+                        b(false),
+                        b(false),
+                        Value::SmallInt(x.def.args.len() as i16),
+                        txt(&attnums.join(" ")),
+                        opt(&x.def.when),
+                        opt(&x.def.old_table),
+                        opt(&x.def.new_table),
+                    ]
+                })
+                .collect(),
+            SystemTable::InfoTriggers => info_triggers(s, id),
             // A view's query is its one rule, `_RETURN`, as in PostgreSQL.
             SystemTable::Rewrite => view_rules(s)
                 .into_iter()
@@ -842,7 +884,7 @@ impl SystemTable {
                 .collect(),
             // Objects Centum does not have: no comments, inheritance,
             // partitions, policies, extended statistics, publications,
-            // range types, triggers, rules other than views',
+            // range types, rules other than views',
             // role memberships,
             // user-defined operators, operator classes, casts,
             // conversions, transforms or text search objects, foreign
@@ -857,7 +899,6 @@ impl SystemTable {
             | SystemTable::PublicationRel
             | SystemTable::PublicationNamespace
             | SystemTable::Range
-            | SystemTable::Trigger
             | SystemTable::InitPrivs
             | SystemTable::Opclass
             | SystemTable::Opfamily
@@ -1015,7 +1056,45 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
 /// with triggers on both tables, and psql shows foreign keys only where
 /// `relhastriggers` is set.
 fn has_triggers(t: &TableRel) -> bool {
-    !t.info.meta.foreign_keys.is_empty() || !t.info.referenced_by.is_empty()
+    !t.info.meta.foreign_keys.is_empty() || !t.info.referenced_by.is_empty() || !t.triggers.is_empty()
+}
+
+/// `information_schema.triggers`: a row per trigger and event, numbered
+/// within each table, event, timing and level in firing (name) order.
+fn info_triggers(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
+    use crate::triggers::{DELETE, INSERT, UPDATE};
+    let mut out = Vec::new();
+    for t in &s.tables {
+        for (bit, event) in [(INSERT, "INSERT"), (DELETE, "DELETE"), (UPDATE, "UPDATE")] {
+            let mut order = std::collections::HashMap::new();
+            for x in t.triggers.iter().filter(|x| x.def.fires_on(bit)) {
+                let n = order.entry((x.def.timing, x.def.row)).or_insert(0);
+                *n += 1;
+                let args: Vec<String> = x.def.args.iter().map(|a| crate::names::quote_literal(a)).collect();
+                let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, txt);
+                out.push(vec![
+                    txt(id.database),
+                    txt(&t.schema),
+                    txt(&x.def.name),
+                    txt(event),
+                    txt(id.database),
+                    txt(&t.schema),
+                    txt(&t.name),
+                    Value::Integer(*n),
+                    opt(&x.def.when),
+                    txt(&format!("EXECUTE FUNCTION {}({})", x.def.function, args.join(", "))),
+                    txt(if x.def.row { "ROW" } else { "STATEMENT" }),
+                    txt(x.def.timing.sql()),
+                    opt(&x.def.old_table),
+                    opt(&x.def.new_table),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                ]);
+            }
+        }
+    }
+    out
 }
 
 /// An index's name without the schema its engine name may carry.

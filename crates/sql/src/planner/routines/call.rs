@@ -83,6 +83,9 @@ impl Binder<'_> {
         let ty = match &r.returns {
             Returns::Scalar(t) => Some(t.clone()),
             Returns::Void => Some(DataType::Text),
+            Returns::Trigger => {
+                return Err(Error::other("0A000", "trigger functions can only be called as triggers"))
+            }
             Returns::SetOf(_) | Returns::Table(_) => {
                 return Err(Error::Unsupported(format!(
                     "set-returning function {} must be called in FROM",

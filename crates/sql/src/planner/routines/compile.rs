@@ -45,7 +45,50 @@ pub(crate) struct Program {
     /// The privileges its statements and expressions need (checked
     /// against the routine's owner when a statement calls it).
     pub needs: Vec<crate::privileges::Need>,
+    /// A trigger's program: where its special variables live.
+    pub trigger: Option<TriggerSlots>,
 }
+
+/// What a trigger's program is compiled against: its table's columns, its
+/// WHEN condition and its transition tables.
+pub(crate) struct TriggerEnv {
+    /// The table's columns: the fields of NEW and OLD.
+    pub columns: Vec<(String, DataType)>,
+    /// The WHEN condition's text (over NEW and OLD).
+    pub when: Option<String>,
+    /// `REFERENCING OLD TABLE AS name`: a relation the body's queries
+    /// read, with the work-table id its rows are put under.
+    pub old_table: Option<(String, usize)>,
+    /// `REFERENCING NEW TABLE AS name`.
+    pub new_table: Option<(String, usize)>,
+}
+
+/// The slots a trigger call fills before its body runs.
+pub(crate) struct TriggerSlots {
+    /// NEW's fields, one slot per column.
+    pub new: Vec<usize>,
+    /// OLD's fields.
+    pub old: Vec<usize>,
+    /// TG_NAME, TG_WHEN, TG_LEVEL, TG_OP, TG_TABLE_NAME, TG_TABLE_SCHEMA
+    /// (text) and TG_NARGS (integer), in that order.
+    pub info: [usize; 7],
+    /// Which of `info` the body reads.
+    pub info_read: [bool; 7],
+    /// TG_ARGV.
+    pub argv: ArrayVar,
+    /// Whether the body reads TG_ARGV.
+    pub argv_read: bool,
+    /// The WHEN condition, evaluated over the slots before the body.
+    pub when: Option<CExpr>,
+    /// The work-table ids of the old and new transition tables.
+    pub old_table: Option<usize>,
+    pub new_table: Option<usize>,
+}
+
+/// The special variables of a trigger's body, in [`TriggerSlots::info`]'s
+/// order.
+const TRIGGER_INFO: [&str; 7] =
+    ["tg_name", "tg_when", "tg_level", "tg_op", "tg_table_name", "tg_table_schema", "tg_nargs"];
 
 /// Where a parameter's value goes.
 pub(crate) enum Bind {
@@ -63,6 +106,8 @@ pub(crate) struct ArrayVar {
     /// `cardinality(a)`: 0 when empty, NULL when NULL.
     pub card: usize,
     pub elem: Elem,
+    /// The subscript of the first element: 1, or 0 for TG_ARGV.
+    pub lower: i64,
 }
 
 /// A compiled expression: fetches of array elements, then the bound
@@ -84,6 +129,8 @@ pub(crate) struct Fetch {
     pub arr: usize,
     pub index: CExpr,
     pub field: Option<usize>,
+    /// The subscript of the array's first element.
+    pub lower: i64,
 }
 
 /// One operation, with the line and kind of statement it came from.
@@ -153,6 +200,9 @@ pub(crate) enum OpKind {
         into: Option<(Vec<usize>, bool)>,
     },
     Return(Option<CExpr>),
+    /// A trigger's RETURN: the slots of the record returned (NEW, OLD or
+    /// another row variable), or NULL.
+    ReturnRow(Option<Vec<usize>>),
     ReturnQuery(CStmt),
     ReturnNext(Option<CExpr>),
     Raise {
@@ -210,11 +260,27 @@ struct Compiler<'a> {
     not_null: std::collections::HashMap<usize, String>,
     /// What the statements and expressions compiled so far need.
     needs: Vec<crate::privileges::Need>,
+    /// Slots and arrays that some expression or statement reads.
+    read: std::collections::HashSet<usize>,
+    arrays_read: std::collections::HashSet<usize>,
+    /// A trigger's transition tables: relations its queries read.
+    transition: Vec<(String, crate::planner::Plan, Vec<crate::catalog::OutputColumn>)>,
 }
 
-/// Compiles `body` for the routine `routine`.
-pub(crate) fn compile(catalog: &Dictionary, routine: &Compiled, body: &str) -> Result<Program> {
+/// Compiles `body` for the routine `routine`; a trigger function only for
+/// a trigger (`trigger`).
+pub(crate) fn compile(
+    catalog: &Dictionary,
+    routine: &Compiled,
+    body: &str,
+    trigger: Option<&TriggerEnv>,
+) -> Result<Program> {
+    if matches!(routine.returns, Returns::Trigger) != trigger.is_some() {
+        return Err(Error::other("0A000", "trigger functions can only be called as triggers"));
+    }
     let toks = parse::lex(body)?;
+    let when_src = trigger.and_then(|t| t.when.clone()).unwrap_or_default();
+    let when_toks = parse::lex(&when_src)?;
     let block = parse::parse(&toks).map_err(|e| {
         let line = toks.last().map_or(1, |t| t.line);
         e.with_context(format!("compilation of PL/pgSQL function \"{}\" near line {line}", routine.name))
@@ -231,6 +297,9 @@ pub(crate) fn compile(catalog: &Dictionary, routine: &Compiled, body: &str) -> R
         labels: Vec::new(),
         not_null: Default::default(),
         needs: Vec::new(),
+        read: Default::default(),
+        arrays_read: Default::default(),
+        transition: Vec::new(),
     };
     // Parameters first, so `$n` is slot n-1 for scalar parameters.
     let mut binds = Vec::new();
@@ -266,9 +335,29 @@ pub(crate) fn compile(catalog: &Dictionary, routine: &Compiled, body: &str) -> R
     }
     let found = c.slot(DataType::Boolean);
     c.scopes[0].push(("found".into(), Var::Scalar { slot: found, constant: false }));
+    let trigger = match trigger {
+        Some(env) => Some(c.trigger_variables(env, &when_src, &when_toks)?),
+        None => None,
+    };
     let mut ops = vec![Op { line: 0, what: "initialization", kind: OpKind::Clear(table.clone()) }];
     ops.push(c.block(&block, 1)?);
-    Ok(Program { body: ops, slots: c.slots, arrays: c.arrays, found, binds, outs, table, needs: c.needs })
+    // A call fills only the TG_ variables the body reads.
+    let trigger = trigger.map(|mut t| {
+        t.info_read = t.info.map(|slot| c.read.contains(&slot));
+        t.argv_read = c.arrays_read.contains(&t.argv.arr);
+        t
+    });
+    Ok(Program {
+        body: ops,
+        slots: c.slots,
+        arrays: c.arrays,
+        found,
+        binds,
+        outs,
+        table,
+        needs: c.needs,
+        trigger,
+    })
 }
 
 fn word_name(t: &Token) -> Option<String> {
@@ -280,7 +369,70 @@ fn word_name(t: &Token) -> Option<String> {
     }
 }
 
-impl Compiler<'_> {
+impl<'a> Compiler<'a> {
+    /// Declares a trigger's NEW, OLD and TG_ variables and compiles its
+    /// WHEN condition over them (the condition sees nothing else).
+    fn trigger_variables(
+        &mut self,
+        env: &TriggerEnv,
+        when_src: &'a str,
+        when_toks: &'a [Tok],
+    ) -> Result<TriggerSlots> {
+        let record = |c: &mut Self| -> Vec<(String, usize)> {
+            env.columns.iter().map(|(n, t)| (n.clone(), c.slot(t.clone()))).collect()
+        };
+        let new = record(self);
+        let old = record(self);
+        let slots = |f: &[(String, usize)]| f.iter().map(|x| x.1).collect::<Vec<_>>();
+        let (new_slots, old_slots) = (slots(&new), slots(&old));
+        self.scopes[0].push(("new".into(), Var::Record { fields: new, open: false }));
+        self.scopes[0].push(("old".into(), Var::Record { fields: old, open: false }));
+        let mut info = [0; 7];
+        for (i, name) in TRIGGER_INFO.iter().enumerate() {
+            let ty = if *name == "tg_nargs" { DataType::Integer } else { DataType::Text };
+            info[i] = self.slot(ty);
+            self.scopes[0].push((name.to_string(), Var::Scalar { slot: info[i], constant: false }));
+        }
+        let Var::Array(mut argv) = self.declare_type(&PlType::Array(Elem::Scalar(DataType::Text))) else {
+            unreachable!("an array type declares an array")
+        };
+        // TG_ARGV counts from 0.
+        argv.lower = 0;
+        self.scopes[0].push(("tg_argv".into(), Var::Array(argv.clone())));
+        let columns: Vec<crate::catalog::OutputColumn> = env
+            .columns
+            .iter()
+            .map(|(name, ty)| crate::catalog::OutputColumn { name: name.clone(), ty: Some(ty.clone()) })
+            .collect();
+        self.transition = [&env.old_table, &env.new_table]
+            .into_iter()
+            .flatten()
+            .map(|(name, work)| {
+                (name.clone(), crate::planner::Plan::WorkTable { work: *work }, columns.clone())
+            })
+            .collect();
+        let when = if when_toks.is_empty() {
+            None
+        } else {
+            let (src, toks) = (self.src, self.toks);
+            (self.src, self.toks) = (when_src, when_toks);
+            let e = self.expr(&(0..when_toks.len()));
+            (self.src, self.toks) = (src, toks);
+            Some(e?)
+        };
+        Ok(TriggerSlots {
+            new: new_slots,
+            old: old_slots,
+            info,
+            info_read: [true; 7],
+            argv,
+            argv_read: true,
+            when,
+            old_table: env.old_table.as_ref().map(|t| t.1),
+            new_table: env.new_table.as_ref().map(|t| t.1),
+        })
+    }
+
     fn slot(&mut self, ty: DataType) -> usize {
         self.slots.push(ty);
         self.slots.len() - 1
@@ -299,7 +451,7 @@ impl Compiler<'_> {
                 self.arrays += 1;
                 let len = self.slot(DataType::Integer);
                 let card = self.slot(DataType::Integer);
-                Var::Array(ArrayVar { arr, len, card, elem: elem.clone() })
+                Var::Array(ArrayVar { arr, len, card, elem: elem.clone(), lower: 1 })
             }
         }
     }
@@ -557,6 +709,8 @@ impl Compiler<'_> {
                     }
                     (Returns::Scalar(_), None) if has_outs => OpKind::Return(None),
                     (Returns::Scalar(_), None) => return Err(err("missing expression at or near \";\"")),
+                    (Returns::Trigger, Some(v)) => self.return_row(v).map_err(|e| self.at(e, v, what))?,
+                    (Returns::Trigger, None) => return Err(err("missing expression at or near \";\"")),
                     (Returns::Void, Some(_)) if self.routine.procedure => {
                         return Err(err("RETURN cannot have a parameter in a procedure"))
                     }
@@ -618,6 +772,33 @@ impl Compiler<'_> {
             Kind::Reraise => OpKind::Reraise,
         };
         Ok(Op { line: s.line, what, kind })
+    }
+
+    /// A trigger's `RETURN NEW`, `RETURN OLD`, `RETURN NULL` or `RETURN
+    /// rec` (a row variable of the table's row type).
+    fn return_row(&self, span: &Span) -> Result<OpKind> {
+        let toks = &self.toks[span.clone()];
+        let [t] = toks else {
+            return Err(Error::unsupported(
+                "RETURN of an expression in a trigger function (return NEW, OLD, NULL or a row variable)",
+            ));
+        };
+        if parse::is_word(&t.t, "null") {
+            return Ok(OpKind::ReturnRow(None));
+        }
+        let name = word_name(&t.t).unwrap_or_default();
+        let width = self.lookup("new").and_then(|v| match v {
+            Var::Record { fields, .. } => Some(fields.len()),
+            _ => None,
+        });
+        match self.lookup(&name) {
+            Some(Var::Record { fields, open: false }) if Some(fields.len()) == width => {
+                Ok(OpKind::ReturnRow(Some(fields.iter().map(|f| f.1).collect())))
+            }
+            _ => Err(Error::mismatch(format!(
+                "returned row structure does not match the structure of the triggering table (\"{name}\")"
+            ))),
+        }
     }
 
     fn at(&self, e: Error, span: &Span, what: &str) -> Error {
@@ -702,6 +883,7 @@ impl Compiler<'_> {
         let Some(Var::Array(a)) = self.lookup(&name).cloned() else {
             return Err(Error::mismatch(format!("FOREACH expression must yield an array, not \"{name}\"")));
         };
+        self.arrays_read.insert(a.arr);
         let targets = match &a.elem {
             Elem::Scalar(_) => vec![self.assign_target(target)?],
             Elem::Composite(c) => {
@@ -911,7 +1093,13 @@ impl Compiler<'_> {
             )));
         }
         let declared = self.slots.iter().cloned().map(Some).collect();
-        let planned = crate::planner::plan_statement(self.catalog, &self.search_path, &s, declared)?;
+        let planned = crate::planner::statement::plan_statement_with(
+            self.catalog,
+            &self.search_path,
+            &s,
+            declared,
+            &self.transition,
+        )?;
         self.needs.extend(planned.needs.iter().cloned());
         Ok(CStmt { pre, planned })
     }
@@ -989,6 +1177,10 @@ impl Compiler<'_> {
                 || matches!(prev, Some(Token::Period | Token::DoubleColon))
                 || prev.is_some_and(|p| {
                     ["as", "from", "join", "into", "update", "table"].iter().any(|w| parse::is_word(p, w))
+                        // `IS DISTINCT FROM x` compares with a value.
+                        && !(parse::is_word(p, "from")
+                            && i >= span.start + 2
+                            && parse::is_word(&toks[i - 2].t, "distinct"))
                 })
                 || (in_set
                     && next == Some(&Token::Eq)
@@ -999,7 +1191,8 @@ impl Compiler<'_> {
             };
             // array_length(arr, 1), array_upper(arr, 1), array_lower(arr, 1), cardinality(arr)
             if let (Some(n), Some(Token::LParen)) = (&name, next) {
-                if let Some((replacement, len)) = self.array_function(n, i, span.end) {
+                if let Some((replacement, len, arr)) = self.array_function(n, i, span.end) {
+                    self.arrays_read.insert(arr);
                     out.push_str(&self.src[copied..toks[i].start]);
                     out.push_str(&replacement);
                     copied = toks[i + len - 1].end;
@@ -1014,7 +1207,10 @@ impl Compiler<'_> {
             // `(arr[i]).field`, PostgreSQL's spelling, starts one token early.
             let mut back = 0;
             let (replacement, used) = match var {
-                Var::Scalar { slot, .. } if !matches!(next, Some(Token::Period | Token::LParen)) => (format!("${}", slot + 1), 1),
+                Var::Scalar { slot, .. } if !matches!(next, Some(Token::Period | Token::LParen)) => {
+                    self.read.insert(slot);
+                    (format!("${}", slot + 1), 1)
+                }
                 Var::Record { fields, .. } if next == Some(&Token::Period) => {
                     let f = toks.get(i + 2).and_then(|t| word_name(&t.t)).unwrap_or_default();
                     let slot = fields.iter().find(|x| x.0 == f).map(|x| x.1).ok_or_else(|| {
@@ -1074,7 +1270,8 @@ impl Compiler<'_> {
                         }
                     };
                     let slot = self.slot(ty);
-                    pre.push(Fetch { slot, arr: a.arr, index, field });
+                    self.arrays_read.insert(a.arr);
+                    pre.push(Fetch { slot, arr: a.arr, index, field, lower: a.lower });
                     (format!("${}", slot + 1), used)
                 }
                 Var::Array(_) => {
@@ -1107,7 +1304,7 @@ impl Compiler<'_> {
 
     /// `f(arr [, 1])` over an array variable at token `i`: the text to put
     /// in its place and how many tokens it covers.
-    fn array_function(&self, f: &str, i: usize, end: usize) -> Option<(String, usize)> {
+    fn array_function(&self, f: &str, i: usize, end: usize) -> Option<(String, usize, usize)> {
         let toks = self.toks;
         if !matches!(f, "array_length" | "array_upper" | "array_lower" | "cardinality") {
             return None;
@@ -1118,10 +1315,12 @@ impl Compiler<'_> {
         let dim1 =
             matches!(tail.as_slice(), [Token::Comma, Token::Number(n, _), Token::RParen, ..] if n == "1");
         match f {
-            "cardinality" if tail.first() == Some(&&Token::RParen) => Some((format!("${}", a.card + 1), 4)),
-            "array_length" | "array_upper" if dim1 => Some((format!("${}", a.len + 1), 6)),
+            "cardinality" if tail.first() == Some(&&Token::RParen) => {
+                Some((format!("${}", a.card + 1), 4, a.arr))
+            }
+            "array_length" | "array_upper" if dim1 => Some((format!("${}", a.len + 1), 6, a.arr)),
             "array_lower" if dim1 => {
-                Some((format!("(CASE WHEN ${} IS NULL THEN NULL ELSE 1 END)", a.len + 1), 6))
+                Some((format!("(CASE WHEN ${} IS NULL THEN NULL ELSE 1 END)", a.len + 1), 6, a.arr))
             }
             _ => None,
         }

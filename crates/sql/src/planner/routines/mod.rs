@@ -34,6 +34,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// A routine compiled at one catalog version: its declaration and the
 /// operations of its body.
 pub struct Compiled {
+    /// What the cache knows it by: the routine's name, or for a trigger's
+    /// program `table NUL trigger`.
+    pub(crate) key: String,
     pub declaration: Declaration,
     /// The catalog version it was compiled at.
     pub version: u64,
@@ -76,19 +79,11 @@ impl Cache {
 /// The routine `name` compiled at the catalog's current version, if there
 /// is one by that name.
 pub(crate) fn lookup(catalog: &Dictionary, name: &str) -> Result<Option<Arc<Compiled>>> {
-    let version = catalog.version();
-    if let Some(c) =
-        COMPILING.with(|c| c.borrow().iter().find(|r| r.name == name && r.version == version).cloned())
-    {
+    if let Some(c) = cached(catalog, name) {
         return Ok(Some(c));
     }
-    if let Some(c) = catalog.routines.lock().get(name) {
-        if c.version == version {
-            return Ok(Some(c.clone()));
-        }
-    }
     let Some(source) = catalog.routine_source(name) else { return Ok(None) };
-    compile_source(catalog, name, &source, version).map(Some)
+    compile_source(catalog, name, &source, catalog.version()).map(Some)
 }
 
 thread_local! {
@@ -102,13 +97,40 @@ thread_local! {
 fn compile_source(catalog: &Dictionary, name: &str, source: &str, version: u64) -> Result<Arc<Compiled>> {
     let def = parse_create(source)?;
     let declaration = resolve_header(catalog, &def)?;
-    let c = Arc::new(Compiled { declaration, version, program: OnceLock::new() });
+    compile_cached(catalog, name.to_string(), declaration, &def.body, version, None)
+}
+
+/// Compiles a body under cache key `key` (for a trigger, with its table's
+/// row and WHEN condition) and caches the result. The program is visible
+/// under its key while its body is compiled, so a routine may call itself
+/// and a trigger's body may write to its own table.
+pub(crate) fn compile_cached(
+    catalog: &Dictionary,
+    key: String,
+    declaration: Declaration,
+    body: &str,
+    version: u64,
+    trigger: Option<&compile::TriggerEnv>,
+) -> Result<Arc<Compiled>> {
+    let c = Arc::new(Compiled { key: key.clone(), declaration, version, program: OnceLock::new() });
     COMPILING.with(|list| list.borrow_mut().push(c.clone()));
-    let compiled = compile::compile(catalog, &c, &def.body);
+    let compiled = compile::compile(catalog, &c, body, trigger);
     COMPILING.with(|list| list.borrow_mut().retain(|x| !Arc::ptr_eq(x, &c)));
     let _ = c.program.set(compiled?);
-    catalog.routines.lock().insert(name.to_string(), c.clone());
+    catalog.routines.lock().insert(key, c.clone());
     Ok(c)
+}
+
+/// The program cached under `key` at the current catalog version: one
+/// being compiled on this thread, or one compiled before.
+pub(crate) fn cached(catalog: &Dictionary, key: &str) -> Option<Arc<Compiled>> {
+    let version = catalog.version();
+    if let Some(c) =
+        COMPILING.with(|c| c.borrow().iter().find(|r| r.key == key && r.version == version).cloned())
+    {
+        return Some(c);
+    }
+    catalog.routines.lock().get(key).filter(|c| c.version == version).cloned()
 }
 
 /// CREATE [OR REPLACE] FUNCTION / PROCEDURE: compiled now, against the
@@ -135,8 +157,18 @@ pub(crate) fn create(catalog: &Dictionary, cf: &ast::CreateFunction, check_bodie
         }
     }
     let source = cf.to_string();
+    let header = resolve_header(catalog, &def)?;
     if !check_bodies {
-        resolve_header(catalog, &def)?;
+        catalog.put_routine(&def.name, source, def.or_replace)?;
+        return Ok(format!("CREATE {kind}"));
+    }
+    if matches!(header.returns, crate::routines::Returns::Trigger) {
+        // A trigger function's NEW and OLD are its table's rows: the body
+        // is compiled for each trigger that uses it (at CREATE TRIGGER);
+        // here only its syntax is checked.
+        let toks = crate::routines::parse::lex(&def.body)?;
+        crate::routines::parse::parse(&toks)
+            .map_err(|e| e.with_context(format!("compilation of PL/pgSQL function \"{}\"", def.name)))?;
         catalog.put_routine(&def.name, source, def.or_replace)?;
         return Ok(format!("CREATE {kind}"));
     }
