@@ -526,47 +526,90 @@ fn referencing_actions(
         let action = if new.is_some() { fk.on_update } else { fk.on_delete };
         match (action, &new) {
             (RefAction::Restrict, _) => return Err(restrict_error(parent, child_name, &fk.name, fk, &old)),
-            (RefAction::Cascade, None) => {
-                for (r, v) in rows {
-                    if cx.txn.delete(&r)? {
-                        on_parent_delete(&child, &v, cx)?;
-                    }
-                }
-            }
+            (RefAction::Cascade, None) => write_referencing(&child, fk, rows, None, cx)?,
             (RefAction::Cascade, Some(new)) => {
-                for (r, mut v) in rows {
+                let set = |v: &mut Vec<Value>| -> Result<()> {
                     for (&c, n) in fk.columns.iter().zip(new) {
                         v[c] = n.clone();
                     }
-                    cx.txn.update(&r, v)?;
-                }
+                    Ok(())
+                };
+                write_referencing(&child, fk, rows, Some(&set), cx)?
             }
-            (a, _) => set_referencing(&child, fk, rows, a, cx)?,
+            (a, _) => {
+                let set = |v: &mut Vec<Value>| -> Result<()> {
+                    for &c in &fk.columns {
+                        v[c] = match (a, child.meta.columns.get(c).and_then(|m| m.default.as_ref())) {
+                            (RefAction::SetDefault, Some(text)) => {
+                                let e = crate::planner::dml::parse_expr(text)?;
+                                default_value(&e, cx)?
+                            }
+                            _ => Value::Null,
+                        };
+                    }
+                    Ok(())
+                };
+                write_referencing(&child, fk, rows, Some(&set), cx)?
+            }
         }
     }
     Ok(())
 }
 
-fn set_referencing(
+/// How a foreign key's action changes a referencing row.
+type RowChange<'a> = &'a dyn Fn(&mut Vec<Value>) -> Result<()>;
+
+/// A foreign key's action on the referencing `rows` of `child`: deletes
+/// them (`change` is `None`) or updates each to what `change` makes of it.
+/// The child's triggers fire as for a statement of its own, as in
+/// PostgreSQL (an UPDATE's assigns the key's columns).
+fn write_referencing(
     child: &TableInfo,
     fk: &crate::catalog::ForeignKey,
     rows: Vec<(Row, Vec<Value>)>,
-    action: RefAction,
+    change: Option<RowChange>,
     cx: &ExecCtx,
 ) -> Result<()> {
-    for (r, mut v) in rows {
-        for &c in &fk.columns {
-            v[c] = match (action, child.meta.columns.get(c).and_then(|m| m.default.as_ref())) {
-                (RefAction::SetDefault, Some(text)) => {
-                    let e = crate::planner::dml::parse_expr(text)?;
-                    default_value(&e, cx)?
+    let triggers = crate::planner::triggers::compile(cx.catalog, child)?;
+    let Some(change) = change else {
+        let mut fire = Firing::start(triggers.as_deref(), DELETE, vec![], cx)?;
+        for (r, v) in rows {
+            if let Some(f) = fire.as_ref().filter(|f| f.has_before_row()) {
+                if f.before(Some(&v), None, cx)?.is_none() {
+                    continue;
                 }
-                _ => Value::Null,
-            };
+            }
+            if cx.txn.delete(&r)? {
+                on_parent_delete(child, &v, cx)?;
+                if let Some(f) = &mut fire {
+                    f.after(Some(v), None);
+                }
+            }
         }
-        cx.txn.update(&r, v)?;
+        return fire.map_or(Ok(()), |f| f.finish(cx));
+    };
+    let cols = child.table.columns();
+    let assigned = fk.columns.iter().map(|&c| cols[c].name.clone()).collect();
+    let mut fire = Firing::start(triggers.as_deref(), UPDATE, assigned, cx)?;
+    for (r, old) in rows {
+        let mut new = old.clone();
+        change(&mut new)?;
+        let new = match fire.as_ref().filter(|f| f.has_before_row()) {
+            Some(f) => match f.before(Some(&old), Some(new), cx)? {
+                Some(row) => row,
+                None => continue,
+            },
+            None => new,
+        };
+        let keep = fire.as_ref().is_some_and(|f| f.keeps_rows());
+        let kept = keep.then(|| new.clone());
+        if cx.txn.update(&r, new)? {
+            if let Some(f) = &mut fire {
+                f.after(Some(old), kept);
+            }
+        }
     }
-    Ok(())
+    fire.map_or(Ok(()), |f| f.finish(cx))
 }
 
 fn default_value(e: &sqlparser::ast::Expr, cx: &ExecCtx) -> Result<Value> {
@@ -604,12 +647,35 @@ fn restrict_error(
 /// first WHEN MATCHED clause that applies; a source row matching none gets
 /// the first WHEN NOT MATCHED clause that applies.
 pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
-    if m.rules.triggers.is_some() {
-        return Err(Error::unsupported("MERGE into a table with triggers"));
-    }
     let table = &m.rules.info.table;
     let ncols = table.columns().len();
     let mut out = DmlOutcome { count: 0, rows: vec![] };
+    // The triggers of each action the clauses can take, as PostgreSQL
+    // fires them: statement triggers for every such action, row triggers
+    // for the rows each action writes.
+    let triggers = m.rules.triggers.as_deref();
+    let takes = |f: fn(&MergeAction) -> bool| m.clauses.iter().any(|c| f(&c.action));
+    let mut fire_insert = match takes(|a| matches!(a, MergeAction::Insert(_))) {
+        true => Firing::start(triggers, INSERT, vec![], cx)?,
+        false => None,
+    };
+    let set: Vec<(usize, Expr)> = m
+        .clauses
+        .iter()
+        .filter_map(|c| match &c.action {
+            MergeAction::Update(a) => Some(a.iter().cloned()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let mut fire_update = match takes(|a| matches!(a, MergeAction::Update(_))) {
+        true => Firing::start(triggers, UPDATE, assigned(&m.rules, &set), cx)?,
+        false => None,
+    };
+    let mut fire_delete = match takes(|a| matches!(a, MergeAction::Delete)) {
+        true => Firing::start(triggers, DELETE, vec![], cx)?,
+        false => None,
+    };
     let source = gather(open(&m.source, cx, vec![])?, cx)?;
     for src in source {
         cx.tick(1)?;
@@ -635,8 +701,12 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
                             row[col] = eval(d, &[], &[], cx)?;
                         }
                     }
+                    let Some(mut row) = before_row(&fire_insert, &m.rules, None, row, cx)? else { break };
                     finish_row(&m.rules, &mut row, cx)?;
-                    cx.txn.insert(table, row)?;
+                    cx.txn.insert_values(table, &mut row)?;
+                    if let Some(f) = &mut fire_insert {
+                        f.after(None, Some(row));
+                    }
                     out.count += 1;
                 }
                 break;
@@ -658,16 +728,30 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
                         for (col, e) in assignments {
                             new[*col] = eval(e, &both, &[], cx)?;
                         }
+                        let Some(mut new) = before_row(&fire_update, &m.rules, Some(&old), new, cx)? else {
+                            break;
+                        };
                         finish_row(&m.rules, &mut new, cx)?;
                         on_key_change(&m.rules.info, &old, &new, cx)?;
                         if cx.txn.update_with_current(&row, &old, |_| Some(new.clone()))? {
                             out.count += 1;
+                            if let Some(f) = &mut fire_update {
+                                f.after(Some(old.clone()), Some(new));
+                            }
                         }
                     }
                     MergeAction::Delete => {
+                        if let Some(f) = fire_delete.as_ref().filter(|f| f.has_before_row()) {
+                            if f.before(Some(&old), None, cx)?.is_none() {
+                                break;
+                            }
+                        }
                         if cx.txn.delete(&row)? {
                             on_parent_delete(&m.rules.info, &old, cx)?;
                             out.count += 1;
+                            if let Some(f) = &mut fire_delete {
+                                f.after(Some(old.clone()), None);
+                            }
                         }
                     }
                     MergeAction::Insert(_) | MergeAction::Nothing => {}
@@ -675,6 +759,9 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
                 break;
             }
         }
+    }
+    for f in [fire_insert, fire_update, fire_delete].into_iter().flatten() {
+        f.finish(cx)?;
     }
     Ok(out)
 }

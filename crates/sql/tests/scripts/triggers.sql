@@ -160,6 +160,50 @@ $$;
 INSERT INTO chain VALUES (1);
 SELECT count(*), max(n) FROM chain;
 
+-- MERGE fires the triggers of the actions it can take.
+CREATE TABLE stock (sku int PRIMARY KEY, qty int NOT NULL);
+CREATE TABLE stock_log (op text, sku int, qty int);
+CREATE FUNCTION log_stock() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_LEVEL = 'STATEMENT' THEN
+    INSERT INTO stock_log VALUES (TG_WHEN || ' ' || TG_OP, NULL, NULL);
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO stock_log VALUES (TG_OP, OLD.sku, OLD.qty);
+  ELSE
+    INSERT INTO stock_log VALUES (TG_OP, NEW.sku, NEW.qty);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+INSERT INTO stock VALUES (1, 10), (2, 0), (3, 5);
+CREATE TRIGGER stock_rows AFTER INSERT OR UPDATE OR DELETE ON stock FOR EACH ROW EXECUTE FUNCTION log_stock();
+CREATE TRIGGER stock_statements BEFORE INSERT OR UPDATE OR DELETE ON stock FOR EACH STATEMENT EXECUTE FUNCTION log_stock();
+MERGE INTO stock s USING (VALUES (1, 5), (2, 0), (4, 7)) AS d(sku, qty) ON s.sku = d.sku WHEN MATCHED AND d.qty = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET qty = s.qty + d.qty WHEN NOT MATCHED THEN INSERT VALUES (d.sku, d.qty);
+SELECT * FROM stock_log ORDER BY op, sku;
+SELECT * FROM stock ORDER BY sku;
+
+-- Foreign-key actions fire the referencing table's triggers.
+CREATE TABLE parent (id int PRIMARY KEY);
+CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent ON DELETE CASCADE ON UPDATE SET NULL);
+CREATE TABLE child_log (op text, id int, parent_id int);
+CREATE FUNCTION log_child() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO child_log VALUES (TG_OP, OLD.id, OLD.parent_id);
+  ELSE
+    INSERT INTO child_log VALUES (TG_OP, NEW.id, NEW.parent_id);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER child_changes AFTER UPDATE OR DELETE ON child FOR EACH ROW EXECUTE FUNCTION log_child();
+INSERT INTO parent VALUES (1), (2);
+INSERT INTO child VALUES (10, 1), (11, 1), (20, 2);
+DELETE FROM parent WHERE id = 1;
+UPDATE parent SET id = 3 WHERE id = 2;
+SELECT * FROM child_log ORDER BY op, id;
+SELECT * FROM child ORDER BY id;
+
 -- The catalog.
 SELECT tgname, tgtype, tgenabled, tgnargs FROM pg_trigger WHERE tgrelid = 'account'::regclass ORDER BY tgname;
 SELECT relhastriggers FROM pg_class WHERE relname IN ('account', 'events') ORDER BY relname;
