@@ -6,7 +6,7 @@
 //! table's COPY may come in another order), and what Centum adds to
 //! PostgreSQL's tables survives the trip: hash indexes and their bucket
 //! counts, SCHEMA_ONLY durability, identity and serial columns with their
-//! next values, and routines. A dump of a schema that uses none of
+//! next values, routines and triggers. A dump of a schema that uses none of
 //! Centum's options restores into PostgreSQL.
 
 mod common;
@@ -45,6 +45,11 @@ COMMENT ON SCHEMA other IS 'the other one';
 COMMENT ON SEQUENCE s1 IS 'steps of five';
 CREATE VIEW named AS SELECT id, name FROM a;
 COMMENT ON VIEW named IS 'names only';
+CREATE TABLE a_log (a_id int, what text);
+CREATE FUNCTION log_a() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO a_log VALUES (NEW.id, TG_OP || ' ' || TG_ARGV[0]); RETURN NEW; END; $$;
+CREATE TRIGGER a_logged AFTER INSERT OR UPDATE OF name ON a FOR EACH ROW EXECUTE FUNCTION log_a('dumped');
+CREATE TRIGGER a_quiet BEFORE UPDATE ON a FOR EACH ROW WHEN (NEW.n > 100) EXECUTE FUNCTION log_a('off');
+ALTER TABLE a DISABLE TRIGGER a_quiet;
 CREATE TABLE arr (id int PRIMARY KEY, tags text[], amounts numeric(6,2)[], days date[]);
 INSERT INTO arr VALUES (1, '{a,\"b c\",NULL,\"NULL\"}', '{1.5,NULL}', '{2024-02-29}'), (2, '{}', NULL, '{}');
 ";
@@ -185,8 +190,10 @@ fn a_plain_dump_restores_into_a_new_server_and_dumps_the_same() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&e.stderr).contains("non-DEFAULT"), "{e:?}");
-    // Routines run.
+    // Routines run, and triggers fire (the disabled one stays disabled).
     assert_eq!(query(&psql, &b, "SELECT addone(41)").trim(), "42");
+    query(&psql, &b, "INSERT INTO a (id, name, n) VALUES (3, 'z', 500); UPDATE a SET n = 600 WHERE id = 3");
+    assert_eq!(query(&psql, &b, "SELECT string_agg(what, ',') FROM a_log").trim(), "INSERT dumped");
     query(&psql, &b, "CALL bump(2)");
     assert_eq!(query(&psql, &b, "SELECT v FROM hot").trim(), "3");
 }
@@ -308,6 +315,11 @@ fn a_dump_of_a_portable_schema_restores_into_postgresql() {
     assert_eq!(next, 101);
     let one: i32 = client.query_one("SELECT addone(0)", &[]).unwrap().get(0);
     assert_eq!(one, 1);
+    client
+        .batch_execute("INSERT INTO a (id, name, n) VALUES (3, 'z', 500); UPDATE a SET n = 600 WHERE id = 3")
+        .unwrap();
+    let log: String = client.query_one("SELECT string_agg(what, ',') FROM a_log", &[]).unwrap().get(0);
+    assert_eq!(log, "INSERT dumped");
     let tags: Vec<Option<String>> =
         client.query_one("SELECT tags FROM arr WHERE id = 1", &[]).unwrap().get(0);
     assert_eq!(tags, vec![Some("a".into()), Some("b c".into()), None, Some("NULL".into())]);

@@ -228,9 +228,12 @@ impl TriggerDef {
         self.events & event != 0
     }
 
-    /// The CREATE TRIGGER text for table `table` (as `pg_get_triggerdef`
-    /// gives it, and as it is stored).
-    pub fn text(&self, table: &str) -> String {
+    /// The CREATE TRIGGER text for table `table`, as it is stored and as
+    /// `pg_get_triggerdef` gives it: with `qualified`, the function is
+    /// named with its schema (routines all live in `public`), as
+    /// PostgreSQL names it for a search path that does not find it
+    /// (pg_dump's, which is empty).
+    pub fn text(&self, table: &str, qualified: bool) -> String {
         let mut events = Vec::new();
         for (bit, word) in EVENTS {
             if self.events & bit == 0 {
@@ -264,7 +267,12 @@ impl TriggerDef {
             s.push_str(&format!(" WHEN ({w})"));
         }
         let args: Vec<String> = self.args.iter().map(|a| quote_literal(a)).collect();
-        s.push_str(&format!(" EXECUTE FUNCTION {}({})", quote_ident(&self.function), args.join(", ")));
+        let schema = if qualified { "public." } else { "" };
+        s.push_str(&format!(
+            " EXECUTE FUNCTION {schema}{}({})",
+            quote_ident(&self.function),
+            args.join(", ")
+        ));
         s
     }
 
@@ -328,7 +336,7 @@ pub(crate) fn create(b: &Binder, ct: &ast::CreateTrigger) -> Result<DdlOutcome> 
     }
     check_function(b, &def.function)?;
     let mut meta = info.meta.clone();
-    let stored = TriggerMeta { name: def.name.clone(), enabled: true, source: def.text(&table) };
+    let stored = TriggerMeta { name: def.name.clone(), enabled: true, source: def.text(&table, false) };
     match meta.triggers.iter().position(|t| t.name == def.name) {
         Some(_) if !ct.or_replace => {
             return Err(Error::Duplicate {

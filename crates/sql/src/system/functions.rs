@@ -254,7 +254,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "col_description" => (CatalogFn::Description, vec![I4, I4], 2, T, false),
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
-        "pg_get_triggerdef" => (CatalogFn::TriggerDef, vec![I4, B], 1, T, false),
+        "pg_get_triggerdef" => (CatalogFn::TriggerDef, vec![I4, B], 1, T, true),
         "acldefault" => (CatalogFn::AclDefault, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, DataType::Array(Box::new(T)), true),
@@ -582,7 +582,10 @@ pub(crate) fn eval(
             } else {
                 format!("{}.{}", t.schema, t.name)
             };
-            Value::Text(x.def.text(&table))
+            // The function is qualified where the search path does not
+            // find it (pg_dump empties the path).
+            let found = search_path(args).iter().any(|s| s == "public");
+            Value::Text(x.def.text(&table, !found))
         }),
         CatalogFn::FunctionDef => {
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(format!("{};\n", r.source)))
