@@ -1,4 +1,5 @@
-//! The benchmark suite's smoke run: `centum-bench suite --quick` runs
+//! Smoke runs of the benchmarks (`centum-bench triggers` at a tiny size,
+//! below), and the benchmark suite's: `centum-bench suite --quick` runs
 //! every workload (W1-W6) at a small scale against a real PostgreSQL, the
 //! Centum server and SQLite, and fails when any workload's correctness
 //! checks fail (row counts, balances, integrity). Nothing here looks at
@@ -59,4 +60,18 @@ fn every_workload_completes_with_correct_results() {
         let bytes = std::fs::read(out.path().join(format!("{png}.png"))).unwrap();
         assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{png}.png is not a plot");
     }
+}
+
+/// `centum-bench triggers` runs its three ways of inserting and checks
+/// that every audited row reached the audit table; a tiny run only shows
+/// that it completes and reports.
+#[test]
+fn the_trigger_benchmark_completes_and_audits_every_row() {
+    let run = Command::new(env!("CARGO_BIN_EXE_centum-bench"))
+        .args(["triggers", "--rounds", "1", "--seconds", "0.05"])
+        .output()
+        .expect("run centum-bench");
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{text}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(text.contains("the trigger costs") && text.contains("the second insert costs"), "{text}");
 }
