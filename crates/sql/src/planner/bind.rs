@@ -293,6 +293,27 @@ impl<'a> Binder<'a> {
     /// (SECURITY DEFINER).
     pub(crate) fn need_routine(&self, r: &crate::planner::routines::Compiled) {
         self.need(ObjectKind::Routine, &r.name, crate::privileges::EXECUTE, false);
+        self.need_body(r);
+    }
+
+    /// Notes what the body of the triggers that fire for `events` on a
+    /// table need: checked against the acting role, as PostgreSQL checks a
+    /// trigger's statements (or the function's owner, SECURITY DEFINER).
+    /// Firing needs no EXECUTE: CREATE TRIGGER checked that.
+    pub(crate) fn need_triggers(
+        &self,
+        triggers: Option<&crate::planner::triggers::TableTriggers>,
+        events: u8,
+    ) {
+        for t in triggers.into_iter().flat_map(|t| &t.list) {
+            if t.def.events & events != 0 {
+                self.need_body(&t.program);
+            }
+        }
+    }
+
+    /// Notes what routine `r`'s body needs.
+    fn need_body(&self, r: &crate::planner::routines::Compiled) {
         let needs = r.needs();
         if needs.is_empty() {
             return;

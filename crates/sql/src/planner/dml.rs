@@ -299,6 +299,13 @@ impl<'a> Binder<'a> {
         };
         let targets: Vec<usize> = targets[..width].to_vec();
         let rules = self.row_rules(info.clone())?;
+        let events = match &ins.on {
+            Some(ast::OnInsert::OnConflict(c)) if matches!(c.action, ast::OnConflictAction::DoUpdate(_)) => {
+                crate::triggers::INSERT | crate::triggers::UPDATE
+            }
+            _ => crate::triggers::INSERT,
+        };
+        self.need_triggers(rules.triggers.as_deref(), events);
         let (scope, _) = self.table_scope(
             &info,
             &ins.table_alias
@@ -528,6 +535,7 @@ impl<'a> Binder<'a> {
             self.joined_targets(&name, &alias, from, up.selection.as_ref())?;
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
+        self.need_triggers(rules.triggers.as_deref(), crate::triggers::UPDATE);
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
         Ok((Update { access, recheck, assignments, rules, returning, from, writes: vec![] }, cols))
     }
@@ -616,6 +624,7 @@ impl<'a> Binder<'a> {
             self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
         let triggers = super::triggers::compile(self.catalog, &info)?;
+        self.need_triggers(triggers.as_deref(), crate::triggers::DELETE);
         Ok((Delete { access, recheck, info, returning, using, triggers, writes: vec![] }, cols))
     }
 }
@@ -887,6 +896,8 @@ impl<'a> Binder<'a> {
             defaults.push(self.column_default(&info, i)?);
         }
         let rules = self.row_rules(info)?;
+        let all = crate::triggers::INSERT | crate::triggers::UPDATE | crate::triggers::DELETE;
+        self.need_triggers(rules.triggers.as_deref(), all);
         Ok(Merge { source, target, clauses, defaults, rules })
     }
 

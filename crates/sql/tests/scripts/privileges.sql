@@ -126,6 +126,28 @@ RESET log_min_duration_statement;
 SHOW log_min_duration_statement;
 SET ROLE app_owner;
 RESET ROLE;
+-- A trigger's statements are checked against the role that fires it (or
+-- the function's owner, SECURITY DEFINER); CREATE TRIGGER needs the
+-- TRIGGER privilege.
+CREATE TABLE watched (id int PRIMARY KEY);
+CREATE TABLE watch_log (id int);
+CREATE FUNCTION watch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO watch_log VALUES (NEW.id); RETURN NULL; END; $$;
+CREATE FUNCTION watch_as_owner() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN INSERT INTO watch_log VALUES (-NEW.id); RETURN NULL; END; $$;
+CREATE TRIGGER watched_log AFTER INSERT ON watched FOR EACH ROW EXECUTE FUNCTION watch();
+GRANT INSERT ON watched TO app_writer;
+SET ROLE app_writer;
+INSERT INTO watched VALUES (1);
+CREATE TRIGGER sneaky AFTER INSERT ON watched FOR EACH ROW EXECUTE FUNCTION watch();
+RESET ROLE;
+DROP TRIGGER watched_log ON watched;
+CREATE TRIGGER watched_log AFTER INSERT ON watched FOR EACH ROW EXECUTE FUNCTION watch_as_owner();
+SET ROLE app_writer;
+INSERT INTO watched VALUES (2);
+RESET ROLE;
+SELECT id FROM watch_log;
+DROP TABLE watched, watch_log;
+DROP FUNCTION watch();
+DROP FUNCTION watch_as_owner();
 DROP TABLE ledger.entries, ledger.mine;
 DROP SCHEMA ledger;
 DROP VIEW rich;
