@@ -1576,6 +1576,27 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
     def.indexes.retain(|ix| !ix.columns.iter().any(|c| c == name));
     let mut meta = info.meta.clone();
     meta.columns.remove(col);
+    // A trigger whose UPDATE OF or WHEN names the column depends on it.
+    let mut kept_triggers = Vec::new();
+    for t in std::mem::take(&mut meta.triggers) {
+        let trigger = crate::triggers::TriggerDef::parse(&t.source)?;
+        let in_when = match &trigger.when {
+            Some(w) => crate::parser::words(w)?.iter().any(|x| x.eq_ignore_ascii_case(name)),
+            None => false,
+        };
+        if !trigger.columns.iter().any(|c| c == name) && !in_when {
+            kept_triggers.push(t);
+            continue;
+        }
+        if !cascade {
+            return Err(Error::other(
+                "2BP01",
+                format!("cannot drop column {name} of table {table} because other objects depend on it\nDETAIL:  trigger {} on table {table} depends on column {name} of table {table}", t.name),
+            ));
+        }
+        notices.push(format!("drop cascades to trigger {} on table {table}", t.name));
+    }
+    meta.triggers = kept_triggers;
     let shift = |c: usize| if c > col { c - 1 } else { c };
     meta.foreign_keys.retain(|f| !f.columns.contains(&col));
     for f in &mut meta.foreign_keys {
@@ -1659,6 +1680,19 @@ fn rename_column(b: &Binder, table: &str, from: &str, to: &str) -> Result<()> {
     }
     for c in &mut meta.checks {
         c.expr = rename(&c.expr)?;
+    }
+    // Triggers name the column in UPDATE OF and as NEW.col / OLD.col in
+    // WHEN (their functions' bodies are text, as in PostgreSQL).
+    for t in &mut meta.triggers {
+        let mut def = crate::triggers::TriggerDef::parse(&t.source)?;
+        for c in def.columns.iter_mut().filter(|c| c.as_str() == from) {
+            *c = to.to_string();
+        }
+        if let Some(w) = &def.when {
+            let w = renamed_in_expression(w, "new", from, to)?;
+            def.when = Some(renamed_in_expression(&w, "old", from, to)?);
+        }
+        t.source = def.text(table, false);
     }
     let renamed_refs = |fks: &mut Vec<ForeignKey>| {
         for f in fks.iter_mut().filter(|f| f.ref_table == table) {

@@ -204,6 +204,24 @@ UPDATE parent SET id = 3 WHERE id = 2;
 SELECT * FROM child_log ORDER BY op, id;
 SELECT * FROM child ORDER BY id;
 
+-- Renaming a column a trigger names carries the trigger along; dropping
+-- it needs CASCADE, which drops the trigger.
+CREATE TABLE gauge (id int PRIMARY KEY, level int, note text);
+CREATE TABLE gauge_log (id int);
+CREATE FUNCTION log_gauge() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO gauge_log VALUES (NEW.id); RETURN NULL; END; $$;
+CREATE TRIGGER gauge_changed AFTER UPDATE OF level ON gauge FOR EACH ROW WHEN (NEW.level > OLD.level) EXECUTE FUNCTION log_gauge();
+INSERT INTO gauge VALUES (1, 5, 'a');
+ALTER TABLE gauge RENAME COLUMN level TO reading;
+UPDATE gauge SET reading = 7;
+UPDATE gauge SET reading = 6;
+UPDATE gauge SET note = 'b';
+SELECT * FROM gauge_log;
+SELECT tgattr FROM pg_trigger WHERE tgname = 'gauge_changed';
+ALTER TABLE gauge DROP COLUMN note;
+ALTER TABLE gauge DROP COLUMN reading;
+ALTER TABLE gauge DROP COLUMN reading CASCADE;
+SELECT count(*) FROM pg_trigger WHERE tgname = 'gauge_changed';
+
 -- The catalog.
 SELECT tgname, tgtype, tgenabled, tgnargs FROM pg_trigger WHERE tgrelid = 'account'::regclass ORDER BY tgname;
 SELECT relhastriggers FROM pg_class WHERE relname IN ('account', 'events') ORDER BY relname;
