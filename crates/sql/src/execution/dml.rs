@@ -56,7 +56,7 @@ fn before_row(
     match fire {
         Some(f) if f.has_before_row() => {
             coerce_row(rules, &mut new, cx)?;
-            let Some(mut row) = f.before(old, Some(new), cx)? else { return Ok(None) };
+            let Some(mut row) = f.before(old, new, cx)? else { return Ok(None) };
             if row.len() != rules.info.table.columns().len() {
                 return Err(Error::mismatch(
                     "returned row structure does not match the structure of the triggering table",
@@ -67,6 +67,20 @@ fn before_row(
         }
         _ => Ok(Some(new)),
     }
+}
+
+/// Runs the BEFORE ROW triggers of `fire` for a row about to be deleted;
+/// false when one skips it.
+fn before_delete(fire: &Option<Firing>, old: &[Value], cx: &ExecCtx) -> Result<bool> {
+    match fire {
+        Some(f) if f.has_before_row() => f.before_delete(old, cx),
+        _ => Ok(true),
+    }
+}
+
+/// The statement's firing, where its AFTER triggers need the rows written.
+fn keeping<'a, 't>(fire: &'a mut Option<Firing<'t>>) -> Option<&'a mut Firing<'t>> {
+    fire.as_mut().filter(|f| f.keeps_rows())
 }
 
 /// Converts every value to its column's type and completes generated
@@ -213,7 +227,7 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
                     if cx.txn.update(&existing, new.clone())? {
                         out.count += 1;
                         returning(&ins.returning, &new, &mut out.rows, cx)?;
-                        if let Some(f) = &mut fire_update {
+                        if let Some(f) = keeping(&mut fire_update) {
                             f.after(Some(old), Some(new));
                         }
                     }
@@ -227,7 +241,7 @@ pub(crate) fn insert(ins: &Insert, cx: &ExecCtx) -> Result<DmlOutcome> {
         if ins.returning.is_some() || keep {
             cx.txn.insert_values(table, &mut row)?;
             returning(&ins.returning, &row, &mut out.rows, cx)?;
-            if let Some(f) = &mut fire {
+            if let Some(f) = keeping(&mut fire) {
                 f.after(None, Some(row));
             }
         } else {
@@ -382,7 +396,7 @@ pub(crate) fn update(up: &Update, cx: &ExecCtx) -> Result<DmlOutcome> {
             out.count += 1;
             if let Some((before, mut after)) = written.into_inner() {
                 on_key_change(&up.rules.info, &before, &after, cx)?;
-                if let Some(f) = &mut fire {
+                if let Some(f) = keeping(&mut fire) {
                     f.after(Some(before), Some(after.clone()));
                 }
                 if up.returning.is_some() && up.from.is_some() {
@@ -406,10 +420,8 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
     let targets: Vec<(Row, Vec<Value>)> = gather(access_rows(&del.access, cx, &[])?, cx)?;
     for (row, vals) in targets {
         cx.tick(1)?;
-        if let Some(f) = fire.as_ref().filter(|f| f.has_before_row()) {
-            if f.before(Some(&vals), None, cx)?.is_none() {
-                continue;
-            }
+        if !before_delete(&fire, &vals, cx)? {
+            continue;
         }
         // Under READ COMMITTED a row changed meanwhile is deleted only if
         // its newest version still qualifies, and that version is the one
@@ -454,7 +466,7 @@ pub(crate) fn delete(del: &Delete, cx: &ExecCtx) -> Result<DmlOutcome> {
         if deleted {
             let mut vals = newest.unwrap_or(vals);
             on_parent_delete(&del.info, &vals, cx)?;
-            if let Some(f) = &mut fire {
+            if let Some(f) = keeping(&mut fire) {
                 f.after(Some(vals.clone()), None);
             }
             out.count += 1;
@@ -574,14 +586,12 @@ fn write_referencing(
     let Some(change) = change else {
         let mut fire = Firing::start(triggers.as_deref(), DELETE, vec![], cx)?;
         for (r, v) in rows {
-            if let Some(f) = fire.as_ref().filter(|f| f.has_before_row()) {
-                if f.before(Some(&v), None, cx)?.is_none() {
-                    continue;
-                }
+            if !before_delete(&fire, &v, cx)? {
+                continue;
             }
             if cx.txn.delete(&r)? {
                 on_parent_delete(child, &v, cx)?;
-                if let Some(f) = &mut fire {
+                if let Some(f) = keeping(&mut fire) {
                     f.after(Some(v), None);
                 }
             }
@@ -595,16 +605,15 @@ fn write_referencing(
         let mut new = old.clone();
         change(&mut new)?;
         let new = match fire.as_ref().filter(|f| f.has_before_row()) {
-            Some(f) => match f.before(Some(&old), Some(new), cx)? {
+            Some(f) => match f.before(Some(&old), new, cx)? {
                 Some(row) => row,
                 None => continue,
             },
             None => new,
         };
-        let keep = fire.as_ref().is_some_and(|f| f.keeps_rows());
-        let kept = keep.then(|| new.clone());
+        let kept = keeping(&mut fire).map(|_| new.clone());
         if cx.txn.update(&r, new)? {
-            if let Some(f) = &mut fire {
+            if let Some(f) = keeping(&mut fire) {
                 f.after(Some(old), kept);
             }
         }
@@ -704,7 +713,7 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
                     let Some(mut row) = before_row(&fire_insert, &m.rules, None, row, cx)? else { break };
                     finish_row(&m.rules, &mut row, cx)?;
                     cx.txn.insert_values(table, &mut row)?;
-                    if let Some(f) = &mut fire_insert {
+                    if let Some(f) = keeping(&mut fire_insert) {
                         f.after(None, Some(row));
                     }
                     out.count += 1;
@@ -735,21 +744,19 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
                         on_key_change(&m.rules.info, &old, &new, cx)?;
                         if cx.txn.update_with_current(&row, &old, |_| Some(new.clone()))? {
                             out.count += 1;
-                            if let Some(f) = &mut fire_update {
+                            if let Some(f) = keeping(&mut fire_update) {
                                 f.after(Some(old.clone()), Some(new));
                             }
                         }
                     }
                     MergeAction::Delete => {
-                        if let Some(f) = fire_delete.as_ref().filter(|f| f.has_before_row()) {
-                            if f.before(Some(&old), None, cx)?.is_none() {
-                                break;
-                            }
+                        if !before_delete(&fire_delete, &old, cx)? {
+                            break;
                         }
                         if cx.txn.delete(&row)? {
                             on_parent_delete(&m.rules.info, &old, cx)?;
                             out.count += 1;
-                            if let Some(f) = &mut fire_delete {
+                            if let Some(f) = keeping(&mut fire_delete) {
                                 f.after(Some(old.clone()), None);
                             }
                         }

@@ -133,53 +133,63 @@ impl<'t> Firing<'t> {
         )
     }
 
-    /// Runs the BEFORE ROW triggers for a row about to be written: `new`
-    /// for INSERT and UPDATE (with `old` for UPDATE), `old` alone for
-    /// DELETE. Returns the row to write (for DELETE, `old` again), or
-    /// `None` when a trigger returned NULL and the row is skipped.
-    pub fn before(
-        &self,
-        old: Option<&[Value]>,
-        new: Option<Vec<Value>>,
-        cx: &ExecCtx,
-    ) -> Result<Option<Vec<Value>>> {
+    /// Runs the BEFORE ROW triggers of an INSERT or UPDATE for row `new`
+    /// about to be written (over `old` for UPDATE). Returns the row to
+    /// write, or `None` when a trigger returned NULL and the row is
+    /// skipped.
+    pub fn before(&self, old: Option<&[Value]>, new: Vec<Value>, cx: &ExecCtx) -> Result<Option<Vec<Value>>> {
         let mut new = new;
         for t in self.triggers.matching(Timing::Before, true, self.event) {
             if !self.applies(t) {
                 continue;
             }
-            let new_row = new.as_deref().map(Cow::Borrowed);
-            match self.call(t, true, old.map(Cow::Borrowed), new_row, None, cx)? {
+            match self.call(t, true, old.map(Cow::Borrowed), Some(Cow::Borrowed(&new)), None, cx)? {
                 Fired::Skipped => {}
                 Fired::Returned(None) => return Ok(None),
-                // A DELETE trigger's row only says "go on".
-                Fired::Returned(Some(_)) if self.event == DELETE => {}
-                Fired::Returned(Some(row)) => new = Some(row),
+                Fired::Returned(Some(row)) => new = row,
             }
         }
-        Ok(match new {
-            Some(row) => Some(row),
-            None => old.map(|o| o.to_vec()),
-        })
+        Ok(Some(new))
     }
 
-    /// Notes a row written, for the AFTER triggers (the rows are kept only
-    /// if they need them: see [`Firing::keeps_rows`]).
-    pub fn after(&mut self, old: Option<Vec<Value>>, new: Option<Vec<Value>>) {
-        if self.keeps_rows() {
-            self.written.push((old, new));
+    /// Runs the BEFORE ROW triggers of a DELETE for row `old`; false when
+    /// one returned NULL and the row is kept.
+    pub fn before_delete(&self, old: &[Value], cx: &ExecCtx) -> Result<bool> {
+        for t in self.triggers.matching(Timing::Before, true, self.event) {
+            // Any row a trigger returns only says "go on".
+            if let Fired::Returned(None) = self.call(t, true, Some(Cow::Borrowed(old)), None, None, cx)? {
+                return Ok(false);
+            }
         }
+        Ok(true)
+    }
+
+    /// Notes a row written, for the AFTER triggers; call it only where
+    /// [`Firing::keeps_rows`] says they need the rows.
+    pub fn after(&mut self, old: Option<Vec<Value>>, new: Option<Vec<Value>>) {
+        debug_assert!(self.keeps_rows(), "rows kept that no trigger reads");
+        self.written.push((old, new));
     }
 
     /// Runs the AFTER ROW triggers for the rows written, in order, then
     /// the AFTER STATEMENT triggers.
     pub fn finish(mut self, cx: &ExecCtx) -> Result<()> {
-        let tables = if self.transition {
-            let old: Vec<Vec<Value>> = self.written.iter().filter_map(|w| w.0.clone()).collect();
-            let new: Vec<Vec<Value>> = self.written.iter().filter_map(|w| w.1.clone()).collect();
-            Some((Rc::new(old), Rc::new(new)))
-        } else {
-            None
+        // The transition tables take the rows themselves unless the AFTER
+        // ROW triggers need them too.
+        let tables = match (self.transition, self.after_row) {
+            (false, _) => None,
+            (true, true) => {
+                let old: Vec<Vec<Value>> = self.written.iter().filter_map(|w| w.0.clone()).collect();
+                let new: Vec<Vec<Value>> = self.written.iter().filter_map(|w| w.1.clone()).collect();
+                Some((Rc::new(old), Rc::new(new)))
+            }
+            (true, false) => {
+                let (old, new): (Vec<_>, Vec<_>) = std::mem::take(&mut self.written).into_iter().unzip();
+                Some((
+                    Rc::new(old.into_iter().flatten().collect()),
+                    Rc::new(new.into_iter().flatten().collect()),
+                ))
+            }
         };
         let tables = tables.as_ref().map(|(o, n)| (o, n));
         if self.after_row {
