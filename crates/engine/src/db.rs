@@ -86,6 +86,10 @@ pub struct Options {
     /// Memory past which inserts and updates fail with 53200 (see
     /// [`crate::memory`]); `None` for no limit.
     pub memory_limit: Option<usize>,
+    /// Log what logical decoding needs (PostgreSQL's `wal_level =
+    /// logical`): the image of every deleted or replaced version, so a
+    /// change feed can say which row a delete or an update ended.
+    pub logical: bool,
 }
 
 impl Default for Options {
@@ -97,6 +101,7 @@ impl Default for Options {
             storage: StorageOptions::default(),
             fs: Arc::new(StdFs),
             memory_limit: None,
+            logical: false,
         }
     }
 }
@@ -146,6 +151,8 @@ pub(crate) struct Shared {
     pub(crate) memory_limit: Option<usize>,
     /// What the memory check remembers of this database between checks.
     memory_credit: crate::memory::Credit,
+    /// See [`Options::logical`].
+    pub(crate) logical: bool,
 }
 
 impl Shared {
@@ -342,6 +349,7 @@ impl Database {
             recovered,
             memory_limit: options.memory_limit,
             memory_credit: Default::default(),
+            logical: options.logical,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {
@@ -976,7 +984,7 @@ impl Database {
         self.shared.storage.is_some()
     }
 
-    fn storage(&self) -> Result<&Storage> {
+    pub(crate) fn storage(&self) -> Result<&Storage> {
         self.shared.storage.as_ref().ok_or_else(|| {
             Error::InvalidDefinition("the database has no data directory (it is in memory only)".into())
         })

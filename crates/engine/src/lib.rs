@@ -32,6 +32,7 @@ pub mod db;
 pub mod ddl;
 mod durable;
 pub mod error;
+pub mod feed;
 pub mod gc;
 pub mod index;
 #[cfg(all(test, loom))]
@@ -48,6 +49,7 @@ pub use centum_storage::Durable;
 pub use db::{Database, DatabaseStats, Options};
 pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
+pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};
 pub use mvcc::{

@@ -78,6 +78,10 @@ pub enum Error {
     /// Nothing of it was logged; running the transaction again may succeed.
     #[error("a log write failed for a transaction whose changes this one may have used")]
     DependencyFailed,
+    /// A change feed asked for a log position whose segment is gone (no
+    /// slot kept it).
+    #[error("{0}")]
+    LogRemoved(String),
 }
 
 impl Error {
@@ -87,7 +91,7 @@ impl Error {
     /// (data_corrupted) for corruption, `54000` (program_limit_exceeded) for
     /// an oversized record, `57P01` (admin_shutdown) once closed, `40001`
     /// (serialization_failure) for a record refused for a failed write it
-    /// may depend on.
+    /// may depend on, `58P01` (undefined_file) for a removed log position.
     pub fn sqlstate(&self) -> &'static str {
         match self {
             Error::Io { .. } if self.is_disk_full() => "53100",
@@ -96,6 +100,7 @@ impl Error {
             Error::RecordTooLarge { .. } => "54000",
             Error::Closed => "57P01",
             Error::DependencyFailed => "40001",
+            Error::LogRemoved(_) => "58P01",
         }
     }
 
@@ -137,6 +142,7 @@ impl Error {
             Error::RecordTooLarge { bytes } => Error::RecordTooLarge { bytes: *bytes },
             Error::Closed => Error::Closed,
             Error::DependencyFailed => Error::DependencyFailed,
+            Error::LogRemoved(why) => Error::LogRemoved(why.clone()),
         }
     }
 

@@ -50,6 +50,9 @@ pub use checkpoint::{
 };
 pub use error::{Error, Result};
 pub use fs::{File, Fs, SimFs, StdFs};
-pub use log::{Durability, Durable, Log, LogOptions, LogPos, LogStats, Op, Record, RowId};
+pub use log::{
+    lsn, pos_of_lsn, Durability, Durable, FeedTxn, Log, LogOptions, LogPos, LogReader, LogStats, Op, Record,
+    RowId, Slot, Slots,
+};
 pub use recovery::{LoadStats, LoadedRow, Recovery};
 pub use storage::{Options, Storage};

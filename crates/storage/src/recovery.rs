@@ -44,6 +44,7 @@ use crate::format::{check_header, Magic, HEADER_LEN};
 use crate::fs::{read_all, Fs};
 use crate::log::segment::{parse_segment_name, scan_segment, segment_name, Batch};
 use crate::log::writer::{create_segment, Log};
+use crate::log::Slots;
 use crate::log::{decode_record, LogPos, Op, RowId};
 use crate::storage::{Options, Storage};
 
@@ -201,7 +202,9 @@ impl Recovery {
             remove.push(data_name(id));
             remove.push(delta_name(id));
         }
-        for &s in listing.segments.iter().filter(|&&s| s < manifest.replay.segment) {
+        // Segments a replication slot still needs stay (see `log::feed`).
+        let kept = crate::log::feed::first_kept_segment(fs.as_ref(), &dir)?;
+        for &s in listing.segments.iter().filter(|&&s| s < manifest.replay.segment.min(kept)) {
             remove.push(segment_name(s));
         }
         let next_id = listing.pairs.last().map_or(1, |m| m + 1);
@@ -314,7 +317,7 @@ impl Recovery {
                             let at = data.as_ptr() as usize - batch.bytes.as_ptr() as usize;
                             self.tail_inserts.push((id, bi, at..at + data.len()));
                         }
-                        Op::Delete { table, ts, seq } => {
+                        Op::Delete { table, ts, seq, .. } => {
                             self.tail_deletes.insert(RowId { table, ts, seq });
                         }
                         Op::Schema { catalog } => self.catalog = Some(catalog.to_vec()),
@@ -473,13 +476,20 @@ impl Recovery {
                 (create_segment(fs.as_ref(), &dir, pos.segment)?, pos)
             }
         };
-        let worker =
-            Worker::new(fs.clone(), dir.clone(), self.opts.checkpoint.clone(), &self.manifest, self.next_id);
+        let slots = Arc::new(Slots::open(fs.clone(), dir.clone())?);
+        let worker = Worker::new(
+            fs.clone(),
+            dir.clone(),
+            self.opts.checkpoint.clone(),
+            &self.manifest,
+            self.next_id,
+            slots.keep_from(),
+        );
         let ckpt = Checkpointer::spawn(worker)?;
         for batch in self.tail {
             ckpt.send(batch);
         }
         let log = Log::start(fs.clone(), dir.clone(), self.opts.log.clone(), file, pos, Some(ckpt.sink()));
-        Ok(Storage::new(fs, dir, self.opts, log, ckpt))
+        Ok(Storage::new(fs, dir, self.opts, log, ckpt, slots))
     }
 }

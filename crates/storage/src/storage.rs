@@ -20,7 +20,7 @@ use crate::checkpoint::worker::Checkpointer;
 use crate::checkpoint::{CheckpointOptions, CheckpointReport, CheckpointStats, FileInfo};
 use crate::error::{Error, Result};
 use crate::fs::Fs;
-use crate::log::{Durability, Log, LogOptions, Record};
+use crate::log::{Durability, Log, LogOptions, LogReader, Record, Slots};
 use crate::recovery::Recovery;
 
 /// Settings of a database directory's durability.
@@ -41,6 +41,7 @@ pub struct Storage {
     opts: Options,
     log: Arc<Log>,
     ckpt: Checkpointer,
+    slots: Arc<Slots>,
 }
 
 impl Storage {
@@ -55,8 +56,20 @@ impl Storage {
         opts: Options,
         log: Arc<Log>,
         ckpt: Checkpointer,
+        slots: Arc<Slots>,
     ) -> Storage {
-        Storage { fs, dir, opts, log, ckpt }
+        Storage { fs, dir, opts, log, ckpt, slots }
+    }
+
+    /// The replication slots of the directory.
+    pub fn slots(&self) -> &Arc<Slots> {
+        &self.slots
+    }
+
+    /// A reader of committed transactions from `from` on (see
+    /// [`crate::log::feed`]).
+    pub fn reader(&self, from: crate::log::LogPos) -> LogReader {
+        LogReader::new(self.fs.clone(), self.dir.clone(), self.log.clone(), from)
     }
 
     /// Appends a redo record with the log's default durability; see

@@ -47,13 +47,16 @@ use std::sync::{Arc, Mutex};
 const MAX_RESERVE: usize = 1 << 30;
 
 /// The redo record of a transaction committing at `ts`, or `None` when it
-/// changed no SCHEMA_AND_DATA table.
+/// changed no SCHEMA_AND_DATA table. With `logical`, every delete carries
+/// the image of the version it ends, and a delete that an update made says
+/// so, its new version being the next insert of its table in the record.
 pub(crate) fn redo_record(
     inner: &TxnInner,
     txns: &TxnTable,
     me: TxnId,
     ts: u64,
     schema: Option<&[u8]>,
+    logical: bool,
 ) -> Result<Option<Record>> {
     let mut rec: Option<Record> = None;
     let reserve = 256 + schema.map_or(0, <[u8]>::len) + inner.redo_bytes.min(MAX_RESERVE);
@@ -65,6 +68,10 @@ pub(crate) fn redo_record(
     // A version this transaction made and then replaced or deleted has its
     // end field holding our id; it never existed for anyone else.
     let replaced_by_me = |v: VersionPtr| v.end().load(SeqCst) == me.raw();
+    // Logical: a committed version this transaction replaced, then
+    // replaced again, is logged as deleted where its last replacement is
+    // logged, so the update reads as one (keyed by that replacement).
+    let mut carried: Vec<(VersionPtr, (u64, u64, u32, VersionPtr))> = Vec::new();
     for &(t, w) in inner.writes.iter() {
         let table = &inner.tables[t as usize];
         if table.durability != Durability::SchemaAndData {
@@ -76,16 +83,16 @@ pub(crate) fn redo_record(
             WriteKind::Delete(o) => (Some(o), None),
         };
         let rec = rec.get_or_insert_with(|| Record::with_capacity(ts, reserve));
+        let new = new.filter(|&n| !replaced_by_me(n));
+        let lives_on = matches!(w, WriteKind::Update(..));
         if let Some(o) = old {
-            match visibility::begin(txns, o, me) {
-                Begin::Committed(created) => rec.delete(table.id, created, o.header().stmt),
+            let created = match visibility::begin(txns, o, me) {
+                Begin::Committed(created) => Some(created),
                 // Made by a transaction whose record is already in the log,
                 // ahead of this one (a commit dependency).
-                Begin::Pending(_, TxnState::Logged(created)) => {
-                    rec.delete(table.id, created, o.header().stmt)
-                }
+                Begin::Pending(_, TxnState::Logged(created)) => Some(created),
                 // Made by this transaction: its insert is not logged either.
-                Begin::Mine => {}
+                Begin::Mine => None,
                 // A logged creator that aborted since: its record's write
                 // failed, so this commit must fail too.
                 Begin::Aborted => return Err(Error::Serialization(crate::db::DEPENDENCY_FAILED)),
@@ -94,10 +101,36 @@ pub(crate) fn redo_record(
                 Begin::Pending(..) => {
                     return Err(Error::Internal("a replaced version has no committed creator".into()));
                 }
+            };
+            match created {
+                Some(created) if !logical => rec.delete(table.id, created, o.header().stmt),
+                Some(created) if lives_on && new.is_none() => {
+                    if let WriteKind::Update(_, n) = w {
+                        carried.push((n, (table.id, created, o.header().stmt, o)));
+                    }
+                }
+                Some(created) => rec.delete_image(table.id, created, o.header().stmt, o.data(), lives_on),
+                None if logical => {
+                    if let Some(i) = carried.iter().position(|&(v, _)| v == o) {
+                        let (_, (id, created, stmt, first)) = carried.swap_remove(i);
+                        match (w, new) {
+                            (WriteKind::Update(_, n), None) => carried.push((n, (id, created, stmt, first))),
+                            _ => rec.delete_image(table.id, created, stmt, first.data(), new.is_some()),
+                        }
+                    }
+                }
+                None => {}
             }
         }
-        if let Some(n) = new.filter(|&n| !replaced_by_me(n)) {
+        if let Some(n) = new {
             rec.insert(table.id, n.header().stmt, n.data());
+        }
+    }
+    // Every replacement chain ends in the write set; should one not, the
+    // version it started from is still gone, and logged as deleted.
+    for (_, (table, created, stmt, first)) in carried {
+        if let Some(rec) = rec.as_mut() {
+            rec.delete_image(table, created, stmt, first.data(), false);
         }
     }
     Ok(rec)

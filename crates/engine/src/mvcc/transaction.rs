@@ -453,6 +453,7 @@ impl Transaction {
                         self.id,
                         ts.unwrap_or(0),
                         image.as_deref(),
+                        self.db.logical,
                     )
                 })
                 .and_then(|rec| match rec {

@@ -129,7 +129,7 @@ impl RowLayout {
     /// variable-length slot inside the variable area. Rows read back from
     /// disk are checked with this before they are installed, so that no
     /// later read can index out of bounds.
-    pub(crate) fn is_well_formed(&self, data: &[u8]) -> bool {
+    pub fn is_well_formed(&self, data: &[u8]) -> bool {
         if data.len() < self.fixed_end || data.len() > MAX_ROW {
             return false;
         }

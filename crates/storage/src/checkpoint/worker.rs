@@ -27,6 +27,7 @@
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::Condvar;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -189,6 +190,8 @@ enum Health {
 
 /// The worker's state; lives on its thread.
 pub(crate) struct Worker {
+    /// The first log segment a replication slot still needs.
+    keep_from: Arc<AtomicU64>,
     fs: Arc<dyn Fs>,
     dir: PathBuf,
     opts: CheckpointOptions,
@@ -232,8 +235,10 @@ impl Worker {
         opts: CheckpointOptions,
         manifest: &Manifest,
         next_id: u64,
+        keep_from: Arc<AtomicU64>,
     ) -> Worker {
         let w = Worker {
+            keep_from,
             fs,
             dir,
             opts,
@@ -456,7 +461,7 @@ impl Worker {
                             self.close_if_full()?;
                         }
                     }
-                    Op::Delete { table, ts, seq } => {
+                    Op::Delete { table, ts, seq, .. } => {
                         let mut full = false;
                         // Every pair whose range holds `ts` gets it; the
                         // identity matches a row in only one of them.
@@ -643,7 +648,9 @@ impl Worker {
                 }
             }
             for name in fs.list(&dir).unwrap_or_default() {
-                if parse_segment_name(&name).is_some_and(|s| s < self.processed.segment) && remove(name) {
+                // A replication slot may still need older segments.
+                let before = self.processed.segment.min(self.keep_from.load(SeqCst));
+                if parse_segment_name(&name).is_some_and(|s| s < before) && remove(name) {
                     report.removed_segments += 1;
                 }
             }

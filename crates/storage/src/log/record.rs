@@ -10,6 +10,10 @@
 //!        1 Insert  table u64, seq u32, len u32, data [u8; len]
 //!        2 Delete  table u64, ts u64, seq u32
 //!        3 Schema  len u32, catalog [u8; len]
+//!        4 Delete with the old image (logical decoding, `wal_level = logical`)
+//!                  table u64, ts u64, seq u32, flags u8, len u32, old [u8; len]
+//!                  flags bit 0: an update; the row's new version is the
+//!                  next Insert of the same table in the record
 //! ```
 //!
 //! A row version is named by its [`RowId`]: the table, the commit timestamp
@@ -42,6 +46,10 @@ pub(crate) const KIND_RECORD: u8 = 2;
 const OP_INSERT: u8 = 1;
 const OP_DELETE: u8 = 2;
 const OP_SCHEMA: u8 = 3;
+const OP_DELETE_IMAGE: u8 = 4;
+
+/// Flag bit of an [`OP_DELETE_IMAGE`]: the deleted version was replaced.
+const FLAG_REPLACED: u8 = 1;
 
 /// Offset of `commit_ts` in the frame (8-byte frame prefix + kind).
 const TS_AT: usize = 8 + 1;
@@ -88,6 +96,10 @@ pub enum Op<'a> {
         ts: u64,
         /// Its sequence number.
         seq: u32,
+        /// The deleted version's image, where the log keeps them for
+        /// logical decoding, and whether the row lives on as the next
+        /// insert of the same table in the record (an update).
+        old: Option<(&'a [u8], bool)>,
     },
     /// A full catalog image; the last one in log order wins.
     Schema {
@@ -182,6 +194,24 @@ impl Record {
         self.buf.put_u32(seq);
     }
 
+    /// Bytes [`Record::delete_image`] adds for an image of `len` bytes.
+    pub const fn delete_image_size(len: usize) -> usize {
+        Self::DELETE_SIZE + 1 + 4 + len
+    }
+
+    /// Logs the deletion of version `(table, ts, seq)` with its image, for
+    /// logical decoding; `replaced` says the row's new version is the next
+    /// insert of `table` in this record.
+    pub fn delete_image(&mut self, table: u64, ts: u64, seq: u32, old: &[u8], replaced: bool) {
+        self.add_op(Self::delete_image_size(old.len()));
+        self.buf.put_u8(OP_DELETE_IMAGE);
+        self.buf.put_u64(table);
+        self.buf.put_u64(ts);
+        self.buf.put_u32(seq);
+        self.buf.put_u8(if replaced { FLAG_REPLACED } else { 0 });
+        self.buf.put_bytes(old);
+    }
+
     /// Logs a full catalog image.
     pub fn schema(&mut self, catalog: &[u8]) {
         self.add_op(1 + 4 + catalog.len());
@@ -267,7 +297,11 @@ pub fn decode_record(payload: &[u8]) -> Option<DecodedRecord<'_>> {
     for _ in 0..count {
         let op = match r.u8()? {
             OP_INSERT => Op::Insert { table: r.u64()?, seq: r.u32()?, data: r.bytes()? },
-            OP_DELETE => Op::Delete { table: r.u64()?, ts: r.u64()?, seq: r.u32()? },
+            OP_DELETE => Op::Delete { table: r.u64()?, ts: r.u64()?, seq: r.u32()?, old: None },
+            OP_DELETE_IMAGE => {
+                let (table, ts, seq, flags) = (r.u64()?, r.u64()?, r.u32()?, r.u8()?);
+                Op::Delete { table, ts, seq, old: Some((r.bytes()?, flags & FLAG_REPLACED != 0)) }
+            }
             OP_SCHEMA => Op::Schema { catalog: r.bytes()? },
             _ => return None,
         };
@@ -310,7 +344,7 @@ mod tests {
         assert_eq!(ops.len(), 28);
         assert_eq!(ops[0], Op::Schema { catalog: b"catalog" });
         assert_eq!(ops[1], Op::Insert { table: 3, seq: 0, data: &[0; 10] });
-        assert_eq!(ops[2], Op::Delete { table: 3, ts: 1, seq: 0 });
+        assert_eq!(ops[2], Op::Delete { table: 3, ts: 1, seq: 0, old: None });
         // One op larger than the limit gets a frame of its own.
         let mut big = Record::new(1).frame_limit(64);
         big.insert(1, 0, &[7; 10]);
@@ -325,6 +359,7 @@ mod tests {
         rec.insert(1, 0, b"abc");
         rec.delete(1, 5, 2);
         rec.schema(b"cat");
+        rec.delete_image(1, 6, 3, b"old", true);
         let bytes = { rec }.finish();
         let (payload, end) = read_frame(&bytes, LEAD).unwrap();
         assert_eq!(end, bytes.len());
@@ -334,8 +369,9 @@ mod tests {
             d.ops,
             vec![
                 Op::Insert { table: 1, seq: 0, data: b"abc" },
-                Op::Delete { table: 1, ts: 5, seq: 2 },
+                Op::Delete { table: 1, ts: 5, seq: 2, old: None },
                 Op::Schema { catalog: b"cat" },
+                Op::Delete { table: 1, ts: 6, seq: 3, old: Some((b"old", true)) },
             ]
         );
         for cut in 0..payload.len() {

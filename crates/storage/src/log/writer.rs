@@ -369,6 +369,10 @@ struct Shared {
     /// The highest commit timestamp among the records a failed write took
     /// down (written under `state`'s lock, read without it).
     failed_upto: AtomicU64,
+    /// The end of the last synced batch, for change feeds, and the
+    /// readers waiting for it to move.
+    synced: Mutex<LogPos>,
+    synced_cv: Condvar,
 }
 
 /// The redo log. Cheap to share behind an `Arc`; `commit` is called from
@@ -449,11 +453,30 @@ impl Log {
             flusher_cv: Condvar::new(),
             tail: Mutex::new(Tail { file, pos, dirty: false, zeroed: pos.offset, sink }),
             failed_upto: AtomicU64::new(0),
+            synced: Mutex::new(pos),
+            synced_cv: Condvar::new(),
         });
         let s = shared.clone();
         let flusher =
             std::thread::Builder::new().name("centum-log-flusher".into()).spawn(move || s.run_flusher()).ok();
         Arc::new(Log { shared, flusher: Mutex::new(flusher) })
+    }
+
+    /// The end of the last synced batch: everything before it is durable.
+    pub fn synced_end(&self) -> LogPos {
+        *lock(&self.shared.synced)
+    }
+
+    /// Waits up to `timeout` for the synced end to pass `pos`; returns
+    /// the synced end.
+    pub fn wait_synced_past(&self, pos: LogPos, timeout: Duration) -> LogPos {
+        let synced = lock(&self.shared.synced);
+        let (synced, _) = self
+            .shared
+            .synced_cv
+            .wait_timeout_while(synced, timeout, |s| *s <= pos)
+            .unwrap_or_else(|p| p.into_inner());
+        *synced
     }
 
     /// Appends `record` and, unless delayed, returns once it is durable.
@@ -928,6 +951,8 @@ impl Shared {
         if let Some(sink) = &tail.sink {
             sink(Batch { start, end, bytes });
         }
+        *lock(&self.synced) = tail.pos;
+        self.synced_cv.notify_all();
         Ok(written)
     }
 

@@ -1,0 +1,230 @@
+//! The change feed: every committed change to SCHEMA_AND_DATA tables, read
+//! back from the redo log in log order (which is commit order), a
+//! transaction at a time, from any position the log still holds.
+//!
+//! ```text
+//!  redo log ── LogReader (synced batches only) ── FeedTxn
+//!     ── ops decoded against the tables by id ── ChangeTxn { changes }
+//!          insert                      ─▶ Insert(new)
+//!          delete with old image       ─▶ Delete(old)
+//!          delete marked "replaced",
+//!            then the table's insert   ─▶ Update(old, new)
+//! ```
+//!
+//! With [`crate::Options::logical`] the log carries the image of every
+//! version a transaction deletes or replaces, and the feed can say which
+//! row a delete or an update ended; without it a delete has no old row and
+//! an update reads as a delete and an insert. SCHEMA_ONLY tables are never
+//! logged, so never in the feed. Rows are decoded with the tables as they
+//! are when the feed reads them: a change of a table dropped since is
+//! skipped, and a row that no longer fits its table's columns (altered
+//! since) is skipped with a warning.
+//!
+//! Positions are [`LogPos`]es: a transaction's `end` is where a consumer
+//! that has applied it resumes.
+
+use crate::db::Database;
+use crate::error::Result;
+use crate::table::Table;
+use centum_storage::{LogPos, LogReader, Op};
+use centum_types::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a change did to its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A new row.
+    Insert,
+    /// A row changed: `old` (where logged) and `new`.
+    Update,
+    /// A row removed.
+    Delete,
+}
+
+/// One row change.
+#[derive(Clone)]
+pub struct Change {
+    /// The table, as it is now.
+    pub table: Arc<Table>,
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The row before (deletes and updates, where the log has it).
+    pub old: Option<Vec<Value>>,
+    /// The row after (inserts and updates).
+    pub new: Option<Vec<Value>>,
+}
+
+impl std::fmt::Debug for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Change")
+            .field("table", &self.table.name())
+            .field("kind", &self.kind)
+            .field("old", &self.old)
+            .field("new", &self.new)
+            .finish()
+    }
+}
+
+/// One committed transaction's changes.
+#[derive(Debug, Clone)]
+pub struct ChangeTxn {
+    /// Where its record starts in the log.
+    pub start: LogPos,
+    /// Where it ends: the position after it.
+    pub end: LogPos,
+    /// Its commit timestamp.
+    pub commit_ts: u64,
+    /// Its row changes, in the order it made them (a transaction that
+    /// changed only SCHEMA_ONLY tables or the schema has none).
+    pub changes: Vec<Change>,
+}
+
+/// Reads committed transactions from a position on; an iterator that
+/// waits for the next commit (see [`ChangeFeed::poll`] for one that does
+/// not).
+pub struct ChangeFeed {
+    db: Database,
+    reader: LogReader,
+    tables: HashMap<u64, Arc<Table>>,
+    ready: VecDeque<ChangeTxn>,
+}
+
+impl Database {
+    /// The change feed from `from`: a transaction's `end` from an earlier
+    /// feed, or [`Database::log_end`]. Needs a data directory.
+    pub fn changes(&self, from: LogPos) -> Result<ChangeFeed> {
+        let reader = self.storage()?.reader(from);
+        Ok(ChangeFeed { db: self.clone(), reader, tables: HashMap::new(), ready: VecDeque::new() })
+    }
+
+    /// The end of the durable log: a feed from here sees only later
+    /// commits. `None` in memory only.
+    pub fn log_end(&self) -> Option<LogPos> {
+        self.shared.storage.as_ref().map(|s| s.log().synced_end())
+    }
+
+    /// The replication slots of the data directory (`None` in memory
+    /// only).
+    pub fn slots(&self) -> Option<&Arc<centum_storage::Slots>> {
+        self.shared.storage.as_ref().map(|s| s.slots())
+    }
+
+    /// Whether the log carries what logical decoding needs (see
+    /// [`crate::Options::logical`]).
+    pub fn is_logical(&self) -> bool {
+        self.shared.logical
+    }
+}
+
+impl ChangeFeed {
+    /// The position after the last transaction returned.
+    pub fn position(&self) -> LogPos {
+        self.ready.front().map_or_else(|| self.reader.position(), |t| t.start)
+    }
+
+    /// The transactions committed (and durable) since the last call, up
+    /// to a few megabytes of them; empty when there are none yet.
+    pub fn poll(&mut self) -> Result<Vec<ChangeTxn>> {
+        if !self.ready.is_empty() {
+            return Ok(self.ready.drain(..).collect());
+        }
+        let txns = self.reader.read()?;
+        Ok(txns.iter().map(|t| self.decode(t)).collect())
+    }
+
+    /// Waits up to `timeout` for a commit past the feed's position; true
+    /// if [`ChangeFeed::poll`] has something now.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        !self.ready.is_empty() || self.reader.wait(timeout)
+    }
+
+    /// The next transaction, waiting up to `timeout` for it.
+    pub fn next_timeout(&mut self, timeout: Duration) -> Result<Option<ChangeTxn>> {
+        if self.ready.is_empty() {
+            let txns = self.poll()?;
+            self.ready.extend(txns);
+            if self.ready.is_empty() && self.reader.wait(timeout) {
+                let txns = self.poll()?;
+                self.ready.extend(txns);
+            }
+        }
+        Ok(self.ready.pop_front())
+    }
+
+    fn table(&mut self, id: u64) -> Option<Arc<Table>> {
+        if !self.tables.contains_key(&id) {
+            self.tables = self.db.shared.catalog.load().values().map(|t| (t.id, t.clone())).collect();
+        }
+        self.tables.get(&id).cloned()
+    }
+
+    fn decode(&mut self, txn: &centum_storage::FeedTxn) -> ChangeTxn {
+        let mut changes = Vec::new();
+        // The old row of an update, waiting for its new version.
+        let mut replaced: Option<(u64, Option<Vec<Value>>)> = None;
+        for rec in txn.records() {
+            for op in rec.ops {
+                match op {
+                    Op::Schema { .. } => {}
+                    Op::Insert { table, data, .. } => {
+                        let Some(t) = self.table(table) else { continue };
+                        let new = self.row(&t, data);
+                        let old = match replaced.take() {
+                            Some((id, old)) if id == table => Some(old),
+                            _ => None,
+                        };
+                        let Some(new) = new else { continue };
+                        let (kind, old) = match old {
+                            Some(old) => (ChangeKind::Update, old),
+                            None => (ChangeKind::Insert, None),
+                        };
+                        changes.push(Change { table: t, kind, old, new: Some(new) });
+                    }
+                    Op::Delete { table, old, .. } => {
+                        let Some(t) = self.table(table) else { continue };
+                        let (image, lives_on) = match old {
+                            Some((image, lives_on)) => (self.row(&t, image), lives_on),
+                            None => (None, false),
+                        };
+                        if lives_on {
+                            replaced = Some((table, image));
+                        } else {
+                            changes.push(Change {
+                                table: t,
+                                kind: ChangeKind::Delete,
+                                old: image,
+                                new: None,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        ChangeTxn { start: txn.start, end: txn.end, commit_ts: txn.commit_ts, changes }
+    }
+
+    fn row(&self, table: &Table, data: &[u8]) -> Option<Vec<Value>> {
+        if !table.layout.is_well_formed(data) {
+            tracing::warn!(table = %table.name(), "a logged row no longer fits its table's columns; the change feed skips it");
+            return None;
+        }
+        Some(table.layout.values(data))
+    }
+}
+
+impl Iterator for ChangeFeed {
+    type Item = Result<ChangeTxn>;
+
+    /// The next committed transaction, waiting for it as long as it takes.
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.next_timeout(Duration::from_secs(1)) {
+                Ok(Some(t)) => return Some(Ok(t)),
+                Ok(None) => {}
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
