@@ -75,6 +75,11 @@ pub struct ServeArgs {
     /// may lose the last few milliseconds of commits) [default: false].
     #[arg(long, env = "CENTUM_DELAYED_DURABILITY")]
     pub delayed_durability: Option<bool>,
+    /// What the log records: `replica`, or `logical` to also log the old
+    /// row of every update and delete, which logical decoding (replication
+    /// slots, pg_recvlogical) needs [default: replica].
+    #[arg(long, env = "CENTUM_WAL_LEVEL")]
+    pub wal_level: Option<String>,
     /// Memory the server may hold, as a size (4GB) or a share of physical
     /// memory (75%); `none` for no limit. Past it, inserts and updates fail
     /// with 53200 while reads and deletes go on; a warning is logged at
@@ -113,6 +118,7 @@ struct FileConfig {
     tls_key: Option<PathBuf>,
     log: Option<String>,
     delayed_durability: Option<bool>,
+    wal_level: Option<String>,
     #[serde(alias = "max_memory")]
     memory_limit: Option<String>,
     workers: Option<usize>,
@@ -147,6 +153,8 @@ pub struct Config {
     pub log: String,
     /// Delayed durability for every commit.
     pub delayed_durability: bool,
+    /// `wal_level = logical`: the log carries what logical decoding needs.
+    pub logical: bool,
     /// The memory limit, bytes.
     pub memory_limit: Option<usize>,
     /// Worker threads serving the sessions.
@@ -214,7 +222,13 @@ impl Config {
                 ms if ms >= 0 => Some(Duration::from_millis(ms as u64)),
                 ms => return Err(format!("log_min_duration_statement must be -1 or more, not {ms}")),
             };
+        let logical = match a.wal_level.or(file.wal_level).as_deref().map(str::trim) {
+            None | Some("replica") | Some("minimal") => false,
+            Some("logical") => true,
+            Some(other) => return Err(format!("wal_level must be replica or logical, not {other:?}")),
+        };
         Ok(Config {
+            logical,
             memory_limit,
             workers,
             metrics_listen: a.metrics_listen.or(file.metrics_listen),

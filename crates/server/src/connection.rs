@@ -32,6 +32,8 @@
 //! or one that cannot be decoded, ends the connection with FATAL (the
 //! stream can no longer be trusted); nothing is allocated for it first.
 
+mod replication;
+
 use crate::messages::{self, BindFrame, DescribeFrame, ExecuteFrame, Formats, Malformed, Message};
 use crate::server::{Shared, StartupSocket};
 use crate::wire;
@@ -260,6 +262,15 @@ pub(crate) struct Connection {
     terminated: Arc<tokio::sync::Notify>,
     /// Woken when a notification (LISTEN) reaches the session.
     notified: Arc<tokio::sync::Notify>,
+    /// A replication connection (`replication=database`): replication
+    /// commands are taken next to SQL.
+    replication: bool,
+    /// The client asked for physical replication, which is refused.
+    physical: bool,
+    /// The backend's process id, as clients see it.
+    pid: u32,
+    /// Temporary replication slots this session created.
+    temporary_slots: Vec<String>,
 }
 
 fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
@@ -274,6 +285,8 @@ impl Connection {
         terminated: Arc<tokio::sync::Notify>,
     ) -> Connection {
         let mut session = session;
+        let replication = pgwire::api::ClientInfo::metadata(&socket).get("replication").cloned();
+        let pid = pgwire::api::ClientInfo::pid_and_secret_key(&socket).0 as u32;
         let notified = Arc::new(tokio::sync::Notify::new());
         let wake = notified.clone();
         session.set_notification_waker(Box::new(move || wake.notify_one()));
@@ -302,6 +315,11 @@ impl Connection {
             skip_to_sync: false,
             terminated,
             notified,
+            replication: replication.as_ref().is_some_and(|r| r.eq_ignore_ascii_case("database")),
+            physical: replication
+                .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "true" | "on" | "yes" | "1")),
+            pid,
+            temporary_slots: Vec::new(),
         }
     }
 
@@ -552,6 +570,17 @@ impl Connection {
 
     /// Serves the client until it leaves.
     pub(crate) async fn run(mut self) -> std::io::Result<()> {
+        if self.physical {
+            self.fatal("0A000", "physical replication is not supported; connect with replication=database")
+                .await?;
+            return Ok(());
+        }
+        let r = self.serve().await;
+        self.drop_temporary_slots();
+        r
+    }
+
+    async fn serve(&mut self) -> std::io::Result<()> {
         while let Some(m) = self.next(false).await? {
             use PgWireFrontendMessage as F;
             // After an error everything up to Sync is discarded, except
@@ -625,6 +654,16 @@ impl Connection {
     // --- the simple query protocol -----------------------------------
 
     async fn simple(&mut self, sql: &str) -> std::io::Result<()> {
+        if self.replication {
+            match replication::parse(sql) {
+                Some(Ok(cmd)) => return self.replication_command(cmd).await,
+                Some(Err(why)) => {
+                    self.error(failure("42601", why)).await?;
+                    return self.ready().await;
+                }
+                None => {}
+            }
+        }
         if blank(sql) {
             put_empty(self.out(), EMPTY_QUERY);
             return self.ready().await;

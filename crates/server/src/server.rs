@@ -138,6 +138,7 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     let mut opts = centum_engine::Options::durable(&config.data_dir);
     opts.storage.log.delayed = config.delayed_durability;
     opts.memory_limit = config.memory_limit;
+    opts.logical = config.logical;
     let engine = centum_engine::Database::open(opts)
         .map_err(|e| format!("cannot open data directory {}: {e}", config.data_dir.display()))?;
     let db = centum_sql::Database::open(engine).map_err(|e| format!("cannot open the SQL catalog: {e}"))?;

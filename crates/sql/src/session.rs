@@ -49,6 +49,8 @@ impl Database {
 
     /// A new session.
     pub fn session(&self) -> Session {
+        let mut vars = Settings::default();
+        vars.wal_level_logical = self.catalog.db().is_logical();
         Session {
             holder: crate::advisory::next_holder(),
             catalog: self.catalog.clone(),
@@ -67,8 +69,8 @@ impl Database {
             next_isolation: None,
             // Built-in defaults, which RESET returns to until the server
             // makes the start-up settings the defaults.
-            vars: Settings::default(),
-            defaults: Settings::default(),
+            defaults: vars.clone(),
+            vars,
             block_settings: None,
             config_changes: RefCell::new(Vec::new()),
             notes: RefCell::new(Vec::new()),

@@ -108,6 +108,8 @@ const KNOWN: &[Known] = &[
     fixed("server_encoding", "The database's character encoding (always UTF8)."),
     fixed("server_version", "The PostgreSQL version the server answers as."),
     fixed("server_version_num", "The PostgreSQL version the server answers as, as a number."),
+    fixed("data_directory_mode", "The permissions of the data directory (replication clients read them)."),
+    fixed("wal_level", "What the log records: replica, or logical for logical decoding (set when the server starts)."),
     known(
         "standard_conforming_strings",
         "Version and Platform Compatibility / Previous PostgreSQL Versions",
@@ -153,6 +155,8 @@ pub(crate) struct Settings {
     pub log_min_duration: Option<Duration>,
     /// `default_text_search_config`.
     pub text_search_config: centum_types::tsearch::config::Config,
+    /// `wal_level = logical` (the server's, shown only).
+    pub wal_level_logical: bool,
     /// Every setting a client set, by lower-case name, as it gave it.
     text: HashMap<String, String>,
 }
@@ -170,6 +174,7 @@ impl Default for Settings {
             idle_timeouts: (None, None),
             log_min_duration: None,
             text_search_config: centum_types::tsearch::config::Config::English,
+            wal_level_logical: false,
             text: HashMap::new(),
         }
     }
@@ -309,6 +314,8 @@ impl Settings {
             "timezone" | "time zone" => "UTC".into(),
             "standard_conforming_strings" | "integer_datetimes" => "on".into(),
             "max_identifier_length" => "63".into(),
+            "data_directory_mode" => "0700".into(),
+            "wal_level" => if self.wal_level_logical { "logical" } else { "replica" }.into(),
             other => match self.text.get(other) {
                 Some(v) => v.clone(),
                 None if other == "application_name" => String::new(),
