@@ -183,6 +183,35 @@ pub(super) fn log(s: &Snapshot) -> Vec<Vec<Value>> {
     ]]
 }
 
+/// `pg_replication_slots`: every slot, its plugin and confirmed position.
+pub(super) fn replication_slots(s: &Snapshot) -> Vec<Vec<Value>> {
+    let Some(slots) = s.db.slots() else { return vec![] };
+    slots
+        .list()
+        .into_iter()
+        .map(|slot| {
+            let at = Value::Text(crate::replication::lsn_text(slot.confirmed));
+            vec![
+                Value::Text(slot.name),
+                Value::Text(slot.plugin),
+                Value::Text("logical".into()),
+                Value::Integer(super::snapshot::DATABASE),
+                Value::Text(slot.database),
+                Value::Boolean(slot.temporary),
+                Value::Boolean(slot.active_pid.is_some()),
+                slot.active_pid.map_or(Value::Null, |p| Value::Integer(p as i32)),
+                Value::Null,
+                Value::Null,
+                at.clone(),
+                at,
+                Value::Text("reserved".into()),
+                Value::Null,
+                Value::Boolean(false),
+            ]
+        })
+        .collect()
+}
+
 /// The server's sessions by their transactions' raw ids: (pid, when the
 /// transaction started).
 fn sessions(id: &Identity) -> HashMap<u64, (i32, Option<TimestampTz>)> {

@@ -330,6 +330,11 @@ system_tables! {
         "transactionid" T, "classid" O, "objid" O, "objsubid" I2, "virtualtransaction" T, "pid" I4,
         "mode" T, "granted" B, "fastpath" B, "waitstart" Ty::Ts,
     ]
+    ReplicationSlots "pg_catalog" "pg_replication_slots" [
+        "slot_name" T, "plugin" T, "slot_type" T, "datoid" O, "database" T, "temporary" B, "active" B,
+        "active_pid" I4, "xmin" T, "catalog_xmin" T, "restart_lsn" T, "confirmed_flush_lsn" T,
+        "wal_status" T, "safe_wal_size" I8, "two_phase" B,
+    ]
     PgTables "pg_catalog" "pg_tables" [
         "schemaname" T, "tablename" T, "tableowner" T, "tablespace" T, "hasindexes" B, "hasrules" B,
         "hastriggers" B, "rowsecurity" B,
@@ -683,6 +688,7 @@ impl SystemTable {
             SystemTable::CentumRangeIndexStats => super::centum::range_index_stats(s),
             SystemTable::CentumCheckpointFiles => super::centum::checkpoint_files(s),
             SystemTable::CentumLog => super::centum::log(s),
+            SystemTable::ReplicationSlots => super::centum::replication_slots(s),
             SystemTable::CentumGc => super::centum::gc(s, id),
             SystemTable::CentumTransactions => super::centum::transactions(s, id),
             SystemTable::StatUserTables => stats::tables(s),
