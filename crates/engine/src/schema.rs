@@ -8,7 +8,8 @@ pub enum Durability {
     /// Definition and rows are durable (the default).
     #[default]
     SchemaAndData,
-    /// Only the definition survives; rows are never logged.
+    /// Only the definition survives; rows are never logged, so they are
+    /// never in the change feed either (see `crate::feed`).
     SchemaOnly,
 }
 
