@@ -207,9 +207,39 @@ fn durable(s: &State) -> State {
 
 #[test]
 fn every_crash_image_holds_exactly_the_acknowledged_commits() {
+    crash_images(false);
+}
+
+/// The same with `wal_level = logical` (deletes logged with their old
+/// images) and a replication slot confirmed now and then: every image also
+/// recovers the slot at a position it was confirmed to, with the log from
+/// there on readable.
+#[test]
+fn every_crash_image_keeps_a_slot_at_a_confirmed_position_with_its_log() {
+    crash_images(true);
+}
+
+fn crash_images(logical: bool) {
+    let options = |fs: &SimFs| Options { logical, ..sim_options(fs) };
     let fs = SimFs::new();
     fs.record_images();
-    let db = open_with_tables(&fs);
+    let db = Database::open(options(&fs)).unwrap();
+    db.create_table(accounts_def()).unwrap();
+    db.create_table(cache_def()).unwrap();
+    let mut confirmed = Vec::new();
+    if logical {
+        let at = db.log_end().unwrap();
+        let slot = centum_engine::storage::Slot {
+            name: "s".into(),
+            plugin: "test_decoding".into(),
+            database: "postgres".into(),
+            confirmed: at,
+            temporary: false,
+            active_pid: None,
+        };
+        assert!(db.slots().unwrap().create(slot).unwrap());
+        confirmed.push(at);
+    }
     let mut w = Workload {
         rng: 0x9E37_79B9_7F4A_7C15,
         next_id: 1,
@@ -230,6 +260,11 @@ fn every_crash_image_holds_exactly_the_acknowledged_commits() {
         if i % 60 == 59 {
             db.merge().unwrap();
         }
+        if logical && i % 20 == 10 {
+            let at = db.log_end().unwrap();
+            db.slots().unwrap().confirm("s", at).unwrap();
+            confirmed.push(at);
+        }
     }
     assert_eq!(durable(&read_state(&db)), durable(&w.model));
     drop(db);
@@ -245,8 +280,14 @@ fn every_crash_image_holds_exactly_the_acknowledged_commits() {
         let lo = steps.iter().filter(|s| s.1 <= n).count() - 1;
         let hi = steps.iter().filter(|s| s.0 < n).count().max(lo);
         let image = fs.crash_image(n as usize).unwrap();
-        let db = Database::open(sim_options(&image)).unwrap_or_else(|e| panic!("image {n}: {e}"));
+        let db = Database::open(options(&image)).unwrap_or_else(|e| panic!("image {n}: {e}"));
         let got = read_state(&db);
+        if logical {
+            let slot = db.slots().unwrap().get("s").unwrap_or_else(|| panic!("image {n}: the slot is gone"));
+            assert!(confirmed.contains(&slot.confirmed), "image {n}: slot at {:?}", slot.confirmed);
+            let mut feed = db.changes(slot.confirmed).unwrap();
+            while !feed.poll().unwrap_or_else(|e| panic!("image {n}: the slot's log: {e}")).is_empty() {}
+        }
         let k = (lo..=hi)
             .find(|&k| steps[k].2 == got)
             .unwrap_or_else(|| panic!("image {n}: state matches no step in {lo}..={hi}: {got:?}"));
@@ -259,7 +300,7 @@ fn every_crash_image_holds_exactly_the_acknowledged_commits() {
         })
         .unwrap();
         drop(db);
-        let again = Database::open(sim_options(&image.crash_now())).unwrap();
+        let again = Database::open(options(&image.crash_now())).unwrap();
         let mut want = got.clone();
         want.accounts.insert(-1, ("after".into(), 1));
         assert_eq!(read_state(&again), want, "image {n}: a commit after recovery was lost");
