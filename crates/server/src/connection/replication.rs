@@ -221,7 +221,9 @@ pub(crate) fn spawn_decoder(
                 return;
             }
         };
-        while !stop.load(SeqCst) {
+        // The connection's task may be dropped without setting `stop`
+        // (the runtime shutting down): a closed channel ends the thread too.
+        while !stop.load(SeqCst) && !tx.is_closed() {
             match feed.poll() {
                 Ok(txns) if txns.is_empty() => {
                     feed.wait(Duration::from_millis(200));
@@ -460,7 +462,9 @@ impl super::Connection {
                                     confirmed = sent_ends.pop_front();
                                 }
                                 if let Some(pos) = confirmed {
-                                    if let Err(e) = slots.confirm(name, pos) {
+                                    // The slots file's fsync: off the worker.
+                                    let written = centum_engine::blocking::section(|| slots.confirm(name, pos));
+                                    if let Err(e) = written {
                                         break Some(Err(centum_sql::Error::from(centum_engine::Error::from(e)).into()));
                                     }
                                 }

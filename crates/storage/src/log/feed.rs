@@ -114,7 +114,7 @@ impl LogReader {
     }
 
     /// The transactions synced after the reader's position, up to about
-    /// [`READ_CHUNK`] bytes of them; empty when it has caught up.
+    /// four megabytes of them; empty when it has caught up.
     pub fn read(&mut self) -> Result<Vec<FeedTxn>> {
         let synced = self.log.synced_end();
         let mut out = Vec::new();
