@@ -88,6 +88,8 @@ pub struct ChangeFeed {
     db: Database,
     reader: LogReader,
     tables: HashMap<u64, Arc<Table>>,
+    /// The catalog `tables` was built from.
+    catalog: Arc<HashMap<String, Arc<Table>>>,
     ready: VecDeque<ChangeTxn>,
 }
 
@@ -96,7 +98,13 @@ impl Database {
     /// feed, or [`Database::log_end`]. Needs a data directory.
     pub fn changes(&self, from: LogPos) -> Result<ChangeFeed> {
         let reader = self.storage()?.reader(from);
-        Ok(ChangeFeed { db: self.clone(), reader, tables: HashMap::new(), ready: VecDeque::new() })
+        Ok(ChangeFeed {
+            db: self.clone(),
+            reader,
+            tables: HashMap::new(),
+            catalog: Arc::default(),
+            ready: VecDeque::new(),
+        })
     }
 
     /// The end of the durable log: a feed from here sees only later
@@ -153,9 +161,16 @@ impl ChangeFeed {
         Ok(self.ready.pop_front())
     }
 
+    /// The table of id `id`, from the catalog as it is now; the map is
+    /// built again only when the catalog has changed since (a dropped
+    /// table's id misses without a rebuild per change).
     fn table(&mut self, id: u64) -> Option<Arc<Table>> {
         if !self.tables.contains_key(&id) {
-            self.tables = self.db.shared.catalog.load().values().map(|t| (t.id, t.clone())).collect();
+            let catalog = self.db.shared.catalog.load_full();
+            if !Arc::ptr_eq(&catalog, &self.catalog) {
+                self.tables = catalog.values().map(|t| (t.id, t.clone())).collect();
+                self.catalog = catalog;
+            }
         }
         self.tables.get(&id).cloned()
     }

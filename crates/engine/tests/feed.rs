@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 mod common;
-use common::sim_options;
+use common::{sim_options, Rng};
 
 fn options(fs: &SimFs) -> Options {
     Options { logical: true, ..sim_options(fs) }
@@ -93,16 +93,6 @@ fn contents(db: &Database) -> Model {
         Ok(m)
     })
     .unwrap()
-}
-
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 /// Runs `n` random transactions.

@@ -10,19 +10,11 @@ use centum_types::{DataType, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod common;
+use common::Rng;
+
 fn rows(txn: &centum_engine::Transaction, t: &Arc<centum_engine::Table>) -> BTreeMap<i64, i64> {
     txn.scan(t).unwrap().map(|r| (r.int(0).unwrap(), r.int(1).unwrap())).collect()
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 #[test]

@@ -256,3 +256,59 @@ fn a_kill_mid_stream_then_a_resume_from_the_slot_loses_nothing_and_repeats_only_
     }
     assert!(sorted.iter().all(|&id| id <= attempted || more.contains(&id)));
 }
+
+#[test]
+fn replication_commands_over_psql_follow_postgresql_rules_for_slots() {
+    let Some(psql_bin) = require("psql") else { return };
+    let plain = Server::start(&[]);
+    let url = |s: &Server| format!("{}?replication=database", s.url("centum"));
+    // Each `-c` in turn, on one connection.
+    let run_all = |s: &Server, sqls: &[&str]| {
+        let mut c = Command::new(&psql_bin);
+        c.args([url(s).as_str(), "-X", "-At", "-v", "ON_ERROR_STOP=1"]);
+        for sql in sqls {
+            c.args(["-c", sql]);
+        }
+        c.output().expect("run psql")
+    };
+    let run = |s: &Server, sql: &str| run_all(s, &[sql]);
+    let text = |o: &std::process::Output| {
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    };
+    // Without wal_level = logical there are no logical slots.
+    let o = run(&plain, "CREATE_REPLICATION_SLOT s LOGICAL test_decoding");
+    assert!(text(&o).contains("logical decoding requires wal_level >= logical"), "{}", text(&o));
+    let server = Server::start(&["--wal-level", "logical"]);
+    // IDENTIFY_SYSTEM names the database; SQL works on the same connection.
+    let o = run(&server, "IDENTIFY_SYSTEM");
+    assert!(text(&o).trim_end().ends_with("|postgres"), "{}", text(&o));
+    // A temporary slot is its session's, listed as active, and goes with it.
+    let o = run_all(
+        &server,
+        &[
+            "CREATE_REPLICATION_SLOT tmp TEMPORARY LOGICAL test_decoding (SNAPSHOT 'nothing')",
+            "SELECT slot_name, temporary, active FROM pg_replication_slots",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("tmp|t|t"), "{}", text(&o));
+    assert_eq!(
+        psql(&psql_bin, &server, &["-At", "-c", "SELECT count(*) FROM pg_replication_slots"]).trim(),
+        "0"
+    );
+    // PostgreSQL's errors for names, plugins, duplicates and missing slots.
+    for (sql, message) in [
+        ("CREATE_REPLICATION_SLOT \"Bad-Name\" LOGICAL test_decoding", "contains invalid character"),
+        ("CREATE_REPLICATION_SLOT s LOGICAL no_such_plugin", "could not access file \"no_such_plugin\""),
+        ("DROP_REPLICATION_SLOT nothing", "replication slot \"nothing\" does not exist"),
+        ("START_REPLICATION SLOT nothing LOGICAL 0/0", "replication slot \"nothing\" does not exist"),
+        ("START_REPLICATION SLOT nothing PHYSICAL 0/0", "physical replication is not supported"),
+    ] {
+        let o = run(&server, sql);
+        assert!(!o.status.success() && text(&o).contains(message), "{sql}: {}", text(&o));
+    }
+    assert!(run(&server, "CREATE_REPLICATION_SLOT keep LOGICAL test_decoding").status.success());
+    let o = run(&server, "CREATE_REPLICATION_SLOT keep LOGICAL test_decoding");
+    assert!(text(&o).contains("replication slot \"keep\" already exists"), "{}", text(&o));
+    assert!(run(&server, "DROP_REPLICATION_SLOT keep").status.success());
+}

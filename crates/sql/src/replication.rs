@@ -136,17 +136,12 @@ pub fn acquire_slot(db: &centum_engine::Database, name: &str, pid: u32) -> Resul
     Ok(slot)
 }
 
-/// Lets go of a slot [`acquire_slot`] took (a temporary one goes).
+/// Lets go of a slot [`acquire_slot`] took. A temporary slot stays its
+/// session's until the session ends, as in PostgreSQL.
 pub fn release_slot(db: &centum_engine::Database, name: &str) {
     if let Some(slots) = db.slots() {
-        match slots.get(name) {
-            Some(s) if s.temporary => {
-                let _ = slots.drop_slot(name);
-            }
-            Some(_) => {
-                slots.set_active(name, None);
-            }
-            None => {}
+        if slots.get(name).is_some_and(|s| !s.temporary) {
+            slots.set_active(name, None);
         }
     }
 }
@@ -357,9 +352,14 @@ fn literal(s: &mut String, ty: &DataType, v: &Value) {
             let _ = write!(s, "{v}");
         }
         _ => {
-            let text = v.to_string();
             s.push('\'');
-            s.push_str(&text.replace('\'', "''"));
+            let from = s.len();
+            let _ = write!(s, "{v}");
+            if s[from..].contains('\'') {
+                let doubled = s[from..].replace('\'', "''");
+                s.truncate(from);
+                s.push_str(&doubled);
+            }
             s.push('\'');
         }
     }

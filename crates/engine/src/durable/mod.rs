@@ -71,7 +71,9 @@ pub(crate) fn redo_record(
     // Logical: a committed version this transaction replaced, then
     // replaced again, is logged as deleted where its last replacement is
     // logged, so the update reads as one (keyed by that replacement).
-    let mut carried: Vec<(VersionPtr, (u64, u64, u32, VersionPtr))> = Vec::new();
+    // Keyed by the replacement's address; empty unless rows are replaced
+    // twice.
+    let mut carried: HashMap<usize, (u64, u64, u32, VersionPtr)> = HashMap::new();
     for &(t, w) in inner.writes.iter() {
         let table = &inner.tables[t as usize];
         if table.durability != Durability::SchemaAndData {
@@ -106,15 +108,16 @@ pub(crate) fn redo_record(
                 Some(created) if !logical => rec.delete(table.id, created, o.header().stmt),
                 Some(created) if lives_on && new.is_none() => {
                     if let WriteKind::Update(_, n) = w {
-                        carried.push((n, (table.id, created, o.header().stmt, o)));
+                        carried.insert(n.word(), (table.id, created, o.header().stmt, o));
                     }
                 }
                 Some(created) => rec.delete_image(table.id, created, o.header().stmt, o.data(), lives_on),
                 None if logical => {
-                    if let Some(i) = carried.iter().position(|&(v, _)| v == o) {
-                        let (_, (id, created, stmt, first)) = carried.swap_remove(i);
+                    if let Some((id, created, stmt, first)) = carried.remove(&o.word()) {
                         match (w, new) {
-                            (WriteKind::Update(_, n), None) => carried.push((n, (id, created, stmt, first))),
+                            (WriteKind::Update(_, n), None) => {
+                                carried.insert(n.word(), (id, created, stmt, first));
+                            }
                             _ => rec.delete_image(table.id, created, stmt, first.data(), new.is_some()),
                         }
                     }
@@ -128,7 +131,7 @@ pub(crate) fn redo_record(
     }
     // Every replacement chain ends in the write set; should one not, the
     // version it started from is still gone, and logged as deleted.
-    for (_, (table, created, stmt, first)) in carried {
+    for (table, created, stmt, first) in carried.into_values() {
         if let Some(rec) = rec.as_mut() {
             rec.delete_image(table, created, stmt, first.data(), false);
         }

@@ -39,3 +39,17 @@ pub fn sim_options(fs: &SimFs) -> Options {
         ..Options::default()
     }
 }
+
+/// A xorshift generator: the same sequence from the same seed, so a
+/// failing random workload runs again exactly.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}

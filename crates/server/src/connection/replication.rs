@@ -24,6 +24,7 @@
 //! not confirmed.
 
 use centum_engine::storage::{lsn, LogPos};
+use centum_types::{DataType, Value};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -342,27 +343,33 @@ impl super::Connection {
     }
 
     fn identify_system(&mut self) -> super::Step {
-        let db = self.engine();
-        let end = db.log_end().unwrap_or_default();
-        let text =
-            |n: &str| centum_sql::OutputColumn { name: n.into(), ty: Some(centum_types::DataType::Text) };
-        let columns = [
-            text("systemid"),
-            centum_sql::OutputColumn { name: "timeline".into(), ty: Some(centum_types::DataType::Integer) },
-            text("xlogpos"),
-            text("dbname"),
-        ];
+        let end = self.engine().log_end().unwrap_or_default();
         let row = [
-            centum_types::Value::Text(system_id(&self.shared.config.data_dir)),
-            centum_types::Value::Integer(1),
-            centum_types::Value::Text(centum_sql::replication::lsn_text(end)),
-            centum_types::Value::Text(self.session.database().into()),
+            Value::Text(system_id(&self.shared.config.data_dir)),
+            Value::Integer(1),
+            Value::Text(centum_sql::replication::lsn_text(end)),
+            Value::Text(self.session.database().into()),
         ];
+        let columns = [
+            ("systemid", DataType::Text),
+            ("timeline", DataType::Integer),
+            ("xlogpos", DataType::Text),
+            ("dbname", DataType::Text),
+        ];
+        self.put_one_row(&columns, &row, "IDENTIFY_SYSTEM");
+        Ok(())
+    }
+
+    /// A command's reply of one row: description, the row, completion.
+    fn put_one_row(&mut self, columns: &[(&str, DataType)], row: &[Value], tag: &str) {
+        let columns: Vec<centum_sql::OutputColumn> = columns
+            .iter()
+            .map(|(name, ty)| centum_sql::OutputColumn { name: (*name).into(), ty: Some(ty.clone()) })
+            .collect();
         let buf = self.out();
         super::put_description(buf, &columns, &[]);
-        super::put_data_row(buf, &row, &columns, &[]);
-        super::put_command_complete(buf, "IDENTIFY_SYSTEM");
-        Ok(())
+        super::put_data_row(buf, row, &columns, &[]);
+        super::put_command_complete(buf, tag);
     }
 
     fn create_slot(&mut self, name: &str, temporary: bool, plugin: Option<String>) -> super::Step {
@@ -384,20 +391,15 @@ impl super::Connection {
         if temporary {
             self.temporary_slots.push(name.to_string());
         }
-        let text =
-            |n: &str| centum_sql::OutputColumn { name: n.into(), ty: Some(centum_types::DataType::Text) };
-        let columns =
-            [text("slot_name"), text("consistent_point"), text("snapshot_name"), text("output_plugin")];
         let row = [
-            centum_types::Value::Text(name.into()),
-            centum_types::Value::Text(centum_sql::replication::lsn_text(slot.confirmed)),
-            centum_types::Value::Null,
-            centum_types::Value::Text(plugin),
+            Value::Text(name.into()),
+            Value::Text(centum_sql::replication::lsn_text(slot.confirmed)),
+            Value::Null,
+            Value::Text(plugin),
         ];
-        let buf = self.out();
-        super::put_description(buf, &columns, &[]);
-        super::put_data_row(buf, &row, &columns, &[]);
-        super::put_command_complete(buf, "CREATE_REPLICATION_SLOT");
+        let columns =
+            ["slot_name", "consistent_point", "snapshot_name", "output_plugin"].map(|n| (n, DataType::Text));
+        self.put_one_row(&columns, &row, "CREATE_REPLICATION_SLOT");
         Ok(())
     }
 
