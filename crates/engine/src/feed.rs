@@ -119,6 +119,61 @@ impl Database {
         self.shared.storage.as_ref().map(|s| s.slots())
     }
 
+    /// Begins a transaction whose snapshot is exactly the log before the
+    /// position returned: it sees every transaction logged before that
+    /// position and none logged after it, so a copy made in it followed by
+    /// the feed from that position has every commit once (how a
+    /// subscriber's table copy meets its stream). The transaction must
+    /// read nothing before this returns.
+    ///
+    /// The cut is taken under the lock that orders appends, at a moment
+    /// when no transaction holds a commit timestamp at or below the last
+    /// appended one without its record in the log (a SERIALIZABLE
+    /// committer takes its timestamp before it validates): records before
+    /// it carry timestamps at or below that one, records after it above.
+    /// Then the records before it are made durable and read back to find
+    /// where the last of them ends.
+    pub fn begin_at_log_cut(&self, isolation: crate::Isolation) -> Result<(crate::Transaction, LogPos)> {
+        let storage = self.storage()?;
+        let log = storage.log();
+        // Pins the collector below the snapshot taken further down.
+        let mut txn = self.begin(isolation)?;
+        let from = log.synced_end();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let last = loop {
+            let cut =
+                log.at_append_point(|last| (!self.shared.txns.any_preparing_upto(last)).then_some(last));
+            if let Some(last) = cut {
+                break last;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(crate::Error::Canceled("no consistent point for a snapshot was found in 30 s"));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        };
+        // Transactions stamped between the snapshot's start and `last`
+        // that finished without a record (aborted) change nothing seen.
+        let ts = last.max(txn.read_timestamp());
+        self.shared.clock.wait_visible(ts);
+        log.flush()?;
+        let mut reader = storage.reader(from);
+        let mut cut = from;
+        'read: loop {
+            let txns = reader.read()?;
+            if txns.is_empty() {
+                break;
+            }
+            for t in txns {
+                if t.commit_ts > ts {
+                    break 'read;
+                }
+                cut = t.end;
+            }
+        }
+        txn.raise_snapshot(ts);
+        Ok((txn, cut))
+    }
+
     /// Whether the log carries what logical decoding needs (see
     /// [`crate::Options::logical`]).
     pub fn is_logical(&self) -> bool {

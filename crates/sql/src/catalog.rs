@@ -195,6 +195,38 @@ struct Globals {
     /// The next OID an enum type or label takes (0: none taken yet, the
     /// first is [`FIRST_ENUM_OID`]).
     next_type_oid: u32,
+    /// Publications.
+    publications: Vec<PublicationDef>,
+}
+
+/// A publication: the tables whose changes a `pgoutput` stream that names
+/// it carries, and which kinds of change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublicationDef {
+    pub name: String,
+    /// FOR ALL TABLES: every SCHEMA_AND_DATA table, now and later.
+    pub all_tables: bool,
+    /// Engine names of the tables it was given (FOR TABLE, ADD TABLE), in
+    /// the order they were added; a dropped table leaves the list.
+    pub tables: Vec<String>,
+    /// [`PUBLISH_INSERT`], [`PUBLISH_UPDATE`], [`PUBLISH_DELETE`] and
+    /// [`PUBLISH_TRUNCATE`] bits.
+    pub publish: u8,
+    /// The owning role.
+    pub owner: String,
+}
+
+/// The kinds of change a publication carries (`WITH (publish = ...)`).
+pub const PUBLISH_INSERT: u8 = 1;
+pub const PUBLISH_UPDATE: u8 = 2;
+pub const PUBLISH_DELETE: u8 = 4;
+pub const PUBLISH_TRUNCATE: u8 = 8;
+
+impl PublicationDef {
+    /// Whether it carries changes of table `name` (engine name).
+    pub fn includes(&self, name: &str) -> bool {
+        self.all_tables || self.tables.iter().any(|t| t == name)
+    }
 }
 
 /// The first OID of an enum type or label: above every derived OID (see
@@ -1007,6 +1039,70 @@ fn oids_exhausted() -> Error {
 }
 
 impl Catalog {
+    /// Every publication.
+    pub fn publications(&self) -> Vec<PublicationDef> {
+        self.lock_globals().view().publications.clone()
+    }
+
+    /// Publication `name`.
+    pub fn publication(&self, name: &str) -> Option<PublicationDef> {
+        self.lock_globals().view().publications.iter().find(|p| p.name == name).cloned()
+    }
+
+    /// Stores publication `def`, replacing the one named `replacing` if
+    /// given (a rename names the old one).
+    pub fn put_publication(&self, def: PublicationDef, replacing: Option<&str>) -> Result<()> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let pos = replacing.and_then(|n| g.publications.iter().position(|p| p.name == n));
+            let old = match pos {
+                Some(p) => Some(std::mem::replace(&mut g.publications[p], def.clone())),
+                None => {
+                    g.publications.push(def.clone());
+                    None
+                }
+            };
+            self.save_globals(&mut g, |g| match (pos, old) {
+                (Some(p), Some(old)) => g.publications[p] = old,
+                _ => {
+                    g.publications.pop();
+                }
+            })
+        })
+    }
+
+    /// Drops publication `name`; `Ok(false)` if there is none.
+    pub fn drop_publication(&self, name: &str) -> Result<bool> {
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let Some(pos) = g.publications.iter().position(|p| p.name == name) else { return Ok(false) };
+            let removed = g.publications.remove(pos);
+            self.save_globals(&mut g, |g| g.publications.insert(pos, removed)).map(|()| true)
+        })
+    }
+
+    /// Follows a table's rename (`to: Some`) or drop (`None`) in the
+    /// publications that list it.
+    pub fn republish(&self, table: &str, to: Option<&str>) -> Result<()> {
+        let listed = |g: &Globals| g.publications.iter().any(|p| p.tables.iter().any(|t| t == table));
+        if !listed(self.lock_globals().view()) {
+            return Ok(());
+        }
+        self.changing(|| {
+            let mut g = self.lock_globals();
+            let before = g.publications.clone();
+            for p in &mut g.publications {
+                match to {
+                    Some(to) => p.tables.iter_mut().filter(|t| *t == table).for_each(|t| *t = to.to_string()),
+                    None => p.tables.retain(|t| t != table),
+                }
+            }
+            self.save_globals(&mut g, |g| g.publications = before)
+        })
+    }
+}
+
+impl Catalog {
     /// View or materialized view `name` (engine name).
     pub fn view(&self, name: &str) -> Option<ViewDef> {
         self.lock_globals().view().views.iter().find(|v| v.name == name).cloned()
@@ -1246,7 +1342,7 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG6" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG7" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
 //               u32 ntypes (str name str create-type-text)*
@@ -1258,7 +1354,9 @@ pub fn display_name(name: &str) -> String {
 //               u32 ncomments (u8 kind str name str comment)*
 //               u32 nenums (str name u32 oid u32 nlabels (u32 oid
 //               i64 position-f64-bits str label)*)* u32 next-type-oid
-//               ("CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
+//               u32 npublications (str name u8 flags (1 all tables)
+//               u8 publish-bits str owner u32 n str* tables)*
+//               ("CSG6": without publications; "CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
@@ -1537,7 +1635,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG6".to_vec());
+    let mut w = Writer(b"CSG7".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1615,6 +1713,17 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
         }
     }
     w.u32(g.next_type_oid as usize);
+    w.u32(g.publications.len());
+    for p in &g.publications {
+        w.str(&p.name);
+        w.0.push(p.all_tables as u8);
+        w.0.push(p.publish);
+        w.str(&p.owner);
+        w.u32(p.tables.len());
+        for t in &p.tables {
+            w.str(t);
+        }
+    }
     w.0
 }
 
@@ -1631,6 +1740,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG4" => 4,
         b"CSG5" => 5,
         b"CSG6" => 6,
+        b"CSG7" => 7,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1714,6 +1824,19 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
             g.enums.push(EnumEntry { name, oid: type_oid, labels });
         }
         g.next_type_oid = oid(r.u32()?)?;
+    }
+    if version >= 7 {
+        for _ in 0..r.u32()? {
+            let name = r.str()?;
+            let all_tables = r.u8()? & 1 != 0;
+            let publish = r.u8()?;
+            let owner = r.str()?;
+            let mut tables = Vec::new();
+            for _ in 0..r.u32()? {
+                tables.push(r.str()?);
+            }
+            g.publications.push(PublicationDef { name, all_tables, tables, publish, owner });
+        }
     }
     if r.at != bytes.len() {
         return Err(corrupt());

@@ -60,6 +60,7 @@ pub mod notify;
 pub mod parser;
 pub(crate) mod planner;
 pub mod privileges;
+pub mod publications;
 pub mod replication;
 pub(crate) mod routines;
 pub mod session;

@@ -44,6 +44,11 @@ pub(crate) const ALTER_SEQUENCE: &str = "centum_alter_sequence";
 /// the text itself.
 pub(crate) const REFRESH: &str = "centum_refresh";
 
+/// `CREATE`, `ALTER` and `DROP PUBLICATION`, which sqlparser does not
+/// know, travel as `PRAGMA centum_publication = '<its text>'`; the session
+/// reads the text itself (`publications`).
+pub(crate) const PUBLICATION: &str = "centum_publication";
+
 /// `CREATE MATERIALIZED VIEW ... WITH NO DATA` travels with this option in
 /// its `WITH (...)` list instead of the trailing clause.
 pub(crate) const NO_DATA: &str = "centum_no_data";
@@ -122,6 +127,11 @@ fn rewritten(sql: &str) -> Option<String> {
             Some(REFRESH)
         } else if words.len() > 2 && is_word(words[0], "alter") && is_word(words[1], "sequence") {
             Some(ALTER_SEQUENCE)
+        } else if words.len() > 2
+            && (is_word(words[0], "create") || is_word(words[0], "alter") || is_word(words[0], "drop"))
+            && is_word(words[1], "publication")
+        {
+            Some(PUBLICATION)
         } else {
             None
         };

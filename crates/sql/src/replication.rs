@@ -1,7 +1,9 @@
 //! Logical decoding as PostgreSQL clients see it: replication slots with
 //! PostgreSQL's rules and errors, and the engine's change feed (see
-//! `centum_engine::feed`) written in the text format of PostgreSQL's
-//! `test_decoding` plugin.
+//! `centum_engine::feed`) written by one of two output plugins:
+//! `test_decoding`'s text (what pg_recvlogical prints) or `pgoutput`'s
+//! binary messages (what a PostgreSQL subscriber applies), filtered by
+//! publications.
 //!
 //! ```text
 //!  CREATE_REPLICATION_SLOT / pg_create_logical_replication_slot
@@ -9,6 +11,8 @@
 //!  START_REPLICATION / pg_logical_slot_{get,peek}_changes
 //!      ── ChangeFeed from the slot's confirmed position
 //!      ── TestDecoding: one message per BEGIN, row change, COMMIT
+//!      ── PgOutput: Begin, Relation (first use), Insert/Update/Delete of
+//!         published tables, Commit; a transaction with none is skipped
 //! ```
 //!
 //! A message carries a log position as its LSN: BEGIN and the row changes
@@ -30,7 +34,36 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The output plugins a slot may name.
-pub const PLUGINS: [&str; 1] = ["test_decoding"];
+pub const PLUGINS: [&str; 2] = ["test_decoding", "pgoutput"];
+
+/// An output plugin with its options and what it remembers between
+/// transactions.
+pub enum Plugin {
+    TestDecoding(TestDecoding),
+    PgOutput(PgOutput),
+}
+
+impl Plugin {
+    /// Plugin `name` with START_REPLICATION's `options`.
+    pub fn new(name: &str, options: &[(String, Option<String>)], db: &crate::Database) -> Result<Plugin> {
+        match name {
+            "pgoutput" => PgOutput::new(options, db).map(Plugin::PgOutput),
+            _ => TestDecoding::new(options).map(Plugin::TestDecoding),
+        }
+    }
+
+    /// The messages of one transaction, each with its log position.
+    pub fn messages(&mut self, txn: &ChangeTxn, out: &mut Vec<(LogPos, Vec<u8>)>) {
+        match self {
+            Plugin::TestDecoding(p) => {
+                let mut text = Vec::new();
+                p.messages(txn, &mut text);
+                out.extend(text.into_iter().map(|(at, s)| (at, s.into_bytes())));
+            }
+            Plugin::PgOutput(p) => p.messages(txn, out),
+        }
+    }
+}
 
 /// An LSN as PostgreSQL prints one (`16/B374D848`).
 pub fn lsn_text(pos: LogPos) -> String {
@@ -57,7 +90,8 @@ fn slots(db: &centum_engine::Database) -> Result<&Arc<centum_engine::storage::Sl
     })
 }
 
-/// Creates a logical slot whose feed starts at the log's end; returns it.
+/// Creates a logical slot whose feed starts at `at`, or at the log's end;
+/// returns it.
 pub fn create_slot(
     db: &centum_engine::Database,
     name: &str,
@@ -65,6 +99,7 @@ pub fn create_slot(
     database: &str,
     temporary: bool,
     pid: Option<u32>,
+    at: Option<LogPos>,
 ) -> Result<Slot> {
     if !db.is_logical() {
         return Err(Error::Other {
@@ -82,7 +117,10 @@ pub fn create_slot(
         });
     }
     let slots = slots(db)?;
-    let confirmed = db.log_end().expect("a database with slots has a log");
+    let confirmed = match at {
+        Some(at) => at,
+        None => db.log_end().expect("a database with slots has a log"),
+    };
     let slot = Slot {
         name: name.into(),
         plugin: plugin.into(),
@@ -362,5 +400,301 @@ fn literal(s: &mut String, ty: &DataType, v: &Value) {
             }
             s.push('\'');
         }
+    }
+}
+
+/// `pgoutput`: PostgreSQL's logical replication messages (protocol
+/// versions 1 to 3, without streaming of transactions in progress), for
+/// the tables of the publications a subscriber names.
+pub struct PgOutput {
+    db: crate::Database,
+    publications: Vec<String>,
+    /// The catalog version `tables` was worked out for.
+    version: u64,
+    /// Per table id: what a change of it sends, as of `version`.
+    tables: HashMap<u64, Arc<Published>>,
+    /// Tables whose Relation message this stream has sent, with the
+    /// definition it described.
+    described: HashMap<u64, usize>,
+}
+
+/// What changes of one table send.
+struct Published {
+    /// [`crate::catalog::PUBLISH_INSERT`] etc. over the publications that
+    /// carry it (0: none does).
+    publish: u8,
+    /// The table definition this was made from.
+    version: usize,
+    oid: u32,
+    /// Its Relation message.
+    relation: Vec<u8>,
+    /// The primary key's columns.
+    key: Vec<usize>,
+}
+
+/// Appends a NUL-terminated string.
+fn put_cstr(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+}
+
+impl PgOutput {
+    /// The plugin with START_REPLICATION's options: `proto_version` (1 to
+    /// 3) and `publication_names` are required; `binary`, `messages`,
+    /// `streaming` and `two_phase` are accepted (values go as text, and
+    /// transactions are sent once committed).
+    pub fn new(options: &[(String, Option<String>)], db: &crate::Database) -> Result<PgOutput> {
+        let bad = |m: String| Error::Other { code: "22023", message: m };
+        let mut version = None;
+        let mut names = None;
+        for (name, value) in options {
+            let value = value.as_deref().unwrap_or_default();
+            match name.as_str() {
+                "proto_version" => {
+                    let v: u32 = value
+                        .trim()
+                        .parse()
+                        .map_err(|_| bad(format!("invalid proto_version \"{value}\"")))?;
+                    if v == 0 || v > 3 {
+                        return Err(Error::Other {
+                            code: "0A000",
+                            message: format!(
+                                "client sent proto_version={v} but server only supports protocol 3 or lower"
+                            ),
+                        });
+                    }
+                    version = Some(v);
+                }
+                "publication_names" => names = Some(identifier_list(value)?),
+                "binary" | "messages" | "streaming" | "two_phase" | "origin" => {}
+                other => return Err(bad(format!("unrecognized pgoutput option: {other}"))),
+            }
+        }
+        if version.is_none() {
+            return Err(bad("proto_version option missing".into()));
+        }
+        let publications = names.ok_or_else(|| bad("publication_names parameter missing".into()))?;
+        crate::publications::named(db.catalog(), &publications)?;
+        Ok(PgOutput {
+            db: db.clone(),
+            publications,
+            version: u64::MAX,
+            tables: HashMap::new(),
+            described: HashMap::new(),
+        })
+    }
+
+    /// The messages of one transaction: none if it changed no published
+    /// table, as PostgreSQL 15 skips empty transactions.
+    pub fn messages(&mut self, txn: &ChangeTxn, out: &mut Vec<(LogPos, Vec<u8>)>) {
+        let now = self.db.catalog().version();
+        if now != self.version {
+            self.tables.clear();
+            self.version = now;
+        }
+        let (start, end) = (lsn(txn.start), lsn(txn.end));
+        let time = commit_time(txn);
+        let mut begun = false;
+        for c in &txn.changes {
+            let p = self.published(&c.table);
+            use crate::catalog::{PUBLISH_DELETE, PUBLISH_INSERT, PUBLISH_UPDATE};
+            let wanted = match c.kind {
+                ChangeKind::Insert => PUBLISH_INSERT,
+                ChangeKind::Update => PUBLISH_UPDATE,
+                ChangeKind::Delete => PUBLISH_DELETE,
+            };
+            if p.publish & wanted == 0 {
+                continue;
+            }
+            if !begun {
+                let mut m = vec![b'B'];
+                m.extend_from_slice(&start.to_be_bytes());
+                m.extend_from_slice(&time.to_be_bytes());
+                m.extend_from_slice(&(txn.commit_ts as u32).to_be_bytes());
+                out.push((txn.start, m));
+                begun = true;
+            }
+            let id = c.table.id();
+            if self.described.get(&id) != Some(&p.version) {
+                out.push((txn.start, p.relation.clone()));
+                self.described.insert(id, p.version);
+            }
+            let mut m = Vec::with_capacity(64);
+            match c.kind {
+                ChangeKind::Insert => {
+                    m.push(b'I');
+                    m.extend_from_slice(&p.oid.to_be_bytes());
+                    m.push(b'N');
+                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), None);
+                }
+                ChangeKind::Update => {
+                    m.push(b'U');
+                    m.extend_from_slice(&p.oid.to_be_bytes());
+                    if let (Some(o), Some(n)) = (&c.old, &c.new) {
+                        if p.key.iter().any(|&k| o[k] != n[k]) {
+                            m.push(b'K');
+                            tuple_data(&mut m, o, Some(&p.key));
+                        }
+                    }
+                    m.push(b'N');
+                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), None);
+                }
+                ChangeKind::Delete => {
+                    // Without the old row (or a key) there is nothing to
+                    // say which row went.
+                    let Some(old) = c.old.as_deref().filter(|_| !p.key.is_empty()) else { continue };
+                    m.push(b'D');
+                    m.extend_from_slice(&p.oid.to_be_bytes());
+                    m.push(b'K');
+                    tuple_data(&mut m, old, Some(&p.key));
+                }
+            }
+            out.push((txn.start, m));
+        }
+        if begun {
+            let mut m = vec![b'C', 0];
+            m.extend_from_slice(&start.to_be_bytes());
+            m.extend_from_slice(&end.to_be_bytes());
+            m.extend_from_slice(&time.to_be_bytes());
+            out.push((txn.end, m));
+        }
+    }
+
+    /// What changes of `table` send, worked out once per catalog version
+    /// and table definition.
+    fn published(&mut self, table: &Arc<Table>) -> Arc<Published> {
+        let version = Arc::as_ptr(table) as usize;
+        if let Some(p) = self.tables.get(&table.id()).filter(|p| p.version == version) {
+            return p.clone();
+        }
+        let name = table.name();
+        let catalog = self.db.catalog();
+        let publish = self
+            .publications
+            .iter()
+            .filter_map(|n| catalog.publication(n))
+            .filter(|p| p.includes(&name) && !(p.all_tables && name.ends_with("$rewrite")))
+            .fold(0, |bits, p| bits | p.publish);
+        let columns = table.columns();
+        let def = table.def();
+        let key: Vec<usize> = decode_table_meta(&def.extra, columns.len())
+            .ok()
+            .and_then(|m| m.primary_key)
+            .and_then(|pk| def.indexes.iter().find(|i| i.name == pk).cloned())
+            .map(|i| i.columns.iter().filter_map(|n| columns.iter().position(|c| &c.name == n)).collect())
+            .unwrap_or_default();
+        let oid = crate::system::snapshot::table_oid(table.id()).unwrap_or(0) as u32;
+        let (schema, rel) = crate::triggers::schema_and_name(&name);
+        let mut relation = vec![b'R'];
+        relation.extend_from_slice(&oid.to_be_bytes());
+        put_cstr(&mut relation, schema);
+        put_cstr(&mut relation, rel);
+        relation.push(if key.is_empty() { b'n' } else { b'd' });
+        relation.extend_from_slice(&(columns.len() as u16).to_be_bytes());
+        for (i, c) in columns.iter().enumerate() {
+            relation.push(u8::from(key.contains(&i)));
+            put_cstr(&mut relation, &c.name);
+            relation.extend_from_slice(&(crate::system::types::oid_of(&c.ty) as u32).to_be_bytes());
+            relation.extend_from_slice(&(-1i32).to_be_bytes());
+        }
+        let p = Arc::new(Published { publish, version, oid, relation, key });
+        self.tables.insert(table.id(), p.clone());
+        p
+    }
+}
+
+/// TupleData: every column's value as text, or only `only`'s with the
+/// others null (an old key).
+fn tuple_data(m: &mut Vec<u8>, row: &[Value], only: Option<&[usize]>) {
+    use std::io::Write as _;
+    m.extend_from_slice(&(row.len() as u16).to_be_bytes());
+    for (i, v) in row.iter().enumerate() {
+        if v.is_null() || only.is_some_and(|o| !o.contains(&i)) {
+            m.push(b'n');
+            continue;
+        }
+        m.push(b't');
+        let at = m.len();
+        m.extend_from_slice(&[0; 4]);
+        match v {
+            Value::Text(s) => m.extend_from_slice(s.as_bytes()),
+            v => {
+                let _ = write!(m, "{v}");
+            }
+        }
+        let len = (m.len() - at - 4) as u32;
+        m[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// A comma-separated list of identifiers, quoted ones as written and bare
+/// ones folded to lower case (`publication_names`).
+fn identifier_list(text: &str) -> Result<Vec<String>> {
+    let bad = || Error::Other { code: "22023", message: "invalid publication_names syntax".into() };
+    let mut out = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut name = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        name.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => name.push(c),
+                    None => return Err(bad()),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == ',' || c.is_whitespace() {
+                    break;
+                }
+                name.extend(c.to_lowercase());
+                chars.next();
+            }
+        }
+        if name.is_empty() {
+            return Err(bad());
+        }
+        out.push(name);
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => return Ok(out),
+            Some(',') => {}
+            Some(_) => return Err(bad()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn publication_names_read_as_pgoutput_reads_them() {
+        assert_eq!(identifier_list("\"pub\"").unwrap(), vec!["pub"]);
+        assert_eq!(identifier_list("a, \"B c\",D").unwrap(), vec!["a", "B c", "d"]);
+        assert_eq!(identifier_list("\"x\"\"y\"").unwrap(), vec!["x\"y"]);
+        assert!(identifier_list("a,,b").is_err());
+        assert!(identifier_list("").is_err());
+    }
+
+    #[test]
+    fn tuple_data_writes_text_nulls_and_key_only_columns() {
+        let mut m = Vec::new();
+        tuple_data(&mut m, &[Value::Integer(7), Value::Text("ab".into()), Value::Null], Some(&[0, 1]));
+        assert_eq!(m, b"\x00\x03t\x00\x00\x00\x017t\x00\x00\x00\x02abn");
+        m.clear();
+        tuple_data(&mut m, &[Value::Integer(7), Value::Text("ab".into())], Some(&[0]));
+        assert_eq!(m, b"\x00\x02t\x00\x00\x00\x017n");
     }
 }

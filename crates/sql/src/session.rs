@@ -1652,6 +1652,13 @@ impl Session {
                 };
                 Ok(tag(&ddl::alter_sequence(&b, text)?))
             }
+            S::Pragma { name, value: Some(v), .. } if name.to_string() == crate::parser::PUBLICATION => {
+                let ast::Value::SingleQuotedString(text) = &v.value else {
+                    return Err(Error::other("XX000", "a PUBLICATION statement lost its text"));
+                };
+                let (t, notices) = crate::publications::run(&b, text)?;
+                Ok(QueryResult { tag: t, notices, ..tag("") })
+            }
             S::Pragma { name, value: None, .. } if name.to_string() == crate::parser::CHECKPOINT => {
                 self.checkpoint()
             }
@@ -1871,6 +1878,40 @@ impl Session {
         });
         self.vars.search_path = path;
         r.map(|()| tag("REFRESH MATERIALIZED VIEW"))
+    }
+
+    /// For `CREATE_REPLICATION_SLOT ... (SNAPSHOT 'use')`: gives the open
+    /// transaction block, which must be READ ONLY, REPEATABLE READ and
+    /// unused, the snapshot of the log up to the position returned (see
+    /// `Database::begin_at_log_cut`), where the slot then starts.
+    pub fn snapshot_at_log_cut(&mut self) -> Result<centum_engine::storage::LogPos> {
+        const WHAT: &str = "CREATE_REPLICATION_SLOT ... (SNAPSHOT 'use')";
+        let refuse = |why: &str| Error::other("25000", format!("{WHAT} must {why}"));
+        if self.state != TxnStatus::InBlock {
+            return Err(refuse("be called inside a transaction"));
+        }
+        let Some(iso) = self.txn.as_ref().map(|t| t.isolation()) else {
+            return Err(refuse("be called inside a transaction"));
+        };
+        if iso != Isolation::Snapshot {
+            return Err(refuse("be called in REPEATABLE READ isolation mode transaction"));
+        }
+        if !self.read_only {
+            return Err(refuse("be called in a read only transaction"));
+        }
+        if self.block_used {
+            return Err(refuse("be called before any query"));
+        }
+        let db = self.catalog.db().clone();
+        let (mut txn, at) = centum_engine::blocking::section(|| db.begin_at_log_cut(iso))?;
+        if self.vars.delayed_durability {
+            txn.set_delayed_durability(true);
+        }
+        if let Some(old) = self.txn.replace(txn) {
+            old.abort();
+        }
+        self.block_used = true;
+        Ok(at)
     }
 
     fn begin(&mut self, isolation: Option<Isolation>, read_only: bool) -> Result<QueryResult> {
@@ -2426,7 +2467,7 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::Revoke(_)
             | S::CreateTrigger(_)
             | S::DropTrigger(_)
-    )
+    ) || matches!(s, S::Pragma { name, .. } if name.to_string() == crate::parser::PUBLICATION)
 }
 
 /// `s` with each parameter `$n` replaced by its value, as a constant of

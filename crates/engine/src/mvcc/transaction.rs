@@ -330,6 +330,18 @@ impl Transaction {
         }
     }
 
+    /// Moves the snapshot of a transaction that has read nothing yet
+    /// forward to `ts`, which the watermark has reached (the collector
+    /// keeps what it needs: it never passes a running transaction's
+    /// earlier snapshot).
+    pub(crate) fn raise_snapshot(&mut self, ts: u64) {
+        if ts > self.read_ts {
+            self.db.txns.set_read_ts(self.id, ts);
+            self.read_ts = ts;
+            self.first_read_ts = ts;
+        }
+    }
+
     /// Whether the transaction has written anything.
     pub fn has_writes(&self) -> bool {
         !self.inner.borrow().writes.is_empty()

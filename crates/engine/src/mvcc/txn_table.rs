@@ -421,6 +421,17 @@ impl TxnTable {
         out
     }
 
+    /// Whether a transaction holds a commit timestamp at or below `ts`
+    /// that its redo record does not carry yet (Preparing), or is taking
+    /// one now (Preparing(0)).
+    pub(crate) fn any_preparing_upto(&self, ts: u64) -> bool {
+        let n = self.high_water.load(SeqCst) as usize;
+        self.slots[..n].iter().any(|s| {
+            s.id.load(SeqCst) != 0
+                && matches!(TxnState::unpack(s.state.load(SeqCst)), TxnState::Preparing(t) if t <= ts)
+        })
+    }
+
     /// Ids of every transaction open now.
     pub(crate) fn active_ids(&self) -> Vec<TxnId> {
         let n = self.high_water.load(SeqCst) as usize;

@@ -12,7 +12,8 @@
 //!           server: 'w' XLogData (start LSN, end of log, time, message)
 //!                   'k' keepalive (end of log, time, reply requested)
 //!           client: 'r' standby status (written, flushed, applied LSN, time)
-//!         until the client's CopyDone: CopyDone, CommandComplete
+//!         until the client's CopyDone: CopyDone, CommandComplete (COPY,
+//!         then START_REPLICATION)
 //! ```
 //!
 //! The decoder runs on a thread of its own, which waits on the log and
@@ -33,9 +34,20 @@ use std::time::Duration;
 #[derive(Debug, PartialEq)]
 pub(crate) enum Command {
     IdentifySystem,
-    CreateSlot { name: String, temporary: bool, plugin: Option<String> },
+    CreateSlot { name: String, temporary: bool, plugin: Option<String>, snapshot: Snapshot },
     DropSlot { name: String },
     Start { slot: String, logical: bool, lsn: u64, options: Vec<(String, Option<String>)> },
+}
+
+/// What CREATE_REPLICATION_SLOT does with a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Snapshot {
+    /// `'export'` (the default; no snapshot is exported, so no name is
+    /// returned) and `'nothing'`: the slot starts at the durable log's end.
+    Nothing,
+    /// `'use'`: the session's open transaction takes the snapshot the
+    /// slot starts at, for a copy of the tables that meets the stream.
+    Use,
 }
 
 /// Words of a replication command: bare words (upper-cased), quoted
@@ -126,10 +138,23 @@ pub(crate) fn parse(sql: &str) -> Option<Result<Command, String>> {
             } else {
                 return Err("syntax error: PHYSICAL or LOGICAL was expected".to_string());
             };
-            // Snapshot and two-phase options (old keywords or a list) are
-            // accepted: no snapshot is exported, and there is no two-phase
-            // commit to decode.
-            Ok(Command::CreateSlot { name, temporary, plugin })
+            // Snapshot and two-phase options, as old keywords or a list:
+            // there is no two-phase commit to decode.
+            i += 1;
+            let mut snapshot = Snapshot::Nothing;
+            while let Some(tok) = t(i) {
+                match tok {
+                    Tok::Word(w) if w.eq_ignore_ascii_case("USE_SNAPSHOT") => snapshot = Snapshot::Use,
+                    Tok::Word(w) if w.eq_ignore_ascii_case("SNAPSHOT") => {
+                        if matches!(t(i + 1), Some(Tok::Str(v)) if v.eq_ignore_ascii_case("use")) {
+                            snapshot = Snapshot::Use;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            Ok(Command::CreateSlot { name, temporary, plugin, snapshot })
         })(),
         "DROP_REPLICATION_SLOT" => name(t(1)).map(|name| Command::DropSlot { name }),
         "START_REPLICATION" => (|| {
@@ -198,21 +223,22 @@ pub(crate) fn pg_now() -> i64 {
 /// What the decoder thread hands the connection.
 pub(crate) struct Decoded {
     /// Messages with their positions.
-    pub messages: Vec<(LogPos, String)>,
+    pub messages: Vec<(LogPos, Vec<u8>)>,
     /// The end of each transaction decoded, in order (empty ones too).
     pub ends: Vec<LogPos>,
 }
 
 /// Starts the decoder thread: transactions from `from`, skipping those
 /// that end at or before `skip_to`, until `stop` is set or the receiver
-/// goes.
+/// goes. The thread holds the database open: the connection joins it
+/// before it ends, so that a shutdown closes the log only after it.
 pub(crate) fn spawn_decoder(
     db: centum_engine::Database,
     from: LogPos,
     skip_to: LogPos,
-    mut plugin: centum_sql::replication::TestDecoding,
+    mut plugin: centum_sql::replication::Plugin,
     stop: Arc<AtomicBool>,
-) -> tokio::sync::mpsc::Receiver<Result<Decoded, centum_sql::Error>> {
+) -> (tokio::sync::mpsc::Receiver<Result<Decoded, centum_sql::Error>>, Option<std::thread::JoinHandle<()>>) {
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     let run = move || {
         let mut feed = match db.changes(from) {
@@ -246,10 +272,14 @@ pub(crate) fn spawn_decoder(
             }
         }
     };
-    if let Err(e) = std::thread::Builder::new().name("centum-walsender".into()).spawn(run) {
-        tracing::error!(error = %e, "cannot start a decoder thread");
-    }
-    rx
+    let thread = match std::thread::Builder::new().name("centum-walsender".into()).spawn(run) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a decoder thread");
+            None
+        }
+    };
+    (rx, thread)
 }
 
 /// Appends a CopyData message holding `payload`'s parts.
@@ -264,13 +294,13 @@ pub(crate) fn put_copy_data(buf: &mut bytes::BytesMut, parts: &[&[u8]]) {
 }
 
 /// An XLogData message.
-pub(crate) fn put_xlog_data(buf: &mut bytes::BytesMut, at: LogPos, end: LogPos, text: &str) {
+pub(crate) fn put_xlog_data(buf: &mut bytes::BytesMut, at: LogPos, end: LogPos, message: &[u8]) {
     let mut head = [0u8; 25];
     head[0] = b'w';
     head[1..9].copy_from_slice(&lsn(at).to_be_bytes());
     head[9..17].copy_from_slice(&lsn(end).to_be_bytes());
     head[17..25].copy_from_slice(&pg_now().to_be_bytes());
-    put_copy_data(buf, &[&head, text.as_bytes()]);
+    put_copy_data(buf, &[&head, message]);
 }
 
 /// A primary keepalive message.
@@ -316,7 +346,9 @@ impl super::Connection {
     pub(super) async fn replication_command(&mut self, cmd: Command) -> std::io::Result<()> {
         let outcome = match cmd {
             Command::IdentifySystem => self.identify_system(),
-            Command::CreateSlot { name, temporary, plugin } => self.create_slot(&name, temporary, plugin),
+            Command::CreateSlot { name, temporary, plugin, snapshot } => {
+                self.create_slot(&name, temporary, plugin, snapshot)
+            }
             Command::DropSlot { name } => centum_sql::replication::drop_slot(&self.engine(), &name)
                 .map(|()| super::put_command_complete(self.out(), "DROP_REPLICATION_SLOT"))
                 .map_err(Into::into),
@@ -372,12 +404,22 @@ impl super::Connection {
         super::put_command_complete(buf, tag);
     }
 
-    fn create_slot(&mut self, name: &str, temporary: bool, plugin: Option<String>) -> super::Step {
+    fn create_slot(
+        &mut self,
+        name: &str,
+        temporary: bool,
+        plugin: Option<String>,
+        snapshot: Snapshot,
+    ) -> super::Step {
         let Some(plugin) = plugin else {
             return Err(super::failure(
                 "0A000",
                 "physical replication slots are not supported; create a LOGICAL one",
             ));
+        };
+        let at = match snapshot {
+            Snapshot::Use if self.engine().is_logical() => Some(self.session.snapshot_at_log_cut()?),
+            _ => None,
         };
         let database = self.session.database().to_string();
         let slot = centum_sql::replication::create_slot(
@@ -387,6 +429,7 @@ impl super::Connection {
             &database,
             temporary,
             Some(self.pid),
+            at,
         )?;
         if temporary {
             self.temporary_slots.push(name.to_string());
@@ -412,18 +455,21 @@ impl super::Connection {
         options: &[(String, Option<String>)],
     ) -> std::io::Result<Option<super::Step>> {
         let db = self.engine();
-        let plugin = match centum_sql::replication::TestDecoding::new(options) {
-            Ok(p) => p,
-            Err(e) => return Ok(Some(Err(e.into()))),
-        };
         let slot = match centum_sql::replication::acquire_slot(&db, name, self.pid) {
             Ok(s) => s,
             Err(e) => return Ok(Some(Err(e.into()))),
         };
+        let plugin = match centum_sql::replication::Plugin::new(&slot.plugin, options, &self.shared.db) {
+            Ok(p) => p,
+            Err(e) => {
+                centum_sql::replication::release_slot(&db, name);
+                return Ok(Some(Err(e.into())));
+            }
+        };
         let slots = db.slots().expect("a slot was acquired").clone();
         let stop = Arc::new(AtomicBool::new(false));
         let skip_to = centum_engine::storage::pos_of_lsn(from_lsn).max(slot.confirmed);
-        let mut rx = spawn_decoder(db.clone(), slot.confirmed, skip_to, plugin, stop.clone());
+        let (mut rx, decoder) = spawn_decoder(db.clone(), slot.confirmed, skip_to, plugin, stop.clone());
         // CopyBothResponse: text format, no columns.
         {
             use bytes::BufMut;
@@ -446,8 +492,8 @@ impl super::Connection {
                     Some(Ok(d)) => {
                         let end = db.log_end().unwrap_or_default();
                         let buf = self.out();
-                        for (at, text) in &d.messages {
-                            put_xlog_data(buf, *at, end.max(*at), text);
+                        for (at, message) in &d.messages {
+                            put_xlog_data(buf, *at, end.max(*at), message);
                         }
                         sent_ends.extend(d.ends);
                         self.socket.flush().await?;
@@ -477,7 +523,11 @@ impl super::Connection {
                             }
                         }
                         pgwire::messages::PgWireFrontendMessage::CopyDone(_) => {
+                            // The copy's completion, then the command's, as
+                            // PostgreSQL sends them: libpq's end of streaming
+                            // reads one for the copy and one after it.
                             super::put_empty(self.out(), b'c');
+                            super::put_command_complete(self.out(), "COPY 0");
                             super::put_command_complete(self.out(), "START_REPLICATION");
                             break Some(Ok(()));
                         }
@@ -508,6 +558,11 @@ impl super::Connection {
             }
         };
         stop.store(true, SeqCst);
+        // A decoder blocked on a full channel wakes when it closes.
+        drop(rx);
+        if let Some(thread) = decoder {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
         centum_sql::replication::release_slot(&db, name);
         Ok(outcome)
     }
@@ -535,7 +590,8 @@ mod tests {
             Some(Ok(Command::CreateSlot {
                 name: "s1".into(),
                 temporary: false,
-                plugin: Some("test_decoding".into())
+                plugin: Some("test_decoding".into()),
+                snapshot: Snapshot::Nothing,
             }))
         );
         assert_eq!(
@@ -543,7 +599,17 @@ mod tests {
             Some(Ok(Command::CreateSlot {
                 name: "s2".into(),
                 temporary: true,
-                plugin: Some("test_decoding".into())
+                plugin: Some("test_decoding".into()),
+                snapshot: Snapshot::Nothing,
+            }))
+        );
+        assert_eq!(
+            parse("CREATE_REPLICATION_SLOT \"pg_16_sync_1\" LOGICAL pgoutput (SNAPSHOT 'use')"),
+            Some(Ok(Command::CreateSlot {
+                name: "pg_16_sync_1".into(),
+                temporary: false,
+                plugin: Some("pgoutput".into()),
+                snapshot: Snapshot::Use,
             }))
         );
         assert_eq!(

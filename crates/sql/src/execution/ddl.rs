@@ -674,6 +674,7 @@ pub(crate) fn drop(
                     }
                 }
                 b.catalog.db().drop_table(&t)?;
+                b.catalog.republish(&t, None)?;
                 // Sequences owned by serial/identity columns go with the table.
                 drop_owned_sequences(b, &info.meta.columns)?;
                 b.catalog.invalidate();
@@ -1157,6 +1158,7 @@ fn rename_table(b: &Binder, table: &str, to: &ast::ObjectName) -> Result<()> {
     let referencing: Vec<String> =
         b.catalog.table(table)?.referenced_by.iter().map(|(child, _)| child.clone()).collect();
     b.catalog.db().rename_table(table, &new)?;
+    b.catalog.republish(table, Some(&new))?;
     b.catalog.invalidate();
     for child in referencing.iter().map(|c| if c == table { new.clone() } else { c.clone() }) {
         let mut meta = b.catalog.table(&child)?.meta.clone();

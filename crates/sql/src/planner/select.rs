@@ -1230,6 +1230,32 @@ impl<'a> Binder<'a> {
                 lateral: false,
             });
         }
+        if name == "pg_get_publication_tables" {
+            let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = args else {
+                return Err(Error::UndefinedFunction(name));
+            };
+            let calls = crate::system::functions::PUBLICATION_TABLES
+                .iter()
+                .map(|(_, f)| crate::parser::parse_expression(&format!("pg_catalog.{f}({arg})")))
+                .collect::<Result<Vec<_>>>()?;
+            let named = ast::TableAlias {
+                name: ast::Ident::new(&name),
+                columns: crate::system::functions::PUBLICATION_TABLES
+                    .iter()
+                    .map(|(c, _)| ast::TableAliasColumnDef::from_name(*c))
+                    .collect(),
+                explicit: true,
+                at: None,
+            };
+            let alias = match alias {
+                Some(a) if a.columns.is_empty() => {
+                    ast::TableAlias { name: a.name.clone(), columns: named.columns.clone(), ..named.clone() }
+                }
+                Some(a) => a.clone(),
+                None => named,
+            };
+            return self.unnest(&calls, false, Some(&alias));
+        }
         if name == "pg_options_to_table" {
             return self.options_to_table(args, alias);
         }
@@ -1956,7 +1982,9 @@ fn calls_json_set(r: &ast::TableFactor) -> bool {
         _ => return false,
     };
     let last = name.0.last().and_then(|p| p.as_ident()).map(|i| i.value.to_lowercase());
-    last.is_some_and(|n| n == "generate_series" || super::json::set_function(&n).is_some())
+    last.is_some_and(|n| {
+        n == "generate_series" || n == "pg_get_publication_tables" || super::json::set_function(&n).is_some()
+    })
 }
 
 /// The name of the JSON set-returning function `e` calls, if it does.

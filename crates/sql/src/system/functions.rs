@@ -46,6 +46,11 @@ pub enum CatalogFn {
     NoObject,
     /// `pg_get_triggerdef(oid [, pretty])`: the CREATE TRIGGER text.
     TriggerDef,
+    /// `pg_get_replica_identity_index(oid)`: the primary key's index.
+    ReplicaIdentityIndex,
+    /// A column of `pg_get_publication_tables(name)` (see
+    /// [`PUBLICATION_TABLES`]).
+    PublicationTables(u8),
     /// `pg_function_is_visible(oid)`: true for every routine (one
     /// namespace).
     FunctionIsVisible,
@@ -226,6 +231,14 @@ pub enum SleepFor {
     Until,
 }
 
+/// The columns of `pg_get_publication_tables(name)`, each returned by a
+/// function of its own as an array that `unnest` turns into rows.
+pub(crate) const PUBLICATION_TABLES: [(&str, &str); 3] = [
+    ("relid", "centum_publication_relids"),
+    ("attrs", "centum_publication_attrs"),
+    ("qual", "centum_publication_quals"),
+];
+
 /// How a name resolves: the function, its parameter types (the last ones
 /// optional from `min` on), its result type, whether it needs the search
 /// path appended.
@@ -255,6 +268,22 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "shobj_description" => (CatalogFn::Description, vec![I4, T], 2, T, false),
         "pg_get_statisticsobjdef_columns" => (CatalogFn::NoObject, vec![I4], 1, T, false),
         "pg_get_triggerdef" => (CatalogFn::TriggerDef, vec![I4, B], 1, T, true),
+        "pg_get_replica_identity_index" => {
+            (CatalogFn::ReplicaIdentityIndex, vec![I4], 1, DataType::Oid, false)
+        }
+        "centum_publication_relids" => {
+            (CatalogFn::PublicationTables(0), vec![T], 1, DataType::Array(Box::new(DataType::Oid)), false)
+        }
+        "centum_publication_attrs" => (
+            CatalogFn::PublicationTables(1),
+            vec![T],
+            1,
+            DataType::Array(Box::new(DataType::Int2Vector)),
+            false,
+        ),
+        "centum_publication_quals" => {
+            (CatalogFn::PublicationTables(2), vec![T], 1, DataType::Array(Box::new(T)), false)
+        }
         "acldefault" => (CatalogFn::AclDefault, vec![T, I4], 2, T, false),
         "pg_relation_is_publishable" => (CatalogFn::RelationIsPublishable, vec![I4], 1, B, false),
         "current_schemas" => (CatalogFn::CurrentSchemas, vec![B], 1, DataType::Array(Box::new(T)), true),
@@ -416,6 +445,8 @@ impl CatalogFn {
             CatalogFn::FunctionArguments => "pg_get_function_arguments",
             CatalogFn::FunctionDef => "pg_get_functiondef",
             CatalogFn::TriggerDef => "pg_get_triggerdef",
+            CatalogFn::ReplicaIdentityIndex => "pg_get_replica_identity_index",
+            CatalogFn::PublicationTables(c) => PUBLICATION_TABLES[c as usize].1,
             CatalogFn::ViewDef => "pg_get_viewdef",
             CatalogFn::RuleDef => "pg_get_ruledef",
             CatalogFn::QuoteIdent => "quote_ident",
@@ -467,6 +498,8 @@ impl CatalogFn {
                 | CatalogFn::FunctionArguments
                 | CatalogFn::FunctionDef
                 | CatalogFn::TriggerDef
+                | CatalogFn::ReplicaIdentityIndex
+                | CatalogFn::PublicationTables(_)
                 | CatalogFn::ViewDef
                 | CatalogFn::RuleDef
                 | CatalogFn::Description
@@ -629,6 +662,34 @@ pub(crate) fn eval(
             let text = |v: &Value| if v.is_null() { String::new() } else { v.to_string() };
             crate::notify::queue(notes, text(arg(0)), text(arg(1)))?;
             Value::Text(String::new())
+        }
+        CatalogFn::ReplicaIdentityIndex => match s()?.rel(oid_arg(arg(0))) {
+            Some(RelRef::Table(t)) => t
+                .info
+                .meta
+                .primary_key
+                .as_ref()
+                .and_then(|pk| t.indexes.iter().find(|i| &i.def.name == pk))
+                .map_or(Value::Null, |i| Value::Integer(i.oid)),
+            _ => Value::Null,
+        },
+        CatalogFn::PublicationTables(col) => {
+            let name = arg(0).to_string();
+            let snap = s()?;
+            let Some(p) = snap.publications.iter().find(|p| p.def.name == name) else {
+                return Err(Error::UndefinedObject(format!("publication \"{name}\" does not exist")));
+            };
+            let rels = p.tables.iter().filter_map(|t| snap.table_by_name(t));
+            Value::Array(match col {
+                0 => rels.map(|t| Value::Integer(t.oid)).collect(),
+                1 => rels
+                    .map(|t| {
+                        let n = t.info.table.columns().len();
+                        Value::Text((1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(" "))
+                    })
+                    .collect(),
+                _ => rels.map(|_| Value::Null).collect(),
+            })
         }
         CatalogFn::ListeningChannels => {
             let channels = id.activity.map(|a| a.notify.channels(id.holder)).unwrap_or_default();

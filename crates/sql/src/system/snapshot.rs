@@ -20,6 +20,9 @@
 //!  view                     2^30 + 2^28 + 2^27 + 2^26 + 2^25
 //!                            + 2 * (FNV-1a(name) % 2^23); its rewrite
 //!                            rule (pg_rewrite) the OID after it
+//!  publication              VIEW_BASE + 2^24 + FNV-1a(name) % 2^21
+//!  publication's table      VIEW_BASE + 2^24 + 2^21
+//!   (pg_publication_rel)     + FNV-1a(publication NUL table) % 2^21
 //!  (a materialized view is a table, with a table's OIDs)
 //!  pg_catalog 11, public 2200, information_schema 13000, built-in types
 //!  PostgreSQL's own (DataType::pg_oid), the database 5; with no role in
@@ -68,6 +71,20 @@ const SCHEMA_BASE: i64 = (1 << 30) + (1 << 28);
 const ROLE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27);
 const ROUTINE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27) + (1 << 26);
 const VIEW_BASE: i64 = ROUTINE_BASE + (1 << 25);
+const PUBLICATION_BASE: i64 = VIEW_BASE + (1 << 24);
+const PUBLICATION_REL_BASE: i64 = PUBLICATION_BASE + (1 << 21);
+
+/// A publication with its OID, and the tables it lists (FOR TABLE) with
+/// the OIDs of their pg_publication_rel rows.
+pub(crate) struct PublicationRel {
+    pub oid: i32,
+    pub def: crate::catalog::PublicationDef,
+    /// Engine names of the tables it carries now (every table for FOR ALL
+    /// TABLES).
+    pub tables: Vec<String>,
+    /// (row OID, table engine name) of its listed tables.
+    pub listed: Vec<(i32, String)>,
+}
 
 /// What a relation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +246,8 @@ pub(crate) struct Snapshot {
     pub comments: BTreeMap<(ObjectKind, String), String>,
     /// Enum types, in OID order.
     pub enums: Vec<crate::catalog::EnumEntry>,
+    /// Publications, in OID order.
+    pub publications: Vec<PublicationRel>,
     /// [`Snapshot::descriptions`], made on first use: `col_description`
     /// is called once per row of a catalog query.
     descriptions: std::cell::OnceCell<Vec<(i32, i32, i32, String)>>,
@@ -364,7 +383,33 @@ impl Snapshot {
             })
             .collect();
         routines.sort_by_key(|r| r.0);
+        let mut defs = catalog.publications();
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        let pub_slots = slots(defs.iter().map(|p| p.name.as_str()), 1 << 21)?;
+        let mut rel_keys: Vec<String> =
+            defs.iter().flat_map(|p| p.tables.iter().map(move |t| format!("{}\0{t}", p.name))).collect();
+        rel_keys.sort();
+        let rel_slots = slots(rel_keys.iter().map(|s| s.as_str()), 1 << 21)?;
+        let mut publications: Vec<PublicationRel> = defs
+            .into_iter()
+            .map(|def| PublicationRel {
+                oid: (PUBLICATION_BASE + pub_slots[&def.name] as i64) as i32,
+                tables: crate::publications::tables_of(catalog, &def),
+                listed: def
+                    .tables
+                    .iter()
+                    .filter(|t| db.table(t).is_ok())
+                    .map(|t| {
+                        let slot = rel_slots[&format!("{}\0{t}", def.name)];
+                        ((PUBLICATION_REL_BASE + slot as i64) as i32, t.clone())
+                    })
+                    .collect(),
+                def,
+            })
+            .collect();
+        publications.sort_by_key(|p| p.oid);
         Ok(Snapshot {
+            publications,
             schemas,
             tables,
             sequences,

@@ -335,6 +335,9 @@ system_tables! {
         "active_pid" I4, "xmin" T, "catalog_xmin" T, "restart_lsn" T, "confirmed_flush_lsn" T,
         "wal_status" T, "safe_wal_size" I8, "two_phase" B,
     ]
+    PublicationTables "pg_catalog" "pg_publication_tables" [
+        "pubname" T, "schemaname" T, "tablename" T, "attnames" T, "rowfilter" T,
+    ]
     PgTables "pg_catalog" "pg_tables" [
         "schemaname" T, "tablename" T, "tableowner" T, "tablespace" T, "hasindexes" B, "hasrules" B,
         "hastriggers" B, "rowsecurity" B,
@@ -689,6 +692,53 @@ impl SystemTable {
             SystemTable::CentumCheckpointFiles => super::centum::checkpoint_files(s),
             SystemTable::CentumLog => super::centum::log(s),
             SystemTable::ReplicationSlots => super::centum::replication_slots(s),
+            SystemTable::Publication => s
+                .publications
+                .iter()
+                .map(|p| {
+                    let owner =
+                        s.roles.iter().find(|(_, r)| r.name == p.def.owner).map_or(s.owner, |(o, _)| *o);
+                    let bit = |m: u8| b(p.def.publish & m != 0);
+                    use crate::catalog::{PUBLISH_DELETE, PUBLISH_INSERT, PUBLISH_TRUNCATE, PUBLISH_UPDATE};
+                    vec![
+                        oid(p.oid),
+                        txt(&p.def.name),
+                        oid(owner),
+                        b(p.def.all_tables),
+                        bit(PUBLISH_INSERT),
+                        bit(PUBLISH_UPDATE),
+                        bit(PUBLISH_DELETE),
+                        bit(PUBLISH_TRUNCATE),
+                        b(false),
+                    ]
+                })
+                .collect(),
+            SystemTable::PublicationRel => s
+                .publications
+                .iter()
+                .flat_map(|p| p.listed.iter().map(move |(o, t)| (p, *o, t)))
+                .filter_map(|(p, row, t)| {
+                    let rel = s.table_by_name(t)?;
+                    Some(vec![oid(row), oid(p.oid), oid(rel.oid), Value::Null, Value::Null])
+                })
+                .collect(),
+            SystemTable::PublicationTables => s
+                .publications
+                .iter()
+                .flat_map(|p| p.tables.iter().map(move |t| (p, t)))
+                .filter_map(|(p, t)| {
+                    let rel = s.table_by_name(t)?;
+                    let names: Vec<String> =
+                        rel.info.table.columns().iter().map(|c| c.name.clone()).collect();
+                    Some(vec![
+                        txt(&p.def.name),
+                        txt(&rel.schema),
+                        txt(&rel.name),
+                        txt(&array_text::render(&names)),
+                        Value::Null,
+                    ])
+                })
+                .collect(),
             SystemTable::CentumGc => super::centum::gc(s, id),
             SystemTable::CentumTransactions => super::centum::transactions(s, id),
             SystemTable::StatUserTables => stats::tables(s),
@@ -901,8 +951,6 @@ impl SystemTable {
             | SystemTable::PartitionedTable
             | SystemTable::Policy
             | SystemTable::StatisticExt
-            | SystemTable::Publication
-            | SystemTable::PublicationRel
             | SystemTable::PublicationNamespace
             | SystemTable::Range
             | SystemTable::InitPrivs

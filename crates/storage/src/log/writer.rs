@@ -479,6 +479,16 @@ impl Log {
         *synced
     }
 
+    /// Runs `f` with the commit timestamp of the last record appended,
+    /// under the lock that orders appends: no record is appended while it
+    /// runs, so every record appended later lands after every record
+    /// appended before (how logical decoding finds the log position that
+    /// matches a snapshot).
+    pub fn at_append_point<R>(&self, f: impl FnOnce(u64) -> R) -> R {
+        let st = lock(&self.shared.state);
+        f(st.last_ts)
+    }
+
     /// Appends `record` and, unless delayed, returns once it is durable.
     /// With several committers at once, one write and one sync serve them
     /// all. An error from a failed write means the record was not logged
