@@ -9,9 +9,16 @@
 //!   client resumes from the slot: every acknowledged commit is there, and
 //!   the only transactions delivered twice are the unconfirmed tail before
 //!   the crash, delivered again, in order, at the start of the resumed
-//!   stream.
+//!   stream;
+//! - a PostgreSQL 15 server subscribes to a Centum publication (pgoutput)
+//!   while 8 clients run the sales-order workload (W1): its table sync
+//!   copies each table in a snapshot that meets the stream exactly, and
+//!   once the workload stops its tables hold what Centum's hold, row for
+//!   row (a checksum of every column of every table on both sides).
 
 mod common;
+#[path = "../../sql/tests/pg/mod.rs"]
+mod pg;
 
 use common::{pgbench, psql, require, run_ok, Server};
 use std::collections::{BTreeMap, HashMap};
@@ -311,4 +318,131 @@ fn replication_commands_over_psql_follow_postgresql_rules_for_slots() {
     let o = run(&server, "CREATE_REPLICATION_SLOT keep LOGICAL test_decoding");
     assert!(text(&o).contains("replication slot \"keep\" already exists"), "{}", text(&o));
     assert!(run(&server, "DROP_REPLICATION_SLOT keep").status.success());
+}
+
+fn example(file: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sales-orders").join(file)
+}
+
+/// Per table of `tables`: its row count and an MD5 of every column of
+/// every row, in the order of all its columns; the same text on Centum
+/// and PostgreSQL when they hold the same rows.
+fn checksums(client: &mut postgres::Client, tables: &[(String, Vec<String>)]) -> Vec<String> {
+    tables
+        .iter()
+        .map(|(t, cols)| {
+            let list = cols.join(", ");
+            let sql = format!(
+                "SELECT count(*)::text || ':' || coalesce(md5(string_agg(concat_ws('|', {list}), ',' ORDER BY {list})), '') FROM {t}"
+            );
+            let sum: String = client.query_one(sql.as_str(), &[]).unwrap().get(0);
+            format!("{t} {sum}")
+        })
+        .collect()
+}
+
+#[test]
+fn a_postgresql_15_subscriber_ends_with_centums_tables_after_w1() {
+    let (Some(bench), Some(psql_bin)) = (require("pgbench"), require("psql")) else { return };
+    let Some(bin) = pg::find_bin() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL's initdb is not installed (.ci/run installs it)"
+        );
+        eprintln!("initdb not found: test skipped");
+        return;
+    };
+    // The workload's length: 30 s, as the change feed's goal asks.
+    let secs: u64 = std::env::var("CENTUM_SUBSCRIBER_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
+    let server = Server::start(&["--wal-level", "logical"]);
+    psql(&psql_bin, &server, &["-f", example("centum.sql").to_str().unwrap()]);
+    psql(&psql_bin, &server, &["-c", "CREATE PUBLICATION w1 FOR ALL TABLES"]);
+    let mut centum = postgres::Client::connect(&server.conninfo("centum"), postgres::NoTls).unwrap();
+    let tables: Vec<(String, Vec<String>)> = centum
+        .query("SELECT tablename FROM pg_publication_tables WHERE pubname = 'w1' ORDER BY tablename", &[])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let t: String = r.get(0);
+            let cols = centum
+                .query(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position",
+                    &[&t],
+                )
+                .unwrap()
+                .iter()
+                .map(|c| c.get::<_, String>(0))
+                .collect();
+            (t, cols)
+        })
+        .collect();
+    assert_eq!(tables.len(), 6, "{tables:?}");
+
+    // The subscriber: the same tables, empty (the subscription copies
+    // them).
+    let sub = pg::Server::start(bin);
+    let sub_url = format!("host=127.0.0.1 port={} user=postgres dbname=postgres", sub.port);
+    run_ok(
+        Command::new(&psql_bin)
+            .arg(&sub_url)
+            .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-f"])
+            .arg(example("postgres.sql")),
+    );
+    let mut pgc = sub.connect("postgres").unwrap();
+    let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
+    pgc.batch_execute(&format!("TRUNCATE {} CASCADE", names.join(", "))).unwrap();
+
+    // W1 runs; the subscription starts while it does, so each table's
+    // copy is taken under load.
+    let script = example("insert-order.pgbench");
+    let w1 = Command::new(&bench)
+        .args(["-h", "127.0.0.1", "-p", &server.port.to_string(), "-U", "centum"])
+        .args(["-n", "-M", "prepared", "-c", "8", "-j", "2", "-T", &secs.to_string(), "-f"])
+        .arg(&script)
+        .arg("postgres")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2.min(secs)));
+    pgc.batch_execute(&format!(
+        "CREATE SUBSCRIPTION w1 CONNECTION 'host=127.0.0.1 port={} user=centum dbname=postgres' PUBLICATION w1",
+        server.port
+    ))
+    .unwrap();
+    let w1 = {
+        let out = w1.wait_with_output().unwrap();
+        assert!(out.status.success(), "W1 failed: {}", String::from_utf8_lossy(&out.stderr));
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    assert!(w1.contains("number of failed transactions: 0 (0.000%)"), "{w1}");
+    let orders: i64 = centum.query_one("SELECT count(*) FROM sales_order_header", &[]).unwrap().get(0);
+    assert!(orders > 0, "W1 inserted no order:\n{w1}");
+
+    // The subscriber catches up: every table synced, every row the same.
+    let want = checksums(&mut centum, &tables);
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let pending: i64 = pgc
+            .query_one("SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'", &[])
+            .unwrap()
+            .get(0);
+        let got = checksums(&mut pgc, &tables);
+        if pending == 0 && got == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the subscriber did not catch up: {pending} tables not ready\ncentum: {want:#?}\npostgres: {got:#?}\nsubscriber log:\n{}",
+            sub.log()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("{orders} orders in {secs} s; subscriber in step: {want:?}");
+    // Nothing was applied twice or refused on the way.
+    let log = sub.log();
+    assert!(!log.contains("duplicate key"), "a change was applied twice:\n{log}");
+    pgc.batch_execute("DROP SUBSCRIPTION w1").unwrap();
+    let slots: i64 = centum.query_one("SELECT count(*) FROM pg_replication_slots", &[]).unwrap().get(0);
+    assert_eq!(slots, 0, "DROP SUBSCRIPTION drops its slot on the publisher");
 }

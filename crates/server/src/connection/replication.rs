@@ -35,7 +35,7 @@ use std::time::Duration;
 pub(crate) enum Command {
     IdentifySystem,
     CreateSlot { name: String, temporary: bool, plugin: Option<String>, snapshot: Snapshot },
-    DropSlot { name: String },
+    DropSlot { name: String, wait: bool },
     Start { slot: String, logical: bool, lsn: u64, options: Vec<(String, Option<String>)> },
 }
 
@@ -156,7 +156,9 @@ pub(crate) fn parse(sql: &str) -> Option<Result<Command, String>> {
             }
             Ok(Command::CreateSlot { name, temporary, plugin, snapshot })
         })(),
-        "DROP_REPLICATION_SLOT" => name(t(1)).map(|name| Command::DropSlot { name }),
+        "DROP_REPLICATION_SLOT" => {
+            name(t(1)).map(|name| Command::DropSlot { name, wait: is_word(t(2), "WAIT") })
+        }
         "START_REPLICATION" => (|| {
             let mut i = 1;
             if !is_word(t(i), "SLOT") {
@@ -349,9 +351,7 @@ impl super::Connection {
             Command::CreateSlot { name, temporary, plugin, snapshot } => {
                 self.create_slot(&name, temporary, plugin, snapshot)
             }
-            Command::DropSlot { name } => centum_sql::replication::drop_slot(&self.engine(), &name)
-                .map(|()| super::put_command_complete(self.out(), "DROP_REPLICATION_SLOT"))
-                .map_err(Into::into),
+            Command::DropSlot { name, wait } => self.drop_slot(&name, wait).await,
             Command::Start { slot, logical, lsn, options } => {
                 if !logical {
                     Err(super::failure(
@@ -372,6 +372,29 @@ impl super::Connection {
             self.error(f).await?;
         }
         self.ready().await
+    }
+
+    /// DROP_REPLICATION_SLOT; with WAIT, a slot in use is dropped once the
+    /// session streaming from it lets it go (a subscriber dropping its
+    /// subscription asks while its apply worker's connection is closing).
+    async fn drop_slot(&mut self, name: &str, wait: bool) -> super::Step {
+        let db = self.engine();
+        let mut shutdown = self.shared.shutdown.clone();
+        loop {
+            match centum_sql::replication::drop_slot(&db, name) {
+                Err(e) if wait && e.sqlstate() == "55006" => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+                        _ = shutdown.changed() => return Err(e.into()),
+                    }
+                }
+                r => {
+                    r?;
+                    super::put_command_complete(self.out(), "DROP_REPLICATION_SLOT");
+                    return Ok(());
+                }
+            }
+        }
     }
 
     fn identify_system(&mut self) -> super::Step {
@@ -558,12 +581,12 @@ impl super::Connection {
             }
         };
         stop.store(true, SeqCst);
+        centum_sql::replication::release_slot(&db, name);
         // A decoder blocked on a full channel wakes when it closes.
         drop(rx);
         if let Some(thread) = decoder {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
-        centum_sql::replication::release_slot(&db, name);
         Ok(outcome)
     }
 
@@ -614,7 +637,7 @@ mod tests {
         );
         assert_eq!(
             parse("DROP_REPLICATION_SLOT \"s1\" WAIT"),
-            Some(Ok(Command::DropSlot { name: "s1".into() }))
+            Some(Ok(Command::DropSlot { name: "s1".into(), wait: true }))
         );
         assert_eq!(
             parse("START_REPLICATION SLOT \"s1\" LOGICAL 0/0 (\"include-xids\" '0', \"skip-empty-xacts\")"),
