@@ -298,7 +298,13 @@ fn table_names(b: &Binder, w: &mut Words) -> Result<Vec<String>> {
             return Err(Error::unsupported("row filters in publications"));
         }
         let name = ast_name(&parts);
-        let engine = b.table_name(&name)?;
+        let engine = match b.table_name(&name) {
+            Ok(engine) => engine,
+            Err(e) => match b.view_named(&parts) {
+                Some(_) => return Err(refuse(parts.last().map_or("", String::as_str), "22023", "views")),
+                None => return Err(e),
+            },
+        };
         if !out.contains(&engine) {
             out.push(engine);
         }
@@ -320,25 +326,26 @@ fn table_list(b: &Binder, w: &mut Words, _publication: &str) -> Result<Vec<Strin
     let tables = table_names(b, w)?;
     for t in &tables {
         let short = crate::system::snapshot::split_name(t).1;
-        let refuse = |what: &str| Error::Raised {
-            code: "22023",
-            message: format!("cannot add relation \"{short}\" to publication"),
-            detail: Some(format!("This operation is not supported for {what}.")),
-            hint: None,
-        };
-        if b.catalog.view(t).is_some_and(|v| !v.materialized) {
-            return Err(refuse("views"));
+        if b.catalog.view(t).is_some() {
+            return Err(refuse(&short, "22023", "materialized views"));
         }
         let info = b.catalog.table(t)?;
-        if b.catalog.view(t).is_some() {
-            return Err(refuse("materialized views"));
-        }
         if info.table.def().durability == Durability::SchemaOnly {
-            return Err(refuse("unlogged tables"));
+            return Err(refuse(&short, "22023", "unlogged tables"));
         }
         crate::execution::grant::require_owner(b, crate::privileges::ObjectKind::Relation, t)?;
     }
     Ok(tables)
+}
+
+/// Why relation `name` cannot be published.
+fn refuse(name: &str, code: &'static str, what: &str) -> Error {
+    Error::Raised {
+        code,
+        message: format!("cannot add relation \"{name}\" to publication"),
+        detail: Some(format!("This operation is not supported for {what}.")),
+        hint: None,
+    }
 }
 
 /// `WITH (publish = '...', publish_via_partition_root = ...)`: the publish
@@ -365,10 +372,7 @@ fn options(w: &mut Words, mut publish: u8) -> Result<u8> {
                         "delete" => PUBLISH_DELETE,
                         "truncate" => PUBLISH_TRUNCATE,
                         other => {
-                            return Err(Error::other(
-                                "22023",
-                                format!("unrecognized \"publish\" value: \"{other}\""),
-                            ))
+                            return Err(Error::Syntax(format!("unrecognized \"publish\" value: \"{other}\"")))
                         }
                     };
                 }

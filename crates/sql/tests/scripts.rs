@@ -110,6 +110,7 @@ macro_rules! scripts {
 
 scripts!(
     ddl,
+    publications,
     select,
     joins,
     aggregates,

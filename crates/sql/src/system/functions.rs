@@ -680,14 +680,9 @@ pub(crate) fn eval(
                 return Err(Error::UndefinedObject(format!("publication \"{name}\" does not exist")));
             };
             let rels = p.tables.iter().filter_map(|t| snap.table_by_name(t));
+            // No column lists or row filters: attrs and qual are null.
             Value::Array(match col {
                 0 => rels.map(|t| Value::Integer(t.oid)).collect(),
-                1 => rels
-                    .map(|t| {
-                        let n = t.info.table.columns().len();
-                        Value::Text((1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(" "))
-                    })
-                    .collect(),
                 _ => rels.map(|_| Value::Null).collect(),
             })
         }
