@@ -390,6 +390,32 @@ fn options(w: &mut Words, mut publish: u8) -> Result<u8> {
     }
 }
 
+/// Refuses an UPDATE or DELETE (`action`: [`PUBLISH_UPDATE`] or
+/// [`PUBLISH_DELETE`]) of a table without a primary key that a
+/// publication carries those changes of: its subscribers could not tell
+/// which row changed (PostgreSQL's rule for a table without a replica
+/// identity).
+pub(crate) fn check_replica_identity(catalog: &Catalog, info: &crate::catalog::TableInfo, action: u8) -> Result<()> {
+    if info.meta.primary_key.is_some() {
+        return Ok(());
+    }
+    let name = info.table.name();
+    if !catalog.publications().iter().any(|p| p.publish & action != 0 && p.includes(&name)) {
+        return Ok(());
+    }
+    let (verb, noun, gerund) =
+        if action == PUBLISH_UPDATE { ("update", "updates", "updating") } else { ("delete from", "deletes", "deleting from") };
+    Err(Error::Raised {
+        code: "55000",
+        message: format!(
+            "cannot {verb} table \"{}\" because it does not have a replica identity and publishes {noun}",
+            crate::system::snapshot::split_name(&name).1
+        ),
+        detail: None,
+        hint: Some(format!("To enable {gerund} the table, give it a primary key.")),
+    })
+}
+
 /// The publications named `names` (42704 for one that does not exist).
 pub fn named(catalog: &Catalog, names: &[String]) -> Result<Vec<PublicationDef>> {
     names.iter().map(|n| catalog.publication(n).ok_or_else(|| missing(n))).collect()

@@ -651,3 +651,42 @@ fn triggers_survive_restarts_and_fire_after_them() {
         ])
     );
 }
+
+/// Publications are durable with the schema: created, altered, renamed
+/// with their tables and dropped, they come back as they were, from the
+/// log's tail and from a checkpoint; one dropped in a rolled-back
+/// transaction is still there.
+#[test]
+fn publications_survive_restarts_and_rollbacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let listed = "SELECT pubname || ':' || tablename FROM pg_publication_tables ORDER BY 1";
+    let want = table(&[&["everything:a2"], &["everything:b"], &["some:a2"]]);
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(&mut s, "CREATE TABLE a (id int PRIMARY KEY)");
+        exec(&mut s, "CREATE TABLE b (id int PRIMARY KEY)");
+        exec(&mut s, "CREATE PUBLICATION some FOR TABLE a, b");
+        exec(&mut s, "CREATE PUBLICATION everything FOR ALL TABLES WITH (publish = 'insert')");
+        exec(&mut s, "CREATE PUBLICATION gone");
+        exec(&mut s, "ALTER PUBLICATION some DROP TABLE b");
+        exec(&mut s, "ALTER TABLE a RENAME TO a2");
+        exec(&mut s, "DROP PUBLICATION gone");
+        exec(&mut s, "BEGIN");
+        exec(&mut s, "DROP PUBLICATION some");
+        exec(&mut s, "ROLLBACK");
+        assert_eq!(rows(&mut s, listed), want);
+    }
+    for checkpoint in [false, true] {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, listed), want);
+        assert_eq!(
+            rows(&mut s, "SELECT pubname, pubinsert, pubupdate FROM pg_publication ORDER BY 1"),
+            table(&[&["everything", "t", "f"], &["some", "t", "t"]])
+        );
+        if checkpoint {
+            db.catalog().db().checkpoint().unwrap();
+        }
+    }
+}

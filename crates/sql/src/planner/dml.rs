@@ -533,6 +533,7 @@ impl<'a> Binder<'a> {
         }
         let (info, access, recheck, scope, from) =
             self.joined_targets(&name, &alias, from, up.selection.as_ref())?;
+        crate::publications::check_replica_identity(self.catalog, &info, crate::catalog::PUBLISH_UPDATE)?;
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
         self.need_triggers(rules.triggers.as_deref(), crate::triggers::UPDATE);
@@ -622,6 +623,7 @@ impl<'a> Binder<'a> {
         }
         let (info, access, recheck, scope, using) =
             self.joined_targets(&name, &alias, del.using.as_deref(), del.selection.as_ref())?;
+        crate::publications::check_replica_identity(self.catalog, &info, crate::catalog::PUBLISH_DELETE)?;
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
         let triggers = super::triggers::compile(self.catalog, &info)?;
         self.need_triggers(triggers.as_deref(), crate::triggers::DELETE);

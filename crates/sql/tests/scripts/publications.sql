@@ -19,7 +19,14 @@ SELECT pubname, puballtables, pubinsert, pubupdate, pubdelete, pubtruncate, pubv
 -- FOR ALL TABLES leaves out what is never logged.
 SELECT pubname, schemaname, tablename, attnames, rowfilter FROM pg_publication_tables ORDER BY pubname, tablename;
 SELECT p.pubname, c.relname, r.prqual, r.prattrs FROM pg_publication_rel r JOIN pg_publication p ON p.oid = r.prpubid JOIN pg_class c ON c.oid = r.prrelid ORDER BY 1, 2;
+-- A table without a key cannot take the updates or deletes a
+-- publication carries: a subscriber could not tell which row changed.
+INSERT INTO c VALUES (1), (2);
+UPDATE c SET x = 3 WHERE x = 1;
+DELETE FROM c WHERE x = 2;
+UPDATE b SET n = 1;
 ALTER PUBLICATION p3 ADD TABLE c;
+DELETE FROM c;
 ALTER PUBLICATION p3 ADD TABLE ONLY c;
 ALTER PUBLICATION p3 DROP TABLE a;
 ALTER PUBLICATION p3 SET TABLE a, b;
