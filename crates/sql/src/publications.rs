@@ -395,7 +395,11 @@ fn options(w: &mut Words, mut publish: u8) -> Result<u8> {
 /// publication carries those changes of: its subscribers could not tell
 /// which row changed (PostgreSQL's rule for a table without a replica
 /// identity).
-pub(crate) fn check_replica_identity(catalog: &Catalog, info: &crate::catalog::TableInfo, action: u8) -> Result<()> {
+pub(crate) fn check_replica_identity(
+    catalog: &Catalog,
+    info: &crate::catalog::TableInfo,
+    action: u8,
+) -> Result<()> {
     if info.meta.primary_key.is_some() {
         return Ok(());
     }
@@ -403,8 +407,11 @@ pub(crate) fn check_replica_identity(catalog: &Catalog, info: &crate::catalog::T
     if !catalog.publications().iter().any(|p| p.publish & action != 0 && p.includes(&name)) {
         return Ok(());
     }
-    let (verb, noun, gerund) =
-        if action == PUBLISH_UPDATE { ("update", "updates", "updating") } else { ("delete from", "deletes", "deleting from") };
+    let (verb, noun, gerund) = if action == PUBLISH_UPDATE {
+        ("update", "updates", "updating")
+    } else {
+        ("delete from", "deletes", "deleting from")
+    };
     Err(Error::Raised {
         code: "55000",
         message: format!(
