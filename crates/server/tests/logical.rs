@@ -318,6 +318,45 @@ fn replication_commands_over_psql_follow_postgresql_rules_for_slots() {
     let o = run(&server, "CREATE_REPLICATION_SLOT keep LOGICAL test_decoding");
     assert!(text(&o).contains("replication slot \"keep\" already exists"), "{}", text(&o));
     assert!(run(&server, "DROP_REPLICATION_SLOT keep").status.success());
+    // SNAPSHOT 'use' comes first in a READ ONLY REPEATABLE READ block, and
+    // the block then reads the slot's starting state.
+    let use_slot = "CREATE_REPLICATION_SLOT sync LOGICAL pgoutput (SNAPSHOT 'use')";
+    for (setup, message) in [
+        (None, "must be called inside a transaction"),
+        (Some("BEGIN READ ONLY"), "must be called in REPEATABLE READ isolation mode transaction"),
+        (Some("BEGIN ISOLATION LEVEL REPEATABLE READ"), "must be called in a read only transaction"),
+    ] {
+        let o = run_all(&server, &setup.into_iter().chain([use_slot]).collect::<Vec<_>>());
+        assert!(!o.status.success() && text(&o).contains(message), "{setup:?}: {}", text(&o));
+    }
+    psql(
+        &psql_bin,
+        &server,
+        &["-c", "CREATE TABLE t (id int PRIMARY KEY)", "-c", "INSERT INTO t VALUES (1)"],
+    );
+    let o = run_all(&server, &["BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ", "SELECT 1", use_slot]);
+    assert!(text(&o).contains("must be called before any query"), "{}", text(&o));
+    let o = run_all(
+        &server,
+        &[
+            "BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ",
+            use_slot,
+            "COPY t TO STDOUT",
+            "COMMIT",
+            "SELECT slot_name, plugin FROM pg_replication_slots",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("sync|pgoutput"), "{}", text(&o));
+    let o = run(
+        &server,
+        "START_REPLICATION SLOT sync LOGICAL 0/0 (proto_version '1', publication_names '\"none\"')",
+    );
+    assert!(text(&o).contains("publication \"none\" does not exist"), "{}", text(&o));
+    let o =
+        run(&server, "START_REPLICATION SLOT sync LOGICAL 0/0 (proto_version '4', publication_names 'p')");
+    assert!(text(&o).contains("server only supports protocol 3 or lower"), "{}", text(&o));
+    assert!(run(&server, "DROP_REPLICATION_SLOT sync WAIT").status.success());
 }
 
 fn example(file: &str) -> std::path::PathBuf {
