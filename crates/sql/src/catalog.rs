@@ -1962,8 +1962,16 @@ mod tests {
         let owned = ObjectPrivs { owner: Some("app".into()), acl: None };
         g.privs.insert((ObjectKind::Routine, "f".into()), owned);
         g.comments.insert((ObjectKind::Schema, "s".into()), "ledgers".into());
+        g.publications.push(PublicationDef {
+            name: "feed".into(),
+            all_tables: false,
+            tables: vec!["t".into(), "s.u".into()],
+            publish: PUBLISH_INSERT | PUBLISH_DELETE,
+            owner: "app".into(),
+        });
         let bytes = encode_globals(&g);
         let back = decode_globals(&bytes).unwrap();
+        assert_eq!(back.publications, g.publications);
         assert_eq!(back.privs, g.privs);
         assert_eq!(back.comments, g.comments);
         assert_eq!(back.views, g.views);
@@ -1972,11 +1980,18 @@ mod tests {
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+        g.publications.clear();
+        // Written before publications existed (CSG6: no publication list,
+        // 4 bytes when there are none).
+        let mut old = encode_globals(&g);
+        old[..4].copy_from_slice(b"CSG6");
+        old.truncate(old.len() - 4);
+        assert_eq!(decode_globals(&old).unwrap().views, g.views);
         // Written before enum types existed (CSG5: no enum list or next
-        // type OID, 8 bytes when there are none).
+        // type OID either, 8 more bytes when there are none).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG5");
-        old.truncate(old.len() - 8);
+        old.truncate(old.len() - 12);
         assert_eq!(decode_globals(&old).unwrap().comments, g.comments);
         // Written before owners existed (CSG4: no privileges or comments
         // either).
@@ -1984,7 +1999,7 @@ mod tests {
         g.comments.clear();
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG4");
-        old.truncate(old.len() - 16);
+        old.truncate(old.len() - 20);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }
