@@ -30,8 +30,8 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 EX=examples/sales-orders
 TABLES="product, special_offer, special_offer_product, sales_order_header, sales_order_detail, demo_sales_order_seed"
 TOTALS="SELECT (SELECT count(*) || '/' || sum(total_due) FROM sales_order_header) || ' ' || (SELECT count(*) || '/' || sum(line_total) FROM sales_order_detail)"
-ct() { "$PSQL" -h 127.0.0.1 -p "$1" -U centum -X -q -At -v ON_ERROR_STOP=1 "${@:2}" postgres; }
-pg() { "$PSQL" -h 127.0.0.1 -p "$PG_PORT" -U postgres -X -q -At -v ON_ERROR_STOP=1 "$@" sub; }
+ct() { PGOPTIONS='-c client_min_messages=warning' "$PSQL" -h 127.0.0.1 -p "$1" -U centum -X -q -At -v ON_ERROR_STOP=1 "${@:2}" postgres; }
+pg() { PGOPTIONS='-c client_min_messages=warning' "$PSQL" -h 127.0.0.1 -p "$PG_PORT" -U postgres -X -q -At -v ON_ERROR_STOP=1 "$@" sub; }
 
 run() {
   local level=$1 data="$WORK/data-$1" port
@@ -43,7 +43,8 @@ run() {
   ct "$port" -f "$EX/centum.sql" >/dev/null
   if [ "$level" = logical ]; then
     ct "$port" -c "CREATE PUBLICATION w1 FOR ALL TABLES"
-    "$PSQL" -h 127.0.0.1 -p "$PG_PORT" -U postgres -X -q -c "DROP DATABASE IF EXISTS sub" -c "CREATE DATABASE sub" postgres
+    PGOPTIONS='-c client_min_messages=warning' "$PSQL" -h 127.0.0.1 -p "$PG_PORT" -U postgres -X -q \
+      -c "DROP DATABASE IF EXISTS sub" -c "CREATE DATABASE sub" postgres
     pg -f "$EX/postgres.sql" >/dev/null
     pg -c "TRUNCATE $TABLES CASCADE"
     pg -c "CREATE SUBSCRIPTION w1 CONNECTION 'host=127.0.0.1 port=$port user=centum dbname=postgres' PUBLICATION w1"
