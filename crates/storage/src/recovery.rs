@@ -282,7 +282,18 @@ impl Recovery {
             }
             let from = if id == start.segment { start.offset } else { HEADER_LEN };
             let scan = scan_segment(&path, id, &buf, from, last)?;
-            if let Some(why) = scan.torn {
+            let rest = buf.get(scan.valid_end as usize..).unwrap_or_default();
+            if scan.torn.is_some() && rest.iter().all(|&b| b == 0) {
+                // The space the writer zero-fills ahead of its batches
+                // (left when the server stopped without closing the log):
+                // nothing was written there, so nothing is cut off.
+                tracing::info!(
+                    segment = %path.display(),
+                    offset = scan.valid_end,
+                    zeroed = rest.len(),
+                    "log ends where its preallocated space begins"
+                );
+            } else if let Some(why) = scan.torn {
                 tracing::warn!(
                     segment = %path.display(),
                     offset = scan.valid_end,
