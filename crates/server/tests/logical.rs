@@ -302,6 +302,16 @@ fn replication_commands_over_psql_follow_postgresql_rules_for_slots() {
     );
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("tmp|t|t"), "{}", text(&o));
+    // A session drops its own temporary slot, WAIT or not.
+    let o = run_all(
+        &server,
+        &[
+            "CREATE_REPLICATION_SLOT mine TEMPORARY LOGICAL test_decoding",
+            "DROP_REPLICATION_SLOT mine WAIT",
+            "SELECT count(*) FROM pg_replication_slots",
+        ],
+    );
+    assert!(o.status.success() && text(&o).trim_end().ends_with('0'), "{}", text(&o));
     assert_eq!(
         psql(&psql_bin, &server, &["-At", "-c", "SELECT count(*) FROM pg_replication_slots"]).trim(),
         "0"

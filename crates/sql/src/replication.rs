@@ -184,13 +184,14 @@ pub fn release_slot(db: &centum_engine::Database, name: &str) {
     }
 }
 
-/// Drops the slot named `name`: 42704 if missing, 55006 while a session
-/// streams from it.
-pub fn drop_slot(db: &centum_engine::Database, name: &str) -> Result<()> {
+/// Drops the slot named `name` for session `me`: 42704 if missing, 55006
+/// while another session holds it (a session may drop its own temporary
+/// slot).
+pub fn drop_slot(db: &centum_engine::Database, name: &str, me: u32) -> Result<()> {
     let slots = slots(db)?;
     match slots.get(name) {
         None => Err(missing(name)),
-        Some(Slot { active_pid: Some(pid), .. }) => Err(active(name, pid)),
+        Some(Slot { active_pid: Some(pid), .. }) if pid != me => Err(active(name, pid)),
         Some(_) => {
             slots.drop_slot(name).map_err(centum_engine::Error::from)?;
             Ok(())

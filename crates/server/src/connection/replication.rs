@@ -381,7 +381,7 @@ impl super::Connection {
         let db = self.engine();
         let mut shutdown = self.shared.shutdown.clone();
         loop {
-            match centum_sql::replication::drop_slot(&db, name) {
+            match centum_sql::replication::drop_slot(&db, name, self.pid) {
                 Err(e) if wait && e.sqlstate() == "55006" => {
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(10)) => {}
@@ -390,6 +390,7 @@ impl super::Connection {
                 }
                 r => {
                     r?;
+                    self.temporary_slots.retain(|s| s != name);
                     super::put_command_complete(self.out(), "DROP_REPLICATION_SLOT");
                     return Ok(());
                 }
