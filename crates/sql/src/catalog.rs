@@ -1044,6 +1044,18 @@ impl Catalog {
         self.lock_globals().view().publications.clone()
     }
 
+    /// The kinds of change ([`PUBLISH_INSERT`] etc.) that the
+    /// publications `chosen` picks publish for table `table` (engine
+    /// name); 0 when none carries it.
+    pub fn publish_bits(&self, table: &str, chosen: impl Fn(&PublicationDef) -> bool) -> u8 {
+        let g = self.lock_globals();
+        g.view()
+            .publications
+            .iter()
+            .filter(|p| chosen(p) && p.includes(table))
+            .fold(0, |bits, p| bits | p.publish)
+    }
+
     /// Publication `name`.
     pub fn publication(&self, name: &str) -> Option<PublicationDef> {
         self.lock_globals().view().publications.iter().find(|p| p.name == name).cloned()

@@ -139,7 +139,7 @@ fn create(b: &Binder, w: &mut Words) -> Result<()> {
             }
             def.all_tables = true;
         } else {
-            def.tables = table_list(b, w, &name)?;
+            def.tables = table_list(b, w)?;
         }
     }
     if w.eat("with") {
@@ -166,7 +166,7 @@ fn alter(b: &Binder, w: &mut Words) -> Result<()> {
         let set = set_table;
         w.expect("table")?;
         for_all_tables_refuses(&def)?;
-        let tables = table_list(b, w, &name)?;
+        let tables = table_list(b, w)?;
         if set {
             def.tables = tables;
         } else {
@@ -322,7 +322,7 @@ fn ast_name(parts: &[String]) -> sqlparser::ast::ObjectName {
 
 /// The tables of a FOR TABLE / ADD / SET TABLE list, each checked to be
 /// one a publication may carry.
-fn table_list(b: &Binder, w: &mut Words, _publication: &str) -> Result<Vec<String>> {
+fn table_list(b: &Binder, w: &mut Words) -> Result<Vec<String>> {
     let tables = table_names(b, w)?;
     for t in &tables {
         let short = crate::system::snapshot::split_name(t).1;
@@ -404,7 +404,7 @@ pub(crate) fn check_replica_identity(
         return Ok(());
     }
     let name = info.table.name();
-    if !catalog.publications().iter().any(|p| p.publish & action != 0 && p.includes(&name)) {
+    if catalog.publish_bits(&name, |_| true) & action == 0 {
         return Ok(());
     }
     let (verb, noun, gerund) = if action == PUBLISH_UPDATE {
@@ -433,13 +433,15 @@ pub fn named(catalog: &Catalog, names: &[String]) -> Result<Vec<PublicationDef>>
 pub fn tables_of(catalog: &Catalog, def: &PublicationDef) -> Vec<String> {
     let db = catalog.db();
     if def.all_tables {
+        let materialized: std::collections::HashSet<String> =
+            catalog.views().into_iter().map(|v| v.name).collect();
         let mut all: Vec<String> = db
             .table_names()
             .into_iter()
             .filter(|t| {
                 !t.ends_with("$rewrite")
+                    && !materialized.contains(t)
                     && db.table(t).is_ok_and(|t| t.def().durability != Durability::SchemaOnly)
-                    && catalog.view(t).is_none()
             })
             .collect();
         all.sort();

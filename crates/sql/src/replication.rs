@@ -55,11 +55,7 @@ impl Plugin {
     /// The messages of one transaction, each with its log position.
     pub fn messages(&mut self, txn: &ChangeTxn, out: &mut Vec<(LogPos, Vec<u8>)>) {
         match self {
-            Plugin::TestDecoding(p) => {
-                let mut text = Vec::new();
-                p.messages(txn, &mut text);
-                out.extend(text.into_iter().map(|(at, s)| (at, s.into_bytes())));
-            }
+            Plugin::TestDecoding(p) => p.messages(txn, out),
             Plugin::PgOutput(p) => p.messages(txn, out),
         }
     }
@@ -277,12 +273,13 @@ impl TestDecoding {
     }
 
     /// The messages of one transaction, each with its log position.
-    pub fn messages(&mut self, txn: &ChangeTxn, out: &mut Vec<(LogPos, String)>) {
+    pub fn messages(&mut self, txn: &ChangeTxn, out: &mut Vec<(LogPos, Vec<u8>)>) {
         if self.skip_empty_xacts && txn.changes.is_empty() {
             return;
         }
         let xid = txn.commit_ts as u32;
-        out.push((txn.start, if self.include_xids { format!("BEGIN {xid}") } else { "BEGIN".into() }));
+        let begin = if self.include_xids { format!("BEGIN {xid}") } else { "BEGIN".into() };
+        out.push((txn.start, begin.into_bytes()));
         for c in &txn.changes {
             let shape = self.shape(&c.table);
             let mut s = format!("table {}:", shape.name);
@@ -310,7 +307,7 @@ impl TestDecoding {
                     tuple(&mut s, &shape, old, Some(&shape.key));
                 }
             }
-            out.push((txn.start, s));
+            out.push((txn.start, s.into_bytes()));
         }
         let mut commit = if self.include_xids { format!("COMMIT {xid}") } else { "COMMIT".into() };
         if self.include_timestamp {
@@ -319,7 +316,7 @@ impl TestDecoding {
                 Value::TimestampTz(centum_types::TimestampTz(commit_time(txn)))
             ));
         }
-        out.push((txn.end, commit));
+        out.push((txn.end, commit.into_bytes()));
     }
 
     fn shape(&mut self, table: &Arc<Table>) -> Arc<Shape> {
@@ -337,13 +334,7 @@ impl TestDecoding {
                 format!("{}[{ty}]:", crate::names::quote_ident(&c.name))
             })
             .collect();
-        let def = table.def();
-        let key = decode_table_meta(&def.extra, columns.len())
-            .ok()
-            .and_then(|m| m.primary_key)
-            .and_then(|pk| def.indexes.iter().find(|i| i.name == pk).cloned())
-            .map(|i| i.columns.iter().filter_map(|n| columns.iter().position(|c| &c.name == n)).collect())
-            .unwrap_or_default();
+        let key = key_columns(table);
         let shape = Arc::new(Shape {
             version,
             name: format!("{}.{}", crate::names::quote_ident(schema), crate::names::quote_ident(rel)),
@@ -354,6 +345,19 @@ impl TestDecoding {
         self.tables.insert(table.id(), shape.clone());
         shape
     }
+}
+
+/// The positions of `table`'s primary key columns (empty: it has none),
+/// the replica identity both plugins print.
+fn key_columns(table: &Table) -> Vec<usize> {
+    let columns = table.columns();
+    let def = table.def();
+    decode_table_meta(&def.extra, columns.len())
+        .ok()
+        .and_then(|m| m.primary_key)
+        .and_then(|pk| def.indexes.iter().find(|i| i.name == pk))
+        .map(|i| i.columns.iter().filter_map(|n| columns.iter().position(|c| &c.name == n)).collect())
+        .unwrap_or_default()
 }
 
 /// The commit time PostgreSQL would print: Centum's commit timestamps are
@@ -569,21 +573,13 @@ impl PgOutput {
             return p.clone();
         }
         let name = table.name();
-        let catalog = self.db.catalog();
-        let publish = self
-            .publications
-            .iter()
-            .filter_map(|n| catalog.publication(n))
-            .filter(|p| p.includes(&name) && !(p.all_tables && name.ends_with("$rewrite")))
-            .fold(0, |bits, p| bits | p.publish);
+        let publish = if name.ends_with("$rewrite") {
+            0
+        } else {
+            self.db.catalog().publish_bits(&name, |p| self.publications.contains(&p.name))
+        };
         let columns = table.columns();
-        let def = table.def();
-        let key: Vec<usize> = decode_table_meta(&def.extra, columns.len())
-            .ok()
-            .and_then(|m| m.primary_key)
-            .and_then(|pk| def.indexes.iter().find(|i| i.name == pk).cloned())
-            .map(|i| i.columns.iter().filter_map(|n| columns.iter().position(|c| &c.name == n)).collect())
-            .unwrap_or_default();
+        let key = key_columns(table);
         let oid = crate::system::snapshot::table_oid(table.id()).unwrap_or(0) as u32;
         let (schema, rel) = crate::triggers::schema_and_name(&name);
         let mut relation = vec![b'R'];
