@@ -50,6 +50,8 @@ CREATE FUNCTION log_a() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO
 CREATE TRIGGER a_logged AFTER INSERT OR UPDATE OF name ON a FOR EACH ROW EXECUTE FUNCTION log_a('dumped');
 CREATE TRIGGER a_quiet BEFORE UPDATE ON a FOR EACH ROW WHEN (NEW.n > 100) EXECUTE FUNCTION log_a('off');
 ALTER TABLE a DISABLE TRIGGER a_quiet;
+CREATE FUNCTION named_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO a (id, name) VALUES (NEW.id, upper(NEW.name)); RETURN NEW; END; $$;
+CREATE TRIGGER named_insert INSTEAD OF INSERT ON named FOR EACH ROW EXECUTE FUNCTION named_insert();
 CREATE TABLE arr (id int PRIMARY KEY, tags text[], amounts numeric(6,2)[], days date[]);
 INSERT INTO arr VALUES (1, '{a,\"b c\",NULL,\"NULL\"}', '{1.5,NULL}', '{2024-02-29}'), (2, '{}', NULL, '{}');
 ";
@@ -194,6 +196,9 @@ fn a_plain_dump_restores_into_a_new_server_and_dumps_the_same() {
     assert_eq!(query(&psql, &b, "SELECT addone(41)").trim(), "42");
     query(&psql, &b, "INSERT INTO a (id, name, n) VALUES (3, 'z', 500); UPDATE a SET n = 600 WHERE id = 3");
     assert_eq!(query(&psql, &b, "SELECT string_agg(what, ',') FROM a_log").trim(), "INSERT dumped");
+    // The view's INSTEAD OF trigger came along too.
+    query(&psql, &b, "INSERT INTO named VALUES (4, 'w')");
+    assert_eq!(query(&psql, &b, "SELECT name FROM a WHERE id = 4").trim(), "W");
     query(&psql, &b, "CALL bump(2)");
     assert_eq!(query(&psql, &b, "SELECT v FROM hot").trim(), "3");
 }
@@ -320,6 +325,9 @@ fn a_dump_of_a_portable_schema_restores_into_postgresql() {
         .unwrap();
     let log: String = client.query_one("SELECT string_agg(what, ',') FROM a_log", &[]).unwrap().get(0);
     assert_eq!(log, "INSERT dumped");
+    client.batch_execute("INSERT INTO named VALUES (4, 'w')").unwrap();
+    let name: String = client.query_one("SELECT name FROM a WHERE id = 4", &[]).unwrap().get(0);
+    assert_eq!(name, "W");
     let tags: Vec<Option<String>> =
         client.query_one("SELECT tags FROM arr WHERE id = 1", &[]).unwrap().get(0);
     assert_eq!(tags, vec![Some("a".into()), Some("b c".into()), None, Some("NULL".into())]);

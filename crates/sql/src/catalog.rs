@@ -282,6 +282,10 @@ pub struct ViewDef {
     pub populated: bool,
     /// WITH CHECK OPTION: `local` or `cascaded`, or empty.
     pub check_option: String,
+    /// Triggers on the view (INSTEAD OF per row, BEFORE and AFTER per
+    /// statement), in creation order; always enabled, as a view's
+    /// triggers cannot be disabled.
+    pub triggers: Vec<TriggerMeta>,
 }
 
 /// The globals as the catalog holds them: live, and while an open
@@ -1354,7 +1358,7 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG7" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG8" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
 //               u32 ntypes (str name str create-type-text)*
@@ -1368,7 +1372,9 @@ pub fn display_name(name: &str) -> String {
 //               i64 position-f64-bits str label)*)* u32 next-type-oid
 //               u32 npublications (str name u8 flags (1 all tables)
 //               u8 publish-bits str owner u32 n str* tables)*
-//               ("CSG6": without publications; "CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
+//               per view, in the order above: u32 ntriggers (str name
+//               str create-trigger-text)*
+//               ("CSG7": without view triggers; "CSG6": without publications; "CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
@@ -1647,7 +1653,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG7".to_vec());
+    let mut w = Writer(b"CSG8".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1736,6 +1742,13 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             w.str(t);
         }
     }
+    for v in &g.views {
+        w.u32(v.triggers.len());
+        for t in &v.triggers {
+            w.str(&t.name);
+            w.str(&t.source);
+        }
+    }
     w.0
 }
 
@@ -1753,6 +1766,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG5" => 5,
         b"CSG6" => 6,
         b"CSG7" => 7,
+        b"CSG8" => 8,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1807,6 +1821,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
                 materialized: flags & 1 != 0,
                 populated: flags & 2 != 0,
                 check_option: r.str()?,
+                triggers: vec![],
             });
         }
     }
@@ -1848,6 +1863,14 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
                 tables.push(r.str()?);
             }
             g.publications.push(PublicationDef { name, all_tables, tables, publish, owner });
+        }
+    }
+    if version >= 8 {
+        for v in &mut g.views {
+            for _ in 0..r.u32()? {
+                let name = r.str()?;
+                v.triggers.push(TriggerMeta { name, enabled: true, source: r.str()? });
+            }
         }
     }
     if r.at != bytes.len() {
@@ -1970,6 +1993,12 @@ mod tests {
             materialized: true,
             populated: false,
             check_option: String::new(),
+            triggers: vec![TriggerMeta {
+                name: "route".into(),
+                enabled: true,
+                source: "CREATE TRIGGER route INSTEAD OF INSERT ON s.v FOR EACH ROW EXECUTE FUNCTION f()"
+                    .into(),
+            }],
         });
         let owned = ObjectPrivs { owner: Some("app".into()), acl: None };
         g.privs.insert((ObjectKind::Routine, "f".into()), owned);
@@ -1992,18 +2021,27 @@ mod tests {
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+        for v in &mut g.views {
+            v.triggers.clear();
+        }
+        // Written before views had triggers (CSG7: no trigger count per
+        // view, 4 bytes each).
+        let mut old = encode_globals(&g);
+        old[..4].copy_from_slice(b"CSG7");
+        old.truncate(old.len() - 4);
+        assert_eq!(decode_globals(&old).unwrap().publications, g.publications);
         g.publications.clear();
         // Written before publications existed (CSG6: no publication list,
         // 4 bytes when there are none).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG6");
-        old.truncate(old.len() - 4);
+        old.truncate(old.len() - 8);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
         // Written before enum types existed (CSG5: no enum list or next
         // type OID either, 8 more bytes when there are none).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG5");
-        old.truncate(old.len() - 12);
+        old.truncate(old.len() - 16);
         assert_eq!(decode_globals(&old).unwrap().comments, g.comments);
         // Written before owners existed (CSG4: no privileges or comments
         // either).
@@ -2011,7 +2049,7 @@ mod tests {
         g.comments.clear();
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG4");
-        old.truncate(old.len() - 20);
+        old.truncate(old.len() - 24);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }

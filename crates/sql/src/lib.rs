@@ -25,9 +25,10 @@
 //! * `routines`: PL/pgSQL functions and procedures as declared; the
 //!   planner compiles them into pre-planned operations when created
 //!   (`planner::routines`), execution runs them (`execution::routine`).
-//! * `triggers`: CREATE TRIGGER's definitions, kept with their tables;
-//!   compiled per table (`planner::triggers`) and fired around each row
-//!   and statement (`execution::triggers`).
+//! * `triggers`: CREATE TRIGGER's definitions, kept with their tables
+//!   and views; compiled per relation (`planner::triggers`) and fired
+//!   around each row and statement (`execution::triggers`), or, on a
+//!   view, in place of each row written (`planner::instead`).
 //! * `system`: the virtual `pg_catalog` and `information_schema` tables
 //!   and catalog functions clients such as psql query, made from the live
 //!   catalog when a statement runs.

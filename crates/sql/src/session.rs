@@ -345,6 +345,12 @@ impl Session {
             let (held, _) = crate::privileges::held(&acl, who);
             let ok = if n.any { held & n.privs != 0 } else { held & n.privs == n.privs };
             if !ok {
+                let view = n.kind == crate::privileges::ObjectKind::Relation
+                    && self.catalog.view_if_any(&n.name).is_some_and(|v| !v.materialized);
+                if view {
+                    let name = crate::planner::views::short(&n.name);
+                    return Err(Error::other("42501", format!("permission denied for view {name}")));
+                }
                 return Err(crate::privileges::denied(n.kind, &n.name));
             }
         }
@@ -1414,15 +1420,20 @@ impl Session {
                 for f in &df.func_desc {
                     let name = crate::names::object_parts(&f.name)?.last().cloned().unwrap_or_default();
                     let users = crate::triggers::using_function(&b, &name)?;
-                    match users.first() {
-                        Some((table, trigger)) if !cascade => {
-                            return Err(Error::other(
-                                "2BP01",
-                                format!("cannot drop function {name}() because other objects depend on it\nDETAIL:  trigger {trigger} on table {table} depends on function {name}()"),
-                            ))
-                        }
-                        _ => notices.extend(crate::triggers::drop_using(&b, &users)?),
+                    if !users.is_empty() && !cascade {
+                        let lines: Vec<String> = users
+                            .iter()
+                            .map(|d| format!("{} depends on function {name}()", d.describe()))
+                            .collect();
+                        return Err(Error::other(
+                            "2BP01",
+                            format!(
+                                "cannot drop function {name}() because other objects depend on it\nDETAIL:  {}",
+                                lines.join("\n")
+                            ),
+                        ));
                     }
+                    notices.extend(crate::triggers::drop_using(&b, &users)?);
                 }
                 let (t, more) =
                     crate::planner::routines::drop(&self.catalog, &df.func_desc, df.if_exists, false)?;
@@ -2398,6 +2409,8 @@ fn run_in(
         Statement::Update(_) => format!("UPDATE {count}"),
         Statement::Delete(_) => format!("DELETE {count}"),
         Statement::Merge(_) => format!("MERGE {count}"),
+        Statement::ViewWrite(w) if w.event == crate::triggers::INSERT => format!("INSERT 0 {count}"),
+        Statement::ViewWrite(w) => format!("{} {count}", w.verb().to_uppercase()),
         Statement::Call(_) => "CALL".into(),
         Statement::Explain(_) | Statement::ExplainAnalyze(_) => "EXPLAIN".into(),
         Statement::Utility(_) => String::new(),

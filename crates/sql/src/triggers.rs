@@ -3,7 +3,9 @@
 //!
 //! A trigger belongs to its table: its definition is kept in the table's
 //! SQL facts (`TableMeta::triggers`) as canonical CREATE TRIGGER text, so
-//! it is durable with the table, renamed with it and dropped with it. The
+//! it is durable with the table, renamed with it and dropped with it. A
+//! view's triggers (INSTEAD OF per row, BEFORE and AFTER per statement)
+//! are kept the same way in its definition (`ViewDef::triggers`). The
 //! rest of a trigger's life is in the layers above:
 //!
 //! ```text
@@ -12,13 +14,15 @@
 //!                          against the table's row (NEW, OLD, TG_*, WHEN)
 //!   INSERT/UPDATE/DELETE/TRUNCATE ─▶ execution::triggers: BEFORE and
 //!                          AFTER, per row and per statement, in name order
+//!   INSERT/UPDATE/DELETE on a view ─▶ planner::instead: INSTEAD OF, per
+//!                          row, in place of the write
 //! ```
 //!
 //! Trigger functions are PL/pgSQL functions declared `RETURNS trigger`;
 //! they take their arguments from the trigger (`TG_ARGV`), never from a
 //! call.
 
-use crate::catalog::TriggerMeta;
+use crate::catalog::{TriggerMeta, ViewDef};
 use crate::error::{Error, Result};
 use crate::execution::DdlOutcome;
 use crate::names::{ident, object_parts, quote_ident, quote_literal};
@@ -80,8 +84,8 @@ const EVENTS: [(u8, &str); 4] =
     [(INSERT, "INSERT"), (DELETE, "DELETE"), (UPDATE, "UPDATE"), (TRUNCATE, "TRUNCATE")];
 
 impl TriggerDef {
-    /// The definition a CREATE TRIGGER statement gives, with the rules
-    /// that need no catalog checked.
+    /// The definition a CREATE TRIGGER statement gives (its rules are
+    /// checked by [`create`], in PostgreSQL's order).
     pub fn from_ast(ct: &ast::CreateTrigger) -> Result<TriggerDef> {
         if ct.is_constraint {
             return Err(Error::unsupported("CREATE CONSTRAINT TRIGGER"));
@@ -151,11 +155,11 @@ impl TriggerDef {
                 ast::TriggerReferencingType::NewTable => def.new_table = Some(name),
             }
         }
-        def.check()?;
         Ok(def)
     }
 
-    /// PostgreSQL's rules on which combinations exist.
+    /// PostgreSQL's rules on which combinations exist, checked after
+    /// those of the relation the trigger is on.
     fn check(&self) -> Result<()> {
         let unsupported = |m: &str| Err(Error::other("0A000", m.to_string()));
         let invalid = |m: String| Err(Error::other("42P17", m));
@@ -302,21 +306,70 @@ pub(crate) fn schema_and_name(t: &str) -> (&str, &str) {
     t.rsplit_once('.').unwrap_or(("public", t))
 }
 
-/// CREATE [OR REPLACE] TRIGGER.
-pub(crate) fn create(b: &Binder, ct: &ast::CreateTrigger) -> Result<DdlOutcome> {
-    let def = TriggerDef::from_ast(ct)?;
-    let table = match b.table_name(&ct.table_name) {
+/// What a trigger is on: a table (its engine name) or a view.
+#[derive(Clone)]
+enum Relation {
+    Table(String),
+    View(ViewDef),
+}
+
+/// The table or view `name` names; a materialized view cannot have
+/// triggers (42809).
+fn relation(b: &Binder, name: &ast::ObjectName) -> Result<Relation> {
+    let table = match b.table_name(name) {
         Ok(t) => t,
         Err(e) => {
-            if let Some(v) = b.view_named(&object_parts(&ct.table_name)?) {
-                return Err(on_view(&v.name, &def));
+            return match b.view_named(&object_parts(name)?) {
+                Some(v) => Ok(Relation::View(v)),
+                None => Err(e),
             }
-            return Err(e);
         }
     };
     if let Some(v) = b.catalog.view(&table) {
-        return Err(on_view(&v.name, &def));
+        if v.materialized {
+            return Err(Error::other(
+                "42809",
+                format!(
+                    "relation \"{}\" cannot have triggers\nDETAIL:  This operation is not supported for materialized views.",
+                    schema_and_name(&table).1
+                ),
+            ));
+        }
+        return Ok(Relation::View(v));
     }
+    Ok(Relation::Table(table))
+}
+
+/// Puts `stored` into `list`, replacing the trigger of its name only with
+/// OR REPLACE.
+fn store(list: &mut Vec<TriggerMeta>, stored: TriggerMeta, or_replace: bool, relation: &str) -> Result<()> {
+    match list.iter().position(|t| t.name == stored.name) {
+        Some(_) if !or_replace => Err(Error::Duplicate {
+            code: "42710",
+            message: format!("trigger \"{}\" for relation \"{relation}\" already exists", stored.name),
+        }),
+        Some(i) => {
+            list[i] = stored;
+            Ok(())
+        }
+        None => {
+            list.push(stored);
+            Ok(())
+        }
+    }
+}
+
+/// CREATE [OR REPLACE] TRIGGER.
+pub(crate) fn create(b: &Binder, ct: &ast::CreateTrigger) -> Result<DdlOutcome> {
+    let def = TriggerDef::from_ast(ct)?;
+    let done = Ok(DdlOutcome { tag: "CREATE TRIGGER".into(), notices: vec![] });
+    let table = match relation(b, &ct.table_name)? {
+        Relation::View(view) => {
+            create_on_view(b, def, view, ct.or_replace)?;
+            return done;
+        }
+        Relation::Table(t) => t,
+    };
     let info = b.catalog.table(&table)?;
     if def.timing == Timing::InsteadOf {
         return Err(Error::other(
@@ -327,26 +380,16 @@ pub(crate) fn create(b: &Binder, ct: &ast::CreateTrigger) -> Result<DdlOutcome> 
             ),
         ));
     }
+    def.check()?;
     for c in &def.columns {
         if info.table.column_index(c).is_err() {
-            return Err(Error::UndefinedColumn(format!(
-                "column \"{c}\" of relation \"{table}\" does not exist"
-            )));
+            return Err(Error::UndefinedColumn(format!("\"{c}\" of relation \"{table}\"")));
         }
     }
     check_function(b, &def.function)?;
     let mut meta = info.meta.clone();
     let stored = TriggerMeta { name: def.name.clone(), enabled: true, source: def.text(&table, false) };
-    match meta.triggers.iter().position(|t| t.name == def.name) {
-        Some(_) if !ct.or_replace => {
-            return Err(Error::Duplicate {
-                code: "42710",
-                message: format!("trigger \"{}\" for relation \"{table}\" already exists", def.name),
-            })
-        }
-        Some(i) => meta.triggers[i] = stored,
-        None => meta.triggers.push(stored),
-    }
+    store(&mut meta.triggers, stored, ct.or_replace, &table)?;
     b.catalog.set_meta(&table, &meta)?;
     // Compiled now, against the table as it is, so a body that names a
     // missing column of NEW or a missing table is refused here (and what
@@ -356,20 +399,42 @@ pub(crate) fn create(b: &Binder, ct: &ast::CreateTrigger) -> Result<DdlOutcome> 
         b.catalog.set_meta(&table, &info.meta)?;
         return Err(e);
     }
-    Ok(DdlOutcome { tag: "CREATE TRIGGER".into(), notices: vec![] })
+    done
 }
 
-/// The error for a trigger on view `view` that is not INSTEAD OF ... FOR
-/// EACH ROW (INSTEAD OF triggers on views are not supported either).
-fn on_view(view: &str, def: &TriggerDef) -> Error {
-    let (_, name) = schema_and_name(view);
-    if def.timing == Timing::InsteadOf {
-        return Error::unsupported("INSTEAD OF triggers on views");
+/// CREATE TRIGGER on view `view`: INSTEAD OF per row, or BEFORE and AFTER
+/// per statement, as PostgreSQL allows.
+fn create_on_view(b: &Binder, def: TriggerDef, view: ViewDef, or_replace: bool) -> Result<()> {
+    let (_, name) = schema_and_name(&view.name);
+    let refuse =
+        |detail: &str| Err(Error::other("42809", format!("\"{name}\" is a view\nDETAIL:  {detail}")));
+    if def.timing != Timing::InsteadOf && def.row {
+        return refuse("Views cannot have row-level BEFORE or AFTER triggers.");
     }
-    Error::other(
-        "42809",
-        format!("\"{name}\" is a view\nDETAIL:  Views cannot have row-level BEFORE or AFTER triggers."),
-    )
+    if def.events & TRUNCATE != 0 {
+        return refuse("Views cannot have TRUNCATE triggers.");
+    }
+    if def.old_table.is_some() || def.new_table.is_some() {
+        return refuse("Triggers on views cannot have transition tables.");
+    }
+    def.check()?;
+    if !def.columns.is_empty() {
+        let (columns, _) = crate::system::snapshot::ViewShapes::shape(b.catalog, &view);
+        if let Some(c) = def.columns.iter().find(|c| !columns.iter().any(|x| &x.name == *c)) {
+            return Err(Error::UndefinedColumn(format!("\"{c}\" of relation \"{}\"", view.name)));
+        }
+    }
+    check_function(b, &def.function)?;
+    let mut new = view.clone();
+    let stored = TriggerMeta { name: def.name.clone(), enabled: true, source: def.text(&view.name, false) };
+    store(&mut new.triggers, stored, or_replace, name)?;
+    b.catalog.put_view(new.clone())?;
+    // Compiled now, against the view's columns, as a table's are.
+    if let Err(e) = crate::planner::triggers::compile_view(b.catalog, &new) {
+        b.catalog.put_view(view)?;
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// Checks that `function` exists and returns `trigger`.
@@ -390,36 +455,45 @@ pub(crate) fn drop(b: &Binder, dt: &ast::DropTrigger) -> Result<DdlOutcome> {
     let Some(table_name) = &dt.table_name else {
         return Err(Error::Syntax("DROP TRIGGER needs ON table".into()));
     };
-    let table = match b.table_name(table_name) {
-        Ok(t) => t,
-        Err(_) if dt.if_exists => {
-            return Ok(DdlOutcome {
-                tag: "DROP TRIGGER".into(),
-                notices: vec![format!("relation \"{table_name}\" does not exist, skipping")],
-            })
+    let done = |notices| Ok(DdlOutcome { tag: "DROP TRIGGER".into(), notices });
+    let relation = match relation(b, table_name) {
+        Ok(r) => r,
+        Err(e) if dt.if_exists && e.sqlstate() == "42P01" => {
+            return done(vec![format!("relation \"{table_name}\" does not exist, skipping")])
         }
         Err(e) => return Err(e),
     };
-    let info = b.catalog.table(&table)?;
-    let mut meta = info.meta.clone();
-    let before = meta.triggers.len();
-    meta.triggers.retain(|t| t.name != name);
-    if meta.triggers.len() == before {
-        let (_, short) = schema_and_name(&table);
+    let (engine, list) = match &relation {
+        Relation::Table(t) => (t.clone(), b.catalog.table(t)?.meta.triggers.clone()),
+        Relation::View(v) => (v.name.clone(), v.triggers.clone()),
+    };
+    let mut kept = list.clone();
+    kept.retain(|t| t.name != name);
+    if kept.len() == list.len() {
+        let (_, short) = schema_and_name(&engine);
         if dt.if_exists {
-            return Ok(DdlOutcome {
-                tag: "DROP TRIGGER".into(),
-                notices: vec![format!(
-                    "trigger \"{name}\" for relation \"{short}\" does not exist, skipping"
-                )],
-            });
+            return done(vec![format!(
+                "trigger \"{name}\" for relation \"{short}\" does not exist, skipping"
+            )]);
         }
         return Err(Error::UndefinedObject(format!(
             "trigger \"{name}\" for table \"{short}\" does not exist"
         )));
     }
-    b.catalog.set_meta(&table, &meta)?;
-    Ok(DdlOutcome { tag: "DROP TRIGGER".into(), notices: vec![] })
+    set_triggers(b, &relation, kept)?;
+    done(vec![])
+}
+
+/// Replaces the trigger list of `relation`.
+fn set_triggers(b: &Binder, relation: &Relation, list: Vec<TriggerMeta>) -> Result<()> {
+    match relation {
+        Relation::Table(t) => {
+            let mut meta = b.catalog.table(t)?.meta.clone();
+            meta.triggers = list;
+            b.catalog.set_meta(t, &meta)
+        }
+        Relation::View(v) => b.catalog.put_view(ViewDef { triggers: list, ..v.clone() }),
+    }
 }
 
 /// ALTER TABLE ... ENABLE | DISABLE TRIGGER name | ALL | USER.
@@ -442,14 +516,39 @@ pub(crate) fn set_enabled(b: &Binder, table: &str, which: &ast::Ident, enabled: 
     b.catalog.set_meta(table, &meta)
 }
 
-/// The triggers of every table that call `function`: (table, trigger).
-pub(crate) fn using_function(b: &Binder, function: &str) -> Result<Vec<(String, String)>> {
+/// A trigger that calls a function, found for DROP FUNCTION.
+pub(crate) struct Dependent {
+    relation: Relation,
+    trigger: String,
+}
+
+impl Dependent {
+    /// As PostgreSQL's DETAIL names it: `trigger t on table x`.
+    pub fn describe(&self) -> String {
+        match &self.relation {
+            Relation::Table(t) => format!("trigger {} on table {t}", self.trigger),
+            Relation::View(v) => format!("trigger {} on view {}", self.trigger, v.name),
+        }
+    }
+}
+
+/// The triggers of every table and view that call `function`, in name
+/// order of their relations.
+pub(crate) fn using_function(b: &Binder, function: &str) -> Result<Vec<Dependent>> {
     let mut out = Vec::new();
+    let mut lists: Vec<(Relation, Vec<TriggerMeta>)> = Vec::new();
     for table in b.catalog.db().table_names() {
         let Ok(info) = b.catalog.table(&table) else { continue };
-        for t in &info.meta.triggers {
+        lists.push((Relation::Table(table), info.meta.triggers.clone()));
+    }
+    for v in b.catalog.views().into_iter().filter(|v| !v.triggers.is_empty()) {
+        let list = v.triggers.clone();
+        lists.push((Relation::View(v), list));
+    }
+    for (relation, list) in lists {
+        for t in &list {
             if TriggerDef::parse(&t.source)?.function == function {
-                out.push((table.clone(), t.name.clone()));
+                out.push(Dependent { relation: relation.clone(), trigger: t.name.clone() });
             }
         }
     }
@@ -457,14 +556,21 @@ pub(crate) fn using_function(b: &Binder, function: &str) -> Result<Vec<(String, 
 }
 
 /// Drops the triggers `using_function` found (DROP FUNCTION ... CASCADE).
-pub(crate) fn drop_using(b: &Binder, users: &[(String, String)]) -> Result<Vec<String>> {
+pub(crate) fn drop_using(b: &Binder, users: &[Dependent]) -> Result<Vec<String>> {
     let mut notices = Vec::new();
-    for (table, name) in users {
-        let info = b.catalog.table(table)?;
-        let mut meta = info.meta.clone();
-        meta.triggers.retain(|t| &t.name != name);
-        b.catalog.set_meta(table, &meta)?;
-        notices.push(format!("drop cascades to trigger {name} on table {table}"));
+    for d in users {
+        // Read afresh: an earlier drop may have changed the relation.
+        let relation = match &d.relation {
+            Relation::View(v) => Relation::View(b.catalog.view(&v.name).unwrap_or_else(|| v.clone())),
+            table => table.clone(),
+        };
+        let mut list = match &relation {
+            Relation::Table(t) => b.catalog.table(t)?.meta.triggers.clone(),
+            Relation::View(v) => v.triggers.clone(),
+        };
+        list.retain(|t| t.name != d.trigger);
+        set_triggers(b, &relation, list)?;
+        notices.push(format!("drop cascades to {}", d.describe()));
     }
     Ok(notices)
 }

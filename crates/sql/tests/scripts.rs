@@ -148,4 +148,5 @@ scripts!(
     comments,
     engine_views,
     triggers,
+    view_triggers,
 );

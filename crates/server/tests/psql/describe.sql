@@ -74,3 +74,22 @@ CREATE TRIGGER orders_cleared AFTER DELETE ON orders FOR EACH STATEMENT EXECUTE 
 ALTER TABLE orders DISABLE TRIGGER orders_cleared;
 \d orders
 INSERT INTO orders (customer_id, placed) VALUES (1, '2026-01-03 00:00:00') RETURNING total;
+-- A view's INSTEAD OF and statement triggers are listed by \d too.
+CREATE VIEW order_totals AS SELECT customer_id, sum(total) AS total FROM orders GROUP BY customer_id;
+CREATE FUNCTION order_totals_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO orders (customer_id, placed, total) VALUES (NEW.customer_id, '2026-01-04 00:00:00', NEW.total);
+  RETURN NEW;
+END;
+$$;
+CREATE TRIGGER order_totals_insert INSTEAD OF INSERT ON order_totals FOR EACH ROW EXECUTE FUNCTION order_totals_insert();
+CREATE FUNCTION noted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE NOTICE '% % on %', TG_WHEN, TG_OP, TG_TABLE_NAME;
+  RETURN NULL;
+END;
+$$;
+CREATE TRIGGER order_totals_noted AFTER INSERT ON order_totals FOR EACH STATEMENT EXECUTE FUNCTION noted();
+\d order_totals
+INSERT INTO order_totals VALUES (1, 7.5) RETURNING *;
+SELECT * FROM order_totals ORDER BY customer_id;

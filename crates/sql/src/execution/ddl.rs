@@ -1265,7 +1265,18 @@ pub(crate) fn truncate(
     names: &[ast::TruncateTableTarget],
     txn: Option<&centum_engine::Transaction>,
 ) -> Result<DdlOutcome> {
-    let tables: Vec<String> = names.iter().map(|n| b.table_name(&n.name)).collect::<Result<_>>()?;
+    let mut tables = Vec::new();
+    for n in names {
+        match b.table_name(&n.name) {
+            Ok(t) => tables.push(t),
+            Err(e) => match b.view_named(&object_parts(&n.name)?) {
+                Some(v) => {
+                    return Err(Error::other("42809", format!("\"{}\" is not a table", short(&v.name))))
+                }
+                None => return Err(e),
+            },
+        }
+    }
     for t in &tables {
         let info = b.catalog.table(t)?;
         for (child, fk) in &info.referenced_by {

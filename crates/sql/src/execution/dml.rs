@@ -15,9 +15,10 @@ use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
 use crate::planner::dml::{index_leading, Delete, Insert, Merge, MergeAction, OnConflict, RowRules, Update};
 use crate::planner::expr::Expr;
+use crate::planner::instead::ViewWrite;
 use crate::triggers::{DELETE, INSERT, UPDATE};
 use centum_engine::Row;
-use centum_types::Value;
+use centum_types::{DataType, Value};
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -32,9 +33,18 @@ pub(crate) struct DmlOutcome {
 
 /// Converts every value to its column's type.
 fn coerce_row(rules: &RowRules, row: &mut [Value], cx: &ExecCtx) -> Result<()> {
-    for (v, c) in row.iter_mut().zip(rules.info.table.columns()) {
-        if !v.fits(&c.ty) {
-            *v = std::mem::replace(v, Value::Null).coerce_to(&c.ty)?;
+    coerce_to_types(row, rules.info.table.columns().iter().map(|c| &c.ty), cx)
+}
+
+/// Converts each value of `row` to its type in `types`.
+fn coerce_to_types<'a>(
+    row: &mut [Value],
+    types: impl Iterator<Item = &'a DataType>,
+    cx: &ExecCtx,
+) -> Result<()> {
+    for (v, ty) in row.iter_mut().zip(types) {
+        if !v.fits(ty) {
+            *v = std::mem::replace(v, Value::Null).coerce_to(ty)?;
             // Padding a char(n) of ten million characters, or parsing a
             // long array, takes time in proportion to the value.
             cx.tick_bytes(super::row_bytes(std::slice::from_ref(v)))?;
@@ -770,5 +780,80 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
     for f in [fire_insert, fire_update, fire_delete].into_iter().flatten() {
         f.finish(cx)?;
     }
+    Ok(out)
+}
+
+/// Runs an INSERT, UPDATE or DELETE on a view through its INSTEAD OF
+/// triggers (see `planner::instead`). The rows it acts on (and the rows
+/// they join) are read whole first: the triggers write to the tables the
+/// view reads, and the statement acts on the rows as they were when it
+/// began.
+pub(crate) fn view_write(w: &ViewWrite, cx: &ExecCtx) -> Result<DmlOutcome> {
+    let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let mut rows = Vec::new();
+    for src in gather(open(&w.source, cx, vec![])?, cx)? {
+        // The other tables' row it joins, if the statement joins any.
+        match &w.joined {
+            None => rows.push((src, Vec::new())),
+            Some(j) => {
+                if let Some(other) = first_joined(j, &src, cx)? {
+                    cx.budget.hold(&other)?;
+                    rows.push((src, other));
+                }
+            }
+        }
+    }
+    let Some(fire) = Firing::start(Some(&w.triggers), w.event, w.assigned.clone(), cx)? else {
+        return Ok(out);
+    };
+    let width = w.types.len();
+    for (mut src, other) in rows {
+        cx.tick(1)?;
+        let written = match w.event {
+            INSERT | UPDATE => {
+                let (old, mut new) = if w.event == INSERT {
+                    let mut new = vec![Value::Null; width];
+                    for (j, &c) in w.targets.iter().enumerate() {
+                        if let Some(v) = src.get_mut(j) {
+                            new[c] = std::mem::replace(v, Value::Null);
+                        }
+                    }
+                    (None, new)
+                } else {
+                    let mut both = src.clone();
+                    both.extend(other.iter().cloned());
+                    let mut new = src.clone();
+                    for (c, e) in &w.assignments {
+                        new[*c] = eval(e, &both, &[], cx)?;
+                    }
+                    (Some(src), new)
+                };
+                coerce_to_types(&mut new, w.types.iter(), cx)?;
+                match fire.instead(old.as_deref(), new, cx)? {
+                    Some(mut row) => {
+                        if row.len() != width {
+                            return Err(Error::mismatch(
+                                "returned row structure does not match the structure of the triggering table",
+                            ));
+                        }
+                        coerce_to_types(&mut row, w.types.iter(), cx)?;
+                        Some(row)
+                    }
+                    None => None,
+                }
+            }
+            // RETURNING of a DELETE reads the view's row, whatever the
+            // triggers returned.
+            _ => fire.instead_delete(&src, cx)?.then_some(src),
+        };
+        if let Some(mut row) = written {
+            out.count += 1;
+            if w.returning.is_some() {
+                row.extend(other);
+                returning(&w.returning, &row, &mut out.rows, cx)?;
+            }
+        }
+    }
+    fire.finish(cx)?;
     Ok(out)
 }

@@ -323,6 +323,11 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
             Statement::Update(_) => Some("UPDATE"),
             Statement::Delete(_) => Some("DELETE"),
             Statement::Merge(_) => Some("MERGE"),
+            Statement::ViewWrite(w) => Some(match w.event {
+                crate::triggers::INSERT => "INSERT",
+                crate::triggers::UPDATE => "UPDATE",
+                _ => "DELETE",
+            }),
             _ => None,
         };
         if let Some(w) = write {
@@ -361,6 +366,10 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
         }
         Statement::Merge(m) => {
             let o = dml::merge(m, cx)?;
+            (o.rows, o.count)
+        }
+        Statement::ViewWrite(w) => {
+            let o = dml::view_write(w, cx)?;
             (o.rows, o.count)
         }
         Statement::Call(c) => {

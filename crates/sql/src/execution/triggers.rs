@@ -11,6 +11,11 @@
 //! call runs in the statement's transaction, so whatever a trigger writes
 //! commits or rolls back with it. Triggers of one kind fire in name order,
 //! as in PostgreSQL.
+//!
+//! A write to a view through its INSTEAD OF triggers opens a firing too:
+//! its statement triggers fire around it, and [`Firing::instead`] and
+//! [`Firing::instead_delete`] run the INSTEAD OF triggers for each row in
+//! place of writing it.
 
 use super::routine::{call_trigger, Fired, TriggerCall};
 use super::ExecCtx;
@@ -138,8 +143,33 @@ impl<'t> Firing<'t> {
     /// write, or `None` when a trigger returned NULL and the row is
     /// skipped.
     pub fn before(&self, old: Option<&[Value]>, new: Vec<Value>, cx: &ExecCtx) -> Result<Option<Vec<Value>>> {
+        self.row_triggers(Timing::Before, old, new, cx)
+    }
+
+    /// Runs the INSTEAD OF ROW triggers of an INSERT or UPDATE on a view
+    /// for row `new` (over `old` for UPDATE): the row the last one
+    /// returned, or `None` when one returned NULL (the row is not
+    /// counted).
+    pub fn instead(
+        &self,
+        old: Option<&[Value]>,
+        new: Vec<Value>,
+        cx: &ExecCtx,
+    ) -> Result<Option<Vec<Value>>> {
+        self.row_triggers(Timing::InsteadOf, old, new, cx)
+    }
+
+    /// The row triggers at `timing` for `new`, each seeing the NEW the one
+    /// before returned.
+    fn row_triggers(
+        &self,
+        timing: Timing,
+        old: Option<&[Value]>,
+        new: Vec<Value>,
+        cx: &ExecCtx,
+    ) -> Result<Option<Vec<Value>>> {
         let mut new = new;
-        for t in self.triggers.matching(Timing::Before, true, self.event) {
+        for t in self.triggers.matching(timing, true, self.event) {
             if !self.applies(t) {
                 continue;
             }
@@ -155,7 +185,17 @@ impl<'t> Firing<'t> {
     /// Runs the BEFORE ROW triggers of a DELETE for row `old`; false when
     /// one returned NULL and the row is kept.
     pub fn before_delete(&self, old: &[Value], cx: &ExecCtx) -> Result<bool> {
-        for t in self.triggers.matching(Timing::Before, true, self.event) {
+        self.delete_triggers(Timing::Before, old, cx)
+    }
+
+    /// Runs the INSTEAD OF ROW triggers of a DELETE on a view for row
+    /// `old`; false when one returned NULL (the row is not counted).
+    pub fn instead_delete(&self, old: &[Value], cx: &ExecCtx) -> Result<bool> {
+        self.delete_triggers(Timing::InsteadOf, old, cx)
+    }
+
+    fn delete_triggers(&self, timing: Timing, old: &[Value], cx: &ExecCtx) -> Result<bool> {
+        for t in self.triggers.matching(timing, true, self.event) {
             // Any row a trigger returns only says "go on".
             if let Fired::Returned(None) = self.call(t, true, Some(Cow::Borrowed(old)), None, None, cx)? {
                 return Ok(false);

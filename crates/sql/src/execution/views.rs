@@ -98,6 +98,7 @@ pub(crate) fn define(b: &Binder, name: &str, cv: &ast::CreateView) -> Result<(Vi
         materialized: cv.materialized,
         populated: true,
         check_option,
+        triggers: vec![],
     };
     Ok((def, cols))
 }
@@ -159,8 +160,10 @@ pub(crate) fn create(b: &Binder, cv: &ast::CreateView) -> Result<DdlOutcome> {
         }
         return Err(already_exists(&name));
     }
-    let (def, cols) = define(b, &name, cv)?;
+    let (mut def, cols) = define(b, &name, cv)?;
     if let Some(old) = existing {
+        // A replaced view keeps its triggers, as it keeps its grants.
+        def.triggers = old.triggers.clone();
         if !cv.or_replace {
             return Err(already_exists(&name));
         }
@@ -450,6 +453,23 @@ pub(crate) fn alter_view(b: &Binder, v: &ViewDef, at: &ast::AlterTable) -> Resul
             }
             ast::AlterTableOperation::OwnerTo { new_owner } => {
                 super::grant::owner_to(b, crate::privileges::ObjectKind::Relation, &v.name, new_owner)?
+            }
+            // A view's triggers are always enabled.
+            ast::AlterTableOperation::EnableTrigger { .. }
+            | ast::AlterTableOperation::DisableTrigger { .. } => {
+                let action = if matches!(op, ast::AlterTableOperation::EnableTrigger { .. }) {
+                    "ENABLE TRIGGER"
+                } else {
+                    "DISABLE TRIGGER"
+                };
+                let what = if v.materialized { "materialized views" } else { "views" };
+                return Err(Error::other(
+                    "42809",
+                    format!(
+                        "ALTER action {action} cannot be performed on relation \"{}\"\nDETAIL:  This operation is not supported for {what}.",
+                        short(&v.name)
+                    ),
+                ));
             }
             other => {
                 return Err(Error::unsupported(format!("{kind} {other}")));

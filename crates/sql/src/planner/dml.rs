@@ -12,6 +12,7 @@ use super::bind::{Binder, Ctx, Scope};
 use super::expr::Expr;
 use super::plan::{Access, AccessPath, Plan};
 use super::views::Action;
+use super::Statement;
 use crate::catalog::OutputColumn;
 use crate::catalog::{RefAction, TableInfo};
 use crate::error::{Error, Result};
@@ -187,10 +188,14 @@ impl<'a> Binder<'a> {
     }
 
     /// Binds INSERT.
-    pub fn insert(&mut self, ins: &ast::Insert) -> Result<(Insert, Vec<OutputColumn>)> {
+    pub fn insert(&mut self, ins: &ast::Insert) -> Result<(Statement, Vec<OutputColumn>)> {
         let ast::TableObject::TableName(name) = &ins.table else {
             return Err(Error::unsupported("INSERT into a table function"));
         };
+        if let Some((def, triggers)) = self.instead_of(name, crate::triggers::INSERT)? {
+            let (w, cols) = self.insert_instead(ins, &def, triggers)?;
+            return Ok((Statement::ViewWrite(Box::new(w)), cols));
+        }
         if let Some(view) = self.view_target(name, Action::Insert)? {
             let rewritten = view.insert(ins)?;
             return self.as_view_owner(&view.engine, |b| b.insert(&rewritten));
@@ -209,23 +214,9 @@ impl<'a> Binder<'a> {
                 }
             }
         }
-        let columns = info.table.columns().to_vec();
-        let targets: Vec<usize> = if ins.columns.is_empty() {
-            (0..columns.len()).collect()
-        } else {
-            let mut t = Vec::new();
-            for c in &ins.columns {
-                let n = object_parts(c)?.join(".");
-                let i = info.table.column_index(&n).map_err(|_| {
-                    Error::UndefinedColumn(format!("\"{n}\" of relation \"{}\"", info.table.name()))
-                })?;
-                if t.contains(&i) {
-                    return Err(Error::other("42701", format!("column \"{n}\" specified more than once")));
-                }
-                t.push(i);
-            }
-            t
-        };
+        let columns: Vec<(String, Option<DataType>)> =
+            info.table.columns().iter().map(|c| (c.name.clone(), Some(c.ty.clone()))).collect();
+        let targets = insert_targets(&ins.columns, &columns, &info.table.name())?;
         let mut defaults = Vec::with_capacity(columns.len());
         for i in 0..columns.len() {
             defaults.push(self.column_default(&info, i)?);
@@ -242,61 +233,8 @@ impl<'a> Binder<'a> {
             .filter(|(_, c)| c.generated.is_some() || (c.identity_always == Some(true) && !overriding))
             .map(|(i, _)| i)
             .collect();
-        let (source, width) = match ins.source.as_deref() {
-            None => (Plan::Values { rows: vec![vec![]] }, 0),
-            Some(q) => match (q.body.as_ref(), &q.with, &q.order_by, &q.limit_clause) {
-                (ast::SetExpr::Values(v), None, None, None) => {
-                    let mut rows = Vec::with_capacity(v.rows.len());
-                    let empty = Scope::default();
-                    let ctx = Ctx::plain(&empty);
-                    let width = v.rows.first().map_or(0, |r| r.len());
-                    for r in &v.rows {
-                        if r.len() > targets.len() {
-                            return Err(Error::Syntax(
-                                "INSERT has more expressions than target columns".into(),
-                            ));
-                        }
-                        if r.len() != width {
-                            return Err(Error::Syntax("VALUES lists must all be the same length".into()));
-                        }
-                        let mut row = Vec::with_capacity(r.len());
-                        for (j, e) in r.iter().enumerate() {
-                            let col = targets[j];
-                            if is_default_keyword(e) {
-                                row.push(defaults[col].clone().unwrap_or(Expr::Literal(Value::Null)));
-                                continue;
-                            }
-                            if generated_cols.contains(&col) {
-                                return Err(Error::other(
-                                    "428C9",
-                                    format!(
-                                        "cannot insert a non-DEFAULT value into column \"{}\"",
-                                        columns[col].name
-                                    ),
-                                ));
-                            }
-                            let t = self.expr(e, &ctx)?;
-                            row.push(self.coerce_untyped(t, &Some(columns[col].ty.clone()))?.0);
-                        }
-                        rows.push(row);
-                    }
-                    (Plan::Values { rows }, width)
-                }
-                _ => {
-                    let (plan, cols) = self.query(q)?;
-                    if cols.len() > targets.len() {
-                        return Err(Error::Syntax("INSERT has more expressions than target columns".into()));
-                    }
-                    if let Some(&c) = targets[..cols.len()].iter().find(|c| generated_cols.contains(c)) {
-                        return Err(Error::other(
-                            "428C9",
-                            format!("cannot insert a non-DEFAULT value into column \"{}\"", columns[c].name),
-                        ));
-                    }
-                    (plan, cols.len())
-                }
-            },
-        };
+        let (source, width) =
+            self.insert_source(ins.source.as_deref(), &targets, &columns, &defaults, &generated_cols)?;
         let targets: Vec<usize> = targets[..width].to_vec();
         let rules = self.row_rules(info.clone())?;
         let events = match &ins.on {
@@ -320,7 +258,74 @@ impl<'a> Binder<'a> {
             Some(_) => return Err(Error::unsupported("ON DUPLICATE KEY")),
         };
         let (returning, cols) = self.returning(ins.returning.as_deref(), &scope)?;
-        Ok((Insert { source, targets, defaults, rules, on_conflict, returning }, cols))
+        let insert = Insert { source, targets, defaults, rules, on_conflict, returning };
+        Ok((Statement::Insert(Box::new(insert)), cols))
+    }
+
+    /// The rows INSERT's `source` gives for `targets`, columns of a
+    /// relation with `columns`: a DEFAULT in VALUES is the column's default
+    /// in `defaults` (NULL where none), and `generated` columns take no
+    /// other value. Returns the plan and how many targets it fills.
+    pub(crate) fn insert_source(
+        &mut self,
+        source: Option<&ast::Query>,
+        targets: &[usize],
+        columns: &[(String, Option<DataType>)],
+        defaults: &[Option<Expr>],
+        generated: &[usize],
+    ) -> Result<(Plan, usize)> {
+        let refuse = |c: usize| {
+            Err(Error::other(
+                "428C9",
+                format!("cannot insert a non-DEFAULT value into column \"{}\"", columns[c].0),
+            ))
+        };
+        Ok(match source {
+            None => (Plan::Values { rows: vec![vec![]] }, 0),
+            Some(q) => match (q.body.as_ref(), &q.with, &q.order_by, &q.limit_clause) {
+                (ast::SetExpr::Values(v), None, None, None) => {
+                    let mut rows = Vec::with_capacity(v.rows.len());
+                    let empty = Scope::default();
+                    let ctx = Ctx::plain(&empty);
+                    let width = v.rows.first().map_or(0, |r| r.len());
+                    for r in &v.rows {
+                        if r.len() > targets.len() {
+                            return Err(Error::Syntax(
+                                "INSERT has more expressions than target columns".into(),
+                            ));
+                        }
+                        if r.len() != width {
+                            return Err(Error::Syntax("VALUES lists must all be the same length".into()));
+                        }
+                        let mut row = Vec::with_capacity(r.len());
+                        for (j, e) in r.iter().enumerate() {
+                            let col = targets[j];
+                            if is_default_keyword(e) {
+                                row.push(defaults[col].clone().unwrap_or(Expr::Literal(Value::Null)));
+                                continue;
+                            }
+                            if generated.contains(&col) {
+                                return refuse(col);
+                            }
+                            let t = self.expr(e, &ctx)?;
+                            row.push(self.coerce_untyped(t, &columns[col].1)?.0);
+                        }
+                        rows.push(row);
+                    }
+                    (Plan::Values { rows }, width)
+                }
+                _ => {
+                    let (plan, cols) = self.query(q)?;
+                    if cols.len() > targets.len() {
+                        return Err(Error::Syntax("INSERT has more expressions than target columns".into()));
+                    }
+                    if let Some(&c) = targets[..cols.len()].iter().find(|c| generated.contains(c)) {
+                        return refuse(c);
+                    }
+                    (plan, cols.len())
+                }
+            },
+        })
     }
 
     fn on_conflict(&mut self, oc: &ast::OnConflict, info: &TableInfo, scope: &Scope) -> Result<OnConflict> {
@@ -367,13 +372,30 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// The SET list of an UPDATE (or ON CONFLICT DO UPDATE) of `table`:
+    /// (column, new value over the old row).
     fn assignments(
         &mut self,
         list: &[ast::Assignment],
         info: &TableInfo,
         ctx: &Ctx,
     ) -> Result<Vec<(usize, Expr)>> {
-        let columns = info.table.columns();
+        let columns: Vec<(String, Option<DataType>)> =
+            info.table.columns().iter().map(|c| (c.name.clone(), Some(c.ty.clone()))).collect();
+        self.set_list(list, &columns, &info.table.name(), Some(info), ctx)
+    }
+
+    /// A SET list over a relation with `columns`: those of `table`, where
+    /// DEFAULT is a column's default and generated columns take no other
+    /// value; or those of a view, where DEFAULT is NULL.
+    pub(crate) fn set_list(
+        &mut self,
+        list: &[ast::Assignment],
+        columns: &[(String, Option<DataType>)],
+        relation: &str,
+        table: Option<&TableInfo>,
+        ctx: &Ctx,
+    ) -> Result<Vec<(usize, Expr)>> {
         let mut out: Vec<(usize, Expr)> = Vec::new();
         for a in list {
             let names: Vec<String> = match &a.target {
@@ -391,19 +413,18 @@ impl<'a> Binder<'a> {
                 _ => return Err(Error::Syntax("number of columns does not match number of values".into())),
             };
             for (n, v) in names.iter().zip(values) {
-                let i = info.table.column_index(n).map_err(|_| {
-                    Error::UndefinedColumn(format!("\"{n}\" of relation \"{}\"", info.table.name()))
-                })?;
+                let i = columns
+                    .iter()
+                    .position(|(name, _)| name == n)
+                    .ok_or_else(|| Error::UndefinedColumn(format!("\"{n}\" of relation \"{relation}\"")))?;
                 if out.iter().any(|(c, _)| *c == i) {
                     return Err(Error::other(
                         "42601",
                         format!("multiple assignments to same column \"{n}\""),
                     ));
                 }
-                if info
-                    .meta
-                    .columns
-                    .get(i)
+                if table
+                    .and_then(|info| info.meta.columns.get(i))
                     .is_some_and(|c| c.generated.is_some() || c.identity_always == Some(true))
                     && !is_default_keyword(v)
                 {
@@ -412,11 +433,15 @@ impl<'a> Binder<'a> {
                         format!("column \"{n}\" can only be updated to DEFAULT"),
                     ));
                 }
-                let e = if is_default_keyword(v) {
-                    self.column_default(info, i)?.unwrap_or(Expr::Literal(Value::Null))
-                } else {
-                    let t = self.expr(v, ctx)?;
-                    self.coerce_untyped(t, &Some(columns[i].ty.clone()))?.0
+                let e = match table {
+                    Some(info) if is_default_keyword(v) => {
+                        self.column_default(info, i)?.unwrap_or(Expr::Literal(Value::Null))
+                    }
+                    None if is_default_keyword(v) => Expr::Literal(Value::Null),
+                    _ => {
+                        let t = self.expr(v, ctx)?;
+                        self.coerce_untyped(t, &columns[i].1)?.0
+                    }
                 };
                 out.push((i, e));
             }
@@ -424,7 +449,7 @@ impl<'a> Binder<'a> {
         Ok(out)
     }
 
-    fn returning(
+    pub(crate) fn returning(
         &mut self,
         items: Option<&[ast::SelectItem]>,
         scope: &Scope,
@@ -505,7 +530,7 @@ impl<'a> Binder<'a> {
     }
 
     /// Binds UPDATE.
-    pub fn update(&mut self, up: &ast::Update) -> Result<(Update, Vec<OutputColumn>)> {
+    pub fn update(&mut self, up: &ast::Update) -> Result<(Statement, Vec<OutputColumn>)> {
         let (name, alias) = single_table(&up.table)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
@@ -515,6 +540,10 @@ impl<'a> Binder<'a> {
             }
             None => None,
         };
+        if let Some((def, triggers)) = self.instead_of(&name, crate::triggers::UPDATE)? {
+            let (w, cols) = self.update_instead(up, &alias, &def, triggers)?;
+            return Ok((Statement::ViewWrite(Box::new(w)), cols));
+        }
         if let Some(view) = self.view_target(&name, Action::Update)? {
             if from.is_some() {
                 return Err(Error::unsupported("UPDATE ... FROM on a view"));
@@ -538,7 +567,8 @@ impl<'a> Binder<'a> {
         let rules = self.row_rules(info.clone())?;
         self.need_triggers(rules.triggers.as_deref(), crate::triggers::UPDATE);
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
-        Ok((Update { access, recheck, assignments, rules, returning, from, writes: vec![] }, cols))
+        let update = Update { access, recheck, assignments, rules, returning, from, writes: vec![] };
+        Ok((Statement::Update(Box::new(update)), cols))
     }
 
     /// The target rows of an UPDATE or DELETE, joined to the tables of its
@@ -573,11 +603,22 @@ impl<'a> Binder<'a> {
         items: &[ast::TableWithJoins],
         selection: Option<&ast::Expr>,
     ) -> Result<(Option<ast::Expr>, Joined, Scope)> {
+        let info = self.catalog.table(&self.table_name(name)?)?;
+        let (target, _) = self.table_scope(&info, alias);
+        self.join_rows(target, items, selection)
+    }
+
+    /// UPDATE ... FROM `items` / DELETE ... USING `items` on a relation
+    /// whose row has scope `target`: as [`Binder::join_target`].
+    pub(crate) fn join_rows(
+        &mut self,
+        target: Scope,
+        items: &[ast::TableWithJoins],
+        selection: Option<&ast::Expr>,
+    ) -> Result<(Option<ast::Expr>, Joined, Scope)> {
         if self.outer_width() != 0 {
             return Err(Error::unsupported("UPDATE ... FROM or DELETE ... USING inside a subquery"));
         }
-        let info = self.catalog.table(&self.table_name(name)?)?;
-        let (target, _) = self.table_scope(&info, alias);
         self.outer.push(target.clone());
         let joined = self.joined(items, selection);
         self.outer.pop();
@@ -599,7 +640,7 @@ impl<'a> Binder<'a> {
     }
 
     /// Binds DELETE.
-    pub fn delete(&mut self, del: &ast::Delete) -> Result<(Delete, Vec<OutputColumn>)> {
+    pub fn delete(&mut self, del: &ast::Delete) -> Result<(Statement, Vec<OutputColumn>)> {
         let from = match &del.from {
             ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
         };
@@ -609,6 +650,10 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(twj)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
+        if let Some((def, triggers)) = self.instead_of(&name, crate::triggers::DELETE)? {
+            let (w, cols) = self.delete_instead(del, &alias, &def, triggers)?;
+            return Ok((Statement::ViewWrite(Box::new(w)), cols));
+        }
         if let Some(view) = self.view_target(&name, Action::Delete)? {
             if del.using.is_some() {
                 return Err(Error::unsupported("DELETE ... USING on a view"));
@@ -627,8 +672,34 @@ impl<'a> Binder<'a> {
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
         let triggers = super::triggers::compile(self.catalog, &info)?;
         self.need_triggers(triggers.as_deref(), crate::triggers::DELETE);
-        Ok((Delete { access, recheck, info, returning, using, triggers, writes: vec![] }, cols))
+        let delete = Delete { access, recheck, info, returning, using, triggers, writes: vec![] };
+        Ok((Statement::Delete(Box::new(delete)), cols))
     }
+}
+
+/// The columns an INSERT's column list names, as positions in `columns`
+/// (all of them, in order, without a list).
+pub(crate) fn insert_targets(
+    list: &[ast::ObjectName],
+    columns: &[(String, Option<DataType>)],
+    relation: &str,
+) -> Result<Vec<usize>> {
+    if list.is_empty() {
+        return Ok((0..columns.len()).collect());
+    }
+    let mut t = Vec::new();
+    for c in list {
+        let n = object_parts(c)?.join(".");
+        let i = columns
+            .iter()
+            .position(|(name, _)| *name == n)
+            .ok_or_else(|| Error::UndefinedColumn(format!("\"{n}\" of relation \"{relation}\"")))?;
+        if t.contains(&i) {
+            return Err(Error::other("42701", format!("column \"{n}\" specified more than once")));
+        }
+        t.push(i);
+    }
+    Ok(t)
 }
 
 /// The conjuncts of `e` (its top-level ANDs).
@@ -704,7 +775,7 @@ pub(crate) fn index_leading(table: &Table, columns: &[String]) -> Option<String>
         .map(|ix| ix.name)
 }
 
-fn is_default_keyword(e: &ast::Expr) -> bool {
+pub(crate) fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
@@ -958,7 +1029,7 @@ impl<'a> Binder<'a> {
 /// Whether an UPDATE's SET value reads a column (and so needs SELECT, as
 /// in PostgreSQL): any name in it that is not inside a subquery, whose own
 /// FROM is checked for itself.
-fn reads_columns(e: &ast::Expr) -> bool {
+pub(crate) fn reads_columns(e: &ast::Expr) -> bool {
     let mut found = false;
     let _ = ast::visit_expressions(e, |x| {
         if matches!(x, ast::Expr::Identifier(_) | ast::Expr::CompoundIdentifier(_)) {

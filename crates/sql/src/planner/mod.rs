@@ -19,6 +19,7 @@ pub(crate) mod bind;
 pub(crate) mod deadline;
 pub mod dml;
 pub mod expr;
+pub mod instead;
 pub(crate) mod json;
 mod locking;
 pub mod plan;
@@ -52,6 +53,8 @@ pub enum Statement {
     Update(Box<Update>),
     /// DELETE.
     Delete(Box<Delete>),
+    /// INSERT, UPDATE or DELETE on a view, by its INSTEAD OF triggers.
+    ViewWrite(Box<instead::ViewWrite>),
     /// MERGE.
     Merge(Box<dml::Merge>),
     /// CALL of a procedure.
@@ -73,6 +76,7 @@ impl Statement {
             Statement::Insert(i) => format!("Insert on {}", i.rules.info.table.name()),
             Statement::Update(u) => format!("Update on {}", u.access.table.name()),
             Statement::Delete(d) => format!("Delete on {}", d.access.table.name()),
+            Statement::ViewWrite(w) => format!("{} on {}", w.verb(), w.view),
             // Only INSERT, UPDATE and DELETE stand in a WITH.
             _ => "Statement".to_string(),
         }

@@ -63,15 +63,9 @@ impl<'a> Binder<'a> {
         let depth = self.ctes.len();
         self.query_depth += 1;
         let out = self.with_clause(q).and_then(|()| match q.body.as_ref() {
-            ast::SetExpr::Insert(ast::Statement::Insert(i)) => {
-                self.insert(i).map(|(s, c)| (super::Statement::Insert(Box::new(s)), c))
-            }
-            ast::SetExpr::Update(ast::Statement::Update(u)) => {
-                self.update(u).map(|(s, c)| (super::Statement::Update(Box::new(s)), c))
-            }
-            ast::SetExpr::Delete(ast::Statement::Delete(d)) => {
-                self.delete(d).map(|(s, c)| (super::Statement::Delete(Box::new(s)), c))
-            }
+            ast::SetExpr::Insert(ast::Statement::Insert(i)) => self.insert(i),
+            ast::SetExpr::Update(ast::Statement::Update(u)) => self.update(u),
+            ast::SetExpr::Delete(ast::Statement::Delete(d)) => self.delete(d),
             other => Err(Error::unsupported(format!("query {other}"))),
         });
         self.query_depth -= 1;

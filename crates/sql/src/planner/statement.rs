@@ -54,18 +54,9 @@ pub(crate) fn plan_statement_with(
             let (plan, cols) = b.query(q)?;
             (Statement::Query(plan), cols)
         }
-        ast::Statement::Insert(i) => {
-            let (ins, cols) = b.insert(i)?;
-            (Statement::Insert(Box::new(ins)), cols)
-        }
-        ast::Statement::Update(u) => {
-            let (up, cols) = b.update(u)?;
-            (Statement::Update(Box::new(up)), cols)
-        }
-        ast::Statement::Delete(d) => {
-            let (del, cols) = b.delete(d)?;
-            (Statement::Delete(Box::new(del)), cols)
-        }
+        ast::Statement::Insert(i) => b.insert(i)?,
+        ast::Statement::Update(u) => b.update(u)?,
+        ast::Statement::Delete(d) => b.delete(d)?,
         ast::Statement::Merge(m) => (Statement::Merge(Box::new(b.merge(m)?)), vec![]),
         ast::Statement::Call(f) => {
             let (call, cols) = b.call_statement(f)?;
@@ -154,6 +145,11 @@ pub(crate) fn with_writes(statement: Statement, writes: Vec<(usize, Statement)>)
             del.writes = writes;
             Statement::Delete(del)
         }
+        Statement::ViewWrite(mut w) => {
+            let source = std::mem::replace(&mut w.source, Plan::Values { rows: vec![] });
+            w.source = Plan::Writes { writes, input: Box::new(source) };
+            Statement::ViewWrite(w)
+        }
         other => other,
     })
 }
@@ -230,6 +226,11 @@ pub(crate) fn explain_with(p: &Planned, annotate: &dyn Fn(usize) -> String) -> V
         Statement::Delete(d) => {
             let mut v = vec![format!("Delete on {}", d.access.table.name())];
             v.extend(indent(access(&d.access)));
+            v
+        }
+        Statement::ViewWrite(w) => {
+            let mut v = vec![format!("{} on {}", w.verb(), w.view)];
+            v.extend(indent(w.source.explain_with(annotate)));
             v
         }
         Statement::Call(c) => vec![format!("Call {}", c.routine.signature)],

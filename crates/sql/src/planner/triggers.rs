@@ -8,6 +8,9 @@
 //! are cached per table and trigger at the catalog version they were made
 //! at, like routines; any DDL makes the next statement compile them again.
 //!
+//! A view's triggers are compiled the same way, against the view's
+//! columns as its query gives them.
+//!
 //! The plans of INSERT, UPDATE and DELETE hold the table's
 //! [`TableTriggers`] (none when the table has no enabled trigger, so a
 //! table without triggers pays nothing), and `execution::triggers` fires
@@ -16,10 +19,12 @@
 use super::routines::compile::TriggerEnv;
 use super::routines::{cached, compile_cached, Compiled};
 use super::Dictionary;
-use crate::catalog::TableInfo;
+use crate::catalog::{TableInfo, TriggerMeta, ViewDef};
 use crate::error::Result;
 use crate::routines::{parse_create, resolve_header};
+use crate::system::snapshot::ViewShapes;
 use crate::triggers::{Timing, TriggerDef};
+use centum_types::DataType;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -71,10 +76,31 @@ impl Cache {
 /// The enabled triggers of `info`'s table, compiled at the catalog's
 /// current version; `None` when it has none.
 pub(crate) fn compile(catalog: &Dictionary, info: &TableInfo) -> Result<Option<Arc<TableTriggers>>> {
-    if !info.meta.triggers.iter().any(|t| t.enabled) {
+    let columns = || info.table.columns().iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
+    compile_list(catalog, info.table.name(), &info.meta.triggers, columns)
+}
+
+/// The triggers of view `def`, compiled against its columns as they bind
+/// now; `None` when it has none.
+pub(crate) fn compile_view(catalog: &Dictionary, def: &ViewDef) -> Result<Option<Arc<TableTriggers>>> {
+    let columns = || {
+        let (columns, _) = ViewShapes::shape(catalog, def);
+        columns.into_iter().map(|c| (c.name, c.ty.unwrap_or(DataType::Text))).collect()
+    };
+    compile_list(catalog, def.name.clone(), &def.triggers, columns)
+}
+
+/// The enabled triggers of `metas` on relation `table` (engine name),
+/// whose row has `columns`.
+fn compile_list(
+    catalog: &Dictionary,
+    table: String,
+    metas: &[TriggerMeta],
+    columns: impl Fn() -> Vec<(String, DataType)>,
+) -> Result<Option<Arc<TableTriggers>>> {
+    if !metas.iter().any(|t| t.enabled) {
         return Ok(None);
     }
-    let table = info.table.name();
     let version = catalog.version();
     if let Some((v, t)) = catalog.triggers.lock().get(&table) {
         if *v == version {
@@ -82,7 +108,7 @@ pub(crate) fn compile(catalog: &Dictionary, info: &TableInfo) -> Result<Option<A
         }
     }
     let mut list = Vec::new();
-    for meta in info.meta.triggers.iter().filter(|t| t.enabled) {
+    for meta in metas.iter().filter(|t| t.enabled) {
         let def = TriggerDef::parse(&meta.source)?;
         let key = format!("{table}\0{}", def.name);
         let program = match cached(catalog, &key) {
@@ -94,7 +120,7 @@ pub(crate) fn compile(catalog: &Dictionary, info: &TableInfo) -> Result<Option<A
                 let routine = parse_create(&source)?;
                 let declaration = resolve_header(catalog, &routine)?;
                 let env = TriggerEnv {
-                    columns: info.table.columns().iter().map(|c| (c.name.clone(), c.ty.clone())).collect(),
+                    columns: columns(),
                     when: def.when.clone(),
                     old_table: def.old_table.clone().map(|n| (n, super::select::next_work_id())),
                     new_table: def.new_table.clone().map(|n| (n, super::select::next_work_id())),

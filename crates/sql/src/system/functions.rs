@@ -607,14 +607,10 @@ pub(crate) fn eval(
         CatalogFn::FunctionArguments => {
             s()?.routine(oid_arg(arg(0))).map_or(Value::Null, |r| Value::Text(r.arguments.clone()))
         }
-        CatalogFn::TriggerDef => s()?.trigger(oid_arg(arg(0))).map_or(Value::Null, |(t, x)| {
+        CatalogFn::TriggerDef => s()?.trigger(oid_arg(arg(0))).map_or(Value::Null, |(schema, name, x)| {
             // Pretty text names the table as the search path finds it.
             let pretty = matches!(arg(1), Value::Boolean(true));
-            let table = if pretty {
-                crate::names::qualify(&t.schema, &t.name)
-            } else {
-                format!("{}.{}", t.schema, t.name)
-            };
+            let table = if pretty { crate::names::qualify(schema, name) } else { format!("{schema}.{name}") };
             // The function is qualified where the search path does not
             // find it (pg_dump empties the path).
             let found = search_path(args).iter().any(|s| s == "public");

@@ -23,6 +23,8 @@
 //!  publication              VIEW_BASE + 2^24 + FNV-1a(name) % 2^21
 //!  publication's table      VIEW_BASE + 2^24 + 2^21
 //!   (pg_publication_rel)     + FNV-1a(publication NUL table) % 2^21
+//!  view's trigger           VIEW_BASE + 2^24 + 2^22
+//!                            + FNV-1a(view NUL trigger) % 2^22
 //!  (a materialized view is a table, with a table's OIDs)
 //!  pg_catalog 11, public 2200, information_schema 13000, built-in types
 //!  PostgreSQL's own (DataType::pg_oid), the database 5; with no role in
@@ -73,6 +75,7 @@ const ROUTINE_BASE: i64 = (1 << 30) + (1 << 28) + (1 << 27) + (1 << 26);
 const VIEW_BASE: i64 = ROUTINE_BASE + (1 << 25);
 const PUBLICATION_BASE: i64 = VIEW_BASE + (1 << 24);
 const PUBLICATION_REL_BASE: i64 = PUBLICATION_BASE + (1 << 21);
+const VIEW_TRIGGER_BASE: i64 = PUBLICATION_BASE + (1 << 22);
 
 /// A publication with its OID, and the tables it lists (FOR TABLE) with
 /// the OIDs of their pg_publication_rel rows.
@@ -185,6 +188,8 @@ pub(crate) struct ViewRel {
     /// Per column: whether it is a plain column of an updatable view's
     /// relation (an expression column cannot be written).
     pub updatable_columns: Vec<bool>,
+    /// Its triggers, in name order.
+    pub triggers: Vec<TriggerRel>,
 }
 
 impl TableRel {
@@ -327,6 +332,11 @@ impl Snapshot {
         let mut plain: Vec<&ViewDef> = all_views.iter().filter(|v| !v.materialized).collect();
         plain.sort_by(|a, b| a.name.cmp(&b.name));
         let view_slots = slots(plain.iter().map(|v| v.name.as_str()), 1 << 23)?;
+        let trigger_key = |view: &ViewDef, t: &str| format!("{}\0{t}", view.name);
+        let mut trigger_keys: Vec<String> =
+            plain.iter().flat_map(|v| v.triggers.iter().map(|t| trigger_key(v, &t.name))).collect();
+        trigger_keys.sort();
+        let trigger_slots = slots(trigger_keys.iter().map(|k| k.as_str()), 1 << 22)?;
         let mut views: Vec<ViewRel> = plain
             .into_iter()
             .map(|def| {
@@ -335,7 +345,30 @@ impl Snapshot {
                 let updatable = writable.is_some();
                 let updatable_columns = writable.unwrap_or_else(|| vec![false; columns.len()]);
                 let oid = (VIEW_BASE + 2 * view_slots[&def.name] as i64) as i32;
-                ViewRel { oid, schema, name, def: def.clone(), columns, updatable, updatable_columns }
+                let mut triggers: Vec<TriggerRel> = def
+                    .triggers
+                    .iter()
+                    .filter_map(|t| {
+                        let parsed = crate::triggers::TriggerDef::parse(&t.source).ok()?;
+                        let slot = trigger_slots[&trigger_key(def, &t.name)];
+                        Some(TriggerRel {
+                            oid: (VIEW_TRIGGER_BASE + slot as i64) as i32,
+                            def: parsed,
+                            enabled: true,
+                        })
+                    })
+                    .collect();
+                triggers.sort_by(|a, b| a.def.name.cmp(&b.def.name));
+                ViewRel {
+                    oid,
+                    schema,
+                    name,
+                    def: def.clone(),
+                    columns,
+                    updatable,
+                    updatable_columns,
+                    triggers,
+                }
             })
             .collect();
         views.sort_by_key(|v| v.oid);
@@ -660,10 +693,35 @@ impl Snapshot {
         self.tables.iter().find(|t| t.oid == table_oid)
     }
 
-    /// The trigger with OID `oid` and its table.
-    pub fn trigger(&self, oid: i32) -> Option<(&TableRel, &TriggerRel)> {
+    /// The trigger with OID `oid`, with the schema and name of its table
+    /// or view.
+    pub fn trigger(&self, oid: i32) -> Option<(&str, &str, &TriggerRel)> {
+        if i64::from(oid) >= VIEW_TRIGGER_BASE {
+            return self.views.iter().find_map(|v| {
+                v.triggers.iter().find(|x| x.oid == oid).map(|x| (v.schema.as_str(), v.name.as_str(), x))
+            });
+        }
         let t = self.block_owner(oid)?;
-        t.triggers.iter().find(|x| x.oid == oid).map(|x| (t, x))
+        t.triggers.iter().find(|x| x.oid == oid).map(|x| (t.schema.as_str(), t.name.as_str(), x))
+    }
+
+    /// Every trigger: the OID, schema and name of its table or view, the
+    /// columns of the row it fires for, and the trigger, tables first.
+    pub fn all_triggers(&self) -> Vec<(i32, &str, &str, Vec<&str>, &TriggerRel)> {
+        let mut out = Vec::new();
+        for t in &self.tables {
+            let cols: Vec<&str> = t.info.table.columns().iter().map(|c| c.name.as_str()).collect();
+            for x in &t.triggers {
+                out.push((t.oid, t.schema.as_str(), t.name.as_str(), cols.clone(), x));
+            }
+        }
+        for v in &self.views {
+            let cols: Vec<&str> = v.columns.iter().map(|c| c.name.as_str()).collect();
+            for x in &v.triggers {
+                out.push((v.oid, v.schema.as_str(), v.name.as_str(), cols.clone(), x));
+            }
+        }
+        out
     }
 
     /// The OID of routine `name`, if there is one.

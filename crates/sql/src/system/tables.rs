@@ -897,20 +897,19 @@ impl SystemTable {
                 })
                 .collect(),
             SystemTable::Trigger => s
-                .tables
-                .iter()
-                .flat_map(|t| t.triggers.iter().map(move |x| (t, x)))
-                .map(|(t, x)| {
+                .all_triggers()
+                .into_iter()
+                .map(|(rel, _, _, columns, x)| {
                     let attnums: Vec<String> = x
                         .def
                         .columns
                         .iter()
-                        .filter_map(|c| t.info.table.column_index(c).ok().map(|i| (i + 1).to_string()))
+                        .filter_map(|c| columns.iter().position(|n| n == c).map(|i| (i + 1).to_string()))
                         .collect();
                     let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, txt);
                     vec![
                         oid(x.oid),
-                        oid(t.oid),
+                        oid(rel),
                         oid(0),
                         txt(&x.def.name),
                         oid(s.routine_oid(&x.def.function).unwrap_or(0)),
@@ -1093,6 +1092,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
         // No storage; its query is a rule.
         r[7] = oid(0);
         r[19] = b(true);
+        r[20] = b(!v.triggers.is_empty());
         out.push(r);
     }
     // The engine's views: built in, defined by no stored query.
@@ -1117,23 +1117,28 @@ fn has_triggers(t: &TableRel) -> bool {
 /// within each table, event, timing and level in firing (name) order.
 fn info_triggers(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
     use crate::triggers::{DELETE, INSERT, UPDATE};
+    let all = s.all_triggers();
     let mut out = Vec::new();
-    for t in &s.tables {
+    let mut relations: Vec<(i32, &str, &str)> = all.iter().map(|(o, sc, n, _, _)| (*o, *sc, *n)).collect();
+    relations.dedup();
+    for (rel, schema, name) in relations {
+        let triggers: Vec<&super::snapshot::TriggerRel> =
+            all.iter().filter(|t| t.0 == rel).map(|t| t.4).collect();
         for (bit, event) in [(INSERT, "INSERT"), (DELETE, "DELETE"), (UPDATE, "UPDATE")] {
             let mut order = std::collections::HashMap::new();
-            for x in t.triggers.iter().filter(|x| x.def.fires_on(bit)) {
+            for x in triggers.iter().filter(|x| x.def.fires_on(bit)) {
                 let n = order.entry((x.def.timing, x.def.row)).or_insert(0);
                 *n += 1;
                 let args: Vec<String> = x.def.args.iter().map(|a| crate::names::quote_literal(a)).collect();
                 let opt = |v: &Option<String>| v.as_deref().map_or(Value::Null, txt);
                 out.push(vec![
                     txt(id.database),
-                    txt(&t.schema),
+                    txt(schema),
                     txt(&x.def.name),
                     txt(event),
                     txt(id.database),
-                    txt(&t.schema),
-                    txt(&t.name),
+                    txt(schema),
+                    txt(name),
                     Value::Integer(*n),
                     opt(&x.def.when),
                     txt(&format!("EXECUTE FUNCTION {}({})", x.def.function, args.join(", "))),

@@ -145,6 +145,26 @@ SET ROLE app_writer;
 INSERT INTO watched VALUES (2);
 RESET ROLE;
 SELECT id FROM watch_log;
+-- A view's INSTEAD OF trigger: the write needs the privilege on the
+-- view, and the trigger's statements are checked against the role that
+-- fires it, or the function's owner.
+CREATE VIEW watch_view AS SELECT id FROM watch_log GROUP BY id;
+CREATE FUNCTION watch_view_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO watch_log VALUES (NEW.id * 10); RETURN NEW; END; $$;
+CREATE TRIGGER watch_view_insert INSTEAD OF INSERT ON watch_view FOR EACH ROW EXECUTE FUNCTION watch_view_insert();
+SET ROLE app_writer;
+INSERT INTO watch_view VALUES (3);
+RESET ROLE;
+GRANT INSERT ON watch_view TO app_writer;
+SET ROLE app_writer;
+INSERT INTO watch_view VALUES (3);
+RESET ROLE;
+CREATE OR REPLACE FUNCTION watch_view_insert() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN INSERT INTO watch_log VALUES (NEW.id * 10); RETURN NEW; END; $$;
+SET ROLE app_writer;
+INSERT INTO watch_view VALUES (4);
+RESET ROLE;
+SELECT id FROM watch_log ORDER BY id;
+DROP VIEW watch_view;
+DROP FUNCTION watch_view_insert();
 DROP TABLE watched, watch_log;
 DROP FUNCTION watch();
 DROP FUNCTION watch_as_owner();
