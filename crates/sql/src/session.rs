@@ -1541,7 +1541,10 @@ impl Session {
                 }
                 Ok(tag("ALTER FUNCTION"))
             }
-            S::Truncate(t) => ddl_result(ddl::truncate(&b, &t.table_names, self.txn.as_ref())),
+            S::Truncate(t) => {
+                self.check_needs(&ddl::truncate_needs(&b, &t.table_names)?)?;
+                ddl_result(ddl::truncate(&b, &t.table_names, self.txn.as_ref()))
+            }
             S::CreateTrigger(ct) => ddl_result(crate::triggers::create(&b, ct)),
             S::DropTrigger(dt) => ddl_result(crate::triggers::drop(&b, dt)),
             S::CreateSequence { name, data_type, sequence_options, if_not_exists, .. } => ddl_result(

@@ -13,7 +13,7 @@ use crate::execution::triggers::Firing;
 use crate::execution::DdlOutcome;
 use crate::names::{data_type, ident, object_parts};
 use crate::planner::bind::{Binder, Ctx, Scope};
-use crate::privileges::ObjectKind;
+use crate::privileges::{Need, ObjectKind};
 use centum_engine::{Durability, IndexDef, IndexKind, Isolation, TableDef};
 use centum_types::DataType;
 use sqlparser::ast;
@@ -1255,6 +1255,19 @@ fn verify_existing(b: &Binder, table: &str, new: &TableMeta, old: &TableMeta) ->
         }
     }
     Ok(())
+}
+
+/// What the TRUNCATE triggers of the tables `names` names need, as any
+/// trigger's statements need it of the role that fires them (tables that
+/// do not exist are left to [`truncate`] to report).
+pub(crate) fn truncate_needs(b: &Binder, names: &[ast::TruncateTableTarget]) -> Result<Vec<Need>> {
+    for n in names {
+        let Ok(t) = b.table_name(&n.name) else { continue };
+        let Ok(info) = b.catalog.table(&t) else { continue };
+        let triggers = crate::planner::triggers::compile(b.catalog, &info)?;
+        b.need_triggers(triggers.as_deref(), crate::triggers::TRUNCATE);
+    }
+    Ok(b.needs.borrow().clone())
 }
 
 /// TRUNCATE: deletes every row of each table, in one transaction.
