@@ -313,7 +313,7 @@ impl<'a> Binder<'a> {
     }
 
     /// Notes what routine `r`'s body needs.
-    fn need_body(&self, r: &crate::planner::routines::Compiled) {
+    pub(crate) fn need_body(&self, r: &crate::planner::routines::Compiled) {
         let needs = r.needs();
         if needs.is_empty() {
             return;

@@ -244,6 +244,7 @@ impl<'a> Binder<'a> {
             _ => crate::triggers::INSERT,
         };
         self.need_triggers(rules.triggers.as_deref(), events);
+        self.need_actions(&info, events)?;
         let (scope, _) = self.table_scope(
             &info,
             &ins.table_alias
@@ -260,6 +261,59 @@ impl<'a> Binder<'a> {
         let (returning, cols) = self.returning(ins.returning.as_deref(), &scope)?;
         let insert = Insert { source, targets, defaults, rules, on_conflict, returning };
         Ok((Statement::Insert(Box::new(insert)), cols))
+    }
+
+    /// Notes what the triggers need that the foreign keys' ON DELETE and
+    /// ON UPDATE actions fire when rows of `info`'s table are deleted or
+    /// updated (`events`), on every table the actions reach. PostgreSQL
+    /// runs an action as the referencing table's owner, so that is whose
+    /// privileges its BEFORE triggers' statements need.
+    fn need_actions(&mut self, info: &TableInfo, events: u8) -> Result<()> {
+        use crate::triggers::{DELETE, UPDATE};
+        let mut todo: Vec<(Arc<TableInfo>, u8)> = Vec::new();
+        let mut seen: Vec<(String, u8)> = Vec::new();
+        let mut reach =
+            |parent: &TableInfo, events: u8, todo: &mut Vec<(Arc<TableInfo>, u8)>| -> Result<()> {
+                for (child, fk) in &parent.referenced_by {
+                    let mut fired = 0;
+                    if events & DELETE != 0 {
+                        fired |= match fk.on_delete {
+                            RefAction::Restrict => 0,
+                            RefAction::Cascade => DELETE,
+                            RefAction::SetNull | RefAction::SetDefault => UPDATE,
+                        };
+                    }
+                    if events & UPDATE != 0 && fk.on_update != RefAction::Restrict {
+                        fired |= UPDATE;
+                    }
+                    for event in [DELETE, UPDATE].into_iter().filter(|e| fired & e != 0) {
+                        if !seen.contains(&(child.clone(), event)) {
+                            seen.push((child.clone(), event));
+                            todo.push((self.catalog.table(child)?, event));
+                        }
+                    }
+                }
+                Ok(())
+            };
+        reach(info, events, &mut todo)?;
+        while let Some((child, event)) = todo.pop() {
+            reach(&child, event, &mut todo)?;
+            let Some(triggers) = super::triggers::compile(self.catalog, &child)? else { continue };
+            let owner = self.owner_of(ObjectKind::Relation, &child.table.name());
+            for t in triggers.list.iter().filter(|t| t.def.fires_on(event)) {
+                // The action's BEFORE triggers run inside it; its AFTER
+                // triggers wait for the end of the statement, and run as
+                // the statement's role.
+                if t.def.timing == crate::triggers::Timing::Before {
+                    let acting = self.acting_as.replace(owner.clone());
+                    self.need_body(&t.program);
+                    self.acting_as = acting;
+                } else {
+                    self.need_body(&t.program);
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The rows INSERT's `source` gives for `targets`, columns of a
@@ -566,6 +620,7 @@ impl<'a> Binder<'a> {
         let assignments = self.assignments(&up.assignments, &info, &Ctx::plain(&scope))?;
         let rules = self.row_rules(info.clone())?;
         self.need_triggers(rules.triggers.as_deref(), crate::triggers::UPDATE);
+        self.need_actions(&info, crate::triggers::UPDATE)?;
         let (returning, cols) = self.returning(up.returning.as_deref(), &scope)?;
         let update = Update { access, recheck, assignments, rules, returning, from, writes: vec![] };
         Ok((Statement::Update(Box::new(update)), cols))
@@ -672,6 +727,7 @@ impl<'a> Binder<'a> {
         let (returning, cols) = self.returning(del.returning.as_deref(), &scope)?;
         let triggers = super::triggers::compile(self.catalog, &info)?;
         self.need_triggers(triggers.as_deref(), crate::triggers::DELETE);
+        self.need_actions(&info, crate::triggers::DELETE)?;
         let delete = Delete { access, recheck, info, returning, using, triggers, writes: vec![] };
         Ok((Statement::Delete(Box::new(delete)), cols))
     }
@@ -971,6 +1027,7 @@ impl<'a> Binder<'a> {
         let rules = self.row_rules(info)?;
         let all = crate::triggers::INSERT | crate::triggers::UPDATE | crate::triggers::DELETE;
         self.need_triggers(rules.triggers.as_deref(), all);
+        self.need_actions(&rules.info, all)?;
         Ok(Merge { source, target, clauses, defaults, rules })
     }
 

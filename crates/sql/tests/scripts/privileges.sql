@@ -190,5 +190,41 @@ DROP MATERIALIZED VIEW account_count;
 DROP FUNCTION total();
 DROP FUNCTION total_as_owner();
 DROP TABLE accounts;
+-- A foreign key's action runs as the referencing table's owner: its
+-- BEFORE triggers there need that owner's privileges; its AFTER triggers
+-- run at the end of the statement, as the statement's role.
+CREATE TABLE fk_parent (id int PRIMARY KEY);
+CREATE TABLE fk_log (id int, what text);
+GRANT REFERENCES ON fk_parent TO app_owner;
+SET ROLE app_owner;
+CREATE TABLE fk_child (id int PRIMARY KEY, parent int REFERENCES fk_parent ON DELETE CASCADE ON UPDATE SET NULL);
+CREATE FUNCTION fk_child_noted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO fk_log VALUES (OLD.id, TG_WHEN || ' ' || TG_OP);
+  IF TG_OP = 'DELETE' THEN
+    RETURN OLD;
+  END IF;
+  RETURN NEW;
+END;
+$$;
+CREATE TRIGGER fk_child_after AFTER DELETE OR UPDATE ON fk_child FOR EACH ROW EXECUTE FUNCTION fk_child_noted();
+RESET ROLE;
+INSERT INTO fk_parent VALUES (1), (2), (3);
+INSERT INTO fk_child VALUES (10, 1), (20, 2), (30, 3);
+DELETE FROM fk_parent WHERE id = 1;
+SELECT * FROM fk_log ORDER BY id;
+SET ROLE app_owner;
+CREATE TRIGGER fk_child_before BEFORE DELETE OR UPDATE ON fk_child FOR EACH ROW EXECUTE FUNCTION fk_child_noted();
+RESET ROLE;
+DELETE FROM fk_parent WHERE id = 2;
+UPDATE fk_parent SET id = 4 WHERE id = 3;
+GRANT INSERT ON fk_log TO app_owner;
+DELETE FROM fk_parent WHERE id = 2;
+UPDATE fk_parent SET id = 4 WHERE id = 3;
+SELECT * FROM fk_log ORDER BY id, what;
+SELECT * FROM fk_child ORDER BY id;
+DROP TABLE fk_child;
+DROP TABLE fk_parent, fk_log;
+DROP FUNCTION fk_child_noted();
 REVOKE ALL ON SCHEMA public FROM app_owner;
 DROP ROLE app_owner, app_reader, app_writer;
