@@ -2253,13 +2253,16 @@ impl Drop for SleepAfter<'_> {
     }
 }
 
-/// Whether `s` is an INSERT whose only row is its parameters in order,
-/// so that rows in bulk can stand in for it (see [`Bulk`]).
+/// Whether `s` is an INSERT (into a table, or a view through its INSTEAD
+/// OF trigger) whose only row is its parameters in order, so that rows in
+/// bulk can stand in for it (see [`Bulk`]).
 fn takes_bulk(s: &Statement) -> bool {
-    let Statement::Insert(ins) = s else {
-        return false;
+    let source = match s {
+        Statement::Insert(ins) => &ins.source,
+        Statement::ViewWrite(w) if w.event == crate::triggers::INSERT => &w.source,
+        _ => return false,
     };
-    match &ins.source {
+    match source {
         crate::planner::plan::Plan::Values { rows } => {
             rows.len() == 1
                 && rows[0]

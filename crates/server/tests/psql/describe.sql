@@ -92,4 +92,9 @@ $$;
 CREATE TRIGGER order_totals_noted AFTER INSERT ON order_totals FOR EACH STATEMENT EXECUTE FUNCTION noted();
 \d order_totals
 INSERT INTO order_totals VALUES (1, 7.5) RETURNING *;
+-- COPY into such a view goes through its INSTEAD OF INSERT trigger.
+COPY order_totals (customer_id, total) FROM STDIN;
+1	1.25
+1	0.25
+\.
 SELECT * FROM order_totals ORDER BY customer_id;

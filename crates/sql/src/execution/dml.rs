@@ -790,8 +790,13 @@ pub(crate) fn merge(m: &Merge, cx: &ExecCtx) -> Result<DmlOutcome> {
 /// began.
 pub(crate) fn view_write(w: &ViewWrite, cx: &ExecCtx) -> Result<DmlOutcome> {
     let mut out = DmlOutcome { count: 0, rows: vec![] };
+    let source = match cx.bulk {
+        // COPY's rows, in place of the statement's one row of parameters.
+        Some(b) => std::mem::take(&mut *b.rows.borrow_mut()),
+        None => gather(open(&w.source, cx, vec![])?, cx)?,
+    };
     let mut rows = Vec::new();
-    for src in gather(open(&w.source, cx, vec![])?, cx)? {
+    for src in source {
         // The other tables' row it joins, if the statement joins any.
         match &w.joined {
             None => rows.push((src, Vec::new())),
@@ -807,7 +812,10 @@ pub(crate) fn view_write(w: &ViewWrite, cx: &ExecCtx) -> Result<DmlOutcome> {
         return Ok(out);
     };
     let width = w.types.len();
-    for (mut src, other) in rows {
+    for (i, (mut src, other)) in rows.into_iter().enumerate() {
+        if let Some(b) = cx.bulk {
+            b.done.set(i);
+        }
         cx.tick(1)?;
         let written = match w.event {
             INSERT | UPDATE => {
