@@ -695,3 +695,168 @@ mod tests {
         assert_eq!(m, b"\x00\x02t\x00\x00\x00\x017n");
     }
 }
+
+/// The logical decoding functions a query calls in FROM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlCall {
+    /// `pg_create_logical_replication_slot(name, plugin [, temporary [,
+    /// twophase]])`: one row (slot_name, lsn).
+    CreateSlot,
+    /// `pg_logical_slot_{get,peek}[_binary]_changes(name, upto_lsn,
+    /// upto_nchanges, VARIADIC options)`: rows (lsn, xid, data); `get`
+    /// confirms what it returned, `peek` leaves the slot where it was.
+    Changes { advance: bool, binary: bool },
+}
+
+impl SqlCall {
+    /// The call function `name` makes, if it is one of them.
+    pub fn named(name: &str) -> Option<SqlCall> {
+        Some(match name {
+            "pg_create_logical_replication_slot" => SqlCall::CreateSlot,
+            "pg_logical_slot_get_changes" => SqlCall::Changes { advance: true, binary: false },
+            "pg_logical_slot_peek_changes" => SqlCall::Changes { advance: false, binary: false },
+            "pg_logical_slot_get_binary_changes" => SqlCall::Changes { advance: true, binary: true },
+            "pg_logical_slot_peek_binary_changes" => SqlCall::Changes { advance: false, binary: true },
+            _ => return None,
+        })
+    }
+
+    /// The function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlCall::CreateSlot => "pg_create_logical_replication_slot",
+            SqlCall::Changes { advance: true, binary: false } => "pg_logical_slot_get_changes",
+            SqlCall::Changes { advance: false, binary: false } => "pg_logical_slot_peek_changes",
+            SqlCall::Changes { advance: true, binary: true } => "pg_logical_slot_get_binary_changes",
+            SqlCall::Changes { advance: false, binary: true } => "pg_logical_slot_peek_binary_changes",
+        }
+    }
+
+    /// Its result columns.
+    pub fn columns(self) -> Vec<(&'static str, DataType)> {
+        match self {
+            SqlCall::CreateSlot => vec![("slot_name", DataType::Text), ("lsn", DataType::Text)],
+            SqlCall::Changes { binary, .. } => vec![
+                ("lsn", DataType::Text),
+                ("xid", DataType::BigInt),
+                ("data", if binary { DataType::Bytea } else { DataType::Text }),
+            ],
+        }
+    }
+
+    /// Runs the call with `args` for session `pid` of `database`: its
+    /// rows.
+    pub fn run(
+        self,
+        db: &centum_engine::Database,
+        args: &[Value],
+        pid: u32,
+        database: &str,
+    ) -> Result<Vec<Vec<Value>>> {
+        let text = |i: usize, what: &str| match args.get(i) {
+            Some(Value::Null) | None => {
+                Err(Error::Other { code: "22004", message: format!("{what} must not be null") })
+            }
+            Some(v) => Ok(v.to_string()),
+        };
+        match self {
+            SqlCall::CreateSlot => {
+                let (name, plugin) = (text(0, "slot name")?, text(1, "plugin name")?);
+                if matches!(args.get(2), Some(Value::Boolean(true))) {
+                    return Err(Error::unsupported("temporary replication slots created by a function"));
+                }
+                let slot = create_slot(db, &name, &plugin, database, false, Some(pid), None)?;
+                Ok(vec![vec![Value::Text(slot.name), Value::Text(lsn_text(slot.confirmed))]])
+            }
+            SqlCall::Changes { advance, binary } => {
+                let name = text(0, "slot name")?;
+                let upto_lsn = match args.get(1) {
+                    Some(Value::Null) | None => None,
+                    Some(v) => Some(parse_lsn(&v.to_string())?),
+                };
+                let upto_changes = match args.get(2).map(|v| v.clone().coerce_to(&DataType::BigInt)) {
+                    Some(Ok(Value::BigInt(n))) => Some(n),
+                    Some(Err(e)) => return Err(e.into()),
+                    _ => None,
+                };
+                let rest = &args[args.len().min(3)..];
+                if !rest.len().is_multiple_of(2) {
+                    return Err(Error::Other {
+                        code: "2202E",
+                        message: "array must have even number of elements".into(),
+                    });
+                }
+                let options: Vec<(String, Option<String>)> = rest
+                    .chunks(2)
+                    .map(|p| (p[0].to_string(), (!p[1].is_null()).then(|| p[1].to_string())))
+                    .collect();
+                if !db.is_logical() {
+                    return Err(Error::Other {
+                        code: "55000",
+                        message: "logical decoding requires wal_level >= logical (start the server with --wal-level logical)"
+                            .into(),
+                    });
+                }
+                let slot = acquire_slot(db, &name, pid)?;
+                let rows = changes(db, &slot, upto_lsn, upto_changes, &options, advance, binary);
+                release_slot(db, &name);
+                rows
+            }
+        }
+    }
+}
+
+/// The changes of `slot` from its confirmed position, up to `upto_lsn`
+/// and about `upto_changes` rows (whole transactions), as rows; with
+/// `advance`, the slot is confirmed past them.
+fn changes(
+    db: &centum_engine::Database,
+    slot: &Slot,
+    upto_lsn: Option<u64>,
+    upto_changes: Option<i64>,
+    options: &[(String, Option<String>)],
+    advance: bool,
+    binary: bool,
+) -> Result<Vec<Vec<Value>>> {
+    if slot.plugin != "test_decoding" {
+        return Err(Error::unsupported(format!(
+            "decoding a slot of plugin \"{}\" through SQL functions (stream it with START_REPLICATION)",
+            slot.plugin
+        )));
+    }
+    let mut plugin = TestDecoding::new(options)?;
+    let mut rows = Vec::new();
+    let mut last = slot.confirmed;
+    centum_engine::blocking::section(|| -> Result<()> {
+        let mut feed = db.changes(slot.confirmed)?;
+        'read: loop {
+            let txns = feed.poll()?;
+            if txns.is_empty() {
+                break;
+            }
+            for t in txns.iter().filter(|t| t.end > slot.confirmed) {
+                let full = upto_changes.is_some_and(|n| n > 0 && rows.len() as i64 >= n);
+                if full || upto_lsn.is_some_and(|u| lsn(t.end) > u) {
+                    break 'read;
+                }
+                let mut messages = Vec::new();
+                plugin.messages(t, &mut messages);
+                let xid = Value::BigInt(i64::from(t.commit_ts as u32));
+                for (pos, bytes) in messages {
+                    let data = if binary {
+                        Value::Bytea(bytes)
+                    } else {
+                        Value::Text(String::from_utf8_lossy(&bytes).into_owned())
+                    };
+                    rows.push(vec![Value::Text(lsn_text(pos)), xid.clone(), data]);
+                }
+                last = t.end;
+            }
+        }
+        if advance && last > slot.confirmed {
+            slots(db)?.confirm(&slot.name, last).map_err(centum_engine::Error::from)?;
+        }
+        Ok(())
+    })?;
+    Ok(rows)
+}

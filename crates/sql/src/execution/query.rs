@@ -281,6 +281,13 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 Ok(row)
             }))
         }
+        Plan::Decoding { call, args } => {
+            let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
+            let id = &cx.identity;
+            let pid = id.backend.map_or(std::process::id(), |b| b.pid as u32);
+            let rows = call.run(cx.catalog.db(), &vals, pid, id.database)?;
+            Box::new(rows.into_iter().map(Ok))
+        }
         Plan::Series { args } => {
             let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
             if let Some(Value::Timestamp(_) | Value::TimestampTz(_)) = vals.first() {

@@ -448,6 +448,15 @@ pub enum Plan {
         /// Start, stop, step.
         args: Vec<Expr>,
     },
+    /// A logical decoding function called in FROM
+    /// (`pg_logical_slot_get_changes` and its kin): run once, when the
+    /// statement reads it.
+    Decoding {
+        /// Which one.
+        call: crate::replication::SqlCall,
+        /// Its arguments.
+        args: Vec<Expr>,
+    },
     /// The rows of a set-returning PL/pgSQL function (or the one row of a
     /// scalar one) called in FROM.
     Routine {
@@ -544,6 +553,7 @@ impl Plan {
             Plan::Series { .. } => node(out, "Function Scan on generate_series".into()),
             Plan::Unnest { .. } => node(out, "Function Scan on unnest".into()),
             Plan::Routine { routine, .. } => node(out, format!("Function Scan on {}", routine.name)),
+            Plan::Decoding { call, .. } => node(out, format!("Function Scan on {}", call.name())),
             Plan::System(t) => node(out, format!("System Scan on {}.{}", t.name().0, t.name().1)),
         }
     }
@@ -659,6 +669,7 @@ impl Plan {
             | Plan::System(_)
             | Plan::Series { .. }
             | Plan::Routine { .. }
+            | Plan::Decoding { .. }
             | Plan::WorkTable { .. }
             | Plan::Unnest { .. } => {}
             Plan::Filter { input, .. }
@@ -743,9 +754,10 @@ impl Plan {
             | Plan::ProjectSet { .. }
             | Plan::Writes { .. }
             | Plan::WorkTable { .. } => {}
-            Plan::Series { args } | Plan::Routine { args, .. } | Plan::Unnest { args, .. } => {
-                args.iter().for_each(&mut *f)
-            }
+            Plan::Series { args }
+            | Plan::Routine { args, .. }
+            | Plan::Unnest { args, .. }
+            | Plan::Decoding { args, .. } => args.iter().for_each(&mut *f),
         }
     }
 
@@ -800,6 +812,7 @@ impl Plan {
             | Plan::System(_)
             | Plan::Series { .. }
             | Plan::Routine { .. }
+            | Plan::Decoding { .. }
             | Plan::WorkTable { .. }
             | Plan::Unnest { .. } => {}
             // A lock's expressions read the locked row, not its input's.

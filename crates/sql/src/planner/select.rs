@@ -1201,6 +1201,51 @@ impl<'a> Binder<'a> {
         Some((base.alias.clone(), columns))
     }
 
+    /// A logical decoding function in FROM: its arguments as text (the
+    /// change count as an integer, a creation's flags as booleans), the
+    /// options after them as VARIADIC text pairs.
+    fn decoding_function(
+        &mut self,
+        call: crate::replication::SqlCall,
+        args: &[ast::FunctionArg],
+        alias: Option<&ast::TableAlias>,
+    ) -> Result<Item> {
+        let empty = Scope::default();
+        let mut exprs = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
+                return Err(Error::unsupported(format!("argument {a} of {}", call.name())));
+            };
+            let ty = match (call, i) {
+                (crate::replication::SqlCall::Changes { .. }, 2) => DataType::Integer,
+                (crate::replication::SqlCall::CreateSlot, 2 | 3) => DataType::Boolean,
+                _ => DataType::Text,
+            };
+            let t = self.expr(e, &Ctx::plain(&empty))?;
+            exprs.push(self.coerce_untyped(t, &Some(ty))?.0);
+        }
+        let needed = match call {
+            crate::replication::SqlCall::CreateSlot => 2,
+            crate::replication::SqlCall::Changes { .. } => 3,
+        };
+        if exprs.len() < needed {
+            return Err(Error::UndefinedFunction(format!("{} with {} arguments", call.name(), exprs.len())));
+        }
+        let mut cols: Vec<OutputColumn> = call
+            .columns()
+            .into_iter()
+            .map(|(n, ty)| OutputColumn { name: n.to_string(), ty: Some(ty) })
+            .collect();
+        rename_columns(&mut cols, alias);
+        let alias_name = alias.map(|a| ident(&a.name)).unwrap_or_else(|| call.name().to_string());
+        Ok(Item {
+            plan: Plan::Decoding { call, args: exprs },
+            scope: Scope::of(&alias_name, &cols),
+            base: None,
+            lateral: false,
+        })
+    }
+
     fn table_function(
         &mut self,
         name: &ast::ObjectName,
@@ -1252,6 +1297,9 @@ impl<'a> Binder<'a> {
         }
         if name == "pg_options_to_table" {
             return self.options_to_table(args, alias);
+        }
+        if let Some(call) = crate::replication::SqlCall::named(&name) {
+            return self.decoding_function(call, args, alias);
         }
         // A set of text: the elements of the array its scalar form returns.
         if name == LISTENING_CHANNELS {

@@ -143,6 +143,8 @@ pub enum CatalogFn {
     /// `pg_is_in_recovery()`: false, a Centum server takes writes as soon
     /// as it accepts connections (recovery ends before).
     InRecovery,
+    /// `pg_drop_replication_slot(name)`.
+    DropSlot,
     /// `pg_listening_channels()`: the channels the session listens on.
     ListeningChannels,
     /// `pg_blocking_pids(pid)`: the sessions whose transactions `pid`'s
@@ -334,6 +336,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_sleep_for" => (CatalogFn::Sleep(SleepFor::Interval), vec![DataType::Interval], 1, T, false),
         "pg_sleep_until" => (CatalogFn::Sleep(SleepFor::Until), vec![DataType::TimestampTz], 1, T, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
+        "pg_drop_replication_slot" => (CatalogFn::DropSlot, vec![T], 1, T, false),
         // `void` in PostgreSQL, printed as an empty string.
         "pg_notify" => (CatalogFn::Notify, vec![T, T], 2, T, false),
         "to_regclass" => (CatalogFn::ToReg(RegKind::Class), vec![T], 1, I4, true),
@@ -468,6 +471,7 @@ impl CatalogFn {
                 ADVISORY.iter().find(|(_, x)| *x == a).map_or("pg_advisory_lock", |(n, _)| n)
             }
             CatalogFn::InRecovery => "pg_is_in_recovery",
+            CatalogFn::DropSlot => "pg_drop_replication_slot",
             CatalogFn::StatReset => "pg_stat_reset",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
             CatalogFn::SignalBackend(true) => "pg_terminate_backend",
@@ -481,6 +485,7 @@ impl CatalogFn {
             CatalogFn::TableIsVisible
                 | CatalogFn::SignalBackend(_)
                 | CatalogFn::StatReset
+                | CatalogFn::DropSlot
                 | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
                 | CatalogFn::GetIndexdef
@@ -712,6 +717,11 @@ pub(crate) fn eval(
             }
         }
         CatalogFn::InRecovery => Value::Boolean(false),
+        CatalogFn::DropSlot => {
+            let pid = id.backend.map_or(std::process::id(), |b| b.pid as u32);
+            crate::replication::drop_slot(&s()?.db, &arg(0).to_string(), pid)?;
+            Value::Null
+        }
         CatalogFn::StatReset => {
             let s = s()?;
             if !s.role_rows(id.user).iter().any(|r| r.1 == id.user && r.2) {
