@@ -335,6 +335,17 @@ pub fn denied(kind: ObjectKind, name: &str) -> Error {
     Error::other("42501", format!("permission denied for {} {name}", kind.noun()))
 }
 
+/// The 42501 error for `kind` `name` in `catalog`, naming a view as one,
+/// as PostgreSQL does (views are relations like tables).
+pub(crate) fn denied_in(catalog: &crate::catalog::Catalog, kind: ObjectKind, name: &str) -> Error {
+    let view = kind == ObjectKind::Relation && catalog.view_if_any(name).is_some_and(|v| !v.materialized);
+    if view {
+        let name = name.rsplit('.').next().unwrap_or(name);
+        return Error::other("42501", format!("permission denied for view {name}"));
+    }
+    denied(kind, name)
+}
+
 /// The 42501 error of a change only the owner may make.
 pub fn not_owner(kind: ObjectKind, name: &str) -> Error {
     let name = name.rsplit('.').next().unwrap_or(name);

@@ -345,13 +345,7 @@ impl Session {
             let (held, _) = crate::privileges::held(&acl, who);
             let ok = if n.any { held & n.privs != 0 } else { held & n.privs == n.privs };
             if !ok {
-                let view = n.kind == crate::privileges::ObjectKind::Relation
-                    && self.catalog.view_if_any(&n.name).is_some_and(|v| !v.materialized);
-                if view {
-                    let name = crate::planner::views::short(&n.name);
-                    return Err(Error::other("42501", format!("permission denied for view {name}")));
-                }
-                return Err(crate::privileges::denied(n.kind, &n.name));
+                return Err(crate::privileges::denied_in(&self.catalog, n.kind, &n.name));
             }
         }
         Ok(())
@@ -2416,7 +2410,7 @@ fn run_in(
         Statement::Delete(_) => format!("DELETE {count}"),
         Statement::Merge(_) => format!("MERGE {count}"),
         Statement::ViewWrite(w) if w.event == crate::triggers::INSERT => format!("INSERT 0 {count}"),
-        Statement::ViewWrite(w) => format!("{} {count}", w.verb().to_uppercase()),
+        Statement::ViewWrite(w) => format!("{} {count}", w.command()),
         Statement::Call(_) => "CALL".into(),
         Statement::Explain(_) | Statement::ExplainAnalyze(_) => "EXPLAIN".into(),
         Statement::Utility(_) => String::new(),

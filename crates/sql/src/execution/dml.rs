@@ -828,11 +828,18 @@ pub(crate) fn view_write(w: &ViewWrite, cx: &ExecCtx) -> Result<DmlOutcome> {
                     }
                     (None, new)
                 } else {
-                    let mut both = src.clone();
-                    both.extend(other.iter().cloned());
+                    // The SET list reads the old row, and the joined one after
+                    // it if there is one.
+                    let joined_row;
+                    let read: &[Value] = if other.is_empty() {
+                        &src
+                    } else {
+                        joined_row = [src.as_slice(), other.as_slice()].concat();
+                        &joined_row
+                    };
                     let mut new = src.clone();
                     for (c, e) in &w.assignments {
-                        new[*c] = eval(e, &both, &[], cx)?;
+                        new[*c] = eval(e, read, &[], cx)?;
                     }
                     (Some(src), new)
                 };

@@ -323,11 +323,7 @@ pub(crate) fn run_statement(statement: &Statement, cx: &ExecCtx) -> Result<(Vec<
             Statement::Update(_) => Some("UPDATE"),
             Statement::Delete(_) => Some("DELETE"),
             Statement::Merge(_) => Some("MERGE"),
-            Statement::ViewWrite(w) => Some(match w.event {
-                crate::triggers::INSERT => "INSERT",
-                crate::triggers::UPDATE => "UPDATE",
-                _ => "DELETE",
-            }),
+            Statement::ViewWrite(w) => Some(w.command()),
             _ => None,
         };
         if let Some(w) = write {

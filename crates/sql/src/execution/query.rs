@@ -284,8 +284,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
         Plan::Decoding { call, args } => {
             let vals = args.iter().map(|e| eval(e, &[], &outer, cx)).collect::<Result<Vec<_>>>()?;
             let id = &cx.identity;
-            let pid = id.backend.map_or(std::process::id(), |b| b.pid as u32);
-            let rows = call.run(cx.catalog.db(), &vals, pid, id.database)?;
+            let rows = call.run(cx.catalog.db(), &vals, id.pid() as u32, id.database)?;
             Box::new(rows.into_iter().map(Ok))
         }
         Plan::Series { args } => {

@@ -588,12 +588,7 @@ impl<'a> Binder<'a> {
         let (name, alias) = single_table(&up.table)?;
         let alias = alias
             .unwrap_or_else(|| object_parts(&name).ok().and_then(|p| p.last().cloned()).unwrap_or_default());
-        let from = match &up.from {
-            Some(ast::UpdateTableFromKind::AfterSet(items) | ast::UpdateTableFromKind::BeforeSet(items)) => {
-                Some(items.as_slice())
-            }
-            None => None,
-        };
+        let from = update_from(up);
         if let Some((def, triggers)) = self.instead_of(&name, crate::triggers::UPDATE)? {
             let (w, cols) = self.update_instead(up, &alias, &def, triggers)?;
             return Ok((Statement::ViewWrite(Box::new(w)), cols));
@@ -756,6 +751,16 @@ pub(crate) fn insert_targets(
         t.push(i);
     }
     Ok(t)
+}
+
+/// The tables of UPDATE ... FROM, wherever the statement wrote them.
+pub(crate) fn update_from(up: &ast::Update) -> Option<&[ast::TableWithJoins]> {
+    match &up.from {
+        Some(ast::UpdateTableFromKind::AfterSet(items) | ast::UpdateTableFromKind::BeforeSet(items)) => {
+            Some(items.as_slice())
+        }
+        None => None,
+    }
 }
 
 /// The conjuncts of `e` (its top-level ANDs).

@@ -22,7 +22,7 @@
 //! row of the other tables that matches, as they do for a table's row.
 
 use super::bind::{Binder, Ctx, Scope};
-use super::dml::{insert_targets, reads_columns, Joined};
+use super::dml::{insert_targets, reads_columns, update_from, Joined};
 use super::expr::Expr;
 use super::plan::Plan;
 use super::triggers::{compile_view, TableTriggers};
@@ -68,12 +68,22 @@ pub struct ViewWrite {
 }
 
 impl ViewWrite {
-    /// The verb of its event, as a command tag and EXPLAIN name it.
+    /// The verb of its event, as EXPLAIN names it.
     pub fn verb(&self) -> &'static str {
         match self.event {
             crate::triggers::INSERT => "Insert",
             crate::triggers::UPDATE => "Update",
             _ => "Delete",
+        }
+    }
+
+    /// Its command, as its tag and a read-only transaction's refusal name
+    /// it.
+    pub fn command(&self) -> &'static str {
+        match self.event {
+            crate::triggers::INSERT => "INSERT",
+            crate::triggers::UPDATE => "UPDATE",
+            _ => "DELETE",
         }
     }
 }
@@ -157,13 +167,7 @@ impl Binder<'_> {
         if reads {
             self.need(ObjectKind::Relation, &def.name, SELECT, false);
         }
-        let from = match &up.from {
-            Some(ast::UpdateTableFromKind::AfterSet(items) | ast::UpdateTableFromKind::BeforeSet(items)) => {
-                Some(items.as_slice())
-            }
-            None => None,
-        };
-        let rows = self.view_rows(def, alias, from, up.selection.as_ref())?;
+        let rows = self.view_rows(def, alias, update_from(up), up.selection.as_ref())?;
         let scope = &rows.scope;
         let assignments =
             self.set_list(&up.assignments, &rows.columns, &short(&def.name), None, &Ctx::plain(scope))?;

@@ -650,7 +650,7 @@ pub(crate) fn eval(
         CatalogFn::QuoteLiteral => Value::Text(quote_literal(&text(arg(0)))),
         CatalogFn::CurrentUser => Value::from(id.user),
         CatalogFn::CurrentDatabase => Value::from(id.database),
-        CatalogFn::BackendPid => Value::Integer(id.backend.map_or(std::process::id() as i32, |b| b.pid)),
+        CatalogFn::BackendPid => Value::Integer(id.pid()),
         CatalogFn::Sleep(how) => {
             pause(sleep_until(how, arg(0))?, interrupted)?;
             Value::Text(String::new())
@@ -718,8 +718,7 @@ pub(crate) fn eval(
         }
         CatalogFn::InRecovery => Value::Boolean(false),
         CatalogFn::DropSlot => {
-            let pid = id.backend.map_or(std::process::id(), |b| b.pid as u32);
-            crate::replication::drop_slot(&s()?.db, &arg(0).to_string(), pid)?;
+            crate::replication::drop_slot(&s()?.db, &arg(0).to_string(), id.pid() as u32)?;
             Value::Null
         }
         CatalogFn::StatReset => {

@@ -76,6 +76,12 @@ impl<'a> Identity<'a> {
     pub fn vars(&self) -> std::borrow::Cow<'a, crate::settings::Settings> {
         self.settings.map_or_else(|| std::borrow::Cow::Owned(Default::default()), std::borrow::Cow::Borrowed)
     }
+
+    /// The session's process id (`pg_backend_pid()`): the server's number
+    /// for it, or the process's own outside a server.
+    pub fn pid(&self) -> i32 {
+        self.backend.map_or(std::process::id() as i32, |b| b.pid)
+    }
 }
 
 impl Identity<'static> {
