@@ -160,8 +160,7 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 .map(Ok),
         ),
         Plan::Window { input, calls } => {
-            let rows = super::window::run(open(input, cx, outer.clone())?, calls, &outer, cx)?;
-            Box::new(rows.into_iter().map(Ok))
+            Box::new(super::window::run(open(input, cx, outer.clone())?, calls, &outer, cx)?.map(Ok))
         }
         Plan::Sort { input, keys } => {
             let (mut key_rows, mut rows) = (super::sort::KeyRows::with_capacity(keys.len(), 0), Vec::new());

@@ -25,14 +25,18 @@ use crate::planner::plan::SortKey;
 use centum_types::Value;
 use std::cmp::Ordering;
 
-/// Key columns packed at most.
-const PACKED_KEYS: usize = 2;
+/// One packed key column: its NULL rank (0 NULLs first, 1 a value, 2
+/// NULLs last), then the value as an unsigned word that orders as the
+/// value does.
+type Word = (u8, u64);
 
-/// Packed keys, then the row's number (which keeps the sort stable).
-type Packed = ([u128; PACKED_KEYS], u32);
+/// `N` packed keys, then the row's number (which keeps the sort stable):
+/// 24 bytes for one key, 40 for two.
+type Packed<const N: usize> = ([Word; N], u32);
 
-/// Bytes one entry of a sort takes, for the statement's memory budget.
-pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Packed>();
+/// Bytes one entry of a sort takes at most, for the statement's memory
+/// budget.
+pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Packed<2>>();
 
 /// The sort keys of many rows, `width` values a row, in one vector: one
 /// allocation for the whole input instead of one per row.
@@ -92,14 +96,29 @@ impl KeyRows {
 
 /// The row numbers of `keys` in sorted order (ties in input order).
 pub(crate) fn sort_order(keys: &KeyRows, spec: &[SortKey], cx: &ExecCtx) -> Result<Vec<usize>> {
-    if let Some(packed) = pack(keys, spec) {
-        // Every entry ends with its row number, so no two are equal and
-        // an unstable sort gives the stable order.
-        let sorted = sort_runs(packed, &|a: &Packed, b: &Packed| a.cmp(b), false, cx)?;
-        return Ok(sorted.into_iter().map(|(_, i)| i as usize).collect());
+    match spec.len() {
+        1 => {
+            if let Some(packed) = pack::<1>(keys, spec) {
+                return sort_packed(packed, cx);
+            }
+        }
+        2 => {
+            if let Some(packed) = pack::<2>(keys, spec) {
+                return sort_packed(packed, cx);
+            }
+        }
+        _ => {}
     }
     let order: Vec<usize> = (0..keys.len()).collect();
     sort_runs(order, &|a: &usize, b: &usize| compare_keys(keys.row(*a), keys.row(*b), spec), true, cx)
+}
+
+/// The row numbers of packed entries in sorted order. Every entry ends
+/// with its row number, so no two are equal and an unstable sort gives
+/// the stable order.
+fn sort_packed<const N: usize>(packed: Vec<Packed<N>>, cx: &ExecCtx) -> Result<Vec<usize>> {
+    let sorted = sort_runs(packed, &|a: &Packed<N>, b: &Packed<N>| a.cmp(b), false, cx)?;
+    Ok(sorted.into_iter().map(|(_, i)| i as usize).collect())
 }
 
 /// The kind of values a packed key column holds.
@@ -111,20 +130,20 @@ enum Kind {
 }
 
 /// `keys` packed, or `None` when a column is not all integers or all
-/// booleans (NULLs aside), or there are too many columns or rows.
-fn pack(keys: &KeyRows, spec: &[SortKey]) -> Option<Vec<Packed>> {
-    if spec.len() > PACKED_KEYS || u32::try_from(keys.len()).is_err() {
+/// booleans (NULLs aside), or there are not `N` columns, or too many rows.
+fn pack<const N: usize>(keys: &KeyRows, spec: &[SortKey]) -> Option<Vec<Packed<N>>> {
+    if spec.len() != N || u32::try_from(keys.len()).is_err() {
         return None;
     }
-    let mut kinds = [Kind::Unknown; PACKED_KEYS];
+    let mut kinds = [Kind::Unknown; N];
     let mut out = Vec::with_capacity(keys.len());
     for i in 0..keys.len() {
         let row = keys.row(i);
-        let mut words = [0u128; PACKED_KEYS];
+        let mut words = [(0u8, 0u64); N];
         for (j, (v, k)) in row.iter().zip(spec).enumerate() {
             let (kind, n) = match v {
                 Value::Null => {
-                    words[j] = if k.nulls_first { 0 } else { 1 << 64 };
+                    words[j] = (if k.nulls_first { 0 } else { 2 }, 0);
                     continue;
                 }
                 Value::SmallInt(x) => (Kind::Integer, i64::from(*x)),
@@ -144,7 +163,7 @@ fn pack(keys: &KeyRows, spec: &[SortKey]) -> Option<Vec<Packed>> {
             if k.desc {
                 m = !m;
             }
-            words[j] = if k.nulls_first { (1 << 64) | u128::from(m) } else { u128::from(m) };
+            words[j] = (1, m);
         }
         out.push((words, i as u32));
     }
@@ -252,20 +271,27 @@ mod tests {
                 .collect();
             let mut want: Vec<usize> = (0..rows.len()).collect();
             want.sort_by(|x, y| compare_keys(&rows[*x], &rows[*y], &spec));
-            let mut packed = pack(&keys(&rows), &spec).expect("integers and booleans pack");
+            let mut packed = pack::<2>(&keys(&rows), &spec).expect("integers and booleans pack");
             packed.sort();
             let got: Vec<usize> = packed.into_iter().map(|(_, i)| i as usize).collect();
             assert_eq!(got, want, "round {round}");
+            // The first column alone, packed in one word.
+            let firsts: Vec<Vec<Value>> = rows.iter().map(|r| vec![r[0].clone()]).collect();
+            want.sort_by(|x, y| compare_keys(&firsts[*x], &firsts[*y], &spec[..1]).then(x.cmp(y)));
+            let mut packed = pack::<1>(&keys(&firsts), &spec[..1]).expect("integers pack");
+            packed.sort();
+            let got: Vec<usize> = packed.into_iter().map(|(_, i)| i as usize).collect();
+            assert_eq!(got, want, "round {round}, one key");
         }
     }
 
     #[test]
     fn other_keys_and_mixed_columns_do_not_pack() {
         let spec = vec![SortKey { expr: Expr::Column(0), desc: false, nulls_first: false }];
-        assert!(pack(&keys(&[vec![Value::Text("a".into())]]), &spec).is_none());
-        assert!(pack(&keys(&[vec![Value::Integer(1)], vec![Value::Boolean(true)]]), &spec).is_none());
+        assert!(pack::<1>(&keys(&[vec![Value::Text("a".into())]]), &spec).is_none());
+        assert!(pack::<1>(&keys(&[vec![Value::Integer(1)], vec![Value::Boolean(true)]]), &spec).is_none());
         let three = vec![spec[0].clone(), spec[0].clone(), spec[0].clone()];
-        assert!(pack(&keys(&[vec![Value::Integer(1); 3]]), &three).is_none());
+        assert!(pack::<2>(&keys(&[vec![Value::Integer(1); 3]]), &three).is_none());
     }
 
     /// A window with neither PARTITION BY nor ORDER BY sorts rows with no

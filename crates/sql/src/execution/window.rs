@@ -35,34 +35,52 @@ use crate::planner::plan::{AggCall, Frame, FrameBound, FrameUnits, SortKey, Wind
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
 
-/// Runs `calls` over every row of `input`.
+/// Runs `calls` over every row of `input`; the rows come out as the
+/// returned iterator is read.
 pub(crate) fn run(
     input: Rows,
     calls: &[WindowCall],
     outer: &[Value],
     cx: &ExecCtx,
-) -> Result<Vec<Vec<Value>>> {
+) -> Result<impl Iterator<Item = Vec<Value>>> {
     let mut rows = Vec::new();
     for r in input {
-        let row = r?;
+        let mut row = r?;
         cx.tick(1)?;
+        // Room for the calls' values now, while the block the input row
+        // leaves behind is the one the next input row will take, rather
+        // than a second block per row when the values are appended.
+        row.reserve_exact(calls.len());
         cx.budget.charge(row_bytes(&row) + 2 * std::mem::size_of::<Vec<Value>>())?;
         rows.push(row);
     }
     let mut order: Vec<usize> = (0..rows.len()).collect();
-    let mut columns = Vec::with_capacity(calls.len());
-    for call in calls {
+    // The values of every call but the last, by input position; the last
+    // call's, by position in its order, which is the output's.
+    let mut earlier = Vec::with_capacity(calls.len().saturating_sub(1));
+    let mut last = Vec::new();
+    for (k, call) in calls.iter().enumerate() {
         let (sorted, values) = one_call(&rows, call, outer, cx)?;
+        if k + 1 < calls.len() {
+            let mut by_input = vec![Value::Null; rows.len()];
+            for (&i, v) in sorted.iter().zip(values) {
+                by_input[i] = v;
+            }
+            earlier.push(by_input);
+        } else {
+            last = values;
+        }
         order = sorted;
-        columns.push(values);
     }
-    let mut out = Vec::with_capacity(rows.len());
-    for i in order {
+    // Each row is finished as it is read, so that it is still in the cache
+    // when the consumer reads it.
+    let mut last = last.into_iter();
+    Ok(order.into_iter().map(move |i| {
         let mut row = std::mem::take(&mut rows[i]);
-        row.extend(columns.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
-        out.push(row);
-    }
-    Ok(out)
+        row.extend(earlier.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
+        row.extend(last.next());
+        row
+    }))
 }
 
 /// A partition's peer groups, as runs of sorted positions.
@@ -72,7 +90,7 @@ struct Groups {
 }
 
 /// One call: the rows' order (partition, then window order) and the value
-/// of each row (by input position).
+/// of each row, in that order.
 fn one_call(
     rows: &[Vec<Value>],
     call: &WindowCall,
@@ -333,7 +351,10 @@ impl Partition<'_> {
         for (g, &(gs, ge)) in self.groups.runs.iter().enumerate() {
             for p in gs..ge {
                 cx.tick(1)?;
-                let row = self.row(p);
+                // The row is read only by the calls that need it: rows are
+                // visited in the window's order, so each read is a cache
+                // miss.
+                let row = || self.row(p);
                 let v = match &call.func {
                     WindowFunc::RowNumber => Value::BigInt((p - self.start + 1) as i64),
                     WindowFunc::Rank => Value::BigInt((gs - self.start + 1) as i64),
@@ -348,7 +369,7 @@ impl Partition<'_> {
                         let buckets = match ntile {
                             Some(b) => b,
                             None => {
-                                let b = match arg(0, row)?.coerce_to(&DataType::BigInt)? {
+                                let b = match arg(0, row())?.coerce_to(&DataType::BigInt)? {
                                     Value::BigInt(k) if k > 0 => Some(k),
                                     Value::Null => None,
                                     _ => {
@@ -371,30 +392,32 @@ impl Partition<'_> {
                             None => Value::Null,
                         }
                     }
-                    WindowFunc::Lag | WindowFunc::Lead => match arg(1, row)?.coerce_to(&DataType::BigInt)? {
-                        Value::BigInt(off) => {
-                            let off = if matches!(call.func, WindowFunc::Lag) {
-                                -(off as i128)
-                            } else {
-                                off as i128
-                            };
-                            let target = p as i128 + off;
-                            if target >= self.start as i128 && target < self.end as i128 {
-                                arg(0, self.row(target as usize))?
-                            } else if call.args.len() > 2 {
-                                arg(2, row)?
-                            } else {
-                                Value::Null
+                    WindowFunc::Lag | WindowFunc::Lead => {
+                        match arg(1, row())?.coerce_to(&DataType::BigInt)? {
+                            Value::BigInt(off) => {
+                                let off = if matches!(call.func, WindowFunc::Lag) {
+                                    -(off as i128)
+                                } else {
+                                    off as i128
+                                };
+                                let target = p as i128 + off;
+                                if target >= self.start as i128 && target < self.end as i128 {
+                                    arg(0, self.row(target as usize))?
+                                } else if call.args.len() > 2 {
+                                    arg(2, row())?
+                                } else {
+                                    Value::Null
+                                }
                             }
+                            _ => Value::Null,
                         }
-                        _ => Value::Null,
-                    },
+                    }
                     WindowFunc::FirstValue | WindowFunc::LastValue | WindowFunc::NthValue => {
                         let (from, to) = self.frame(frame, p, g)?;
                         let at = match call.func {
                             WindowFunc::FirstValue => Some(from),
                             WindowFunc::LastValue => to.checked_sub(1),
-                            _ => match arg(1, row)?.coerce_to(&DataType::BigInt)? {
+                            _ => match arg(1, row())?.coerce_to(&DataType::BigInt)? {
                                 Value::BigInt(k) if k > 0 => from.checked_add(k as usize - 1),
                                 Value::Null => None,
                                 _ => {
@@ -423,7 +446,7 @@ impl Partition<'_> {
                     }
                 };
                 cx.budget.charge(row_bytes(std::slice::from_ref(&v)))?;
-                values[self.order[p]] = v;
+                values[p] = v;
             }
         }
         Ok(())
