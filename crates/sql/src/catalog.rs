@@ -117,6 +117,33 @@ pub struct TableMeta {
     pub memory_limit: Option<u64>,
     /// Triggers on the table, in creation order.
     pub triggers: Vec<TriggerMeta>,
+    /// Indexes on expressions or with a predicate, by engine index name
+    /// (see [`IndexShape`]).
+    pub index_shapes: BTreeMap<String, IndexShape>,
+}
+
+/// What an index on expressions, or a partial index, was created over.
+///
+/// The engine indexes stored columns only, so each such key is kept in a
+/// *hidden column*: a stored generated column whose name begins with a
+/// NUL character (which no SQL identifier can hold, so no statement can
+/// name it) and which `*`, the catalogs, COPY, INSERT's default column
+/// list and the change feed leave out. Its expression is the key; for a
+/// partial index every key is `CASE WHEN predicate THEN key END`, NULL
+/// outside the predicate, so that rows outside never conflict in a
+/// unique index. The planner reads a query's use of a key expression as
+/// the hidden column (see `planner::access`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IndexShape {
+    /// Per key, its SQL text as written: a column's name or an expression.
+    pub keys: Vec<String>,
+    /// The WHERE predicate's SQL text.
+    pub predicate: Option<String>,
+}
+
+/// Whether a column is a hidden index-key column (see [`IndexShape`]).
+pub fn is_hidden_column(name: &str) -> bool {
+    name.starts_with('\0')
 }
 
 /// A trigger as the table's facts keep it: its definition as canonical
@@ -1350,7 +1377,9 @@ pub fn display_name(name: &str) -> String {
 // table meta := "CSQ1" u32 ncols (col)* u32 nchecks (str str)*
 //               u32 nfks (fk)* opt-str primary u32 nunique str*
 //               u32 nnotnull u32*
-//               ("CSQ2" adds: opt-str comment, opt-str comment per column,
+//               ("CSQ6" adds, after the triggers: u32 n (str index u32
+//               nkeys str* opt-str predicate)*, the index shapes;
+//               "CSQ2" adds: opt-str comment, opt-str comment per column,
 //               u32 n (str index str comment)*; "CSQ3" adds privs)
 // privs      := opt-str owner u8 has-acl [u32 n (str grantee u16 privs
 //               u16 grantable str grantor)*]   (grantee "": PUBLIC)
@@ -1499,7 +1528,7 @@ fn byte_action(b: u8) -> Result<RefAction> {
 
 /// Encodes a table's SQL facts.
 pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
-    let mut w = Writer(b"CSQ5".to_vec());
+    let mut w = Writer(b"CSQ6".to_vec());
     w.u32(m.columns.len());
     for c in &m.columns {
         w.opt_str(&c.default);
@@ -1562,6 +1591,15 @@ pub fn encode_table_meta(m: &TableMeta) -> Vec<u8> {
         w.0.push(t.enabled as u8);
         w.str(&t.source);
     }
+    w.u32(m.index_shapes.len());
+    for (index, shape) in &m.index_shapes {
+        w.str(index);
+        w.u32(shape.keys.len());
+        for k in &shape.keys {
+            w.str(k);
+        }
+        w.opt_str(&shape.predicate);
+    }
     w.0
 }
 
@@ -1578,6 +1616,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
         b"CSQ3" => 3,
         b"CSQ4" => 4,
         b"CSQ5" => 5,
+        b"CSQ6" => 6,
         _ => return Err(corrupt()),
     };
     let with_comments = version >= 2;
@@ -1644,6 +1683,17 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
                 _ => return Err(corrupt()),
             };
             m.triggers.push(TriggerMeta { name, enabled, source: r.str()? });
+        }
+    }
+    if version >= 6 {
+        for _ in 0..r.u32()? {
+            let index = r.str()?;
+            let mut keys = Vec::new();
+            for _ in 0..r.u32()? {
+                keys.push(r.str()?);
+            }
+            let predicate = r.opt_str()?;
+            m.index_shapes.insert(index, IndexShape { keys, predicate });
         }
     }
     if m.columns.len() != ncols || r.at != bytes.len() {
@@ -1944,30 +1994,41 @@ mod tests {
                 enabled: false,
                 source: "CREATE TRIGGER audit AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION f()".into(),
             }],
+            index_shapes: [(
+                "t_lower_b_idx".to_string(),
+                IndexShape { keys: vec!["lower(b)".into(), "a".into()], predicate: Some("a > 0".into()) },
+            )]
+            .into(),
         };
         let bytes = encode_table_meta(&m);
         assert_eq!(decode_table_meta(&bytes, 2).unwrap(), m);
         for cut in 0..bytes.len() {
             assert!(decode_table_meta(&bytes[..cut], 2).is_err() || cut == 0);
         }
-        // Written before triggers existed (CSQ4: no trigger list).
+        // Written before index shapes existed (CSQ5: no shape list).
         let mut plain = m.clone();
+        plain.index_shapes.clear();
+        let mut old = encode_table_meta(&plain);
+        old[..4].copy_from_slice(b"CSQ5");
+        old.truncate(old.len() - 4);
+        assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
+        // Written before triggers existed (CSQ4: no trigger list).
         plain.triggers.clear();
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ4");
-        old.truncate(old.len() - 4);
+        old.truncate(old.len() - 4 - 4);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before memory limits existed (CSQ3: no limit byte).
         plain.memory_limit = None;
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ3");
-        old.truncate(old.len() - 1 - 4);
+        old.truncate(old.len() - 1 - 4 - 4);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before owners existed (CSQ2: no privileges section).
         plain.privs = ObjectPrivs::default();
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ2");
-        old.truncate(old.len() - 3 - 4);
+        old.truncate(old.len() - 3 - 4 - 4);
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
         // Written before comments existed (CSQ1: no comment section).
         plain.comment = None;
@@ -1975,7 +2036,7 @@ mod tests {
         plain.columns.iter_mut().for_each(|c| c.comment = None);
         let mut old = encode_table_meta(&plain);
         old[..4].copy_from_slice(b"CSQ1");
-        old.truncate(old.len() - (1 + 2 + 4 + 2 + 1 + 4));
+        old.truncate(old.len() - (1 + 2 + 4 + 2 + 1 + 4 + 4));
         assert_eq!(decode_table_meta(&old, 2).unwrap(), plain);
     }
 

@@ -27,6 +27,15 @@ pub(crate) fn ident(id: &ast::Ident) -> String {
     }
 }
 
+/// The column `text` names, when the SQL expression `text` is a bare
+/// column name (an index key as stored in an `IndexShape`).
+pub(crate) fn plain_identifier(text: &str) -> Option<String> {
+    match crate::planner::dml::parse_expr(text).ok()? {
+        ast::Expr::Identifier(id) => Some(ident(&id)),
+        _ => None,
+    }
+}
+
 /// The folded parts of a dotted name.
 pub(crate) fn object_parts(name: &ast::ObjectName) -> Result<Vec<String>> {
     name.0

@@ -225,6 +225,8 @@ struct Shape {
     types: Vec<DataType>,
     /// The primary key's columns (empty: none).
     key: Vec<usize>,
+    /// The columns a consumer sees: all but an index's hidden key columns.
+    shown: Vec<usize>,
 }
 
 impl TestDecoding {
@@ -341,10 +343,18 @@ impl TestDecoding {
             labels,
             types: columns.iter().map(|c| c.ty.clone()).collect(),
             key,
+            shown: shown_columns(table),
         });
         self.tables.insert(table.id(), shape.clone());
         shape
     }
+}
+
+/// The positions of `table`'s columns that decoding shows: every column
+/// but an index's hidden key columns.
+fn shown_columns(table: &Table) -> Vec<usize> {
+    let columns = table.columns();
+    (0..columns.len()).filter(|&i| !crate::catalog::is_hidden_column(&columns[i].name)).collect()
 }
 
 /// The positions of `table`'s primary key columns (empty: it has none),
@@ -373,7 +383,8 @@ fn tuple(s: &mut String, shape: &Shape, row: Option<&[Value]>, only: Option<&[us
         s.push_str(" (no-tuple-data)");
         return;
     };
-    for (i, v) in row.iter().enumerate() {
+    for &i in &shape.shown {
+        let v = &row[i];
         if only.is_some_and(|o| !o.contains(&i)) {
             continue;
         }
@@ -435,6 +446,8 @@ struct Published {
     relation: Vec<u8>,
     /// The primary key's columns.
     key: Vec<usize>,
+    /// The columns a subscriber sees (see [`shown_columns`]).
+    shown: Vec<usize>,
 }
 
 /// Appends a NUL-terminated string.
@@ -530,7 +543,7 @@ impl PgOutput {
                     m.push(b'I');
                     m.extend_from_slice(&p.oid.to_be_bytes());
                     m.push(b'N');
-                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), None);
+                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), &p.shown, None);
                 }
                 ChangeKind::Update => {
                     m.push(b'U');
@@ -538,11 +551,11 @@ impl PgOutput {
                     if let (Some(o), Some(n)) = (&c.old, &c.new) {
                         if p.key.iter().any(|&k| o[k] != n[k]) {
                             m.push(b'K');
-                            tuple_data(&mut m, o, Some(&p.key));
+                            tuple_data(&mut m, o, &p.shown, Some(&p.key));
                         }
                     }
                     m.push(b'N');
-                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), None);
+                    tuple_data(&mut m, c.new.as_deref().unwrap_or_default(), &p.shown, None);
                 }
                 ChangeKind::Delete => {
                     // Without the old row (or a key) there is nothing to
@@ -551,7 +564,7 @@ impl PgOutput {
                     m.push(b'D');
                     m.extend_from_slice(&p.oid.to_be_bytes());
                     m.push(b'K');
-                    tuple_data(&mut m, old, Some(&p.key));
+                    tuple_data(&mut m, old, &p.shown, Some(&p.key));
                 }
             }
             out.push((txn.start, m));
@@ -587,25 +600,28 @@ impl PgOutput {
         put_cstr(&mut relation, schema);
         put_cstr(&mut relation, rel);
         relation.push(if key.is_empty() { b'n' } else { b'd' });
-        relation.extend_from_slice(&(columns.len() as u16).to_be_bytes());
-        for (i, c) in columns.iter().enumerate() {
+        let shown = shown_columns(table);
+        relation.extend_from_slice(&(shown.len() as u16).to_be_bytes());
+        for &i in &shown {
+            let c = &columns[i];
             relation.push(u8::from(key.contains(&i)));
             put_cstr(&mut relation, &c.name);
             relation.extend_from_slice(&(crate::system::types::oid_of(&c.ty) as u32).to_be_bytes());
             relation.extend_from_slice(&(-1i32).to_be_bytes());
         }
-        let p = Arc::new(Published { publish, version, oid, relation, key });
+        let p = Arc::new(Published { publish, version, oid, relation, key, shown });
         self.tables.insert(table.id(), p.clone());
         p
     }
 }
 
-/// TupleData: every column's value as text, or only `only`'s with the
-/// others null (an old key).
-fn tuple_data(m: &mut Vec<u8>, row: &[Value], only: Option<&[usize]>) {
+/// TupleData: the `shown` columns' values as text, or only `only`'s with
+/// the others null (an old key).
+fn tuple_data(m: &mut Vec<u8>, row: &[Value], shown: &[usize], only: Option<&[usize]>) {
     use std::io::Write as _;
-    m.extend_from_slice(&(row.len() as u16).to_be_bytes());
-    for (i, v) in row.iter().enumerate() {
+    m.extend_from_slice(&(shown.len() as u16).to_be_bytes());
+    for &i in shown {
+        let v = &row[i];
         if v.is_null() || only.is_some_and(|o| !o.contains(&i)) {
             m.push(b'n');
             continue;
@@ -688,11 +704,25 @@ mod tests {
     #[test]
     fn tuple_data_writes_text_nulls_and_key_only_columns() {
         let mut m = Vec::new();
-        tuple_data(&mut m, &[Value::Integer(7), Value::Text("ab".into()), Value::Null], Some(&[0, 1]));
+        tuple_data(
+            &mut m,
+            &[Value::Integer(7), Value::Text("ab".into()), Value::Null],
+            &[0, 1, 2],
+            Some(&[0, 1]),
+        );
         assert_eq!(m, b"\x00\x03t\x00\x00\x00\x017t\x00\x00\x00\x02abn");
         m.clear();
-        tuple_data(&mut m, &[Value::Integer(7), Value::Text("ab".into())], Some(&[0]));
+        tuple_data(&mut m, &[Value::Integer(7), Value::Text("ab".into())], &[0, 1], Some(&[0]));
         assert_eq!(m, b"\x00\x02t\x00\x00\x00\x017n");
+        // A hidden index key column is not sent.
+        m.clear();
+        tuple_data(
+            &mut m,
+            &[Value::Integer(7), Value::Text("x".into()), Value::Text("ab".into())],
+            &[0, 2],
+            None,
+        );
+        assert_eq!(m, b"\x00\x02t\x00\x00\x00\x017t\x00\x00\x00\x02ab");
     }
 }
 

@@ -130,3 +130,28 @@ fn sql_functions_peek_get_and_drop_a_slot() {
     let e = fails(&mut s, "SELECT * FROM pg_create_logical_replication_slot('s2', 'test_decoding')");
     assert_eq!(e.sqlstate(), "55000", "{e}");
 }
+
+/// The hidden key columns of an index on expressions are not in the feed:
+/// a row is decoded with the table's own columns only.
+#[test]
+fn hidden_index_key_columns_stay_out_of_the_feed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path(), true);
+    let mut s = db.session();
+    exec(&mut s, "CREATE TABLE t (id int PRIMARY KEY, v text)");
+    exec(&mut s, "CREATE INDEX t_lower ON t (lower(v)) WHERE id > 0");
+    exec(&mut s, "SELECT * FROM pg_create_logical_replication_slot('s', 'test_decoding')");
+    exec(&mut s, "INSERT INTO t VALUES (1, 'A')");
+    exec(&mut s, "UPDATE t SET v = 'B' WHERE id = 1");
+    assert_eq!(
+        data(&mut s, PEEK),
+        [
+            "BEGIN",
+            "table public.t: INSERT: id[integer]:1 v[text]:'A'",
+            "COMMIT",
+            "BEGIN",
+            "table public.t: UPDATE: id[integer]:1 v[text]:'B'",
+            "COMMIT"
+        ]
+    );
+}

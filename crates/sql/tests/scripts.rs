@@ -149,4 +149,5 @@ scripts!(
     engine_views,
     triggers,
     view_triggers,
+    expression_indexes,
 );

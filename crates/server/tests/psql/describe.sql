@@ -98,3 +98,16 @@ COPY order_totals (customer_id, total) FROM STDIN;
 1	0.25
 \.
 SELECT * FROM order_totals ORDER BY customer_id;
+-- Indexes on expressions and partial indexes, as \d shows them; COPY
+-- reads and writes the table's own columns only.
+CREATE TABLE members (id int PRIMARY KEY, email text NOT NULL, left_at date);
+CREATE UNIQUE INDEX members_email ON members (lower(email)) WHERE left_at IS NULL;
+CREATE INDEX members_domain ON members (split_part(email, '@', 2), id DESC);
+\d members
+\d members_email
+\d members_domain
+COPY members FROM STDIN;
+1	Ann@example.com	\N
+2	ann@example.com	2024-01-01
+\.
+COPY members TO STDOUT;

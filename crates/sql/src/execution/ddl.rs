@@ -577,7 +577,14 @@ fn bucket_count(v: &str) -> Result<u64> {
 
 pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutcome> {
     let table = b.table_name(&ci.table_name)?;
-    let (cols, desc) = index_columns(&ci.columns)?;
+    let shaped = ci.predicate.is_some()
+        || ci.columns.iter().any(|c| !matches!(c.column.expr, ast::Expr::Identifier(_)));
+    let (cols, desc) = if shaped {
+        let desc = ci.columns.iter().map(|c| matches!(c.column.options.sort, Some(ast::OrderBySort::Desc)));
+        (ci.columns.iter().map(|c| key_name_part(&c.column.expr)).collect(), desc.collect())
+    } else {
+        index_columns(&ci.columns)?
+    };
     let name = match &ci.name {
         Some(n) => {
             let parts = object_parts(n)?;
@@ -585,9 +592,6 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
         }
         None => format!("{}_{}_idx", short(&table), cols.join("_")),
     };
-    if ci.predicate.is_some() {
-        return Err(Error::unsupported("partial indexes"));
-    }
     let mut buckets = None;
     let mut notices = Vec::new();
     for w in &ci.with {
@@ -601,6 +605,8 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
             }
         }
     }
+    let shape = if shaped { Some(ShapedIndex::bind(b, &table, ci)?) } else { None };
+    let cols = shape.as_ref().map_or(cols, |s| s.key_columns.clone());
     let cols_ref: Vec<&str> = cols.iter().map(|s| s.as_str()).collect();
     let def = match &ci.using {
         Some(ast::IndexType::Hash) => {
@@ -614,6 +620,18 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
         Some(other) => return Err(Error::unsupported(format!("access method \"{other}\""))),
     };
     let def = if ci.unique { def.unique() } else { def };
+    if let Some(shape) = shape {
+        if b.catalog.db().index_table(&name).is_some() {
+            if ci.if_not_exists {
+                notices.push(format!("relation \"{name}\" already exists, skipping"));
+                return Ok(DdlOutcome { tag: "CREATE INDEX".into(), notices });
+            }
+            return Err(centum_engine::Error::IndexExists(name).into());
+        }
+        shape.build(b, &table, def)?;
+        b.catalog.invalidate();
+        return Ok(DdlOutcome { tag: "CREATE INDEX".into(), notices });
+    }
     match build_index(b.catalog.db(), &table, def) {
         Err(Error::Engine(centum_engine::Error::IndexExists(_))) if ci.if_not_exists => {
             notices.push(format!("relation \"{name}\" already exists, skipping"));
@@ -622,6 +640,194 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
     }
     b.catalog.invalidate();
     Ok(DdlOutcome { tag: "CREATE INDEX".into(), notices })
+}
+
+/// The part of a default index name a key gives: a column's name, a
+/// function's name, or `expr`, as PostgreSQL chooses.
+fn key_name_part(e: &ast::Expr) -> String {
+    match e {
+        ast::Expr::Identifier(id) => ident(id),
+        ast::Expr::Function(f) => {
+            f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_else(|| "expr".into())
+        }
+        ast::Expr::Nested(inner) => key_name_part(inner),
+        _ => "expr".into(),
+    }
+}
+
+/// An index on expressions, or a partial index, bound and ready to build
+/// (see [`crate::catalog::IndexShape`]): the hidden key columns it adds
+/// to the table, and the columns its engine index covers.
+struct ShapedIndex {
+    shape: crate::catalog::IndexShape,
+    /// The engine index's columns: a plain key's own column, or a hidden
+    /// one.
+    key_columns: Vec<String>,
+    /// The hidden columns to add: name, type, generated expression as
+    /// text and bound over the table's row.
+    hidden: Vec<(String, DataType, String, crate::planner::expr::Expr)>,
+}
+
+impl ShapedIndex {
+    fn bind(b: &Binder, table: &str, ci: &ast::CreateIndex) -> Result<ShapedIndex> {
+        let info = b.catalog.table(table)?;
+        let cols = OutputColumn::of_table(info.table.columns());
+        let scope = Scope::of(short(table), &cols);
+        let mut binder = Binder::new(b.catalog, b.search_path, vec![]);
+        // Index keys and predicates must give the same answer for a row
+        // every time they are computed, as PostgreSQL's must be IMMUTABLE.
+        let check = |e: &crate::planner::expr::Expr, what: &str| -> Result<()> {
+            let mut subquery = false;
+            let mut mutable = !e.is_stable();
+            e.walk(&mut |x| match x {
+                crate::planner::expr::Expr::Subquery(..) => subquery = true,
+                crate::planner::expr::Expr::Func(f, _)
+                    if matches!(
+                        f.name,
+                        "now"
+                            | "statement_timestamp"
+                            | "transaction_timestamp"
+                            | "timeofday"
+                            | "current_setting"
+                    ) =>
+                {
+                    mutable = true
+                }
+                _ => {}
+            });
+            if subquery {
+                return Err(Error::other("0A000", format!("cannot use subquery in index {what}")));
+            }
+            if mutable {
+                return Err(Error::other(
+                    "42P17",
+                    format!("functions in index {what} must be marked IMMUTABLE"),
+                ));
+            }
+            Ok(())
+        };
+        let predicate = match &ci.predicate {
+            Some(p) => {
+                let (e, ty) = binder.expr(p, &Ctx::plain(&scope))?;
+                check(&e, "predicate")?;
+                if !matches!(ty, Some(DataType::Boolean) | None) {
+                    return Err(Error::other("42804", "argument of WHERE must be type boolean"));
+                }
+                Some(p.to_string())
+            }
+            None => None,
+        };
+        let mut next = info
+            .table
+            .columns()
+            .iter()
+            .filter_map(|c| c.name.strip_prefix('\0').and_then(|n| n.parse::<u32>().ok()))
+            .max()
+            .map_or(0, |n| n + 1);
+        let mut shaped = ShapedIndex { shape: Default::default(), key_columns: vec![], hidden: vec![] };
+        for c in &ci.columns {
+            let key = &c.column.expr;
+            let (e, ty) = binder.expr(key, &Ctx::plain(&scope))?;
+            check(&e, "expression")?;
+            let mut key_text = key;
+            while let ast::Expr::Nested(inner) = key_text {
+                key_text = inner;
+            }
+            let text = match key_text {
+                ast::Expr::Identifier(id) => crate::names::quote_ident(&ident(id)),
+                other => other.to_string(),
+            };
+            shaped.shape.keys.push(text.clone());
+            if let (ast::Expr::Identifier(id), None) = (key_text, &predicate) {
+                shaped.key_columns.push(ident(id));
+                continue;
+            }
+            let ty = ty.unwrap_or(DataType::Text);
+            let generated = match &predicate {
+                Some(p) => format!("CASE WHEN ({p}) THEN ({text}) END"),
+                None => text,
+            };
+            let bound = binder.expr(&crate::planner::dml::parse_expr(&generated)?, &Ctx::plain(&scope))?.0;
+            let name = format!("\0{next}");
+            next += 1;
+            shaped.key_columns.push(name.clone());
+            shaped.hidden.push((name, ty, generated, bound));
+        }
+        shaped.shape.predicate = predicate;
+        Ok(shaped)
+    }
+
+    /// Adds the hidden columns, computed for every row, and the index, in
+    /// one rewrite of the table (which checks a unique index's keys).
+    fn build(self, b: &Binder, table: &str, index: IndexDef) -> Result<()> {
+        let info = b.catalog.table(table)?;
+        let mut def = info.table.def();
+        let mut meta = info.meta.clone();
+        for (name, ty, generated, _) in &self.hidden {
+            def.columns.push(centum_engine::Column { name: name.clone(), ty: ty.clone(), nullable: true });
+            meta.columns.push(ColumnMeta { generated: Some(generated.clone()), ..Default::default() });
+        }
+        meta.index_shapes.insert(index.name.clone(), self.shape);
+        def.indexes.push(index);
+        let hidden = self.hidden;
+        rewrite(b, table, &info.meta, def, meta, |old, cx| {
+            let mut row = old.to_vec();
+            for (_, ty, _, e) in &hidden {
+                row.push(crate::execution::eval::eval(e, old, &[], cx)?.coerce_to(ty)?);
+            }
+            Ok(row)
+        })
+    }
+}
+
+/// Drops `indexes` of `table`, which include indexes on expressions or
+/// partial indexes, with the hidden key columns they own, in one rewrite.
+fn drop_shaped(b: &Binder, table: &str, indexes: &[String]) -> Result<()> {
+    let info = b.catalog.table(table)?;
+    let mut def = info.table.def();
+    let mut meta = info.meta.clone();
+    let mut gone: Vec<usize> = def
+        .indexes
+        .iter()
+        .filter(|i| indexes.contains(&i.name))
+        .flat_map(|i| i.columns.iter())
+        .filter(|c| crate::catalog::is_hidden_column(c))
+        .filter_map(|c| def.columns.iter().position(|x| &x.name == c))
+        .collect();
+    gone.sort_unstable();
+    gone.dedup();
+    def.indexes.retain(|i| !indexes.contains(&i.name));
+    for &c in gone.iter().rev() {
+        def.columns.remove(c);
+        meta.columns.remove(c);
+    }
+    let shift = |c: usize| c - gone.iter().filter(|&&g| g < c).count();
+    for f in &mut meta.foreign_keys {
+        f.columns = f.columns.iter().map(|&c| shift(c)).collect();
+    }
+    meta.not_null = meta.not_null.iter().map(|&c| shift(c)).collect();
+    for n in indexes {
+        meta.index_shapes.remove(n);
+    }
+    rewrite(b, table, &info.meta, def, meta, |old, _| {
+        Ok(old.iter().enumerate().filter(|(i, _)| !gone.contains(i)).map(|(_, v)| v.clone()).collect())
+    })
+}
+
+/// The indexes on expressions or partial indexes of `meta` whose keys or
+/// predicate read column `name`.
+fn shapes_reading(meta: &TableMeta, name: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (index, sh) in &meta.index_shapes {
+        let mut reads = false;
+        for text in sh.keys.iter().chain(&sh.predicate) {
+            reads |= crate::parser::words(text)?.iter().any(|w| w.eq_ignore_ascii_case(name));
+        }
+        if reads {
+            out.push(index.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// DROP TABLE / INDEX / SEQUENCE / SCHEMA.
@@ -682,6 +888,14 @@ pub(crate) fn drop(
             ast::ObjectType::Index => {
                 let name = object_parts(n)?.last().cloned().unwrap_or_default();
                 let owner = b.catalog.db().index_table(&name);
+                if let Some(t) = &owner {
+                    let table = t.name();
+                    if b.catalog.table(&table)?.meta.index_shapes.contains_key(&name) {
+                        drop_shaped(b, &table, std::slice::from_ref(&name))?;
+                        b.catalog.invalidate();
+                        continue;
+                    }
+                }
                 match b.catalog.db().drop_index(&name) {
                     Err(centum_engine::Error::NoSuchIndex(_)) if if_exists => {
                         notices.push(format!("index \"{name}\" does not exist, skipping"));
@@ -1584,6 +1798,13 @@ fn drop_column(b: &Binder, table: &str, name: &str, if_exists: bool, cascade: bo
     if info.table.columns().len() == 1 {
         return Err(Error::unsupported("a table without columns"));
     }
+    // Indexes over expressions that read the column go first, with their
+    // hidden columns, as PostgreSQL drops an index with its column.
+    let reading = shapes_reading(&info.meta, name)?;
+    if !reading.is_empty() {
+        drop_shaped(b, table, &reading)?;
+        return drop_column(b, table, name, if_exists, cascade);
+    }
     let mut notices = Vec::new();
     for (child, fk) in &info.referenced_by {
         if fk.ref_columns.iter().any(|c| c == name) {
@@ -1707,6 +1928,12 @@ fn rename_column(b: &Binder, table: &str, from: &str, to: &str) -> Result<()> {
     for c in &mut meta.checks {
         c.expr = rename(&c.expr)?;
     }
+    for sh in meta.index_shapes.values_mut() {
+        for k in &mut sh.keys {
+            *k = rename(k)?;
+        }
+        sh.predicate = sh.predicate.as_deref().map(rename).transpose()?;
+    }
     // Triggers name the column in UPDATE OF and as NEW.col / OLD.col in
     // WHEN (their functions' bodies are text, as in PostgreSQL).
     for t in &mut meta.triggers {
@@ -1806,6 +2033,9 @@ pub(crate) fn rename_index(b: &Binder, from: &str, to: &str) -> Result<()> {
     }
     if let Some(c) = meta.index_comments.remove(from) {
         meta.index_comments.insert(to.to_string(), c);
+    }
+    if let Some(sh) = meta.index_shapes.remove(from) {
+        meta.index_shapes.insert(to.to_string(), sh);
     }
     b.catalog.set_meta(&name, &meta)?;
     b.catalog.invalidate();

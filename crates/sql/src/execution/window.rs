@@ -349,7 +349,7 @@ impl Partition<'_> {
         let mut last: Option<((usize, usize), Value)> = None;
         let mut ntile: Option<Option<i64>> = None;
         for (g, &(gs, ge)) in self.groups.runs.iter().enumerate() {
-            for p in gs..ge {
+            for (p, slot) in (gs..ge).zip(values[gs..ge].iter_mut()) {
                 cx.tick(1)?;
                 // The row is read only by the calls that need it: rows are
                 // visited in the window's order, so each read is a cache
@@ -446,7 +446,7 @@ impl Partition<'_> {
                     }
                 };
                 cx.budget.charge(row_bytes(std::slice::from_ref(&v)))?;
-                values[p] = v;
+                *slot = v;
             }
         }
         Ok(())

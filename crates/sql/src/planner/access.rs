@@ -12,6 +12,17 @@
 //!   condition) an ORDER BY that follows its key, forward or backward;
 //! * otherwise the table is scanned.
 //!
+//! A key of an index on expressions, or of a partial index, is a hidden
+//! column (see `catalog::IndexShape`). Before anything else the
+//! conditions are rewritten to read it: each use of an expression index's
+//! key expression becomes the hidden column, and so does each use of a
+//! partial index's key in a condition other than the predicate's own
+//! conjuncts, when every conjunct of the predicate is among the
+//! conditions (the match is by the bound expressions, so `deleted_at IS
+//! NULL` implies only itself, not a weaker predicate). Where the
+//! predicate holds, the hidden column equals the key; where it does not,
+//! the row fails the query's conditions anyway.
+//!
 //! Unique full-key look-ups win, then full-key look-ups, then the longest
 //! prefix with bounds, then an index that delivers the wanted order. The
 //! conditions an index answers exactly (key equalities) are dropped from
@@ -19,12 +30,79 @@
 //! which the executor skips when the index answers them exactly too (see
 //! `Access::bound_check`).
 
+use super::bind::{Binder, Ctx, Scope};
+use super::dml::parse_expr;
 use super::expr::Expr;
 use super::plan::{Access, AccessPath};
+use crate::catalog::{is_hidden_column, OutputColumn, TableInfo};
 use crate::error::Result;
 use crate::functions::operators::BinOp;
 use centum_engine::{Direction, IndexKind};
 use std::ops::Bound;
+
+/// One hidden key column, as conditions are matched against it.
+#[derive(Clone, Debug)]
+pub struct HiddenKey {
+    /// The key expression bound over the table's row, as debug text.
+    key: String,
+    /// The hidden column that holds it.
+    column: usize,
+    /// The predicate's conjuncts, bound, as debug text (none: not a
+    /// partial index).
+    predicate: Vec<String>,
+}
+
+impl Binder<'_> {
+    /// The hidden key columns of `info`'s indexes on expressions and
+    /// partial indexes (empty for most tables).
+    pub(crate) fn hidden_keys(&mut self, info: &TableInfo) -> Result<Vec<HiddenKey>> {
+        if info.meta.index_shapes.is_empty() {
+            return Ok(vec![]);
+        }
+        let columns = info.table.columns();
+        let cols = OutputColumn::of_table(columns);
+        let scope = Scope::of(&info.table.name(), &cols);
+        let mut keys = Vec::new();
+        for def in info.table.def().indexes {
+            let Some(shape) = info.meta.index_shapes.get(&def.name) else { continue };
+            let predicate = match &shape.predicate {
+                Some(p) => {
+                    let bound = self.expr(&parse_expr(p)?, &Ctx::plain(&scope))?.0;
+                    bound.conjuncts().iter().map(|c| format!("{c:?}")).collect()
+                }
+                None => vec![],
+            };
+            for (text, column) in shape.keys.iter().zip(&def.columns) {
+                let Some(at) = columns.iter().position(|c| &c.name == column) else { continue };
+                if !is_hidden_column(column) {
+                    continue;
+                }
+                let key = self.expr(&parse_expr(text)?, &Ctx::plain(&scope))?.0;
+                keys.push(HiddenKey { key: format!("{key:?}"), column: at, predicate: predicate.clone() });
+            }
+        }
+        Ok(keys)
+    }
+}
+
+/// `conds` with the uses of hidden keys rewritten to read their columns
+/// (see the module's notes).
+fn with_hidden_keys(keys: &[HiddenKey], mut conds: Vec<(Expr, String)>) -> Vec<(Expr, String)> {
+    let texts: Vec<String> = conds.iter().map(|(e, _)| format!("{e:?}")).collect();
+    for k in keys {
+        if !k.predicate.iter().all(|p| texts.contains(p)) {
+            continue;
+        }
+        for (i, (e, _)) in conds.iter_mut().enumerate() {
+            if k.predicate.contains(&texts[i]) {
+                continue;
+            }
+            let taken = std::mem::replace(e, Expr::bool(true));
+            *e = taken.map(&mut |x| if format!("{x:?}") == k.key { Expr::Column(k.column) } else { x });
+        }
+    }
+    conds
+}
 
 /// An order a query wants: (column, descending, explicit NULLS FIRST).
 pub struct Order {
@@ -52,6 +130,7 @@ pub fn choose(
     conds: Vec<(Expr, String)>,
     order: Option<&Order>,
 ) -> Result<(Access, bool)> {
+    let conds = if access.keys.is_empty() { conds } else { with_hidden_keys(&access.keys, conds) };
     let conds: Vec<Cond> =
         conds.into_iter().map(|(expr, text)| Cond { shape: shape(&expr), expr, text }).collect();
     let eq = |col: usize| conds.iter().position(|c| matches!(&c.shape, Some((k, BinOp::Eq, _)) if *k == col));

@@ -64,7 +64,8 @@ impl Scope {
                     rel: Some(rel.to_string()),
                     name: c.name.clone(),
                     ty: c.ty.clone(),
-                    hidden: false,
+                    // An index's hidden key column (no name can reach it).
+                    hidden: crate::catalog::is_hidden_column(&c.name),
                     merged: false,
                     lead: None,
                     scalar_row: false,

@@ -153,6 +153,9 @@ impl<'a> Binder<'a> {
                 generated.push((i, self.expr(&e, &ctx)?.0));
             }
         }
+        // Index keys last, as they may read generated columns.
+        let columns = info.table.columns();
+        generated.sort_by_key(|(i, _)| crate::catalog::is_hidden_column(&columns[*i].name));
         let mut checks = Vec::new();
         for c in &info.meta.checks {
             let e = parse_expr(&c.expr)?;
@@ -515,7 +518,7 @@ impl<'a> Binder<'a> {
         for item in items {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                    for (i, c) in scope.cols.iter().enumerate() {
+                    for (i, c) in scope.cols.iter().enumerate().filter(|(_, c)| !c.hidden) {
                         exprs.push(Expr::Column(i));
                         cols.push(OutputColumn { name: c.name.clone(), ty: c.ty.clone() });
                     }
@@ -563,6 +566,7 @@ impl<'a> Binder<'a> {
             }
         }
         let base = Access {
+            keys: self.hidden_keys(&info)?,
             table: info.table.clone(),
             alias: alias.to_string(),
             path: AccessPath::Scan,
@@ -736,7 +740,10 @@ pub(crate) fn insert_targets(
     relation: &str,
 ) -> Result<Vec<usize>> {
     if list.is_empty() {
-        return Ok((0..columns.len()).collect());
+        // Every column but an index's hidden key columns.
+        return Ok((0..columns.len())
+            .filter(|&i| !crate::catalog::is_hidden_column(&columns[i].0))
+            .collect());
     }
     let mut t = Vec::new();
     for c in list {
@@ -935,6 +942,7 @@ impl<'a> Binder<'a> {
             })
             .collect();
         let base = Access {
+            keys: self.hidden_keys(&info)?,
             table: info.table.clone(),
             alias: alias.clone(),
             path: AccessPath::Scan,
@@ -978,7 +986,9 @@ impl<'a> Binder<'a> {
                 (ast::MergeAction::Insert(ins), false) => {
                     let columns = info.table.columns();
                     let targets: Vec<usize> = if ins.columns.is_empty() {
-                        (0..columns.len()).collect()
+                        (0..columns.len())
+                            .filter(|&i| !crate::catalog::is_hidden_column(&columns[i].name))
+                            .collect()
                     } else {
                         ins.columns
                             .iter()

@@ -86,6 +86,10 @@ pub struct Access {
     /// others are not decoded and read as NULL. Set by
     /// [`Plan::prune_columns`].
     pub columns: Option<Box<[bool]>>,
+    /// The keys of the table's indexes on expressions and partial
+    /// indexes, which conditions are matched against (see
+    /// [`super::access::HiddenKey`]).
+    pub keys: Vec<super::access::HiddenKey>,
 }
 
 /// Join kinds.

@@ -964,7 +964,9 @@ impl<'a> Binder<'a> {
                 self.read.push(engine);
                 let mut cols = OutputColumn::of_table(info.table.columns());
                 rename_columns(&mut cols, alias.as_ref());
+                let keys = self.hidden_keys(&info)?;
                 let access = Access {
+                    keys,
                     table: info.table.clone(),
                     alias: alias_name.clone(),
                     path: AccessPath::Scan,
@@ -1769,7 +1771,9 @@ fn full_slice(full: &Scope, r: std::ops::Range<usize>) -> Scope {
 
 fn rename_columns(cols: &mut [OutputColumn], alias: Option<&ast::TableAlias>) {
     if let Some(a) = alias {
-        for (c, n) in cols.iter_mut().zip(&a.columns) {
+        // An index's hidden key columns keep their names.
+        let shown = cols.iter_mut().filter(|c| !crate::catalog::is_hidden_column(&c.name));
+        for (c, n) in shown.zip(&a.columns) {
             c.name = ident(&n.name);
         }
     }

@@ -1093,29 +1093,57 @@ fn table_display(s: &Snapshot, t: &TableRel, path: &[String], pretty: bool) -> S
 /// `pg_get_indexdef`: the CREATE INDEX statement, or one key column.
 pub(super) fn indexdef(s: &Snapshot, oid: i32, col: i64, pretty: bool, path: &[String]) -> Option<String> {
     let Some(RelRef::Index(t, ix)) = s.rel(oid) else { return None };
-    let desc = |k: usize| ix.def.descending.get(k).copied().unwrap_or(false);
+    let desc = |k: usize| if ix.def.descending.get(k).copied().unwrap_or(false) { " DESC" } else { "" };
+    let columns = t.info.table.columns();
+    let show = |text: &str| {
+        let style = super::deparse::Style { pretty, implicit: false };
+        super::deparse::show(text, columns, None, style).unwrap_or_else(|| text.to_string())
+    };
+    // A key as PostgreSQL prints it: a column by name, a function call as
+    // it is, any other expression in parentheses.
+    let key = |k: usize| -> Option<String> {
+        let text = match (&ix.shape, ix.attnums.get(k)?) {
+            (Some(sh), 0) => {
+                let shown = show(sh.keys.get(k)?);
+                let call = crate::planner::dml::parse_expr(sh.keys.get(k)?)
+                    .is_ok_and(|e| matches!(e, sqlparser::ast::Expr::Function(_)));
+                if call {
+                    shown
+                } else {
+                    format!("({shown})")
+                }
+            }
+            (_, &a) => quote_ident(&columns.get(a as usize - 1)?.name),
+        };
+        Some(format!("{text}{}", desc(k)))
+    };
     if col > 0 {
-        let k = (col - 1) as usize;
-        let c = ix.def.columns.get(k)?;
-        return Some(format!("{}{}", quote_ident(c), if desc(k) { " DESC" } else { "" }));
+        return key((col - 1) as usize);
     }
-    let cols: Vec<String> = ix
-        .def
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(k, c)| format!("{}{}", quote_ident(c), if desc(k) { " DESC" } else { "" }))
-        .collect();
+    let keys: Vec<String> = (0..ix.attnums.len()).map(key).collect::<Option<_>>()?;
     let (am, with) = match hash_buckets(&ix.def) {
         Some(n) => ("hash", format!(" WITH (bucket_count={n})")),
         None => ("btree", String::new()),
     };
+    // The predicate as the deparser prints it (with its own parentheses
+    // unless pretty), or as written.
+    let predicate = match ix.shape.as_ref().and_then(|sh| sh.predicate.as_deref()) {
+        Some(p) => {
+            let style = super::deparse::Style { pretty, implicit: false };
+            match super::deparse::show(p, columns, None, style) {
+                Some(shown) => format!(" WHERE {shown}"),
+                None if pretty => format!(" WHERE {p}"),
+                None => format!(" WHERE ({p})"),
+            }
+        }
+        None => String::new(),
+    };
     Some(format!(
-        "CREATE {}INDEX {} ON {} USING {am} ({}){with}",
+        "CREATE {}INDEX {} ON {} USING {am} ({}){with}{predicate}",
         if ix.def.unique { "UNIQUE " } else { "" },
         quote_ident(&super::tables::index_name(&ix.def.name)),
         table_display(s, t, path, pretty),
-        cols.join(", ")
+        keys.join(", ")
     ))
 }
 

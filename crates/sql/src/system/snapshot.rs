@@ -137,8 +137,14 @@ pub(crate) struct Constraint {
 pub(crate) struct IndexRel {
     pub oid: i32,
     pub def: IndexDef,
-    /// Key columns as attribute numbers (1-based).
+    /// Key columns as attribute numbers (1-based; 0 for an expression).
     pub attnums: Vec<i16>,
+    /// The engine column holding each key (a hidden one for an expression
+    /// or a partial index's key).
+    pub key_cols: Vec<usize>,
+    /// The keys and predicate of an index on expressions or a partial
+    /// index.
+    pub shape: Option<crate::catalog::IndexShape>,
 }
 
 /// A table with its indexes and constraints.
@@ -473,12 +479,24 @@ impl Snapshot {
         let indexes: Vec<IndexRel> = defs
             .into_iter()
             .map(|def| {
-                let attnums = def
-                    .columns
-                    .iter()
-                    .map(|c| columns.iter().position(|x| &x.name == c).map_or(0, |p| p as i16 + 1))
-                    .collect();
-                IndexRel { oid: oid + 1 + index_slots[&def.name] as i32, def, attnums }
+                let position = |n: &str| columns.iter().position(|x| x.name == n);
+                let key_cols: Vec<usize> = def.columns.iter().map(|c| position(c).unwrap_or(0)).collect();
+                let shape = info.meta.index_shapes.get(&def.name).cloned();
+                // A key that is a column (hidden only for a partial index)
+                // has its number; an expression, 0.
+                let attnums = match &shape {
+                    Some(sh) => sh
+                        .keys
+                        .iter()
+                        .map(|k| {
+                            crate::names::plain_identifier(k)
+                                .and_then(|n| position(&n))
+                                .map_or(0, |p| p as i16 + 1)
+                        })
+                        .collect(),
+                    None => key_cols.iter().map(|&p| p as i16 + 1).collect(),
+                };
+                IndexRel { oid: oid + 1 + index_slots[&def.name] as i32, def, attnums, key_cols, shape }
             })
             .collect();
         let meta = &info.meta;

@@ -6,8 +6,8 @@ use super::snapshot::{
 };
 use super::types::{self, oid_of, TYPES};
 use super::{stats, Identity};
-use crate::catalog::OutputColumn;
 use crate::catalog::RefAction;
+use crate::catalog::{is_hidden_column, OutputColumn};
 use crate::functions::array_text;
 use crate::privileges::ObjectKind;
 use centum_types::{DataType, Value};
@@ -728,8 +728,14 @@ impl SystemTable {
                 .flat_map(|p| p.tables.iter().map(move |t| (p, t)))
                 .filter_map(|(p, t)| {
                     let rel = s.table_by_name(t)?;
-                    let names: Vec<String> =
-                        rel.info.table.columns().iter().map(|c| c.name.clone()).collect();
+                    let names: Vec<String> = rel
+                        .info
+                        .table
+                        .columns()
+                        .iter()
+                        .filter(|c| !is_hidden_column(&c.name))
+                        .map(|c| c.name.clone())
+                        .collect();
                     Some(vec![
                         txt(&p.def.name),
                         txt(&rel.schema),
@@ -1207,7 +1213,9 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in &s.tables {
         let cols = t.info.table.columns();
-        for (i, c) in cols.iter().enumerate() {
+        // An index's hidden key columns are not the table's attributes;
+        // the others keep their numbers, as around a dropped column.
+        for (i, c) in cols.iter().enumerate().filter(|(_, c)| !is_hidden_column(&c.name)) {
             let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
             let not_null = !c.nullable || t.info.meta.not_null.contains(&i);
             let identity = match m.identity_always {
@@ -1220,9 +1228,18 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
             out.push(attribute(t.oid, &c.name, &c.ty, i + 1, not_null, has_def, identity, generated));
         }
         for ix in &t.indexes {
-            for (k, &a) in ix.attnums.iter().enumerate() {
-                let Some(c) = cols.get((a as usize).wrapping_sub(1)) else { continue };
-                out.push(attribute(ix.oid, &c.name, &c.ty, k + 1, false, false, "", ""));
+            // An expression's attribute is named `expr`, `expr1`, ... as
+            // in PostgreSQL; its type is the hidden column's.
+            let mut exprs = 0;
+            for (k, (&a, &col)) in ix.attnums.iter().zip(&ix.key_cols).enumerate() {
+                let Some(c) = cols.get(if a > 0 { a as usize - 1 } else { col }) else { continue };
+                let name = match (a, exprs) {
+                    (0, 0) => "expr".to_string(),
+                    (0, n) => format!("expr{n}"),
+                    _ => c.name.clone(),
+                };
+                exprs += usize::from(a == 0);
+                out.push(attribute(ix.oid, &name, &c.ty, k + 1, false, false, "", ""));
             }
         }
     }
@@ -1393,8 +1410,20 @@ fn indexes(s: &Snapshot) -> Vec<Vec<Value>> {
                 txt(&vec!["0"; n].join(" ")),
                 txt(&vec![opclass; n].join(" ")),
                 txt(&int2vector(&options)),
-                Value::Null,
-                Value::Null,
+                // indexprs and indpred, as SQL text (which pg_get_expr
+                // shows) rather than PostgreSQL's node trees.
+                match &ix.shape {
+                    Some(sh) if ix.attnums.contains(&0) => txt(&sh
+                        .keys
+                        .iter()
+                        .zip(&ix.attnums)
+                        .filter(|(_, &a)| a == 0)
+                        .map(|(k, _)| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")),
+                    _ => Value::Null,
+                },
+                ix.shape.as_ref().and_then(|sh| sh.predicate.as_deref()).map_or(Value::Null, txt),
             ]);
         }
     }
@@ -1515,7 +1544,7 @@ fn attrdefs(s: &Snapshot) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in &s.tables {
         for (i, m) in t.info.meta.columns.iter().enumerate() {
-            if m.identity_always.is_some() {
+            if m.identity_always.is_some() || is_hidden_column(&t.info.table.columns()[i].name) {
                 continue;
             }
             let Some(e) = stored_default(s, t, i) else { continue };
@@ -1708,7 +1737,7 @@ fn info_tables(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
 fn info_columns(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     for t in &s.tables {
-        for (i, c) in t.info.table.columns().iter().enumerate() {
+        for (i, c) in t.info.table.columns().iter().enumerate().filter(|(_, c)| !is_hidden_column(&c.name)) {
             let m = t.info.meta.columns.get(i).cloned().unwrap_or_default();
             let nullable = c.nullable && !t.info.meta.not_null.contains(&i);
             let mut row = info_column(id, &t.schema, &t.name, &c.name, i, &c.ty, nullable);
