@@ -201,7 +201,13 @@ fn simple(b: &Binder, def: &ViewDef, action: Action) -> Result<Simple> {
         alias.as_ref().map(|a| ident(&a.name)).unwrap_or_else(|| parts.last().cloned().unwrap_or_default());
     // The relation's columns, for `*`.
     let rel_columns: Vec<String> = match b.catalog.table(&engine) {
-        Ok(info) => info.table.columns().iter().map(|c| c.name.clone()).collect(),
+        Ok(info) => info
+            .table
+            .columns()
+            .iter()
+            .filter(|c| !crate::catalog::is_hidden_column(&c.name))
+            .map(|c| c.name.clone())
+            .collect(),
         Err(_) => {
             let v = b.catalog.view(&engine).ok_or_else(|| Error::UndefinedTable(engine.clone()))?;
             let mut nb = Binder::new(b.catalog, &v.search_path, vec![]);

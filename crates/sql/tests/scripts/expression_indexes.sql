@@ -94,6 +94,19 @@ SELECT id FROM users WHERE lower(note) = 'hello';
 COMMIT;
 SELECT id FROM users WHERE lower(note) = 'hello';
 
+-- A BEFORE trigger's change to NEW is what the key is computed from; a
+-- row type and a view over the table have the table's own columns.
+CREATE FUNCTION trim_note() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.note := trim(NEW.note); RETURN NEW; END $$;
+CREATE TRIGGER users_trim BEFORE INSERT OR UPDATE ON users FOR EACH ROW EXECUTE FUNCTION trim_note();
+INSERT INTO users VALUES (11, 'gus@example.com', NULL, 1, '  Padded  ');
+SELECT id FROM users WHERE lower(note) = 'padded';
+CREATE FUNCTION note_of(k int) RETURNS text LANGUAGE plpgsql AS $$ DECLARE r users%ROWTYPE; BEGIN SELECT * INTO r FROM users WHERE id = k; RETURN r.note; END $$;
+SELECT note_of(11);
+CREATE VIEW live_users AS SELECT * FROM users WHERE deleted_at IS NULL;
+INSERT INTO live_users VALUES (12, 'hal@example.com', NULL, 2, 'view');
+SELECT * FROM live_users WHERE id >= 11 ORDER BY id;
+DROP VIEW live_users;
+
 -- Errors.
 CREATE INDEX bad ON users (lower(nothing));
 CREATE INDEX bad ON users (tier) WHERE nothing > 1;

@@ -558,7 +558,13 @@ impl<'a> Compiler<'a> {
             [t, Token::Mod, k] if pct(k, "rowtype") => {
                 let name = word_name(t).unwrap_or_default();
                 let info = self.catalog.table(&name)?;
-                let fields = info.table.columns().iter().map(|c| (c.name.clone(), c.ty.clone())).collect();
+                let fields = info
+                    .table
+                    .columns()
+                    .iter()
+                    .filter(|c| !crate::catalog::is_hidden_column(&c.name))
+                    .map(|c| (c.name.clone(), c.ty.clone()))
+                    .collect();
                 Ok(PlType::Composite(Arc::new(Composite { name, fields })))
             }
             [t, Token::Period, c, Token::Mod, k] if pct(k, "type") => {
