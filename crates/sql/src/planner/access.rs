@@ -65,9 +65,12 @@ impl Binder<'_> {
         let mut keys = Vec::new();
         for def in info.table.def().indexes {
             let Some(shape) = info.meta.index_shapes.get(&def.name) else { continue };
+            // A shape that no longer binds (it was checked when the index
+            // was made) only leaves its index unused.
+            let mut bind = |text: &str| parse_expr(text).and_then(|e| self.expr(&e, &Ctx::plain(&scope)));
             let predicate = match &shape.predicate {
                 Some(p) => {
-                    let bound = self.expr(&parse_expr(p)?, &Ctx::plain(&scope))?.0;
+                    let Ok((bound, _)) = bind(p) else { continue };
                     bound.conjuncts().iter().map(|c| format!("{c:?}")).collect()
                 }
                 None => vec![],
@@ -77,7 +80,7 @@ impl Binder<'_> {
                 if !is_hidden_column(column) {
                     continue;
                 }
-                let key = self.expr(&parse_expr(text)?, &Ctx::plain(&scope))?.0;
+                let Ok((key, _)) = bind(text) else { continue };
                 keys.push(HiddenKey { key: format!("{key:?}"), column: at, predicate: predicate.clone() });
             }
         }
