@@ -1306,6 +1306,26 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
             };
             let mut def = info.table.def();
             def.columns[col].ty = ty.clone();
+            // The hidden key columns of indexes that read the column take
+            // the type their expression now has, and are computed again.
+            let reading = shapes_reading(&meta, name)?;
+            let hidden: Vec<usize> = def
+                .indexes
+                .iter()
+                .filter(|i| reading.contains(&i.name))
+                .flat_map(|i| i.columns.iter())
+                .filter(|c| crate::catalog::is_hidden_column(c))
+                .filter_map(|c| def.columns.iter().position(|x| &x.name == c))
+                .collect();
+            let new_scope = Scope::of(short(table), &OutputColumn::of_table(&def.columns));
+            let mut keys = Vec::new();
+            for h in hidden {
+                let Some(g) = &meta.columns[h].generated else { continue };
+                let (e, t) = binder.expr(&crate::planner::dml::parse_expr(g)?, &Ctx::plain(&new_scope))?;
+                let t = t.unwrap_or(DataType::Text);
+                def.columns[h].ty = t.clone();
+                keys.push((h, e, t));
+            }
             rewrite(b, table, &info.meta, def, meta, |old, cx| {
                 let mut row = old.to_vec();
                 let v = match &using {
@@ -1313,6 +1333,9 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
                     None => std::mem::replace(&mut row[col], centum_types::Value::Null),
                 };
                 row[col] = v.coerce_to(&ty)?;
+                for (h, e, t) in &keys {
+                    row[*h] = crate::execution::eval::eval(e, &row, &[], cx)?.coerce_to(t)?;
+                }
                 Ok(row)
             })
         }

@@ -71,6 +71,13 @@ SELECT pg_get_indexdef('users_live_mail'::regclass);
 SELECT pg_get_indexdef('users_email_ci'::regclass);
 INSERT INTO users VALUES (8, 'EVE@example.com', NULL, 2, 8, 'dup');
 SELECT id FROM users WHERE lower(mail) = 'eve@example.com';
+-- A column's new type reaches the keys computed from it.
+CREATE INDEX users_tier_big ON users ((tier * 1000000));
+ALTER TABLE users ALTER COLUMN tier TYPE bigint;
+INSERT INTO users VALUES (13, 'ivy@example.com', NULL, 5000000, 1, 'big');
+SELECT id, tier FROM users WHERE tier * 1000000 = 5000000000000;
+DROP INDEX users_tier_big;
+DELETE FROM users WHERE id = 13;
 -- Dropping a column drops the indexes that read it.
 ALTER TABLE users DROP COLUMN score;
 SELECT indexname FROM pg_indexes WHERE tablename = 'users' ORDER BY 1;
