@@ -110,4 +110,5 @@ COPY members FROM STDIN;
 1	Ann@example.com	\N
 2	ann@example.com	2024-01-01
 \.
+DELETE FROM members WHERE id = 2;
 COPY members TO STDOUT;

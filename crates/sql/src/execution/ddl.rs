@@ -786,14 +786,7 @@ fn drop_shaped(b: &Binder, table: &str, indexes: &[String]) -> Result<()> {
     let info = b.catalog.table(table)?;
     let mut def = info.table.def();
     let mut meta = info.meta.clone();
-    let mut gone: Vec<usize> = def
-        .indexes
-        .iter()
-        .filter(|i| indexes.contains(&i.name))
-        .flat_map(|i| i.columns.iter())
-        .filter(|c| crate::catalog::is_hidden_column(c))
-        .filter_map(|c| def.columns.iter().position(|x| &x.name == c))
-        .collect();
+    let mut gone = hidden_columns_of(&def, indexes);
     gone.sort_unstable();
     gone.dedup();
     def.indexes.retain(|i| !indexes.contains(&i.name));
@@ -812,6 +805,17 @@ fn drop_shaped(b: &Binder, table: &str, indexes: &[String]) -> Result<()> {
     rewrite(b, table, &info.meta, def, meta, |old, _| {
         Ok(old.iter().enumerate().filter(|(i, _)| !gone.contains(i)).map(|(_, v)| v.clone()).collect())
     })
+}
+
+/// The positions in `def` of the hidden key columns of `indexes`.
+fn hidden_columns_of(def: &TableDef, indexes: &[String]) -> Vec<usize> {
+    def.indexes
+        .iter()
+        .filter(|i| indexes.contains(&i.name))
+        .flat_map(|i| i.columns.iter())
+        .filter(|c| crate::catalog::is_hidden_column(c))
+        .filter_map(|c| def.columns.iter().position(|x| &x.name == c))
+        .collect()
 }
 
 /// The indexes on expressions or partial indexes of `meta` whose keys or
@@ -1308,15 +1312,7 @@ fn alter_column(b: &Binder, table: &str, name: &str, op: &ast::AlterColumnOperat
             def.columns[col].ty = ty.clone();
             // The hidden key columns of indexes that read the column take
             // the type their expression now has, and are computed again.
-            let reading = shapes_reading(&meta, name)?;
-            let hidden: Vec<usize> = def
-                .indexes
-                .iter()
-                .filter(|i| reading.contains(&i.name))
-                .flat_map(|i| i.columns.iter())
-                .filter(|c| crate::catalog::is_hidden_column(c))
-                .filter_map(|c| def.columns.iter().position(|x| &x.name == c))
-                .collect();
+            let hidden = hidden_columns_of(&def, &shapes_reading(&meta, name)?);
             let new_scope = Scope::of(short(table), &OutputColumn::of_table(&def.columns));
             let mut keys = Vec::new();
             for h in hidden {
