@@ -645,14 +645,22 @@ pub(crate) fn create_index(b: &Binder, ci: &ast::CreateIndex) -> Result<DdlOutco
 /// The part of a default index name a key gives: a column's name, a
 /// function's name, or `expr`, as PostgreSQL chooses.
 fn key_name_part(e: &ast::Expr) -> String {
-    match e {
+    match unparenthesized(e) {
         ast::Expr::Identifier(id) => ident(id),
         ast::Expr::Function(f) => {
             f.name.0.last().and_then(|p| p.as_ident()).map(ident).unwrap_or_else(|| "expr".into())
         }
-        ast::Expr::Nested(inner) => key_name_part(inner),
         _ => "expr".into(),
     }
+}
+
+/// `e` without the parentheses around it (an index key is written `(a *
+/// 2)`).
+fn unparenthesized(mut e: &ast::Expr) -> &ast::Expr {
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
+    e
 }
 
 /// An index on expressions, or a partial index, bound and ready to build
@@ -729,10 +737,7 @@ impl ShapedIndex {
             let key = &c.column.expr;
             let (e, ty) = binder.expr(key, &Ctx::plain(&scope))?;
             check(&e, "expression")?;
-            let mut key_text = key;
-            while let ast::Expr::Nested(inner) = key_text {
-                key_text = inner;
-            }
+            let key_text = unparenthesized(key);
             let text = match key_text {
                 ast::Expr::Identifier(id) => crate::names::quote_ident(&ident(id)),
                 other => other.to_string(),
