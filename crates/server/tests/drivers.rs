@@ -15,10 +15,12 @@
 //!                  protocol
 //!  psycopg 3       libpq: text parameters over the extended protocol,
 //!                  conn.transaction(), COPY via the simple protocol
-//!                  (tests/clients/psycopg_crud.py)
+//!                  (tests/clients/psycopg_crud.py); LISTEN/NOTIFY
+//!                  through conn.notifies() (tests/clients/psycopg_notify.py)
 //!  node-postgres   its own protocol code: unnamed statements with text
 //!                  parameters, Parse/Bind/Describe/Execute/Sync pipelined
-//!                  (tests/clients/node_pg_crud.js)
+//!                  (tests/clients/node_pg_crud.js); LISTEN/NOTIFY as
+//!                  'notification' events (tests/clients/node_pg_notify.js)
 //! ```
 //!
 //! Applications mostly reach the database through an ORM or a migration
@@ -1109,6 +1111,44 @@ fn node_postgres_crud() {
     .expect("run node");
     assert!(ok, "node-postgres scenario failed:\n{text}\nserver log:\n{}", server.log_text());
     assert!(text.contains("node-postgres scenario: ok"), "{text}");
+}
+
+/// LISTEN/NOTIFY through psycopg (tests/clients/psycopg_notify.py):
+/// delivery at commit, duplicates once, nothing on rollback or failure, a
+/// busy listener hearing at the end of its transaction, UNLISTEN, and 500
+/// in order; the transcript equal to PostgreSQL's.
+#[test]
+fn psycopg_notifications_same_as_postgresql() {
+    let Some(python) = python_with_psycopg() else { return };
+    let script = clients_dir().join("psycopg_notify.py");
+    same_as_postgresql(
+        "psycopg's notifications",
+        "psycopg notify: ok",
+        |url, _| {
+            let mut cmd = Command::new(python);
+            cmd.arg(&script).arg(url);
+            cmd
+        },
+        true,
+    );
+}
+
+/// The same through node-postgres, which reads notifications as they
+/// arrive, also between pipelined queries (tests/clients/node_pg_notify.js).
+#[test]
+fn node_postgres_notifications_same_as_postgresql() {
+    let Some(dir) = node_pg() else { return };
+    let script = clients_dir().join("node_pg_notify.js");
+    same_as_postgresql(
+        "node-postgres's notifications",
+        "node-postgres notify: ok",
+        |url, _| {
+            let mut cmd = Command::new("node");
+            cmd.arg(&script).arg(url).env("NODE_PATH", dir.join("node_modules"));
+            cmd
+        },
+        true,
+    );
 }
 
 /// Results far larger than one socket write arrive whole and in order:
