@@ -181,6 +181,7 @@ pub fn decode_binary(bytes: &[u8], ty: &DataType) -> Result<Value, DecodeError> 
             Value::Time(centum_types::Time(t))
         }
         DataType::Array(elem) => decode_array(bytes, elem)?,
+        DataType::Composite(t) => decode_record(bytes, t)?,
         // A vector arrives as an array of its elements.
         DataType::Int2Vector | DataType::OidVector => {
             let elem = ty.vector_element().unwrap_or(DataType::SmallInt);
@@ -254,6 +255,7 @@ pub fn encode_binary(v: &Value, ty: Option<&DataType>, out: &mut BytesMut) {
             out.put_i32(i.months);
         }
         (Some(DataType::Array(elem)), Value::Array(items)) => encode_array(items, elem, 1, out),
+        (_, Value::Composite(c)) => encode_record(c, out),
         // A vector goes as an array counted from 0, as `int2vectorsend`
         // sends it.
         (Some(t @ (DataType::Int2Vector | DataType::OidVector)), Value::Text(s)) => {
@@ -287,59 +289,116 @@ fn encode_array(items: &[Value], elem: &DataType, lower: i32, out: &mut BytesMut
         out.put_i32(lower);
     }
     for v in items {
-        if v.is_null() {
-            out.put_i32(-1);
+        encode_item(v, elem, out);
+    }
+}
+
+/// Appends an array element or record field: an i32 length (-1: NULL),
+/// then its binary form as a value of type `ty`.
+fn encode_item(v: &Value, ty: &DataType, out: &mut BytesMut) {
+    if v.is_null() {
+        out.put_i32(-1);
+        return;
+    }
+    let at = out.len();
+    out.put_i32(0);
+    encode_binary(v, Some(ty), out);
+    let len = (out.len() - at - 4) as i32;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+/// PostgreSQL's binary record (`record_send`): i32 field count, then per
+/// field its type OID, an i32 length (-1: NULL) and the field's binary
+/// form.
+fn encode_record(c: &centum_types::CompositeValue, out: &mut BytesMut) {
+    out.put_i32(c.fields.len() as i32);
+    for (v, (_, ty)) in c.fields.iter().zip(c.ty.fields()) {
+        out.put_u32(ty.pg_oid());
+        encode_item(v, ty, out);
+    }
+}
+
+/// Reads a binary record parameter of composite type `t`: as many fields
+/// as the type has, each read as its field's type.
+fn decode_record(bytes: &[u8], t: &centum_types::CompositeType) -> Result<Value, DecodeError> {
+    let mut r = BinReader { bytes, at: 0, bad: "incorrect binary data format" };
+    let n = r.word()?;
+    if usize::try_from(n).ok() != Some(t.fields().len()) {
+        return Err(format!("wrong number of columns: {n}, expected {}", t.fields().len()));
+    }
+    let mut fields = Vec::with_capacity(t.fields().len());
+    for (_, ty) in t.fields() {
+        let _oid = r.word()?;
+        let len = r.word()?;
+        if len < 0 {
+            fields.push(Value::Null);
             continue;
         }
-        let at = out.len();
-        out.put_i32(0);
-        encode_binary(v, Some(elem), out);
-        let len = (out.len() - at - 4) as i32;
-        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        fields.push(decode_binary(r.take(len as usize)?, ty)?);
+    }
+    r.end()?;
+    Ok(t.value(fields))
+}
+
+/// Reads big-endian words and byte runs off a binary parameter; every
+/// shortfall is the error `bad`.
+struct BinReader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    bad: &'static str,
+}
+
+impl<'a> BinReader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let end =
+            self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| self.bad.to_string())?;
+        let b = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(b)
+    }
+
+    fn word(&mut self) -> Result<i32, DecodeError> {
+        let b = self.take(4)?;
+        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Checks that every byte was read.
+    fn end(&self) -> Result<(), DecodeError> {
+        if self.at == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(self.bad.to_string())
+        }
     }
 }
 
 /// Reads a binary array parameter (one dimension at most) of elements of
 /// type `elem`, whatever element OID the client names.
 fn decode_array(bytes: &[u8], elem: &DataType) -> Result<Value, DecodeError> {
-    let bad = || "incorrect binary data format in array".to_string();
-    let take = |at: &mut usize, n: usize| -> Result<&[u8], DecodeError> {
-        let end = at.checked_add(n).filter(|&e| e <= bytes.len()).ok_or_else(bad)?;
-        let b = &bytes[*at..end];
-        *at = end;
-        Ok(b)
-    };
-    let word = |at: &mut usize| -> Result<i32, DecodeError> {
-        let b = take(at, 4)?;
-        Ok(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let mut at = 0usize;
-    let ndim = word(&mut at)?;
-    let _has_nulls = word(&mut at)?;
-    let _elem_oid = word(&mut at)?;
+    let mut r = BinReader { bytes, at: 0, bad: "incorrect binary data format in array" };
+    let ndim = r.word()?;
+    let _has_nulls = r.word()?;
+    let _elem_oid = r.word()?;
     let count = match ndim {
         0 => 0,
         1 => {
-            let n = word(&mut at)?;
-            let _lower_bound = word(&mut at)?;
-            usize::try_from(n).map_err(|_| bad())?
+            let n = r.word()?;
+            let _lower_bound = r.word()?;
+            usize::try_from(n).map_err(|_| r.bad.to_string())?
         }
         n if n > 1 => return Err("multidimensional arrays are not supported".into()),
-        _ => return Err(bad()),
+        _ => return Err(r.bad.to_string()),
     };
     let mut items = Vec::with_capacity(count.min(bytes.len() / 4));
     for _ in 0..count {
-        let len = word(&mut at)?;
+        let len = r.word()?;
         if len < 0 {
             items.push(Value::Null);
             continue;
         }
-        let b = take(&mut at, len as usize)?;
-        items.push(decode_binary(b, elem)?);
+        items.push(decode_binary(r.take(len as usize)?, elem)?);
     }
-    if at != bytes.len() {
-        return Err(bad());
-    }
+    r.end()?;
     Ok(Value::Array(items))
 }
 

@@ -13,8 +13,9 @@
 //!
 //! The transcripts leave out what legitimately differs between the two
 //! servers (ParameterStatus, notices, error texts) and are compared whole.
-//! The same raw connection also checks an enum type's binary form (the
-//! label's bytes) both ways.
+//! The same raw connection also checks the binary forms of an enum type
+//! (the label's bytes) and of a composite type (PostgreSQL's
+//! `record_send`) both ways.
 
 mod common;
 #[path = "../../sql/tests/pg/mod.rs"]
@@ -330,4 +331,48 @@ fn enum_labels_travel_in_binary() {
     assert_eq!(rows, ["DataRow ok|\0\0\0\u{3}", "DataRow happy|\0\0\0\u{1}"], "{got:?}");
     let bad = w.round(&[binary_statement(query, b"angry"), sync()].concat(), 1);
     assert!(bad.contains(&"ErrorResponse 22P02".to_string()), "{bad:?}");
+}
+
+/// A composite value's binary form is PostgreSQL's `record_send`: a field
+/// count, then per field its type OID, a length (-1: NULL) and its binary
+/// form. A value bound so is read field by field (a wrong field count is
+/// 22P03), and results come back so.
+#[test]
+fn composite_values_travel_in_binary() {
+    let server = Server::start(&[]);
+    let mut w = Wire::connect(server.port, "centum");
+    let setup = [
+        statement("CREATE TYPE pair AS (a int, b text)"),
+        statement("CREATE TABLE pairs (id int PRIMARY KEY, p pair)"),
+        statement("INSERT INTO pairs VALUES (1, '(7,seven)'), (2, '(8,)')"),
+        sync(),
+    ];
+    let done = w.round(&setup.concat(), 1);
+    assert_eq!(done.last().map(String::as_str), Some("ReadyForQuery I"), "{done:?}");
+    let record = |a: i32, b: Option<&str>| {
+        let mut r = 2i32.to_be_bytes().to_vec();
+        r.extend_from_slice(&23u32.to_be_bytes());
+        r.extend_from_slice(&4i32.to_be_bytes());
+        r.extend_from_slice(&a.to_be_bytes());
+        r.extend_from_slice(&25u32.to_be_bytes());
+        match b {
+            Some(b) => {
+                r.extend_from_slice(&(b.len() as i32).to_be_bytes());
+                r.extend_from_slice(b.as_bytes());
+            }
+            None => r.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+        r
+    };
+    let query = "SELECT p, id FROM pairs WHERE p >= $1 ORDER BY p";
+    let got = w.round(&[binary_statement(query, &record(7, Some("seven"))), sync()].concat(), 1);
+    let rows: Vec<&str> = got.iter().filter(|l| l.starts_with("DataRow")).map(String::as_str).collect();
+    let want = |a: i32, b: Option<&str>, id: u8| {
+        format!("DataRow {}|\0\0\0{}", String::from_utf8_lossy(&record(a, b)), id as char)
+    };
+    assert_eq!(rows, [want(7, Some("seven"), 1), want(8, None, 2)], "{got:?}");
+    // One field where the type has two.
+    let short = [&1i32.to_be_bytes()[..], &23u32.to_be_bytes(), &(-1i32).to_be_bytes()].concat();
+    let bad = w.round(&[binary_statement(query, &short), sync()].concat(), 1);
+    assert!(bad.contains(&"ErrorResponse 22P03".to_string()), "{bad:?}");
 }

@@ -44,6 +44,11 @@ fn enum_types_are_listed_with_their_labels() {
 }
 
 #[test]
+fn composite_types_are_listed_with_their_fields() {
+    golden("composite_types");
+}
+
+#[test]
 fn privileges_are_shown_and_enforced_for_each_role() {
     golden("privileges");
 }

@@ -205,8 +205,8 @@ struct Globals {
     schemas: Vec<String>,
     sequences: BTreeMap<String, SeqState>,
     roles: Vec<Role>,
-    /// Composite types: name and CREATE TYPE text.
-    types: Vec<(String, String)>,
+    /// Composite types.
+    types: Vec<TypeEntry>,
     /// Functions and procedures: name and CREATE text.
     routines: Vec<(String, String)>,
     /// Views and materialized views.
@@ -256,9 +256,17 @@ impl PublicationDef {
     }
 }
 
-/// The first OID of an enum type or label: above every derived OID (see
-/// `system::snapshot`), below 2^31.
+/// The first OID of an enum or composite type or an enum label: above
+/// every derived OID (see `system::snapshot`), below 2^31.
 pub const FIRST_ENUM_OID: u32 = (1 << 30) + (1 << 29);
+
+/// Takes `n` consecutive type OIDs from the counter; the first of them.
+fn take_type_oids(next: &mut u32, n: u32) -> Result<u32> {
+    let oid = (*next).max(FIRST_ENUM_OID);
+    let end = oid.checked_add(n).filter(|&e| e <= i32::MAX as u32).ok_or_else(oids_exhausted)?;
+    *next = end;
+    Ok(oid)
+}
 
 /// An enum type as the catalog keeps it. Its OIDs are stored, not derived:
 /// table definitions and stored values name the type by its OID.
@@ -281,6 +289,19 @@ impl EnumEntry {
             labels: self.labels.iter().map(|(_, l)| l.clone()).collect(),
         })
     }
+}
+
+/// A composite type (CREATE TYPE name AS (...)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeEntry {
+    /// Engine name (`schema.name` outside `public`).
+    pub name: String,
+    /// Its CREATE TYPE text.
+    pub source: String,
+    /// The type's OID; its array type's is the next one, and the OID of
+    /// the relation PostgreSQL pairs with it (pg_class, relkind `c`) the
+    /// one after.
+    pub oid: u32,
 }
 
 /// A view or materialized view. A view's rows are its query's, bound
@@ -881,7 +902,17 @@ impl Catalog {
 impl Catalog {
     /// The CREATE TYPE text of composite type `name`.
     pub fn type_source(&self, name: &str) -> Option<String> {
-        self.lock_globals().view().types.iter().find(|t| t.0 == name).map(|t| t.1.clone())
+        self.composite_entry(name).map(|t| t.source)
+    }
+
+    /// Composite type `name` (engine name).
+    pub fn composite_entry(&self, name: &str) -> Option<TypeEntry> {
+        self.lock_globals().view().types.iter().find(|t| t.name == name).cloned()
+    }
+
+    /// Every composite type.
+    pub fn composite_entries(&self) -> Vec<TypeEntry> {
+        self.lock_globals().view().types.clone()
     }
 
     /// Creates composite type `name` from its CREATE TYPE text (42710 if it
@@ -895,9 +926,12 @@ impl Catalog {
                     message: format!("type \"{name}\" already exists"),
                 });
             }
-            g.types.push((name.to_string(), source.clone()));
+            let before = g.next_type_oid;
+            let oid = take_type_oids(&mut g.next_type_oid, 3)?;
+            g.types.push(TypeEntry { name: name.to_string(), source: source.clone(), oid });
             self.save_globals(&mut g, |g| {
                 g.types.pop();
+                g.next_type_oid = before;
             })
         })
     }
@@ -906,7 +940,7 @@ impl Catalog {
     pub fn drop_type(&self, name: &str) -> Result<bool> {
         self.changing(|| {
             let mut g = self.lock_globals();
-            let Some(pos) = g.types.iter().position(|t| t.0 == name) else { return Ok(false) };
+            let Some(pos) = g.types.iter().position(|t| t.name == name) else { return Ok(false) };
             let removed = g.types.remove(pos);
             self.save_globals(&mut g, |g| g.types.insert(pos, removed)).map(|()| true)
         })
@@ -983,7 +1017,7 @@ impl Catalog {
     /// Whether a type of this name exists: an enum or composite type, or
     /// a table (whose row type PostgreSQL names after it).
     fn type_taken(&self, g: &Globals, name: &str) -> bool {
-        g.types.iter().any(|t| t.0 == name)
+        g.types.iter().any(|t| t.name == name)
             || g.enums.iter().any(|e| e.name == name)
             || self.db.table(name).is_ok()
     }
@@ -1000,18 +1034,13 @@ impl Catalog {
                 });
             }
             let before = g.next_type_oid;
-            let oid = g.next_type_oid.max(FIRST_ENUM_OID);
             // The type, then its array type, then one per label.
+            let oid = take_type_oids(&mut g.next_type_oid, 2 + labels.len() as u32)?;
             let labels = centum_types::enums::initial_positions(labels)
                 .into_iter()
                 .enumerate()
                 .map(|(i, l)| (oid + 2 + i as u32, l))
                 .collect::<Vec<_>>();
-            let next = oid.checked_add(2 + labels.len() as u32).ok_or_else(oids_exhausted)?;
-            if next > i32::MAX as u32 {
-                return Err(oids_exhausted());
-            }
-            g.next_type_oid = next;
             g.enums.push(EnumEntry { name: name.to_string(), oid, labels });
             self.save_globals(&mut g, |g| {
                 g.enums.pop();
@@ -1387,7 +1416,7 @@ pub fn display_name(name: &str) -> String {
 //               default, 2 always)
 // fk         := str name u32 n u32* str ref_table u32 m str* u8 on_delete
 //               u8 on_update
-// globals    := "CSG8" u32 nschemas str* u32 nseq (str name i64 inc i64 min
+// globals    := "CSG9" u32 nschemas str* u32 nseq (str name i64 inc i64 min
 //               i64 max i64 start u8 cycle opt-i64 reserved)*
 //               u32 nroles (str name u8 flags opt-str verifier)*
 //               u32 ntypes (str name str create-type-text)*
@@ -1403,7 +1432,10 @@ pub fn display_name(name: &str) -> String {
 //               u8 publish-bits str owner u32 n str* tables)*
 //               per view, in the order above: u32 ntriggers (str name
 //               str create-trigger-text)*
-//               ("CSG7": without view triggers; "CSG6": without publications; "CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
+//               u32 ntypes (u32 oid)*, the composite types' OIDs in the
+//               order above
+//               ("CSG8": without composite type OIDs, which a load
+//               assigns from next-type-oid; "CSG7": without view triggers; "CSG6": without publications; "CSG5": without enums; "CSG4": without privs; "CSG3": without views; "CSG2": without types and
 //               routines either; "CSG1": without roles either)
 // str        := u32 len, UTF-8;  opt-x := u8 present, x
 
@@ -1703,7 +1735,7 @@ pub fn decode_table_meta(bytes: &[u8], ncols: usize) -> Result<TableMeta> {
 }
 
 fn encode_globals(g: &Globals) -> Vec<u8> {
-    let mut w = Writer(b"CSG8".to_vec());
+    let mut w = Writer(b"CSG9".to_vec());
     w.u32(g.schemas.len());
     for s in &g.schemas {
         w.str(s);
@@ -1737,12 +1769,15 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             None => w.0.push(0),
         }
     }
-    for list in [&g.types, &g.routines] {
-        w.u32(list.len());
-        for (name, text) in list {
-            w.str(name);
-            w.str(text);
-        }
+    w.u32(g.types.len());
+    for t in &g.types {
+        w.str(&t.name);
+        w.str(&t.source);
+    }
+    w.u32(g.routines.len());
+    for (name, text) in &g.routines {
+        w.str(name);
+        w.str(text);
     }
     w.u32(g.views.len());
     for v in &g.views {
@@ -1799,6 +1834,10 @@ fn encode_globals(g: &Globals) -> Vec<u8> {
             w.str(&t.source);
         }
     }
+    w.u32(g.types.len());
+    for t in &g.types {
+        w.u32(t.oid as usize);
+    }
     w.0
 }
 
@@ -1817,6 +1856,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
         b"CSG6" => 6,
         b"CSG7" => 7,
         b"CSG8" => 8,
+        b"CSG9" => 9,
         _ => return Err(corrupt()),
     };
     let with_roles = version >= 2;
@@ -1845,7 +1885,7 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
     }
     if version >= 3 {
         for _ in 0..r.u32()? {
-            g.types.push((r.str()?, r.str()?));
+            g.types.push(TypeEntry { name: r.str()?, source: r.str()?, oid: 0 });
         }
         for _ in 0..r.u32()? {
             g.routines.push((r.str()?, r.str()?));
@@ -1921,6 +1961,20 @@ fn decode_globals(bytes: &[u8]) -> Result<Globals> {
                 let name = r.str()?;
                 v.triggers.push(TriggerMeta { name, enabled: true, source: r.str()? });
             }
+        }
+    }
+    if version >= 9 {
+        if r.u32()? != g.types.len() {
+            return Err(corrupt());
+        }
+        for t in &mut g.types {
+            t.oid = u32::try_from(r.u32()?).map_err(|_| corrupt())?;
+        }
+    } else {
+        // Composite types from before they had OIDs take them now, the
+        // same ones at every load until the globals are next written.
+        for t in &mut g.types {
+            t.oid = take_type_oids(&mut g.next_type_oid, 3)?;
         }
     }
     if r.at != bytes.len() {
@@ -2082,27 +2136,42 @@ mod tests {
         for cut in 1..bytes.len() {
             assert!(decode_globals(&bytes[..cut]).is_err(), "cut at {cut}");
         }
+        // Composite types keep their OIDs; written before they had them
+        // (CSG8: no OID list, 4 bytes and 4 per type), they take the next
+        // free ones, the same at every load.
+        g.types.push(TypeEntry { name: "pair".into(), source: "CREATE TYPE pair AS (a INT)".into(), oid: 0 });
+        g.types[0].oid = take_type_oids(&mut g.next_type_oid, 3).unwrap();
+        let back = decode_globals(&encode_globals(&g)).unwrap();
+        assert_eq!((back.types.clone(), back.next_type_oid), (g.types.clone(), g.next_type_oid));
+        let mut old = encode_globals(&g);
+        old[..4].copy_from_slice(b"CSG8");
+        old.truncate(old.len() - 8);
+        let was = decode_globals(&old).unwrap();
+        assert_eq!(was.types[0].oid, g.next_type_oid);
+        assert_eq!(was.next_type_oid, g.next_type_oid + 3);
+        assert_eq!(decode_globals(&old).unwrap().types, was.types);
+        g.types.clear();
         for v in &mut g.views {
             v.triggers.clear();
         }
         // Written before views had triggers (CSG7: no trigger count per
-        // view, 4 bytes each).
+        // view, 4 bytes each, nor the composite types' OIDs).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG7");
-        old.truncate(old.len() - 4);
+        old.truncate(old.len() - 8);
         assert_eq!(decode_globals(&old).unwrap().publications, g.publications);
         g.publications.clear();
         // Written before publications existed (CSG6: no publication list,
         // 4 bytes when there are none).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG6");
-        old.truncate(old.len() - 8);
+        old.truncate(old.len() - 12);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
         // Written before enum types existed (CSG5: no enum list or next
         // type OID either, 8 more bytes when there are none).
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG5");
-        old.truncate(old.len() - 16);
+        old.truncate(old.len() - 20);
         assert_eq!(decode_globals(&old).unwrap().comments, g.comments);
         // Written before owners existed (CSG4: no privileges or comments
         // either).
@@ -2110,7 +2179,7 @@ mod tests {
         g.comments.clear();
         let mut old = encode_globals(&g);
         old[..4].copy_from_slice(b"CSG4");
-        old.truncate(old.len() - 24);
+        old.truncate(old.len() - 28);
         assert_eq!(decode_globals(&old).unwrap().views, g.views);
     }
 }

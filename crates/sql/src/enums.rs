@@ -18,11 +18,12 @@
 //! RENAME VALUE changes the label stored in rows too, so it rewrites the
 //! tables with a column of the type (as ALTER TABLE does).
 
-use crate::catalog::{Catalog, EnumEntry};
+use crate::catalog::{Catalog, EnumEntry, TypeEntry};
 use crate::error::{Error, Result};
 use crate::names::{object_parts, qualify};
+use centum_types::composite::CompositeDef;
 use centum_types::enums::{self, EnumLabel, Placement};
-use centum_types::{DataType, Value};
+use centum_types::{CompositeType, DataType, Value};
 use sqlparser::ast;
 
 /// The enum type `name` names, looked up through `search_path` when it is
@@ -63,42 +64,54 @@ fn create_name(catalog: &Catalog, search_path: &[String], name: &ast::ObjectName
     }
 }
 
-/// A SQL type name as a type: a built-in one, or an enum type (or an
-/// array of one).
+/// A SQL type name as a type: a built-in one, or an enum or composite
+/// type (or an array of one).
 pub(crate) fn data_type(catalog: &Catalog, search_path: &[String], t: &ast::DataType) -> Result<DataType> {
     match crate::names::data_type(t) {
         Err(Error::UndefinedObject(m)) => {
             let found = match t {
-                ast::DataType::Custom(name, _) => {
-                    lookup(catalog, search_path, name)?.map(|e| DataType::Enum(e.data_type()))
-                }
+                ast::DataType::Custom(name, _) => user_type(catalog, search_path, name)?,
                 ast::DataType::Array(
                     ast::ArrayElemTypeDef::AngleBracket(inner)
                     | ast::ArrayElemTypeDef::SquareBracket(inner, _)
                     | ast::ArrayElemTypeDef::Parenthesis(inner)
                     | ast::ArrayElemTypeDef::Qualified(inner, _),
                 ) => match &**inner {
-                    ast::DataType::Custom(name, _) => lookup(catalog, search_path, name)?
-                        .map(|e| DataType::array_of(DataType::Enum(e.data_type())))
-                        .transpose()?,
+                    ast::DataType::Custom(name, _) => {
+                        user_type(catalog, search_path, name)?.map(DataType::array_of).transpose()?
+                    }
                     _ => None,
                 },
                 _ => None,
             };
-            if found.is_none() {
-                if let ast::DataType::Custom(name, _) = t {
-                    let n = object_parts(name)?.last().cloned().unwrap_or_default();
-                    if catalog.type_source(&n).is_some() {
-                        return Err(Error::unsupported(format!(
-                            "composite type {n} as a column or value type"
-                        )));
-                    }
-                }
-            }
             found.ok_or(Error::UndefinedObject(m))
         }
         r => r,
     }
+}
+
+/// The enum or composite type `name` names.
+fn user_type(catalog: &Catalog, search_path: &[String], name: &ast::ObjectName) -> Result<Option<DataType>> {
+    if let Some(e) = lookup(catalog, search_path, name)? {
+        return Ok(Some(DataType::Enum(e.data_type())));
+    }
+    let n = object_parts(name)?.last().cloned().unwrap_or_default();
+    match catalog.composite_entry(&n) {
+        Some(entry) => composite_type(catalog, &entry).map(|t| Some(DataType::Composite(t))),
+        None => Ok(None),
+    }
+}
+
+/// Composite type `entry` as columns and expressions carry it: its OID,
+/// name and fields.
+pub(crate) fn composite_type(catalog: &Catalog, entry: &TypeEntry) -> Result<CompositeType> {
+    let c = crate::routines::composite(catalog, &entry.name)?
+        .ok_or_else(|| Error::UndefinedObject(format!("type \"{}\" does not exist", entry.name)))?;
+    Ok(CompositeType::new(CompositeDef {
+        oid: entry.oid,
+        name: crate::catalog::display_name(&entry.name),
+        fields: c.fields.clone(),
+    }))
 }
 
 /// `ty` with the labels its enum type (or array element's) has now: what a
@@ -115,10 +128,11 @@ pub(crate) fn fresh(catalog: &Catalog, ty: &DataType) -> DataType {
     }
 }
 
-/// Whether `ty` is enum type `oid` or an array of it.
+/// Whether `ty` is enum or composite type `oid` or an array of it.
 fn uses(ty: &DataType, oid: u32) -> bool {
     match ty {
         DataType::Enum(t) => t.oid() == oid,
+        DataType::Composite(t) => t.oid() == oid,
         DataType::Array(e) => uses(e, oid),
         _ => false,
     }
@@ -327,14 +341,15 @@ pub(crate) fn range_labels(
 /// names the columns CASCADE drops with it.
 pub(crate) fn check_drop(
     catalog: &Catalog,
-    entry: &EnumEntry,
+    oid: u32,
+    name: &str,
     cascade: bool,
 ) -> Result<Vec<(String, String)>> {
-    let deps = dependent_columns(catalog, entry.oid);
+    let deps = dependent_columns(catalog, oid);
     if deps.is_empty() {
         return Ok(vec![]);
     }
-    let name = crate::catalog::display_name(&entry.name);
+    let name = crate::catalog::display_name(name);
     if !cascade {
         return Err(Error::other(
             "2BP01",

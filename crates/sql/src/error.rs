@@ -216,6 +216,7 @@ impl Error {
         match self {
             Error::Raised { detail, .. } | Error::ForeignKeyViolation { detail, .. } => detail.as_deref(),
             Error::Context { inner, .. } => inner.detail(),
+            Error::Type(TypeError::MalformedRecord { detail, .. }) => Some(detail),
             _ => None,
         }
     }

@@ -1458,11 +1458,16 @@ impl Session {
                 for name in names {
                     match crate::enums::lookup(b.catalog, b.search_path, name)? {
                         Some(e) => {
-                            let columns = crate::enums::check_drop(b.catalog, &e, *cascade)?;
-                            notices.extend(ddl::drop_enum_columns(&b, &columns)?);
+                            let columns = crate::enums::check_drop(b.catalog, e.oid, &e.name, *cascade)?;
+                            notices.extend(ddl::drop_type_columns(&b, &columns)?);
                             b.catalog.drop_enum(&e.name)?;
                         }
                         None => {
+                            let n = crate::names::object_parts(name)?.last().cloned().unwrap_or_default();
+                            if let Some(t) = b.catalog.composite_entry(&n) {
+                                let columns = crate::enums::check_drop(b.catalog, t.oid, &t.name, *cascade)?;
+                                notices.extend(ddl::drop_type_columns(&b, &columns)?);
+                            }
                             let (_, n) = crate::routines::drop_types(
                                 &self.catalog,
                                 std::slice::from_ref(name),

@@ -633,6 +633,50 @@ fn enum_types_survive_checkpoints_and_restarts() {
 }
 
 #[test]
+fn composite_columns_survive_checkpoints_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let want =
+        table(&[&["1", "(1,x)", "{\"(2,y)\",NULL}"], &["2", "(,\"a b\")", "NULL"], &["3", "(30,z!)", "{}"]]);
+    {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        exec(&mut s, "CREATE TYPE pair AS (a int, b text)");
+        exec(&mut s, "CREATE TABLE pairs (id int PRIMARY KEY, p pair, ps pair[])");
+        exec(&mut s, "CREATE UNIQUE INDEX pairs_p ON pairs (p)");
+        exec(
+            &mut s,
+            "INSERT INTO pairs VALUES (1, '(1,x)', ARRAY['(2,y)'::pair, NULL]), (2, ROW(NULL, 'a b'), NULL)",
+        );
+        db.catalog().db().checkpoint().unwrap();
+        exec(&mut s, "INSERT INTO pairs VALUES (3, (3, 'z'), '{}')");
+        exec(&mut s, "UPDATE pairs SET p = ROW((p).a * 10, (p).b || '!') WHERE id = 3");
+        exec(&mut s, "BEGIN");
+        exec(&mut s, "CREATE TYPE gone AS (x int)");
+        exec(&mut s, "ROLLBACK");
+    }
+    for round in 0..2 {
+        let db = open_durable(dir.path());
+        let mut s = db.session();
+        assert_eq!(rows(&mut s, "SELECT id, p, ps FROM pairs ORDER BY id"), want, "round {round}");
+        assert_eq!(rows(&mut s, "SELECT id FROM pairs ORDER BY p"), table(&[&["1"], &["3"], &["2"]]));
+        assert_eq!(rows(&mut s, "SELECT (p).b FROM pairs WHERE p = ROW(30, 'z!')::pair"), table(&[&["z!"]]));
+        assert_eq!(fails(&mut s, "INSERT INTO pairs VALUES (9, '(1,x)', NULL)").sqlstate(), "23505");
+        assert_eq!(fails(&mut s, "SELECT '(1)'::gone").sqlstate(), "42704");
+        assert_eq!(fails(&mut s, "DROP TYPE pair").sqlstate(), "2BP01");
+        // The type keeps its OID, and one made after a restart takes a new one.
+        assert_eq!(
+            rows(&mut s, "SELECT count(*) FROM pg_type WHERE typrelid <> 0 AND typname = 'pair' AND oid = 'pair'::regtype"),
+            table(&[&["1"]])
+        );
+        exec(&mut s, &format!("CREATE TYPE later{round} AS (q text)"));
+        assert_eq!(
+            rows(&mut s, &format!("SELECT 'later{round}'::regtype::oid > 'pair'::regtype::oid")),
+            table(&[&["t"]])
+        );
+    }
+}
+
+#[test]
 fn triggers_survive_restarts_and_fire_after_them() {
     let dir = tempfile::tempdir().unwrap();
     {

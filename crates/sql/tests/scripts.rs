@@ -150,4 +150,5 @@ scripts!(
     triggers,
     view_triggers,
     expression_indexes,
+    composite_types,
 );

@@ -186,6 +186,13 @@ pub(crate) fn encode(items: &[Value]) -> Vec<u8> {
 /// Reads the stored form back. Never panics: damaged bytes give a shorter
 /// array or wrong elements, not a crash.
 pub(crate) fn decode(elem: &DataType, bytes: &[u8]) -> Value {
+    Value::Array(decode_items(bytes, |_| Some(elem)))
+}
+
+/// Reads a stored sequence of values (an array's elements, a composite's
+/// fields), item `i` as type `type_of(i)`; stops early at damaged bytes or
+/// where `type_of` has no type.
+pub(crate) fn decode_items<'t>(bytes: &[u8], type_of: impl Fn(usize) -> Option<&'t DataType>) -> Vec<Value> {
     let mut at = 0usize;
     let next_u32 = |at: &mut usize| -> Option<u32> {
         let b = bytes.get(*at..*at + 4)?;
@@ -194,17 +201,18 @@ pub(crate) fn decode(elem: &DataType, bytes: &[u8]) -> Value {
     };
     let count = next_u32(&mut at).unwrap_or(0) as usize;
     let mut out = Vec::with_capacity(count.min(bytes.len() / 4));
-    for _ in 0..count {
+    for i in 0..count {
         let Some(len) = next_u32(&mut at) else { break };
         if len == NULL_ELEMENT {
             out.push(Value::Null);
             continue;
         }
         let Some(b) = at.checked_add(len as usize).and_then(|end| bytes.get(at..end)) else { break };
+        let Some(ty) = type_of(i) else { break };
         at += len as usize;
-        out.push(Value::decode_var(elem, b));
+        out.push(Value::decode_var(ty, b));
     }
-    Value::Array(out)
+    out
 }
 
 #[cfg(test)]

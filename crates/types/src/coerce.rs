@@ -71,6 +71,7 @@ impl Value {
             DataType::TsQuery => Value::TsQuery(crate::tsearch::parse::parse_query_text(text)?),
             DataType::Array(elem) => crate::array::parse(text, elem)?,
             DataType::Enum(t) => t.value_of(text)?,
+            DataType::Composite(t) => t.parse(text)?,
         })
     }
 
@@ -178,6 +179,7 @@ impl Value {
             (v @ Value::Json(_), DataType::Json) => v,
             (v @ Value::Jsonb(_), DataType::Jsonb) => v,
             (Value::Enum(e), DataType::Enum(t)) if e.ty == *t => Value::Enum(e),
+            (Value::Composite(c), DataType::Composite(t)) => t.assign(*c)?,
             (Value::Json(s), DataType::Jsonb) => Value::Jsonb(crate::json::Jsonb::parse(&s)?),
             (Value::Jsonb(j), DataType::Json) => Value::Json(j.to_string()),
             (v @ Value::TsVector(_), DataType::TsVector) => v,
@@ -222,6 +224,7 @@ impl Value {
             (Value::Text(s), DataType::Char(n)) => char_len(s) == *n as usize,
             (Value::Array(items), DataType::Array(elem)) => items.iter().all(|v| v.fits(elem)),
             (Value::Enum(e), DataType::Enum(t)) => e.ty == *t,
+            (Value::Composite(c), DataType::Composite(t)) => c.ty == *t,
             _ => false,
         }
     }

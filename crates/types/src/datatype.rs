@@ -98,6 +98,10 @@ pub enum DataType {
     /// An enum type made by CREATE TYPE ... AS ENUM (see `enums`). Stored
     /// out of line as its label's sort position and the label.
     Enum(crate::enums::EnumType),
+    /// A composite type made by CREATE TYPE ... AS (...), or the anonymous
+    /// `record` of a row constructor (see `composite`). Stored out of line
+    /// in the form of an array's elements, one per field.
+    Composite(crate::composite::CompositeType),
 }
 
 impl DataType {
@@ -173,7 +177,7 @@ impl DataType {
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => None,
             DataType::Int2Vector | DataType::OidVector => None,
             DataType::Array(_) | DataType::Json | DataType::Jsonb => None,
-            DataType::Enum(_) => None,
+            DataType::Enum(_) | DataType::Composite(_) => None,
             DataType::TsVector | DataType::TsQuery => None,
         }
     }
@@ -224,6 +228,7 @@ impl DataType {
             DataType::Json => 114,
             DataType::Jsonb => 3802,
             DataType::Enum(t) => t.oid(),
+            DataType::Composite(t) => t.oid(),
             DataType::TsVector => 3614,
             DataType::TsQuery => 3615,
             DataType::Array(e) => match &**e {
@@ -250,6 +255,7 @@ impl DataType {
                 DataType::Jsonb => 3807,
                 // An enum's array type takes the OID after the enum's.
                 DataType::Enum(t) => t.oid() + 1,
+                DataType::Composite(t) => t.array_oid(),
                 DataType::TsVector => 3643,
                 DataType::TsQuery => 3645,
                 // `array_of` refuses arrays of arrays; anyarray if one slips by.
@@ -328,6 +334,7 @@ impl fmt::Display for DataType {
             DataType::TsQuery => f.write_str("tsquery"),
             DataType::Array(e) => write!(f, "{e}[]"),
             DataType::Enum(t) => f.write_str(t.name()),
+            DataType::Composite(t) => f.write_str(t.name()),
         }
     }
 }

@@ -119,6 +119,7 @@ impl Value {
             DataType::Varchar(_) | DataType::Char(_) | DataType::Text | DataType::Bytea => Value::Null,
             DataType::Int2Vector | DataType::OidVector => Value::Null,
             DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => Value::Null,
+            DataType::Composite(_) => Value::Null,
             DataType::TsVector | DataType::TsQuery => Value::Null,
         }
     }
@@ -139,6 +140,7 @@ impl Value {
                 out.extend_from_slice(e.label.as_bytes());
                 Some(Cow::Owned(out))
             }
+            Value::Composite(c) => Some(Cow::Owned(crate::composite::encode(&c.fields))),
             Value::TsVector(v) => Some(Cow::Owned(v.send())),
             Value::TsQuery(q) => Some(Cow::Owned(q.send())),
             _ => None,
@@ -183,6 +185,7 @@ impl Value {
                     label: label.as_ref().into(),
                 }))
             }
+            DataType::Composite(t) => crate::composite::decode(t, bytes),
             DataType::TsVector => Value::TsVector(crate::tsearch::TsVector::from_stored(bytes)),
             DataType::TsQuery => Value::TsQuery(crate::tsearch::TsQuery::from_stored(bytes)),
             _ => Value::decode_fixed(ty, bytes),

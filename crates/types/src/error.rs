@@ -8,9 +8,11 @@
 //! ```text
 //!   variant             SQLSTATE  condition name
 //!   Mismatch            42804     datatype_mismatch
+//!   CannotCoerce        42846     cannot_coerce
 //!   OutOfRange          22003     numeric_value_out_of_range
 //!   StringTooLong       22001     string_data_right_truncation
 //!   InvalidText         22P02     invalid_text_representation
+//!   MalformedRecord     22P02     invalid_text_representation
 //!   InvalidJson         22P02     invalid_text_representation
 //!   UntranslatableJson  22P05     untranslatable_character
 //!   TooDeep             54001     statement_too_complex
@@ -79,6 +81,19 @@ pub enum TypeError {
     /// Text that is not an array literal (22P02 invalid_text_representation).
     #[error("malformed array literal: \"{0}\"")]
     MalformedArray(String),
+    /// A conversion that does not exist between the two types, such as a
+    /// row of three fields to a composite type of two (42846
+    /// cannot_coerce). The text is the whole message.
+    #[error("{0}")]
+    CannotCoerce(String),
+    /// Text that is not a record literal (22P02 invalid_text_representation).
+    #[error("malformed record literal: \"{input}\"")]
+    MalformedRecord {
+        /// The offending input, as given.
+        input: String,
+        /// What is wrong with it, as PostgreSQL's detail line says.
+        detail: String,
+    },
     /// Text that is not JSON (22P02 invalid_text_representation).
     #[error("invalid input syntax for type json")]
     InvalidJson,
@@ -134,11 +149,13 @@ impl TypeError {
     pub fn sqlstate(&self) -> &'static str {
         match self {
             TypeError::Mismatch { .. } => "42804",
+            TypeError::CannotCoerce(_) => "42846",
             TypeError::OutOfRange(_) => "22003",
             TypeError::StringTooLong { .. } => "22001",
             TypeError::InvalidText { .. }
             | TypeError::InvalidEnumLabel { .. }
             | TypeError::MalformedArray(_)
+            | TypeError::MalformedRecord { .. }
             | TypeError::InvalidJson => "22P02",
             TypeError::UntranslatableJson => "22P05",
             TypeError::TooDeep => "54001",

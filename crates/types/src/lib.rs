@@ -62,6 +62,7 @@
 
 pub mod array;
 mod coerce;
+pub mod composite;
 mod datatype;
 mod datetime;
 mod encoding;
@@ -77,6 +78,7 @@ pub mod tsearch;
 mod units;
 mod value;
 
+pub use composite::{CompositeType, CompositeValue};
 pub use datatype::{DataType, MAX_CHAR_LENGTH, MAX_NUMERIC_PRECISION};
 /// Proleptic Gregorian day arithmetic on day numbers counted from
 /// 2000-01-01, as the date and timestamp types use.

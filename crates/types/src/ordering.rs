@@ -126,6 +126,10 @@ impl Value {
             (Value::Array(_), _) | (_, Value::Array(_)) => None,
             (Value::Enum(a), Value::Enum(b)) if a.ty == b.ty => Some(a.order(b)),
             (Value::Enum(_), _) | (_, Value::Enum(_)) => None,
+            // Field by field, NULL fields equal to each other and above any
+            // value, as PostgreSQL's record comparison.
+            (Value::Composite(a), Value::Composite(b)) => Some(a.fields.cmp(&b.fields)),
+            (Value::Composite(_), _) | (_, Value::Composite(_)) => None,
             (Value::Double(_), _) | (_, Value::Double(_)) => Some(cmp_f64(as_f64(self)?, as_f64(other)?)),
             _ => match (Exact::of(self), Exact::of(other)) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
@@ -154,7 +158,8 @@ impl Value {
             Value::Enum(_) => 14,
             Value::TsVector(_) => 15,
             Value::TsQuery(_) => 16,
-            Value::Null => 17,
+            Value::Composite(_) => 17,
+            Value::Null => 18,
         }
     }
 }
@@ -178,6 +183,7 @@ impl Ord for Value {
             (Value::Json(a), Value::Json(b)) => a.cmp(b),
             (Value::Jsonb(a), Value::Jsonb(b)) => a.cmp(b),
             (Value::Enum(a), Value::Enum(b)) => a.order(b),
+            (Value::Composite(a), Value::Composite(b)) => a.fields.cmp(&b.fields),
             (Value::TsVector(a), Value::TsVector(b)) => a.cmp(b),
             (Value::TsQuery(a), Value::TsQuery(b)) => a.cmp(b),
             _ => match (Exact::of(self), Exact::of(other)) {
@@ -225,6 +231,7 @@ impl Hash for Value {
             Value::Json(s) => s.hash(state),
             Value::Jsonb(j) => j.hash(state),
             Value::Enum(e) => (e.ty.oid(), e.position.to_bits()).hash(state),
+            Value::Composite(c) => c.fields.hash(state),
             Value::TsVector(v) => v.hash(state),
             Value::TsQuery(q) => q.hash(state),
             Value::Numeric(d) => {

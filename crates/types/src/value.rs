@@ -91,6 +91,9 @@ pub enum Value {
     /// A value of an enum type (boxed: most values are not enums, and the
     /// type and label would make every value wider).
     Enum(Box<crate::enums::EnumValue>),
+    /// A value of a composite type, or a row constructor's (boxed, as an
+    /// enum's).
+    Composite(Box<crate::composite::CompositeValue>),
 }
 
 impl Value {
@@ -121,6 +124,7 @@ impl Value {
             Value::Json(_) => DataType::Json,
             Value::Jsonb(_) => DataType::Jsonb,
             Value::Enum(e) => DataType::Enum(e.ty.clone()),
+            Value::Composite(c) => DataType::Composite(c.ty.clone()),
             Value::TsVector(_) => DataType::TsVector,
             Value::TsQuery(_) => DataType::TsQuery,
             // The first element's type names the array; an array of only
@@ -163,6 +167,7 @@ impl fmt::Display for Value {
             Value::TsQuery(q) => write!(f, "{q}"),
             Value::Array(items) => f.write_str(&crate::array::display(items)),
             Value::Enum(e) => write!(f, "{e}"),
+            Value::Composite(c) => write!(f, "{c}"),
         }
     }
 }

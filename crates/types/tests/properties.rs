@@ -20,7 +20,21 @@ const TIMESTAMP_RANGE: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_37
 
 /// Any type: a scalar, or sometimes an array of one.
 fn data_type() -> impl Strategy<Value = DataType> {
-    prop_oneof![4 => scalar_type(), 1 => scalar_type().prop_map(|t| DataType::array_of(t).unwrap())]
+    prop_oneof![
+        8 => scalar_type(),
+        2 => scalar_type().prop_map(|t| DataType::array_of(t).unwrap()),
+        1 => prop::collection::vec(scalar_type(), 1..4).prop_map(composite),
+    ]
+}
+
+/// A composite type with fields of these types.
+fn composite(types: Vec<DataType>) -> DataType {
+    let fields = types.into_iter().enumerate().map(|(i, t)| (format!("f {i}"), t)).collect();
+    DataType::Composite(centum_types::CompositeType::new(centum_types::composite::CompositeDef {
+        oid: 1_610_612_800,
+        name: "pair".into(),
+        fields,
+    }))
 }
 
 /// An enum type whose labels' order is not their alphabetical order, with
@@ -213,6 +227,14 @@ fn value_of(ty: &DataType) -> BoxedStrategy<Value> {
         DataType::Array(elem) => {
             let item = prop_oneof![1 => Just(Value::Null), 4 => value_of(&elem)];
             prop::collection::vec(item, 0..5).prop_map(Value::Array).boxed()
+        }
+        DataType::Composite(t) => {
+            let fields: Vec<BoxedStrategy<Value>> = t
+                .fields()
+                .iter()
+                .map(|(_, ty)| prop_oneof![1 => Just(Value::Null), 4 => value_of(ty)].boxed())
+                .collect();
+            fields.prop_map(move |f| t.value(f)).boxed()
         }
     }
 }

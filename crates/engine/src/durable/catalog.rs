@@ -173,7 +173,9 @@ fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
 /// Type tags. Numeric: precision and scale bytes, 0xFF for "none".
 /// Varchar: a presence byte and a u32 length. Char: a u32 length.
 /// Array: the element's type after the tag. Enum (20): the type's OID
-/// (u32) and name (u32 length and UTF-8).
+/// (u32) and name (u32 length and UTF-8). Composite (26): the type's OID,
+/// name, a u32 field count and per field its name and type (a field is
+/// never itself composite).
 fn put_type(out: &mut Vec<u8>, ty: &DataType) {
     match ty {
         DataType::Boolean => out.push(1),
@@ -219,6 +221,16 @@ fn put_type(out: &mut Vec<u8>, ty: &DataType) {
             out.push(20);
             out.extend_from_slice(&t.oid().to_le_bytes());
             put_str(out, t.name());
+        }
+        DataType::Composite(t) => {
+            out.push(26);
+            out.extend_from_slice(&t.oid().to_le_bytes());
+            put_str(out, t.name());
+            put_u32(out, t.fields().len());
+            for (name, ty) in t.fields() {
+                put_str(out, name);
+                put_type(out, ty);
+            }
         }
     }
 }
@@ -323,6 +335,26 @@ impl<'a> Reader<'a> {
                     oid,
                     name,
                     labels: Vec::new(),
+                }))
+            }
+            26 => {
+                let oid = self.u32()?;
+                let name = self.str()?;
+                let n = self.u32()? as usize;
+                let mut fields = Vec::with_capacity(n.min(1600));
+                for _ in 0..n {
+                    let field = self.str()?;
+                    // Fields are never composite: damaged bytes must not
+                    // recurse deeply.
+                    if self.buf.get(self.at) == Some(&26) {
+                        return Err(format!("composite field of composite type at byte {}", self.at));
+                    }
+                    fields.push((field, self.data_type()?));
+                }
+                DataType::Composite(centum_types::CompositeType::new(centum_types::composite::CompositeDef {
+                    oid,
+                    name,
+                    fields,
                 }))
             }
             21 => DataType::TsVector,

@@ -354,7 +354,7 @@ fn canonical<'a>(t: &DataType, b: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
             let d = Decimal::deserialize(b.try_into().unwrap_or([0; 16])).normalize();
             Cow::Owned(d.serialize().to_vec())
         }
-        DataType::Array(_) | DataType::Jsonb => {
+        DataType::Array(_) | DataType::Jsonb | DataType::Composite(_) => {
             let mut out = super::sortkey::KeyBytes::new();
             super::sortkey::encode_raw(t, b, &mut out);
             Cow::Owned(out.to_vec())

@@ -369,24 +369,36 @@ pub(crate) fn encode_raw(t: &DataType, b: &[u8], out: &mut KeyBytes) {
         }
         DataType::Array(elem) => {
             let Value::Array(items) = Value::decode_var(t, b) else { return };
-            let mut scratch = [0u8; 16];
-            for v in &items {
-                if v.is_null() {
-                    out.push(0x02);
-                    continue;
-                }
-                out.push(0x01);
-                match elem.fixed_width() {
-                    Some(w) => {
-                        let _ = v.encode_fixed(elem, &mut scratch[..w]);
-                        encode_raw(elem, &scratch[..w], out);
-                    }
-                    None => encode_raw(elem, &v.var_bytes().unwrap_or_default(), out),
-                }
-            }
-            out.push(0x00);
+            encode_items(items.iter().map(|v| (v, &**elem)), out);
+        }
+        // Field by field as an array's elements; the count is the type's.
+        DataType::Composite(ty) => {
+            let Value::Composite(c) = Value::decode_var(t, b) else { return };
+            encode_items(c.fields.iter().zip(ty.fields().iter().map(|(_, t)| t)), out);
         }
     }
+}
+
+/// Appends the order-preserving encoding of a sequence of values, each of
+/// its type: a NULL as 0x02 (above every value), a value as 0x01 and its
+/// own encoding, then 0x00 to end (a prefix sorts first).
+fn encode_items<'a>(items: impl Iterator<Item = (&'a Value, &'a DataType)>, out: &mut KeyBytes) {
+    let mut scratch = [0u8; 16];
+    for (v, ty) in items {
+        if v.is_null() {
+            out.push(0x02);
+            continue;
+        }
+        out.push(0x01);
+        match ty.fixed_width() {
+            Some(w) => {
+                let _ = v.encode_fixed(ty, &mut scratch[..w]);
+                encode_raw(ty, &scratch[..w], out);
+            }
+            None => encode_raw(ty, &v.var_bytes().unwrap_or_default(), out),
+        }
+    }
+    out.push(0x00);
 }
 
 fn encode_numeric(d: Decimal, out: &mut KeyBytes) {

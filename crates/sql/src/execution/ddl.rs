@@ -2211,9 +2211,9 @@ pub(crate) fn relabel_tables(b: &Binder, oid: u32) -> Result<()> {
     Ok(())
 }
 
-/// DROP TYPE ... CASCADE of an enum type: drops the columns that use it
+/// DROP TYPE ... CASCADE of an enum or composite type: drops the columns that use it
 /// first. Returns the notices PostgreSQL gives.
-pub(crate) fn drop_enum_columns(b: &Binder, columns: &[(String, String)]) -> Result<Vec<String>> {
+pub(crate) fn drop_type_columns(b: &Binder, columns: &[(String, String)]) -> Result<Vec<String>> {
     let mut notices = Vec::new();
     for (table, column) in columns {
         notices.push(format!("drop cascades to column {column} of table {}", short(table)));

@@ -58,7 +58,13 @@ pub(crate) fn eval(e: &Expr, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Re
             None => Value::Null,
         },
         Expr::Neg(a) => negate(eval(a, row, outer, cx)?)?,
-        Expr::IsNull(a, negated) => Value::Boolean(eval(a, row, outer, cx)?.is_null() != *negated),
+        // A row value IS NULL when every field is, and IS NOT NULL when
+        // none is, as the SQL standard defines them for rows.
+        Expr::IsNull(a, negated) => Value::Boolean(match (eval(a, row, outer, cx)?, negated) {
+            (Value::Composite(c), false) => c.all_null(),
+            (Value::Composite(c), true) => c.none_null(),
+            (v, n) => v.is_null() != *n,
+        }),
         Expr::IsBool(a, want, negated) => {
             let v = truth(&eval(a, row, outer, cx)?);
             Value::Boolean((v == Some(*want)) != *negated)

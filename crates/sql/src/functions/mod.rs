@@ -163,6 +163,7 @@ fn code(t: &DataType) -> u8 {
         DataType::Uuid => UUID,
         DataType::Bytea => BYTEA,
         DataType::Array(_) | DataType::Json | DataType::Jsonb | DataType::Enum(_) => ARR,
+        DataType::Composite(_) => ARR,
         DataType::TsVector | DataType::TsQuery => ARR,
         DataType::Interval => IVL,
         DataType::Time => TIM,

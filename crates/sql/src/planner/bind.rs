@@ -501,8 +501,23 @@ impl<'a> Binder<'a> {
                 }
             }
             A::Nested(e) => self.expr(e, ctx)?,
+            A::Tuple(items) => self.tuple(items, ctx)?,
             A::BinaryOp { op: op @ (ast::BinaryOperator::And | ast::BinaryOperator::Or), .. } => {
                 self.chain(e, op, ctx)?
+            }
+            A::BinaryOp { left, op, right }
+                if super::rows::row_items(left).is_some() && super::rows::row_items(right).is_some() =>
+            {
+                let (l, r) = (super::rows::row_items(left), super::rows::row_items(right));
+                let (l, r) = (l.unwrap_or_default(), r.unwrap_or_default());
+                match self.row_comparison(op, &l, &r, ctx)? {
+                    Some(done) => done,
+                    None => {
+                        let l = self.expr(left, ctx)?;
+                        let r = self.expr(right, ctx)?;
+                        self.binary(op, l, r)?
+                    }
+                }
             }
             A::BinaryOp { left, op, right } => {
                 let l = self.expr(left, ctx)?;
@@ -880,6 +895,15 @@ impl<'a> Binder<'a> {
             |t: &Option<DataType>| matches!(t, Some(t) if t.is_string() && !matches!(t, DataType::Char(_)));
         let l = if padded(&l.1) && unpadded(&r.1) { self.call("rtrim", vec![l])? } else { l };
         let r = if padded(&r.1) && unpadded(&l.1) { self.call("rtrim", vec![r])? } else { r };
+        // A row value against a composite type's: converted to the type.
+        let anonymous = |t: &Option<DataType>| matches!(t, Some(DataType::Composite(c)) if c.is_anonymous());
+        let named = |t: &Option<DataType>| matches!(t, Some(DataType::Composite(c)) if !c.is_anonymous());
+        let to = |(e, _): Typed, t: &Option<DataType>| -> Typed {
+            let t = t.clone().expect("a named composite type");
+            (Expr::Cast(Box::new(e), t.clone()), Some(t))
+        };
+        let l = if anonymous(&l.1) && named(&r.1) { to(l, &r.1) } else { l };
+        let r = if anonymous(&r.1) && named(&l.1) { to(r, &l.1) } else { r };
         Ok((l, r))
     }
 
@@ -1175,10 +1199,7 @@ impl<'a> Binder<'a> {
                 let name = functions::type_label(args[0].1.as_ref());
                 Ok((Expr::Literal(Value::Text(name)), Some(DataType::Text)))
             }
-            "row" => Ok((
-                Expr::Catalog(crate::system::CatalogFn::Row, args.into_iter().map(|a| a.0).collect()),
-                Some(DataType::Text),
-            )),
+            "row" => self.row_value(args),
             _ if super::tsearch::is_ts_function(&name) => match self.ts_function(&name, args)? {
                 Ok(done) => Ok(done),
                 Err(args) => self.plain_call(&name, args),
@@ -1683,6 +1704,10 @@ pub(crate) fn wider(a: &DataType, b: &DataType) -> Option<DataType> {
     }
     match (a, b) {
         (DataType::Array(x), DataType::Array(y)) => wider(x, y).map(|e| DataType::Array(Box::new(e))),
+        // Rows of as many fields compare; a named type is the common one.
+        (DataType::Composite(x), DataType::Composite(y)) if x.fields().len() == y.fields().len() => {
+            Some(if x.is_anonymous() { b.clone() } else { a.clone() })
+        }
         (DataType::Date, DataType::Timestamp) | (DataType::Timestamp, DataType::Date) => {
             Some(DataType::Timestamp)
         }

@@ -24,6 +24,7 @@ pub(crate) mod json;
 mod locking;
 pub mod plan;
 pub(crate) mod routines;
+mod rows;
 mod select;
 mod statement;
 mod system;

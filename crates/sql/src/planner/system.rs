@@ -61,38 +61,27 @@ impl Binder<'_> {
         self.reg_type(dt).is_some()
     }
 
-    /// [`reg_type`], with composite types (whose values are record text)
-    /// and arrays of them read as text.
+    /// [`reg_type`] of a cast's target type.
     fn reg_type(&self, dt: &ast::DataType) -> Option<RegType> {
-        reg_type(dt).or_else(|| match dt {
-            ast::DataType::Custom(name, _) => {
-                let n = crate::names::object_parts(name).ok()?.last()?.clone();
-                self.catalog.type_source(&n).map(|_| RegType::Text)
-            }
-            // An array of composites is array text of record texts.
-            ast::DataType::Array(
-                ast::ArrayElemTypeDef::SquareBracket(e, _) | ast::ArrayElemTypeDef::AngleBracket(e),
-            ) => match &**e {
-                ast::DataType::Custom(name, _) => {
-                    let n = crate::names::object_parts(name).ok()?.last()?.clone();
-                    self.catalog.type_source(&n).map(|_| RegType::Text)
-                }
-                _ => None,
-            },
-            _ => None,
-        })
+        reg_type(dt)
     }
 
-    /// The OID of the enum type (or array of one) `name` names, if it does.
-    fn enum_oid(&self, name: &str) -> Result<Option<i32>> {
+    /// The OID of the enum or composite type (or array of one) `name`
+    /// names, if it does.
+    fn user_type_oid(&self, name: &str) -> Result<Option<i32>> {
         let name = name.trim();
         let (base, array) = match name.strip_suffix("[]") {
             Some(b) => (b, true),
             None => (name, false),
         };
         let Ok(parsed) = crate::names::sqlparser_object_name(base) else { return Ok(None) };
-        Ok(crate::enums::lookup(self.catalog, self.search_path, &parsed)?
-            .map(|e| e.oid as i32 + i32::from(array)))
+        let composite = || {
+            let n = crate::names::object_parts(&parsed).ok()?.last()?.clone();
+            self.catalog.composite_entry(&n).map(|t| t.oid)
+        };
+        let found =
+            crate::enums::lookup(self.catalog, self.search_path, &parsed)?.map(|e| e.oid).or_else(composite);
+        Ok(found.map(|o| o as i32 + i32::from(array)))
     }
 
     /// A cast to one of the catalog's types, if `dt` is one.
@@ -134,7 +123,7 @@ impl Binder<'_> {
                     let snap = self.catalog.snapshot()?;
                     sysfn::regclass_in(&snap, &s, self.search_path)?
                 }
-                RegType::Type => match self.enum_oid(&s)? {
+                RegType::Type => match self.user_type_oid(&s)? {
                     Some(oid) => oid,
                     None => sysfn::regtype_in(&s)?,
                 },
@@ -292,6 +281,10 @@ impl Binder<'_> {
             _ => (root, chain),
         };
         let a = self.expr(root, ctx)?;
+        let (a, chain) = self.select_fields(a, chain)?;
+        if chain.is_empty() {
+            return Ok(a);
+        }
         if let Some(done) = self.array_subscript(&a, chain, ctx)? {
             return Ok(done);
         }

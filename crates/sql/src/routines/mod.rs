@@ -449,7 +449,17 @@ pub(crate) fn create_type(catalog: &Catalog, stmt: &ast::Statement) -> Result<St
     }
     let mut seen = std::collections::HashSet::new();
     for a in attributes {
-        data_type(&a.data_type)?;
+        if let Err(e) = data_type(&a.data_type) {
+            // A type of the catalog's own, which a field cannot have yet.
+            if crate::enums::data_type(catalog, &[], &a.data_type).is_ok() {
+                return Err(Error::unsupported(format!(
+                    "composite type field {} of enum or composite type {}",
+                    ident(&a.name),
+                    a.data_type
+                )));
+            }
+            return Err(e);
+        }
         if !seen.insert(ident(&a.name)) {
             return Err(Error::Duplicate {
                 code: "42701",

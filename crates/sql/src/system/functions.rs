@@ -92,6 +92,9 @@ pub enum CatalogFn {
     ArrayLength,
     /// `ROW(a, b, ...)`: a record literal.
     Row,
+    /// `(composite).field`: the field at the position its second argument
+    /// gives.
+    Field,
     /// `ARRAY[a, b, ...]`: an array literal.
     ArrayOf,
     /// `array[i]`.
@@ -429,6 +432,7 @@ impl CatalogFn {
             CatalogFn::ArrayLower => "array_lower",
             CatalogFn::ArrayLength => "array_length",
             CatalogFn::Row => "row",
+            CatalogFn::Field => "field",
             CatalogFn::ArrayOf => "array",
             CatalogFn::Subscript => "array_subscript",
             CatalogFn::AnyEq => "any_eq",
@@ -561,9 +565,9 @@ pub(crate) fn eval(
         CatalogFn::FormatType => match integer(arg(0)) {
             Some(o) if o >= i64::from(crate::catalog::FIRST_ENUM_OID) => {
                 let snap = snapshot()?;
-                match snap.enum_type(o as i32) {
+                match snap.user_type(o as i32) {
                     Some((e, array)) => {
-                        let name = crate::catalog::display_name(&e.name);
+                        let name = crate::catalog::display_name(e);
                         Value::Text(if array { format!("{name}[]") } else { name })
                     }
                     None => Value::Text("???".into()),
@@ -764,10 +768,17 @@ pub(crate) fn eval(
         CatalogFn::CurrentSetting => current_setting(args, id)?,
         CatalogFn::SetConfig => set_config(args, id)?,
         CatalogFn::ArrayToString => array_to_string(args)?,
+        // An anonymous row, each field typed by what it holds.
         CatalogFn::Row => {
-            let fields: Vec<Option<String>> = args.iter().map(crate::routines::text::element_text).collect();
-            Value::Text(crate::routines::text::render_record(&fields))
+            let types = args.iter().map(|v| v.data_type().unwrap_or(DataType::Text)).collect();
+            centum_types::CompositeType::anonymous(types).value(args.to_vec())
         }
+        CatalogFn::Field => match (arg(0), arg(1)) {
+            (Value::Composite(c), Value::Integer(i)) => {
+                c.fields.get(*i as usize).cloned().unwrap_or(Value::Null)
+            }
+            _ => Value::Null,
+        },
         // The binder made every element of the element type.
         CatalogFn::ArrayOf => Value::Array(args.to_vec()),
         CatalogFn::ArrayPosition => {
@@ -900,10 +911,10 @@ pub(crate) fn eval(
                 Some(t) => Value::Text(t.display.to_string()),
                 None if i64::from(o) >= i64::from(crate::catalog::FIRST_ENUM_OID) => {
                     let snap = snapshot()?;
-                    Value::Text(snap.enum_type(o).map_or_else(
+                    Value::Text(snap.user_type(o).map_or_else(
                         || o.to_string(),
                         |(e, array)| {
-                            let n = crate::catalog::display_name(&e.name);
+                            let n = crate::catalog::display_name(e);
                             if array {
                                 format!("{n}[]")
                             } else {
@@ -977,8 +988,9 @@ fn size(s: &Snapshot, what: u8, arg: &Value, id: &Identity) -> Option<i64> {
 
 /// Whether relation `oid` is found first by its bare name on the path.
 fn visible(s: &Snapshot, oid: i32, path: &[String]) -> bool {
-    if let Some((e, _)) = s.enum_type(oid) {
-        let (schema, _) = super::snapshot::split_name(&e.name);
+    let user_type = s.user_type(oid).map(|(name, _)| name);
+    if let Some(name) = user_type.or_else(|| s.composite_rel(oid).map(|(e, _)| e.name.as_str())) {
+        let (schema, _) = super::snapshot::split_name(name);
         return schema == "public" || path.contains(&schema);
     }
     let name = match s.rel(oid) {
@@ -996,6 +1008,10 @@ fn rel_display(s: &Snapshot, oid: i32, path: &[String]) -> Option<String> {
     if let Some(t) = SystemTable::by_oid(oid) {
         let (schema, name) = t.name();
         return Some(if schema == "pg_catalog" { name.to_string() } else { format!("{schema}.{name}") });
+    }
+    if let Some((e, _)) = s.composite_rel(oid) {
+        let (schema, name) = super::snapshot::split_name(&e.name);
+        return Some(if visible(s, oid, path) { quote_ident(&name) } else { format!("{schema}.{name}") });
     }
     let (schema, name) = match s.rel(oid)? {
         RelRef::Table(t) => (t.schema.clone(), t.name.clone()),

@@ -97,6 +97,8 @@ pub(crate) enum RelKind {
     Sequence,
     View,
     MaterializedView,
+    /// A composite type's relation, holding its fields.
+    CompositeType,
 }
 
 impl RelKind {
@@ -108,6 +110,7 @@ impl RelKind {
             RelKind::Sequence => "S",
             RelKind::View => "v",
             RelKind::MaterializedView => "m",
+            RelKind::CompositeType => "c",
         }
     }
 }
@@ -257,6 +260,8 @@ pub(crate) struct Snapshot {
     pub comments: BTreeMap<(ObjectKind, String), String>,
     /// Enum types, in OID order.
     pub enums: Vec<crate::catalog::EnumEntry>,
+    /// Composite types with their fields, in OID order.
+    pub composites: Vec<(crate::catalog::TypeEntry, centum_types::CompositeType)>,
     /// Publications, in OID order.
     pub publications: Vec<PublicationRel>,
     /// [`Snapshot::descriptions`], made on first use: `col_description`
@@ -465,6 +470,15 @@ impl Snapshot {
                 e.sort_by_key(|e| e.oid);
                 e
             },
+            composites: {
+                let mut c: Vec<_> = catalog
+                    .composite_entries()
+                    .into_iter()
+                    .filter_map(|e| crate::enums::composite_type(catalog, &e).ok().map(|t| (e, t)))
+                    .collect();
+                c.sort_by_key(|(e, _)| e.oid);
+                c
+            },
             descriptions: Default::default(),
         })
     }
@@ -646,18 +660,30 @@ impl Snapshot {
         out
     }
 
-    /// Enum type `oid` (or, with `true`, the enum whose array type it is).
-    pub fn enum_type(&self, oid: i32) -> Option<(&crate::catalog::EnumEntry, bool)> {
+    /// The engine name of enum or composite type `oid` (or, with `true`,
+    /// of the type whose array type it is).
+    pub fn user_type(&self, oid: i32) -> Option<(&str, bool)> {
         let oid = u32::try_from(oid).ok()?;
-        self.enums.iter().find_map(|e| {
-            if e.oid == oid {
-                Some((e, false))
-            } else if e.oid + 1 == oid {
-                Some((e, true))
+        let enums = self.enums.iter().map(|e| (e.oid, e.name.as_str()));
+        let composites = self.composites.iter().map(|(e, _)| (e.oid, e.name.as_str()));
+        enums.chain(composites).find_map(|(o, name)| {
+            if o == oid {
+                Some((name, false))
+            } else if o + 1 == oid {
+                Some((name, true))
             } else {
                 None
             }
         })
+    }
+
+    /// The composite type whose relation (pg_class, relkind `c`) has OID
+    /// `oid`.
+    pub fn composite_rel(
+        &self,
+        oid: i32,
+    ) -> Option<&(crate::catalog::TypeEntry, centum_types::CompositeType)> {
+        self.composites.iter().find(|(e, _)| i64::from(e.oid) + 2 == i64::from(oid))
     }
 
     /// The OID of schema `name`.

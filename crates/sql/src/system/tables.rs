@@ -1101,6 +1101,22 @@ fn classes(s: &Snapshot) -> Vec<Vec<Value>> {
         r[20] = b(!v.triggers.is_empty());
         out.push(r);
     }
+    // A composite type's relation: its fields, no storage.
+    for (e, ty) in &s.composites {
+        let (schema, name) = super::snapshot::split_name(&e.name);
+        let mut r = row(
+            e.oid as i32 + 2,
+            &name,
+            s.schema_oid(&schema),
+            0,
+            RelKind::CompositeType,
+            ty.fields().len(),
+            None,
+        );
+        r[3] = oid(e.oid as i32);
+        r[7] = oid(0);
+        out.push(r);
+    }
     // The engine's views: built in, defined by no stored query.
     for t in SystemTable::ALL.iter().filter(|t| t.name().0 == "centum") {
         let mut r = row(t.oid(), t.name().1, super::snapshot::CENTUM, 0, RelKind::View, t.spec().len(), None);
@@ -1248,6 +1264,11 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Value>> {
             out.push(attribute(t.oid(), name, &ty.data_type(), i + 1, false, false, "", ""));
         }
     }
+    for (e, ty) in &s.composites {
+        for (i, (name, t)) in ty.fields().iter().enumerate() {
+            out.push(attribute(e.oid as i32 + 2, name, t, i + 1, false, false, "", ""));
+        }
+    }
     for v in &s.views {
         for (i, c) in v.columns.iter().enumerate() {
             out.push(attribute(
@@ -1272,49 +1293,65 @@ pub(crate) fn view_definition(def: &crate::catalog::ViewDef) -> String {
 
 /// pg_type rows of the enum types and their array types.
 fn enum_types(s: &Snapshot) -> Vec<Vec<Value>> {
-    let mut out = Vec::new();
-    for e in &s.enums {
-        let (schema, name) = super::snapshot::split_name(&e.name);
-        let (ns, owner) = (oid(s.schema_oid(&schema)), oid(s.owner));
-        let (t, arr) = (e.oid as i32, e.oid as i32 + 1);
-        let row = |oid_: i32, name: String, len: i16, typtype: &str, cat: &str, elem: i32, array: i32| {
-            let is_array = elem != 0;
-            let f = |a: &'static str, e: &'static str| txt(if is_array { a } else { e });
-            vec![
-                oid(oid_),
-                Value::Text(name),
-                ns.clone(),
-                owner.clone(),
-                Value::SmallInt(len),
-                b(!is_array),
-                txt(typtype),
-                txt(cat),
-                b(false),
-                b(true),
-                txt(","),
-                oid(0),
-                f("array_subscript_handler", "-"),
-                oid(elem),
-                oid(array),
-                f("array_in", "enum_in"),
-                f("array_out", "enum_out"),
-                f("array_recv", "enum_recv"),
-                f("array_send", "enum_send"),
-                txt("i"),
-                f("x", "p"),
-                b(false),
-                oid(0),
-                Value::Integer(-1),
-                Value::Integer(0),
-                oid(0),
-                Value::Null,
-                Value::Null,
-            ]
+    s.enums.iter().flat_map(|e| user_type_rows(s, &e.name, e.oid, false)).collect()
+}
+
+/// pg_type rows of the composite types and their array types; each type's
+/// relation (relkind `c`, the OID after its array type's) holds its fields
+/// as attributes.
+fn composite_types(s: &Snapshot) -> Vec<Vec<Value>> {
+    s.composites.iter().flat_map(|(e, _)| user_type_rows(s, &e.name, e.oid, true)).collect()
+}
+
+/// The pg_type rows of an enum or composite type (engine name `engine`,
+/// OID `type_oid`) and of its array type, the OID after.
+fn user_type_rows(s: &Snapshot, engine: &str, type_oid: u32, composite: bool) -> [Vec<Value>; 2] {
+    let (schema, name) = super::snapshot::split_name(engine);
+    let (ns, owner) = (oid(s.schema_oid(&schema)), oid(s.owner));
+    let (t, arr) = (type_oid as i32, type_oid as i32 + 1);
+    let io = if composite { "record" } else { "enum" };
+    let row = |oid_: i32, name: String, elem: i32, array: i32| {
+        let is_array = elem != 0;
+        let f = |a: &str, e: &str| txt(if is_array { a } else { e });
+        let func = |what: &str| f(&format!("array_{what}"), &format!("{io}_{what}"));
+        let (typtype, cat) = match (is_array, composite) {
+            (true, _) => ("b", "A"),
+            (false, true) => ("c", "C"),
+            (false, false) => ("e", "E"),
         };
-        out.push(row(t, name.clone(), 4, "e", "E", 0, arr));
-        out.push(row(arr, format!("_{name}"), -1, "b", "A", t, 0));
-    }
-    out
+        let fixed = !is_array && !composite;
+        vec![
+            oid(oid_),
+            Value::Text(name),
+            ns.clone(),
+            owner.clone(),
+            Value::SmallInt(if fixed { 4 } else { -1 }),
+            b(fixed),
+            txt(typtype),
+            txt(cat),
+            b(false),
+            b(true),
+            txt(","),
+            oid(if composite && !is_array { t + 2 } else { 0 }),
+            f("array_subscript_handler", "-"),
+            oid(elem),
+            oid(array),
+            func("in"),
+            func("out"),
+            func("recv"),
+            func("send"),
+            txt(if composite { "d" } else { "i" }),
+            txt(if fixed { "p" } else { "x" }),
+            b(false),
+            oid(0),
+            Value::Integer(-1),
+            Value::Integer(0),
+            oid(0),
+            Value::Null,
+            Value::Null,
+        ]
+    };
+    [row(t, name.clone(), 0, arr), row(arr, format!("_{name}"), t, 0)]
 }
 
 /// pg_enum: every label of every enum type.
@@ -1373,6 +1410,7 @@ fn pg_types(s: &Snapshot) -> Vec<Vec<Value>> {
         })
         .collect();
     rows.extend(enum_types(s));
+    rows.extend(composite_types(s));
     rows
 }
 

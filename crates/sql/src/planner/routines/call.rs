@@ -49,8 +49,13 @@ impl Binder<'_> {
                 _ => DataType::Text,
             };
             let (e, ty) = self.coerce_untyped(arg, &Some(target.clone()))?;
+            let composite = |t: &DataType| matches!(t, DataType::Composite(_));
             let e = match ty {
                 Some(t) if t == target => e,
+                // A row value (or an array of them) goes as its text.
+                Some(t) if composite(&t) || t.element().is_some_and(composite) => {
+                    Expr::Cast(Box::new(e), DataType::Text)
+                }
                 Some(DataType::Array(_)) if matches!(p.ty, PlType::Array(_)) => {
                     Expr::Cast(Box::new(e), target)
                 }
