@@ -260,7 +260,7 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
     use DataType::{BigInt as I8, Boolean as B, Integer as I4, Text as T};
     let (func, params, min, ret, search_path) = match name {
         "pg_table_is_visible" | "pg_type_is_visible" => (CatalogFn::TableIsVisible, vec![I4], 1, B, true),
-        "format_type" => (CatalogFn::FormatType, vec![I4, I4], 2, T, false),
+        "format_type" => (CatalogFn::FormatType, vec![I4, I4], 2, T, true),
         "pg_get_expr" => (CatalogFn::GetExpr, vec![T, I4, B], 2, T, true),
         "pg_get_indexdef" => (CatalogFn::GetIndexdef, vec![I4, I4, B], 1, T, true),
         "pg_get_constraintdef" => (CatalogFn::GetConstraintdef, vec![I4, B], 1, T, true),
@@ -567,7 +567,11 @@ pub(crate) fn eval(
                 let snap = snapshot()?;
                 match snap.user_type(o as i32) {
                     Some((e, array)) => {
-                        let name = crate::catalog::display_name(e);
+                        // Qualified where the search path does not reach
+                        // it, as pg_dump (with an empty path) needs.
+                        let (schema, bare) = super::snapshot::split_name(e);
+                        let path = search_path(args);
+                        let name = if path.contains(&schema) { bare } else { format!("{schema}.{bare}") };
                         Value::Text(if array { format!("{name}[]") } else { name })
                     }
                     None => Value::Text("???".into()),

@@ -1207,7 +1207,8 @@ fn attribute(
         Value::Integer(ty.pg_typmod()),
         b(t.is_some_and(|t| t.byval)),
         txt(t.map_or("i", |t| t.align)),
-        txt(if t.is_some_and(|t| t.len > 0) { "p" } else { "x" }),
+        // attstorage: the type's own (an enum's is plain, as its pg_type row says).
+        txt(if t.is_some_and(|t| t.len > 0) || matches!(ty, DataType::Enum(_)) { "p" } else { "x" }),
         txt(""),
         b(not_null),
         b(has_def),
