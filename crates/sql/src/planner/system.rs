@@ -58,12 +58,7 @@ impl Binder<'_> {
 
     /// Whether a cast to `dt` is one [`Binder::catalog_cast`] binds.
     pub(crate) fn catalog_cast_target(&self, dt: &ast::DataType) -> bool {
-        self.reg_type(dt).is_some()
-    }
-
-    /// [`reg_type`] of a cast's target type.
-    fn reg_type(&self, dt: &ast::DataType) -> Option<RegType> {
-        reg_type(dt)
+        reg_type(dt).is_some()
     }
 
     /// The OID of the enum or composite type (or array of one) `name`
@@ -91,7 +86,7 @@ impl Binder<'_> {
         dt: &ast::DataType,
         ctx: &Ctx,
     ) -> Result<Option<Typed>> {
-        let Some(reg) = self.reg_type(dt) else { return Ok(None) };
+        let Some(reg) = reg_type(dt) else { return Ok(None) };
         let x = self.expr(e, ctx)?;
         // A constant text search configuration is checked and named now.
         if let (ast::DataType::Custom(name, _), (Expr::Literal(Value::Text(s)), _)) = (dt, &x) {
