@@ -970,6 +970,25 @@ fn same_as_postgresql(what: &str, done: &str, client: impl Fn(&str, &Path) -> Co
     );
 }
 
+/// `python script URL`, for [`same_as_postgresql`].
+fn python_script<'a>(python: &'a str, script: &'a Path) -> impl Fn(&str, &Path) -> Command + 'a {
+    move |url, _| {
+        let mut cmd = Command::new(python);
+        cmd.arg(script).arg(url);
+        cmd
+    }
+}
+
+/// `node script URL` with the packages installed in `dir`, for
+/// [`same_as_postgresql`].
+fn node_script<'a>(dir: &'a Path, script: &'a Path) -> impl Fn(&str, &Path) -> Command + 'a {
+    move |url, _| {
+        let mut cmd = Command::new("node");
+        cmd.arg(script).arg(url).env("NODE_PATH", dir.join("node_modules"));
+        cmd
+    }
+}
+
 /// Django's migrations run each migration in one transaction, DDL and
 /// all; its ORM nests transactions with savepoints.
 /// (tests/clients/django_app/run.py: migrate, the models in use, migrate
@@ -1057,11 +1076,7 @@ fn alembic_migrations_same_as_postgresql() {
     same_as_postgresql(
         "the Alembic migrations",
         "alembic scenario: ok",
-        |url, _| {
-            let mut cmd = Command::new(python);
-            cmd.arg(&script).arg(url);
-            cmd
-        },
+        python_script(python, &script),
         true,
     );
 }
@@ -1073,16 +1088,7 @@ fn alembic_migrations_same_as_postgresql() {
 fn knex_migrations_and_transactions_same_as_postgresql() {
     let Some(dir) = node_modules_with(&["pg@8", "knex@3"]) else { return };
     let script = clients_dir().join("knex_app").join("app.js");
-    same_as_postgresql(
-        "the knex app",
-        "knex scenario: ok",
-        |url, _| {
-            let mut cmd = Command::new("node");
-            cmd.arg(&script).arg(url).env("NODE_PATH", dir.join("node_modules"));
-            cmd
-        },
-        true,
-    );
+    same_as_postgresql("the knex app", "knex scenario: ok", node_script(&dir, &script), true);
 }
 
 #[test]
@@ -1121,16 +1127,7 @@ fn node_postgres_crud() {
 fn psycopg_notifications_same_as_postgresql() {
     let Some(python) = python_with_psycopg() else { return };
     let script = clients_dir().join("psycopg_notify.py");
-    same_as_postgresql(
-        "psycopg's notifications",
-        "psycopg notify: ok",
-        |url, _| {
-            let mut cmd = Command::new(python);
-            cmd.arg(&script).arg(url);
-            cmd
-        },
-        true,
-    );
+    same_as_postgresql("psycopg's notifications", "psycopg notify: ok", python_script(python, &script), true);
 }
 
 /// The same through node-postgres, which reads notifications as they
@@ -1142,11 +1139,7 @@ fn node_postgres_notifications_same_as_postgresql() {
     same_as_postgresql(
         "node-postgres's notifications",
         "node-postgres notify: ok",
-        |url, _| {
-            let mut cmd = Command::new("node");
-            cmd.arg(&script).arg(url).env("NODE_PATH", dir.join("node_modules"));
-            cmd
-        },
+        node_script(&dir, &script),
         true,
     );
 }
