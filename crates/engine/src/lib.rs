@@ -53,8 +53,8 @@ pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn};
 pub use gc::GcStats;
 pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};
 pub use mvcc::{
-    Committing, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Transaction, TxnCounts, TxnId,
-    TxnInfo, Visible, WaitLimits,
+    Committing, FilteredScan, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Scanned,
+    Transaction, TxnCounts, TxnId, TxnInfo, Visible, WaitLimits,
 };
 pub use row::{KeyDef, KeyRange, RowLayout, SortKeyDef};
 pub use schema::{Column, Durability, IndexDef, IndexKind, TableDef};

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 const MIN_SCAN_CHAINS: u64 = 256;
 /// Most chains in the scan list (8 MiB of heads).
 const MAX_SCAN_CHAINS: u64 = 1 << 20;
+const SCAN_REGION_BITS: u32 = 8;
 
 /// Chains for the scan list of a table whose largest index was declared
 /// with `buckets` buckets: unlinking a version walks its scan chain, so the
@@ -377,8 +378,7 @@ impl Table {
     /// inserters spread over the chains.
     #[inline]
     fn scan_bucket(&self, v: VersionPtr) -> usize {
-        let a = v.word() as u64 >> 4;
-        self.scan.bucket_of(a ^ (a >> 9) ^ (a >> 17))
+        self.scan.bucket_of(v.word() as u64 >> SCAN_REGION_BITS)
     }
 
     /// Bytes of this table's row versions.

@@ -8,6 +8,7 @@
 //! - `read` and `write`: the operations.
 
 pub(crate) mod clock;
+pub(crate) mod filtered;
 pub(crate) mod read;
 pub(crate) mod row_wait;
 pub(crate) mod transaction;
@@ -16,6 +17,7 @@ pub(crate) mod visibility;
 pub(crate) mod word;
 pub(crate) mod write;
 
+pub use filtered::{FilteredScan, Scanned};
 pub use read::{RangeScan, Row, Scan};
 pub use row_wait::RowWait;
 pub use transaction::{Committing, Isolation, OnHeld, Savepoint, Transaction, Visible, WaitLimits};

@@ -331,7 +331,7 @@ impl Transaction {
     }
 
     /// A scan that `pg_stat_user_tables` does not count (an index build's).
-    fn open_scan<'a>(&'a self, table: &'a Arc<Table>) -> Result<Scan<'a>> {
+    pub(crate) fn open_scan<'a>(&'a self, table: &'a Arc<Table>) -> Result<Scan<'a>> {
         self.check_usable()?;
         table.check_not_dropped()?;
         let op = self.next_op();
@@ -470,6 +470,13 @@ pub struct Scan<'a> {
     rows: Batches,
     /// Whether the rows count as a scan's in the table's usage.
     counted: bool,
+}
+
+impl Scan<'_> {
+    /// The operation the scan reads as of.
+    pub(crate) fn op(&self) -> u32 {
+        self.op
+    }
 }
 
 impl Drop for Scan<'_> {

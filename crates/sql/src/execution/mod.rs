@@ -11,6 +11,7 @@ pub(crate) mod ddl;
 pub(crate) mod dml;
 pub(crate) mod eval;
 pub(crate) mod grant;
+pub(crate) mod prefilter;
 pub mod profile;
 pub(crate) mod query;
 pub(crate) mod routine;

@@ -6,7 +6,7 @@ use super::ExecCtx;
 use crate::error::{Error, Result};
 use crate::planner::expr::Expr;
 use crate::planner::plan::{Access, AccessPath, JoinKind, Plan, SetOpKind, SortKey};
-use centum_engine::{KeyRange, Row};
+use centum_engine::{KeyRange, Row, Scanned};
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
 // The executor's own hash tables (groups, DISTINCT, hash joins, set
@@ -823,10 +823,10 @@ pub(crate) fn access_rows<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value
     }
 }
 
-/// The values of a row the access reads: the columns the plan uses, the
-/// others NULL.
-fn decode(a: &Access, row: &Row) -> Vec<Value> {
-    match &a.columns {
+/// The values of a row the access reads: the columns marked in `wanted`
+/// (all for `None`), the others NULL.
+fn decode(wanted: Option<&[bool]>, row: &Row) -> Vec<Value> {
+    match wanted {
         None => row.values(),
         Some(wanted) => row.values_of(wanted),
     }
@@ -848,7 +848,7 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
             if let Err(e) = cx.tick(1) {
                 return Some(Err(e));
             }
-            let vals = decode(a, &row);
+            let vals = decode(a.columns.as_deref(), &row);
             for f in checks.iter().flatten() {
                 match test(f, &vals, &outer_f, cx) {
                     Ok(true) => {}
@@ -860,7 +860,41 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
         }
     };
     Ok(match &a.path {
-        AccessPath::Scan => Box::new(txn.scan(table)?.filter_map(keep(false))),
+        AccessPath::Scan => {
+            let raw = super::prefilter::RawChecks::of(a.filter.as_ref(), table, outer, cx)?;
+            if raw.is_empty() {
+                Box::new(txn.scan(table)?.filter_map(keep(false)))
+            } else {
+                // Rows that fail a byte-level check never leave the engine,
+                // which reads a large table on several threads.
+                let exact = raw.is_exact();
+                let (keep, consumer) = (keep(false), a.consumer_columns.as_deref());
+                let keep = move |row: Row<'a>| {
+                    if !exact {
+                        return keep(row);
+                    }
+                    match cx.tick(1) {
+                        Ok(()) => Some(Ok((row, decode(consumer, &row)))),
+                        Err(e) => Some(Err(e)),
+                    }
+                };
+                let mut scan = txn.scan_where(table, move |row| raw.pass(row))?;
+                Box::new(std::iter::from_fn(move || loop {
+                    match scan.next()? {
+                        Scanned::Row(row) => {
+                            if let Some(r) = keep(row) {
+                                return Some(r);
+                            }
+                        }
+                        Scanned::Skipped(n) => {
+                            if let Err(e) = cx.tick(u32::try_from(n).unwrap_or(u32::MAX)) {
+                                return Some(Err(e));
+                            }
+                        }
+                    }
+                }))
+            }
+        }
         AccessPath::Key { index, unique, key, key_types, .. } => {
             let mut values = Vec::with_capacity(key.len());
             for (e, ty) in key.iter().zip(key_types) {
@@ -975,7 +1009,7 @@ pub(crate) fn point(plan: &Plan, cx: &ExecCtx, outer: &[Value]) -> Result<Option
             })
             .collect(),
         _ => {
-            let vals = decode(a, &row);
+            let vals = decode(a.columns.as_deref(), &row);
             if let Some(f) = &a.filter {
                 if !test(f, &vals, outer, cx)? {
                     return Ok(Some(vec![]));

@@ -575,6 +575,7 @@ impl<'a> Binder<'a> {
             cond_text: String::new(),
             filter_text: String::new(),
             columns: None,
+            consumer_columns: None,
         };
         let (mut access, _) = access::choose(base, conds, None)?;
         if let Some(w) = selection {
@@ -951,6 +952,7 @@ impl<'a> Binder<'a> {
             cond_text: String::new(),
             filter_text: String::new(),
             columns: None,
+            consumer_columns: None,
         };
         let (mut target, _) = access::choose(base, conds, None)?;
         if !matches!(target.path, AccessPath::Scan) {

@@ -86,6 +86,11 @@ pub struct Access {
     /// others are not decoded and read as NULL. Set by
     /// [`Plan::prune_columns`].
     pub columns: Option<Box<[bool]>>,
+    /// Of those, the columns the access's consumer reads, leaving out the
+    /// ones only its own conditions read (`None`: all). A scan whose
+    /// filter is answered whole on the stored bytes decodes only these.
+    /// Set by [`Plan::prune_columns`].
+    pub consumer_columns: Option<Box<[bool]>>,
     /// The keys of the table's indexes on expressions and partial
     /// indexes, which conditions are matched against (see
     /// [`super::access::HiddenKey`]).
@@ -784,6 +789,7 @@ impl Plan {
                 _ => {}
             })
         });
+        let consumer = if matches!(self, Plan::Access(_)) { needed.clone() } else { None };
         // What the consumer reads and what this operator's own expressions
         // read, for operators that pass rows through.
         let both = |own: Option<Vec<usize>>| {
@@ -794,15 +800,18 @@ impl Plan {
         };
         match self {
             Plan::Access(a) => {
-                a.columns = both(own).map(|cols| {
-                    let mut mask = vec![false; a.table.columns().len()];
+                let width = a.table.columns().len();
+                let mask = |cols: Vec<usize>| {
+                    let mut mask = vec![false; width];
                     for c in cols {
                         if let Some(m) = mask.get_mut(c) {
                             *m = true;
                         }
                     }
                     mask.into_boxed_slice()
-                })
+                };
+                a.consumer_columns = consumer.map(mask);
+                a.columns = both(own).map(mask);
             }
             // A window passes its input's rows through, its own columns
             // after them.

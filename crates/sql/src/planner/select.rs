@@ -975,6 +975,7 @@ impl<'a> Binder<'a> {
                     cond_text: String::new(),
                     filter_text: String::new(),
                     columns: None,
+                    consumer_columns: None,
                 };
                 Ok(Item {
                     plan: Plan::Access(access.clone()),

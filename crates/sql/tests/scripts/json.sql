@@ -119,4 +119,26 @@ CREATE TABLE jbad (j json PRIMARY KEY);
 CREATE TABLE jraw (j json);
 CREATE INDEX jraw_j ON jraw (j);
 CREATE INDEX docs_gin ON docs USING gin (doc);
-DROP TABLE docs, jkeys, jraw;
+-- Filters a full scan answers on the stored bytes: containment, keys and
+-- integer comparisons, with NULL columns, NULL constants, either side of a
+-- comparison, a parameter, an outer column and a filter only partly answered.
+CREATE TABLE jscan (id int PRIMARY KEY, n smallint, big bigint, doc jsonb);
+INSERT INTO jscan SELECT i, (i % 5)::smallint, i * 1000000000::bigint, CASE WHEN i % 4 = 0 THEN NULL ELSE jsonb_build_object('k', i % 3, 'tags', jsonb_build_array('t' || (i % 2), 'u'), 'n', i) END FROM generate_series(1, 40) AS s(i);
+SELECT id FROM jscan WHERE doc @> '{"k": 1}' ORDER BY id;
+SELECT id FROM jscan WHERE doc @> '{"tags": ["t1"]}' AND n < 3 ORDER BY id;
+SELECT count(*) FROM jscan WHERE doc @> '{"tags": ["u"]}';
+SELECT count(*) FROM jscan WHERE doc @> NULL;
+SELECT id FROM jscan WHERE doc <@ '{"k": 2, "n": 5, "tags": ["t1", "u"], "x": 1}' ORDER BY id;
+SELECT count(*) FROM jscan WHERE doc ? 'tags';
+SELECT id FROM jscan WHERE 2 > n AND n <> 0 AND id <= 12 ORDER BY id;
+SELECT id FROM jscan WHERE n = 70000 OR id = 3;
+SELECT count(*) FROM jscan WHERE n = 70000;
+SELECT count(*) FROM jscan WHERE n >= -70000 AND big > 39000000000;
+SELECT count(*) FROM jscan WHERE n = NULL;
+SELECT id FROM jscan WHERE doc @> '{"k": 0}' AND (doc ->> 'n')::int % 2 = 0 ORDER BY id;
+PREPARE jscan_p (jsonb, int) AS SELECT id FROM jscan WHERE doc @> $1 AND n = $2 ORDER BY id;
+EXECUTE jscan_p ('{"k": 2}', 3);
+EXECUTE jscan_p (NULL, 3);
+SELECT o.id, (SELECT count(*) FROM jscan i WHERE i.n = o.n AND i.doc @> '{"k": 1}') FROM jscan o WHERE o.id <= 5 ORDER BY o.id;
+DEALLOCATE jscan_p;
+DROP TABLE docs, jkeys, jraw, jscan;

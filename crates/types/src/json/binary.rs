@@ -180,6 +180,12 @@ fn key_bytes_order(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 impl<'a> JRef<'a> {
+    /// The value stored in `b` (a [`Jsonb`]'s bytes, such as a row's
+    /// stored column), read in place without a copy.
+    pub fn new(b: &'a [u8]) -> JRef<'a> {
+        JRef { b }
+    }
+
     /// What the value is.
     pub fn kind(&self) -> Kind<'a> {
         match self.b.first() {
