@@ -51,6 +51,7 @@ pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use error::{Error, Result};
 pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn};
 pub use gc::GcStats;
+pub use index::chain::prefetch;
 pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};
 pub use mvcc::{
     Committing, FilteredScan, Isolation, OnHeld, RangeScan, Row, RowWait, Savepoint, Scan, Scanned,

@@ -321,9 +321,10 @@ impl Chains {
 
 /// Starts loading the cache line at `p` without waiting for it. Batched
 /// look-ups prefetch every bucket, then every first version, so that their
-/// cache misses overlap instead of following one another.
+/// cache misses overlap instead of following one another (the SQL layer's
+/// operators that read rows out of order do the same).
 #[inline]
-pub(crate) fn prefetch(p: *const u8) {
+pub fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching never faults, whatever the address.
     unsafe {

@@ -8,6 +8,11 @@ use crate::functions::operators::BinOp;
 use crate::planner::plan::{AggCall, AggFunc};
 use centum_types::{Decimal, Value};
 use foldhash::{HashSet, HashSetExt};
+use smallvec::SmallVec;
+
+/// One input's argument values: inline for the usual one or two, so that
+/// adding a row allocates nothing.
+pub(crate) type Args = SmallVec<[Value; 2]>;
 
 /// The running state of one aggregate call (cloned to read a running
 /// window aggregate without ending it).
@@ -18,7 +23,7 @@ pub(crate) struct Acc {
     seen: Option<HashSet<Vec<Value>>>,
     /// An ordered aggregate's inputs (sort key values, arguments), held
     /// until the group ends.
-    pending: Vec<(Vec<Value>, Vec<Value>)>,
+    pending: Vec<(Vec<Value>, Args)>,
     /// `array_agg`'s and `jsonb_agg`'s elements; `jsonb_object_agg`'s
     /// keys and values, one after the other.
     items: Vec<Value>,
@@ -37,18 +42,40 @@ impl Acc {
 
     /// Adds one input row.
     pub fn add(&mut self, call: &AggCall, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<()> {
+        match Self::input(call, row, outer, cx)? {
+            Some(args) => self.add_input(call, args, row, outer, cx),
+            None => Ok(()),
+        }
+    }
+
+    /// What one row gives the aggregate: its argument values, or `None`
+    /// when its FILTER rejects it (`count(*)` has no arguments).
+    pub fn input(call: &AggCall, row: &[Value], outer: &[Value], cx: &ExecCtx) -> Result<Option<Args>> {
         if let Some(f) = &call.filter {
             if !test(f, row, outer, cx)? {
-                return Ok(());
+                return Ok(None);
             }
         }
+        let mut args = Args::new();
+        for a in &call.args {
+            args.push(eval(a, row, outer, cx)?);
+        }
+        Ok(Some(args))
+    }
+
+    /// Adds one row's [`Acc::input`]; `row` is read again only by an
+    /// ordered aggregate, for its sort keys.
+    pub fn add_input(
+        &mut self,
+        call: &AggCall,
+        args: Args,
+        row: &[Value],
+        outer: &[Value],
+        cx: &ExecCtx,
+    ) -> Result<()> {
         if call.func == AggFunc::CountStar {
             self.count += 1;
             return Ok(());
-        }
-        let mut args = Vec::with_capacity(call.args.len());
-        for a in &call.args {
-            args.push(eval(a, row, outer, cx)?);
         }
         if !call.order.is_empty() {
             let keys =
@@ -62,7 +89,7 @@ impl Acc {
     }
 
     /// Adds one input's argument values.
-    fn accumulate(&mut self, call: &AggCall, mut args: Vec<Value>, cx: &ExecCtx) -> Result<()> {
+    fn accumulate(&mut self, call: &AggCall, mut args: Args, cx: &ExecCtx) -> Result<()> {
         let collects = matches!(
             call.func,
             AggFunc::ArrayAgg
@@ -75,12 +102,12 @@ impl Acc {
             return Ok(());
         }
         if let Some(seen) = &mut self.seen {
-            if seen.contains(&args) {
+            if seen.contains(&args[..]) {
                 return Ok(());
             }
             // Every distinct input is kept until the group ends.
             cx.budget.hold(&args)?;
-            seen.insert(args.clone());
+            seen.insert(args.to_vec());
         }
         self.count += 1;
         if collects {

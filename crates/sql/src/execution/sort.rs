@@ -138,36 +138,87 @@ fn pack<const N: usize>(keys: &KeyRows, spec: &[SortKey]) -> Option<Vec<Packed<N
     let mut kinds = [Kind::Unknown; N];
     let mut out = Vec::with_capacity(keys.len());
     for i in 0..keys.len() {
-        let row = keys.row(i);
-        let mut words = [(0u8, 0u64); N];
-        for (j, (v, k)) in row.iter().zip(spec).enumerate() {
-            let (kind, n) = match v {
-                Value::Null => {
-                    words[j] = (if k.nulls_first { 0 } else { 2 }, 0);
-                    continue;
-                }
-                Value::SmallInt(x) => (Kind::Integer, i64::from(*x)),
-                Value::Integer(x) => (Kind::Integer, i64::from(*x)),
-                Value::BigInt(x) => (Kind::Integer, *x),
-                Value::Boolean(b) => (Kind::Boolean, i64::from(*b)),
-                _ => return None,
-            };
-            if kinds[j] != kind {
-                if kinds[j] != Kind::Unknown {
-                    return None;
-                }
-                kinds[j] = kind;
-            }
-            // Flipping the sign bit orders two's complement as unsigned.
-            let mut m = (n as u64) ^ (1 << 63);
-            if k.desc {
-                m = !m;
-            }
-            words[j] = (1, m);
-        }
-        out.push((words, i as u32));
+        out.push((pack_row(keys.row(i), spec, &mut kinds)?, i as u32));
     }
     Some(out)
+}
+
+/// One row's keys packed into words, given the kinds the rows before it
+/// had (which it may set); `None` when a key is not an integer or a
+/// boolean, or not of its column's kind.
+fn pack_row<const N: usize>(row: &[Value], spec: &[SortKey], kinds: &mut [Kind; N]) -> Option<[Word; N]> {
+    let mut words = [(0u8, 0u64); N];
+    for (j, (v, k)) in row.iter().zip(spec).enumerate() {
+        let (kind, n) = match v {
+            Value::Null => {
+                words[j] = (if k.nulls_first { 0 } else { 2 }, 0);
+                continue;
+            }
+            Value::SmallInt(x) => (Kind::Integer, i64::from(*x)),
+            Value::Integer(x) => (Kind::Integer, i64::from(*x)),
+            Value::BigInt(x) => (Kind::Integer, *x),
+            Value::Boolean(b) => (Kind::Boolean, i64::from(*b)),
+            _ => return None,
+        };
+        if kinds[j] != kind {
+            if kinds[j] != Kind::Unknown {
+                return None;
+            }
+            kinds[j] = kind;
+        }
+        // Flipping the sign bit orders two's complement as unsigned.
+        let mut m = (n as u64) ^ (1 << 63);
+        if k.desc {
+            m = !m;
+        }
+        words[j] = (1, m);
+    }
+    Some(words)
+}
+
+/// Sorted packed keys of many rows: entry `p` holds the keys of the row at
+/// sorted position `p` and that row's number. Two rows' keys are equal
+/// exactly when their words are, so partitions and peers are found on the
+/// words; NULLs are words of their own.
+pub(crate) struct PackedOrder<const N: usize>(Vec<Packed<N>>);
+
+impl<const N: usize> PackedOrder<N> {
+    /// The keys `spec` of every row of `rows`, evaluated, packed and
+    /// sorted; `None` when they do not pack (see [`pack`]).
+    pub(crate) fn of(
+        rows: &[Vec<Value>],
+        spec: &[SortKey],
+        outer: &[Value],
+        cx: &ExecCtx,
+    ) -> Result<Option<PackedOrder<N>>> {
+        if spec.len() != N || u32::try_from(rows.len()).is_err() {
+            return Ok(None);
+        }
+        let mut kinds = [Kind::Unknown; N];
+        let mut out = Vec::with_capacity(rows.len());
+        cx.budget.charge(2 * rows.len() * std::mem::size_of::<Packed<N>>())?;
+        let mut keys: [Value; N] = std::array::from_fn(|_| Value::Null);
+        for (i, row) in rows.iter().enumerate() {
+            cx.tick(1)?;
+            for (slot, k) in keys.iter_mut().zip(spec) {
+                *slot = super::eval::eval(&k.expr, row, outer, cx)?;
+            }
+            let Some(words) = pack_row(&keys, spec, &mut kinds) else { return Ok(None) };
+            out.push((words, i as u32));
+        }
+        Ok(Some(PackedOrder(sort_runs(out, &|a: &Packed<N>, b: &Packed<N>| a.cmp(b), false, cx)?)))
+    }
+
+    /// The row numbers in sorted order.
+    pub(crate) fn order(&self) -> Vec<usize> {
+        self.0.iter().map(|e| e.1 as usize).collect()
+    }
+
+    /// Whether sorted positions `a` and `b` have equal keys `keys`.
+    #[inline]
+    pub(crate) fn same(&self, a: usize, b: usize, keys: std::ops::Range<usize>) -> bool {
+        self.0[a].0[keys.clone()] == self.0[b].0[keys]
+    }
 }
 
 /// `rows` sorted by `cmp`: runs of [`SORT_RUN`] entries sorted one by one

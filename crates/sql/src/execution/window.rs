@@ -23,10 +23,10 @@
 //!
 //! [`Plan::Window`]: crate::planner::plan::Plan::Window
 
-use super::aggregate::Acc;
+use super::aggregate::{Acc, Args};
 use super::eval::eval;
 use super::query::{compare_keys, Rows};
-use super::sort::KeyRows;
+use super::sort::{KeyRows, PackedOrder};
 use super::{row_bytes, ExecCtx};
 use crate::error::{Error, Result};
 use crate::functions::operators::BinOp;
@@ -73,14 +73,38 @@ pub(crate) fn run(
         order = sorted;
     }
     // Each row is finished as it is read, so that it is still in the cache
-    // when the consumer reads it.
+    // when the consumer reads it; rows are read out of input order, so the
+    // ones a little ahead are asked for early.
     let mut last = last.into_iter();
-    Ok(order.into_iter().map(move |i| {
+    let mut next = 0;
+    Ok(std::iter::from_fn(move || {
+        let i = *order.get(next)?;
+        prefetch_row(&rows, &order, next);
+        next += 1;
         let mut row = std::mem::take(&mut rows[i]);
         row.extend(earlier.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
         row.extend(last.next());
-        row
+        Some(row)
     }))
+}
+
+/// Rows ahead of the current one whose values are prefetched, and twice
+/// that for their vectors.
+const AHEAD: usize = 8;
+
+/// Asks the CPU to start loading what the rows at sorted positions ahead
+/// of `p` will need: the values of the row `AHEAD` positions on (whose
+/// vector was asked for earlier), and the vector of the row twice as far.
+/// Without it every row read in window order is a cache miss that the
+/// next one waits behind.
+#[inline]
+fn prefetch_row(rows: &[Vec<Value>], order: &[usize], p: usize) {
+    if let Some(&i) = order.get(p + 2 * AHEAD) {
+        centum_engine::prefetch(&rows[i] as *const Vec<Value> as *const u8);
+    }
+    if let Some(&i) = order.get(p + AHEAD) {
+        centum_engine::prefetch(rows[i].as_ptr() as *const u8);
+    }
 }
 
 /// A partition's peer groups, as runs of sorted positions.
@@ -91,6 +115,12 @@ struct Groups {
 
 /// One call: the rows' order (partition, then window order) and the value
 /// of each row, in that order.
+///
+/// Keys of one or two integer or boolean columns are packed and sorted as
+/// words ([`PackedOrder`]), and partitions and peers found on the words,
+/// so no key value is kept per row. Other keys, and frames with RANGE
+/// distances (which measure between key values), keep the keys' values
+/// ([`KeyRows`]).
 fn one_call(
     rows: &[Vec<Value>],
     call: &WindowCall,
@@ -104,6 +134,20 @@ fn one_call(
         .map(|e| SortKey { expr: e.clone(), desc: false, nulls_first: false })
         .chain(call.order.iter().cloned())
         .collect();
+    let frame = Offsets::of(&call.frame, outer, cx)?;
+    let distances =
+        [&frame.start, &frame.end].iter().any(|b| matches!(b, Bound::Before(_) | Bound::After(_)));
+    let nk = spec.len();
+    if !distances {
+        let packed = match nk {
+            1 => packed_call::<1>(rows, call, &frame, &spec, outer, cx)?,
+            2 => packed_call::<2>(rows, call, &frame, &spec, outer, cx)?,
+            _ => None,
+        };
+        if let Some(done) = packed {
+            return Ok(done);
+        }
+    }
     let mut keys = KeyRows::with_capacity(spec.len(), rows.len());
     for row in rows {
         cx.tick(1)?;
@@ -115,42 +159,90 @@ fn one_call(
     // The keys in sorted order, so that partitions and peers are found by
     // reading them in turn.
     let keys = keys.permuted(&order);
-    let same = |a: &[Value], b: &[Value], keys: &[SortKey]| compare_keys(a, b, keys) == Ordering::Equal;
-    let frame = Offsets::of(&call.frame, outer, cx)?;
-    let mut values = vec![Value::Null; rows.len()];
-    let mut ps = 0;
-    while ps < order.len() {
-        let mut pe = ps + 1;
-        while pe < order.len() && same(&keys.row(ps)[..np], &keys.row(pe)[..np], &spec[..np]) {
-            pe += 1;
-        }
-        let mut runs = Vec::new();
-        let mut gs = ps;
-        for p in ps + 1..=pe {
-            if p == pe || !same(&keys.row(gs)[np..], &keys.row(p)[np..], &spec[np..]) {
-                runs.push((gs, p));
-                gs = p;
-            }
-        }
-        let order_key = call.order.first().map(|sort| {
+    let same = |a: usize, b: usize, at: std::ops::Range<usize>| {
+        compare_keys(&keys.row(a)[at.clone()], &keys.row(b)[at.clone()], &spec[at]) == Ordering::Equal
+    };
+    let parts = Walk { same_partition: &|a, b| same(a, b, 0..np), same_peers: &|a, b| same(a, b, np..nk) };
+    let order_key = |ps: usize, pe: usize| {
+        call.order.first().map(|sort| {
             // The non-NULL keys are one run at one end of the partition.
             let prefix = partition_point(ps..pe, |p| keys.row(p)[np].is_null() == sort.nulls_first);
             let non_null = if sort.nulls_first { (ps + prefix, pe) } else { (ps, ps + prefix) };
-            OrderKey { at: np, sort, non_null }
-        });
-        let part = Partition {
-            rows,
-            keys: &keys,
-            order: &order,
-            start: ps,
-            end: pe,
-            groups: Groups { runs },
-            order_key,
-        };
-        part.compute(call, &frame, outer, cx, &mut values)?;
-        ps = pe;
-    }
+            OrderKey { keys: &keys, at: np, sort, non_null }
+        })
+    };
+    let values = parts.run(rows, call, &frame, &order, order_key, outer, cx)?;
     Ok((order, values))
+}
+
+/// [`one_call`] on `N` packed keys; `None` when the keys do not pack.
+fn packed_call<const N: usize>(
+    rows: &[Vec<Value>],
+    call: &WindowCall,
+    frame: &Offsets,
+    spec: &[SortKey],
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Option<(Vec<usize>, Vec<Value>)>> {
+    let Some(keys) = PackedOrder::<N>::of(rows, spec, outer, cx)? else { return Ok(None) };
+    let (np, nk) = (call.partition.len(), spec.len());
+    let order = keys.order();
+    let parts =
+        Walk { same_partition: &|a, b| keys.same(a, b, 0..np), same_peers: &|a, b| keys.same(a, b, np..nk) };
+    let values = parts.run(rows, call, frame, &order, |_, _| None, outer, cx)?;
+    Ok(Some((order, values)))
+}
+
+/// How partitions and peer groups are told apart among sorted positions.
+struct Walk<'k> {
+    same_partition: &'k dyn Fn(usize, usize) -> bool,
+    same_peers: &'k dyn Fn(usize, usize) -> bool,
+}
+
+impl Walk<'_> {
+    /// The call's value for every row, by sorted position: the rows are
+    /// cut into partitions, each into peer groups, and each partition
+    /// computed in turn. `order_key` gives a partition's window order key
+    /// where RANGE distances need it.
+    #[allow(clippy::too_many_arguments)]
+    fn run<'a>(
+        &self,
+        rows: &[Vec<Value>],
+        call: &'a WindowCall,
+        frame: &Offsets,
+        order: &[usize],
+        order_key: impl Fn(usize, usize) -> Option<OrderKey<'a>>,
+        outer: &[Value],
+        cx: &ExecCtx,
+    ) -> Result<Vec<Value>> {
+        let mut values = vec![Value::Null; rows.len()];
+        let mut ps = 0;
+        while ps < order.len() {
+            let mut pe = ps + 1;
+            while pe < order.len() && (self.same_partition)(ps, pe) {
+                pe += 1;
+            }
+            let mut runs = Vec::new();
+            let mut gs = ps;
+            for p in ps + 1..=pe {
+                if p == pe || !(self.same_peers)(gs, p) {
+                    runs.push((gs, p));
+                    gs = p;
+                }
+            }
+            let part = Partition {
+                rows,
+                order,
+                start: ps,
+                end: pe,
+                groups: Groups { runs },
+                order_key: order_key(ps, pe),
+            };
+            part.compute(call, frame, outer, cx, &mut values)?;
+            ps = pe;
+        }
+        Ok(values)
+    }
 }
 
 /// A frame's offsets, evaluated once per execution.
@@ -226,8 +318,6 @@ impl Offsets {
 /// One partition of one call: sorted positions `[start, end)`.
 struct Partition<'a> {
     rows: &'a [Vec<Value>],
-    /// Each sorted position's keys.
-    keys: &'a KeyRows,
     /// Each sorted position's input row.
     order: &'a [usize],
     start: usize,
@@ -238,11 +328,12 @@ struct Partition<'a> {
     order_key: Option<OrderKey<'a>>,
 }
 
-/// The window's first ORDER BY key in a partition: where it is in the
-/// sort keys, how it sorts, and the positions `[from, to)` of the rows
-/// whose key is not NULL.
+/// The window's first ORDER BY key in a partition: the sort keys by
+/// sorted position, where it is among them, how it sorts, and the
+/// positions `[from, to)` of the rows whose key is not NULL.
 #[derive(Clone, Copy)]
 struct OrderKey<'a> {
+    keys: &'a KeyRows,
     at: usize,
     sort: &'a SortKey,
     non_null: (usize, usize),
@@ -298,10 +389,10 @@ impl Partition<'_> {
     /// keys; the distance is added in exact numeric (double precision for
     /// a double key), so no key overflows.
     fn range_bound(&self, p: usize, distance: &Value, before: bool, start: bool) -> Result<usize> {
-        let Some(OrderKey { at, sort: order, non_null: (lo, hi) }) = self.order_key else {
+        let Some(OrderKey { keys, at, sort: order, non_null: (lo, hi) }) = self.order_key else {
             return Ok(if start { self.start } else { self.end });
         };
-        let key = |q: usize| &self.keys.row(q)[at];
+        let key = |q: usize| &keys.row(q)[at];
         if key(p).is_null() {
             let (ns, ne) = if order.nulls_first { (self.start, lo) } else { (hi, self.end) };
             return Ok(if start { ns } else { ne });
@@ -344,8 +435,10 @@ impl Partition<'_> {
     ) -> Result<()> {
         let n = self.end - self.start;
         let arg = |i: usize, row: &[Value]| eval(&call.args[i], row, outer, cx);
-        // An aggregate whose frame starts with the partition runs along.
+        // An aggregate whose frame starts with the partition runs along;
+        // any other reads each row's input, computed once.
         let mut running: Option<(Acc, usize)> = None;
+        let mut inputs = FrameInputs::default();
         let mut last: Option<((usize, usize), Value)> = None;
         let mut ntile: Option<Option<i64>> = None;
         for (g, &(gs, ge)) in self.groups.runs.iter().enumerate() {
@@ -438,7 +531,14 @@ impl Partition<'_> {
                         match &last {
                             Some((r, v)) if *r == range => v.clone(),
                             _ => {
-                                let v = self.aggregate(agg, frame, range, &mut running, outer, cx)?;
+                                let v = self.aggregate(
+                                    agg,
+                                    frame,
+                                    range,
+                                    (&mut running, &mut inputs),
+                                    outer,
+                                    cx,
+                                )?;
                                 last = Some((range, v.clone()));
                                 v
                             }
@@ -454,13 +554,14 @@ impl Partition<'_> {
 
     /// The aggregate over positions `[from, to)`: read off the running
     /// accumulator when the frame starts with the partition (its end only
-    /// moves forward from row to row), else aggregated afresh.
+    /// moves forward from row to row), else aggregated afresh from the
+    /// rows' inputs in `inputs` (see [`FrameInputs`]).
     fn aggregate(
         &self,
         agg: &AggCall,
         frame: &Offsets,
         (from, to): (usize, usize),
-        running: &mut Option<(Acc, usize)>,
+        (running, inputs): (&mut Option<(Acc, usize)>, &mut FrameInputs),
         outer: &[Value],
         cx: &ExecCtx,
     ) -> Result<Value> {
@@ -473,12 +574,51 @@ impl Partition<'_> {
             return acc.clone().finish(agg, cx);
         }
         let mut acc = Acc::new(agg);
-        for p in from..to.max(from) {
+        if !agg.order.is_empty() {
+            // An ordered aggregate reads its sort keys off the rows.
+            for p in from..to.max(from) {
+                cx.tick(1)?;
+                acc.add(agg, self.row(p), outer, cx)?;
+            }
+            return acc.finish(agg, cx);
+        }
+        let FrameInputs { first, held } = inputs;
+        if from < *first || from > *first + held.len() {
+            held.clear();
+            *first = from;
+        }
+        while *first < from {
+            held.pop_front();
+            *first += 1;
+        }
+        while *first + held.len() < to {
+            prefetch_row(self.rows, self.order, *first + held.len());
+            let room = held.capacity();
+            held.push_back(Acc::input(agg, self.row(*first + held.len()), outer, cx)?);
+            if held.capacity() > room {
+                cx.budget.charge((held.capacity() - room) * std::mem::size_of::<Option<Args>>())?;
+            }
+        }
+        for input in held.iter().take(to.saturating_sub(from)) {
             cx.tick(1)?;
-            acc.add(agg, self.row(p), outer, cx)?;
+            if let Some(args) = input {
+                acc.add_input(agg, args.clone(), &[], outer, cx)?;
+            }
         }
         acc.finish(agg, cx)
     }
+}
+
+/// The inputs (FILTER result and argument values) of the rows of the last
+/// frame aggregated afresh, positions `first..first + held.len()`. Frames
+/// slide forward from row to row, so each row's input is evaluated once
+/// while it is in frames (three times over for `ROWS 2 PRECEDING`
+/// otherwise), and not at all when it is in none, as in PostgreSQL; the
+/// memory held is one frame's.
+#[derive(Default)]
+struct FrameInputs {
+    first: usize,
+    held: std::collections::VecDeque<Option<Args>>,
 }
 
 /// How many positions at the start of `range` satisfy `pred`, which holds

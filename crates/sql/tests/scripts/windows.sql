@@ -38,6 +38,11 @@ SELECT x, count(*) OVER (ORDER BY x RANGE BETWEEN 2147483647 PRECEDING AND 21474
 SELECT x, first_value(x) OVER (ORDER BY x DESC RANGE BETWEEN 1 FOLLOWING AND 3 FOLLOWING), last_value(x) OVER (ORDER BY x RANGE BETWEEN 2 PRECEDING AND 1 PRECEDING) FROM generate_series(1, 6) g(x) ORDER BY x;
 SELECT x, sum(x) OVER (ORDER BY x RANGE BETWEEN 0.25 PRECEDING AND 0.25 FOLLOWING) FROM (VALUES (1.0::float8), (1.2), (1.5), (3.0)) v(x) ORDER BY x;
 SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM generate_series(1, 5) AS g(x) ORDER BY x;
+-- A sliding frame evaluates each row's input once, and a row that is in
+-- no frame not at all (10 / 0 is never computed).
+SELECT x, sum(10 / x) OVER (ORDER BY x ROWS BETWEEN 1 FOLLOWING AND 1 FOLLOWING), count(x) FILTER (WHERE x % 2 = 1) OVER (ORDER BY x ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM (VALUES (0), (1), (2), (5), (NULL)) v(x) ORDER BY x;
+-- Boolean and integer keys with NULLs, either direction, and text keys.
+SELECT b, n, rank() OVER (PARTITION BY b ORDER BY n DESC NULLS FIRST), dense_rank() OVER (ORDER BY b NULLS FIRST, n), row_number() OVER (PARTITION BY t ORDER BY n NULLS LAST) FROM (VALUES (true, 1, 'a'), (false, NULL, 'b'), (true, NULL, 'a'), (NULL, 3, 'b'), (true, 1, NULL), (false, 2, 'a')) v(b, n, t) ORDER BY b, n, t;
 CREATE TABLE ranked (id int PRIMARY KEY, r bigint);
 INSERT INTO ranked SELECT id, rank() OVER (ORDER BY salary DESC NULLS LAST, id) FROM emp;
 SELECT * FROM ranked ORDER BY r;
