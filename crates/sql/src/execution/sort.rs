@@ -16,7 +16,8 @@
 //! runs bottom up between the entries and one scratch vector, reading the
 //! deadline between runs and during merges: one sort of tens of millions
 //! of rows takes seconds, and a comparison sort cannot be stopped
-//! part-way.
+//! part-way. Packed entries up to [`IN_PLACE_MAX`] are sorted in one
+//! piece, in place: that takes a fraction of a second and no scratch.
 
 use super::query::compare_keys;
 use super::ExecCtx;
@@ -38,36 +39,61 @@ type Packed<const N: usize> = ([Word; N], u32);
 /// budget.
 pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Packed<2>>();
 
-/// The sort keys of many rows, `width` values a row, in one vector: one
-/// allocation for the whole input instead of one per row.
+/// The values of many rows, `width` a row, in blocks of [`BLOCK_ROWS`]
+/// rows: one allocation per block instead of one per row, and no block is
+/// ever copied to grow (one vector doubling to hold a million rows would
+/// copy them, and fault in twice their memory). Sort keys are kept this
+/// way, and so are a window's input rows.
 pub(crate) struct KeyRows {
     width: usize,
     /// Rows held (a width of 0 holds rows too: a window without keys).
     rows: usize,
-    values: Vec<Value>,
+    blocks: Vec<Vec<Value>>,
 }
 
+/// Rows a [`KeyRows`] block holds (a power of two).
+const BLOCK_ROWS: usize = 1 << 14;
+
 impl KeyRows {
-    /// Room for `rows` rows of `width` keys.
+    /// Room for `rows` rows of `width` keys (up to a block's).
     pub(crate) fn with_capacity(width: usize, rows: usize) -> KeyRows {
-        KeyRows { width, rows: 0, values: Vec::with_capacity(width * rows) }
+        let first = Vec::with_capacity(width * rows.min(BLOCK_ROWS));
+        KeyRows { width, rows: 0, blocks: vec![first] }
+    }
+
+    /// The block the next row goes into.
+    fn tail(&mut self) -> &mut Vec<Value> {
+        if self.rows > 0 && self.rows.is_multiple_of(BLOCK_ROWS) {
+            self.blocks.push(Vec::with_capacity(self.width * BLOCK_ROWS));
+        }
+        let last = self.blocks.len() - 1;
+        &mut self.blocks[last]
     }
 
     /// Appends one row's keys (exactly `width` of them).
     pub(crate) fn push(&mut self, keys: impl IntoIterator<Item = Result<Value>>) -> Result<()> {
-        let before = self.values.len();
+        let width = self.width;
+        let block = self.tail();
+        let before = block.len();
         for k in keys {
             match k {
-                Ok(v) => self.values.push(v),
+                Ok(v) => block.push(v),
                 Err(e) => {
-                    self.values.truncate(before);
+                    block.truncate(before);
                     return Err(e);
                 }
             }
         }
-        debug_assert_eq!(self.values.len(), before + self.width);
+        debug_assert_eq!(block.len(), before + width);
         self.rows += 1;
         Ok(())
+    }
+
+    /// Appends one row (exactly `width` values), moving its values.
+    pub(crate) fn push_row(&mut self, row: Vec<Value>) {
+        debug_assert_eq!(row.len(), self.width);
+        self.tail().extend(row);
+        self.rows += 1;
     }
 
     /// Rows held.
@@ -75,22 +101,49 @@ impl KeyRows {
         self.rows
     }
 
+    /// Values a row.
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Where row `i`'s values are: its block and their range in it.
+    #[inline]
+    fn at(&self, i: usize) -> (usize, std::ops::Range<usize>) {
+        let from = (i % BLOCK_ROWS) * self.width;
+        (i / BLOCK_ROWS, from..from + self.width)
+    }
+
+    /// Row `i`'s values, moved out (NULLs are left behind).
+    pub(crate) fn take_row(&mut self, i: usize) -> impl Iterator<Item = Value> + '_ {
+        let (b, range) = self.at(i);
+        self.blocks[b][range].iter_mut().map(|v| std::mem::replace(v, Value::Null))
+    }
+
+    /// Asks the CPU to start loading row `i` (see `centum_engine::prefetch`).
+    #[inline]
+    pub(crate) fn prefetch(&self, i: usize) {
+        let (b, range) = self.at(i);
+        if let Some(v) = self.blocks.get(b).and_then(|block| block.get(range.start)) {
+            centum_engine::prefetch(v as *const Value as *const u8);
+        }
+    }
+
     /// The keys of row `i`.
     #[inline]
     pub(crate) fn row(&self, i: usize) -> &[Value] {
-        &self.values[i * self.width..(i + 1) * self.width]
+        let (b, range) = self.at(i);
+        &self.blocks[b][range]
     }
 
     /// The rows moved into `order` (each row named once).
     pub(crate) fn permuted(mut self, order: &[usize]) -> KeyRows {
-        let w = self.width;
-        let mut values = Vec::with_capacity(order.len() * w);
+        let mut out = KeyRows::with_capacity(self.width, order.len());
         for &i in order {
-            values.extend(
-                self.values[i * w..(i + 1) * w].iter_mut().map(|v| std::mem::replace(v, Value::Null)),
-            );
+            let (b, range) = self.at(i);
+            out.tail().extend(self.blocks[b][range].iter_mut().map(|v| std::mem::replace(v, Value::Null)));
+            out.rows += 1;
         }
-        KeyRows { width: w, rows: order.len(), values }
+        out
     }
 }
 
@@ -186,7 +239,7 @@ impl<const N: usize> PackedOrder<N> {
     /// The keys `spec` of every row of `rows`, evaluated, packed and
     /// sorted; `None` when they do not pack (see [`pack`]).
     pub(crate) fn of(
-        rows: &[Vec<Value>],
+        rows: &KeyRows,
         spec: &[SortKey],
         outer: &[Value],
         cx: &ExecCtx,
@@ -198,7 +251,8 @@ impl<const N: usize> PackedOrder<N> {
         let mut out = Vec::with_capacity(rows.len());
         cx.budget.charge(2 * rows.len() * std::mem::size_of::<Packed<N>>())?;
         let mut keys: [Value; N] = std::array::from_fn(|_| Value::Null);
-        for (i, row) in rows.iter().enumerate() {
+        for i in 0..rows.len() {
+            let row = rows.row(i);
             cx.tick(1)?;
             for (slot, k) in keys.iter_mut().zip(spec) {
                 *slot = super::eval::eval(&k.expr, row, outer, cx)?;
@@ -233,7 +287,10 @@ fn sort_runs<T: Copy>(
 ) -> Result<Vec<T>> {
     let sort = |run: &mut [T]| if stable { run.sort_by(cmp) } else { run.sort_unstable_by(cmp) };
     let n = rows.len();
-    if n <= SORT_RUN {
+    // Packed entries compare in a few instructions: up to a few million
+    // sort in place in well under a second, without the merge passes'
+    // scratch vector (as big as the entries, all of it faulted in fresh).
+    if n <= SORT_RUN || (!stable && n <= IN_PLACE_MAX) {
         sort(&mut rows);
         return Ok(rows);
     }
@@ -257,6 +314,9 @@ fn sort_runs<T: Copy>(
 
 /// Entries sorted by a single run.
 const SORT_RUN: usize = 1 << 14;
+
+/// Most packed entries sorted in one piece, in place.
+const IN_PLACE_MAX: usize = 1 << 21;
 
 /// Merges sorted runs `a` and `b` into `out` (as long as both), taking
 /// from `a` on ties so the sort stays stable.
@@ -357,6 +417,26 @@ mod tests {
         assert!(k.row(2).is_empty());
         let moved = k.permuted(&[2, 0, 1]);
         assert_eq!(moved.len(), 3);
+    }
+
+    /// Rows past a block's end are found where they were put, moved by
+    /// `permuted` and taken by `take_row`.
+    #[test]
+    fn rows_across_blocks_keep_their_values() {
+        let n = 2 * super::BLOCK_ROWS + 5;
+        let mut k = KeyRows::with_capacity(2, 3);
+        for i in 0..n {
+            k.push_row(vec![Value::BigInt(i as i64), Value::Null]);
+        }
+        assert_eq!((k.len(), k.width()), (n, 2));
+        assert_eq!(k.row(super::BLOCK_ROWS + 1), [Value::BigInt(super::BLOCK_ROWS as i64 + 1), Value::Null]);
+        let order: Vec<usize> = (0..n).rev().collect();
+        let mut moved = k.permuted(&order);
+        assert_eq!(moved.row(0)[0], Value::BigInt(n as i64 - 1));
+        assert_eq!(moved.row(n - 1)[0], Value::BigInt(0));
+        let taken: Vec<Value> = moved.take_row(super::BLOCK_ROWS).collect();
+        assert_eq!(taken[0], Value::BigInt((n - 1 - super::BLOCK_ROWS) as i64));
+        assert_eq!(moved.row(super::BLOCK_ROWS)[0], Value::Null);
     }
 
     /// `rows` as sort keys.

@@ -43,16 +43,18 @@ pub(crate) fn run(
     outer: &[Value],
     cx: &ExecCtx,
 ) -> Result<impl Iterator<Item = Vec<Value>>> {
-    let mut rows = Vec::new();
-    for r in input {
-        let mut row = r?;
+    // The rows' values in one block, not a vector per row: a million rows
+    // would otherwise allocate and fault in a million blocks, and each
+    // read in window order would miss the cache twice.
+    let mut rows = KeyRows::with_capacity(0, 0);
+    for (n, r) in input.enumerate() {
+        let row = r?;
         cx.tick(1)?;
-        // Room for the calls' values now, while the block the input row
-        // leaves behind is the one the next input row will take, rather
-        // than a second block per row when the values are appended.
-        row.reserve_exact(calls.len());
-        cx.budget.charge(row_bytes(&row) + 2 * std::mem::size_of::<Vec<Value>>())?;
-        rows.push(row);
+        if n == 0 {
+            rows = KeyRows::with_capacity(row.len(), 0);
+        }
+        cx.budget.charge(row_bytes(&row) + 2 * row.len() * std::mem::size_of::<Value>())?;
+        rows.push_row(row);
     }
     let mut order: Vec<usize> = (0..rows.len()).collect();
     // The values of every call but the last, by input position; the last
@@ -76,34 +78,29 @@ pub(crate) fn run(
     // when the consumer reads it; rows are read out of input order, so the
     // ones a little ahead are asked for early.
     let mut last = last.into_iter();
-    let mut next = 0;
+    let (mut next, width) = (0, rows.width() + calls.len());
     Ok(std::iter::from_fn(move || {
         let i = *order.get(next)?;
         prefetch_row(&rows, &order, next);
         next += 1;
-        let mut row = std::mem::take(&mut rows[i]);
+        let mut row = Vec::with_capacity(width);
+        row.extend(rows.take_row(i));
         row.extend(earlier.iter_mut().map(|c| std::mem::replace(&mut c[i], Value::Null)));
         row.extend(last.next());
         Some(row)
     }))
 }
 
-/// Rows ahead of the current one whose values are prefetched, and twice
-/// that for their vectors.
+/// Rows ahead of the current one whose values are prefetched.
 const AHEAD: usize = 8;
 
-/// Asks the CPU to start loading what the rows at sorted positions ahead
-/// of `p` will need: the values of the row `AHEAD` positions on (whose
-/// vector was asked for earlier), and the vector of the row twice as far.
-/// Without it every row read in window order is a cache miss that the
+/// Asks the CPU to start loading the row `AHEAD` sorted positions after
+/// `p`. Without it every row read in window order is a cache miss that the
 /// next one waits behind.
 #[inline]
-fn prefetch_row(rows: &[Vec<Value>], order: &[usize], p: usize) {
-    if let Some(&i) = order.get(p + 2 * AHEAD) {
-        centum_engine::prefetch(&rows[i] as *const Vec<Value> as *const u8);
-    }
+fn prefetch_row(rows: &KeyRows, order: &[usize], p: usize) {
     if let Some(&i) = order.get(p + AHEAD) {
-        centum_engine::prefetch(rows[i].as_ptr() as *const u8);
+        rows.prefetch(i);
     }
 }
 
@@ -122,7 +119,7 @@ struct Groups {
 /// distances (which measure between key values), keep the keys' values
 /// ([`KeyRows`]).
 fn one_call(
-    rows: &[Vec<Value>],
+    rows: &KeyRows,
     call: &WindowCall,
     outer: &[Value],
     cx: &ExecCtx,
@@ -149,7 +146,8 @@ fn one_call(
         }
     }
     let mut keys = KeyRows::with_capacity(spec.len(), rows.len());
-    for row in rows {
+    for i in 0..rows.len() {
+        let row = rows.row(i);
         cx.tick(1)?;
         keys.push(spec.iter().map(|k| eval(&k.expr, row, outer, cx)))?;
         let key = keys.row(keys.len() - 1);
@@ -177,7 +175,7 @@ fn one_call(
 
 /// [`one_call`] on `N` packed keys; `None` when the keys do not pack.
 fn packed_call<const N: usize>(
-    rows: &[Vec<Value>],
+    rows: &KeyRows,
     call: &WindowCall,
     frame: &Offsets,
     spec: &[SortKey],
@@ -207,7 +205,7 @@ impl Walk<'_> {
     #[allow(clippy::too_many_arguments)]
     fn run<'a>(
         &self,
-        rows: &[Vec<Value>],
+        rows: &KeyRows,
         call: &'a WindowCall,
         frame: &Offsets,
         order: &[usize],
@@ -317,7 +315,7 @@ impl Offsets {
 
 /// One partition of one call: sorted positions `[start, end)`.
 struct Partition<'a> {
-    rows: &'a [Vec<Value>],
+    rows: &'a KeyRows,
     /// Each sorted position's input row.
     order: &'a [usize],
     start: usize,
@@ -342,7 +340,7 @@ struct OrderKey<'a> {
 impl Partition<'_> {
     /// The input row at sorted position `p`.
     fn row(&self, p: usize) -> &[Value] {
-        &self.rows[self.order[p]]
+        self.rows.row(self.order[p])
     }
 
     /// The frame of the row at position `p` in peer group `g`: positions
