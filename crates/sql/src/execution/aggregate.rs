@@ -110,6 +110,39 @@ impl Acc {
             seen.insert(args.to_vec());
         }
         self.count += 1;
+        // The common case, a sum of int or smallint values into its bigint
+        // total, without the operator's dispatch (an overflow takes the
+        // general path, which reports it).
+        if let (AggFunc::Sum, Value::BigInt(total)) = (call.func, &mut self.value) {
+            let x = match args[0] {
+                Value::SmallInt(x) => Some(i64::from(x)),
+                Value::Integer(x) => Some(i64::from(x)),
+                _ => None,
+            };
+            if let Some(sum) = x.and_then(|x| total.checked_add(x)) {
+                *total = sum;
+                return Ok(());
+            }
+        }
+        // And min or max of integers of one type.
+        if matches!(call.func, AggFunc::Min | AggFunc::Max) {
+            let better = |x: i64, cur: i64| if call.func == AggFunc::Min { x < cur } else { x > cur };
+            match (&mut self.value, &args[0]) {
+                (Value::BigInt(cur), &Value::BigInt(x)) => {
+                    if better(x, *cur) {
+                        *cur = x;
+                    }
+                    return Ok(());
+                }
+                (Value::Integer(cur), &Value::Integer(x)) => {
+                    if better(x.into(), (*cur).into()) {
+                        *cur = x;
+                    }
+                    return Ok(());
+                }
+                _ => {}
+            }
+        }
         if collects {
             // A pair aggregate keeps its key and value; the others their one
             // argument.

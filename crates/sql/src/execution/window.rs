@@ -213,7 +213,7 @@ impl Walk<'_> {
         outer: &[Value],
         cx: &ExecCtx,
     ) -> Result<Vec<Value>> {
-        let mut values = vec![Value::Null; rows.len()];
+        let mut values = Vec::with_capacity(rows.len());
         let mut ps = 0;
         while ps < order.len() {
             let mut pe = ps + 1;
@@ -423,13 +423,15 @@ impl Partition<'_> {
         Ok(lo + n)
     }
 
+    /// Appends the call's value for each of the partition's rows, in
+    /// sorted order, to `values`, which holds the earlier partitions'.
     fn compute(
         &self,
         call: &WindowCall,
         frame: &Offsets,
         outer: &[Value],
         cx: &ExecCtx,
-        values: &mut [Value],
+        values: &mut Vec<Value>,
     ) -> Result<()> {
         let n = self.end - self.start;
         let arg = |i: usize, row: &[Value]| eval(&call.args[i], row, outer, cx);
@@ -440,7 +442,7 @@ impl Partition<'_> {
         let mut last: Option<((usize, usize), Value)> = None;
         let mut ntile: Option<Option<i64>> = None;
         for (g, &(gs, ge)) in self.groups.runs.iter().enumerate() {
-            for (p, slot) in (gs..ge).zip(values[gs..ge].iter_mut()) {
+            for p in gs..ge {
                 cx.tick(1)?;
                 // The row is read only by the calls that need it: rows are
                 // visited in the window's order, so each read is a cache
@@ -544,7 +546,7 @@ impl Partition<'_> {
                     }
                 };
                 cx.budget.charge(row_bytes(std::slice::from_ref(&v)))?;
-                *slot = v;
+                values.push(v);
             }
         }
         Ok(())
