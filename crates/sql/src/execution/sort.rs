@@ -8,9 +8,9 @@
 //! heap memory per comparison. Any other keys are sorted through
 //! [`compare_keys`]. Both sorts are stable.
 //!
-//! The keys of all rows sit in one vector ([`KeyRows`]), not one vector
-//! per row: a sort of a million rows would otherwise allocate, fault in
-//! and free a million small blocks.
+//! The keys of all rows sit in blocks of many rows each ([`KeyRows`]), not
+//! one vector per row: a sort of a million rows would otherwise allocate,
+//! fault in and free a million small blocks.
 //!
 //! A sort runs in runs of [`SORT_RUN`] entries, then merges neighbouring
 //! runs bottom up between the entries and one scratch vector, reading the
