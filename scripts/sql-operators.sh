@@ -8,7 +8,10 @@
 # loading, as its users would) and a Centum server:
 #   w(id int PRIMARY KEY, g int, v int)        1,000,000 rows, 1,000 groups
 #   docs(id int PRIMARY KEY, doc jsonb)        1,000,000 documents
-# then runs each query ROUNDS times on each system, alternating, and
+# then runs each query once on each system as a warm-up (discarded: the
+# first statement after a load also meets the load's leftovers, such as
+# memory the allocator has not handed back yet, on either system), then
+# ROUNDS times on each system, alternating, and
 # prints the median wall time per query as psql's \timing reports it, the
 # server's CPU per query (user + system from /proc, the postmaster and
 # every backend and parallel worker for PostgreSQL), and the ratio.
@@ -56,6 +59,8 @@ run_one() {
 printf '%-10s %10s %10s %10s %10s %7s  %s\n' "" "Centum ms" "PG ms" "Centum CPU" "PG CPU" "PG/Centum" "query"
 for q in "${QUERIES[@]}"; do
   ct_w=(); pg_w=(); ct_c=(); pg_c=()
+  run_one "$CT_PORT" centum "$CT_PID" "$q" >/dev/null
+  run_one "$PG_PORT" postgres "$PG_PID" "$q" >/dev/null
   for _ in $(seq "$ROUNDS"); do
     read -r w c < <(run_one "$CT_PORT" centum "$CT_PID" "$q"); ct_w+=("$w"); ct_c+=("$c")
     read -r w c < <(run_one "$PG_PORT" postgres "$PG_PID" "$q"); pg_w+=("$w"); pg_c+=("$c")

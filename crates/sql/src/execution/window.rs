@@ -31,7 +31,9 @@ use super::{row_bytes, ExecCtx};
 use crate::error::{Error, Result};
 use crate::functions::operators::BinOp;
 use crate::planner::expr::Expr;
-use crate::planner::plan::{AggCall, Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc};
+use crate::planner::plan::{
+    AggCall, AggFunc, Frame, FrameBound, FrameUnits, SortKey, WindowCall, WindowFunc,
+};
 use centum_types::{DataType, Value};
 use std::cmp::Ordering;
 
@@ -582,24 +584,20 @@ impl Partition<'_> {
             }
             return acc.finish(agg, cx);
         }
-        let FrameInputs { first, held } = inputs;
-        if from < *first || from > *first + held.len() {
-            held.clear();
-            *first = from;
+        inputs.slide(
+            from,
+            to,
+            |p| {
+                prefetch_row(self.rows, self.order, p);
+                Acc::input(agg, self.row(p), outer, cx)
+            },
+            cx,
+        )?;
+        cx.tick(1)?;
+        if let Some(v) = inputs.tally.value(agg) {
+            return Ok(v);
         }
-        while *first < from {
-            held.pop_front();
-            *first += 1;
-        }
-        while *first + held.len() < to {
-            prefetch_row(self.rows, self.order, *first + held.len());
-            let room = held.capacity();
-            held.push_back(Acc::input(agg, self.row(*first + held.len()), outer, cx)?);
-            if held.capacity() > room {
-                cx.budget.charge((held.capacity() - room) * std::mem::size_of::<Option<Args>>())?;
-            }
-        }
-        for input in held.iter().take(to.saturating_sub(from)) {
+        for input in &inputs.held {
             cx.tick(1)?;
             if let Some(args) = input {
                 acc.add_input(agg, args.clone(), &[], outer, cx)?;
@@ -614,11 +612,101 @@ impl Partition<'_> {
 /// slide forward from row to row, so each row's input is evaluated once
 /// while it is in frames (three times over for `ROWS 2 PRECEDING`
 /// otherwise), and not at all when it is in none, as in PostgreSQL; the
-/// memory held is one frame's.
+/// memory held is one frame's. Beside them a [`Tally`] keeps what `count`
+/// and an integer `sum` need, moved as rows enter and leave, so that those
+/// read the frame's value without visiting its rows.
 #[derive(Default)]
 struct FrameInputs {
     first: usize,
     held: std::collections::VecDeque<Option<Args>>,
+    tally: Tally,
+}
+
+impl FrameInputs {
+    /// Makes `held` the inputs of frame `[from, to)`, computing those of
+    /// the rows that enter with `input`.
+    fn slide(
+        &mut self,
+        from: usize,
+        to: usize,
+        mut input: impl FnMut(usize) -> Result<Option<Args>>,
+        cx: &ExecCtx,
+    ) -> Result<()> {
+        let to = to.max(from);
+        if from < self.first || from > self.first + self.held.len() {
+            self.held.clear();
+            self.tally = Tally::default();
+            self.first = from;
+        }
+        while self.first < from {
+            if let Some(gone) = self.held.pop_front() {
+                self.tally.moved(&gone, -1);
+            }
+            self.first += 1;
+        }
+        while self.first + self.held.len() > to {
+            if let Some(gone) = self.held.pop_back() {
+                self.tally.moved(&gone, -1);
+            }
+        }
+        while self.first + self.held.len() < to {
+            let room = self.held.capacity();
+            let new = input(self.first + self.held.len())?;
+            self.tally.moved(&new, 1);
+            self.held.push_back(new);
+            if self.held.capacity() > room {
+                cx.budget.charge((self.held.capacity() - room) * std::mem::size_of::<Option<Args>>())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Running counts over a frame's inputs: the inputs FILTER let through,
+/// those whose first argument is not NULL, the sum of those that are
+/// smallint or int, and how many are anything else.
+#[derive(Default)]
+struct Tally {
+    rows: i64,
+    non_null: i64,
+    sum: i128,
+    other: i64,
+}
+
+impl Tally {
+    /// Adds (`sign` 1) or removes (-1) one row's input.
+    fn moved(&mut self, input: &Option<Args>, sign: i64) {
+        let Some(args) = input else { return };
+        self.rows += sign;
+        match args.first() {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                self.non_null += sign;
+                match v {
+                    Value::SmallInt(x) => self.sum += i128::from(*x) * i128::from(sign),
+                    Value::Integer(x) => self.sum += i128::from(*x) * i128::from(sign),
+                    _ => self.other += sign,
+                }
+            }
+        }
+    }
+
+    /// The frame's value of `agg` when the tally answers it: `count(*)`,
+    /// `count(x)`, and `sum` of smallint or int values whose total fits
+    /// its bigint result (an overflow is left to the accumulator, which
+    /// reports it).
+    fn value(&self, agg: &AggCall) -> Option<Value> {
+        if agg.distinct {
+            return None;
+        }
+        match agg.func {
+            AggFunc::CountStar => Some(Value::BigInt(self.rows)),
+            AggFunc::Count => Some(Value::BigInt(self.non_null)),
+            AggFunc::Sum if self.other == 0 && self.non_null == 0 => Some(Value::Null),
+            AggFunc::Sum if self.other == 0 => i64::try_from(self.sum).ok().map(Value::BigInt),
+            _ => None,
+        }
+    }
 }
 
 /// How many positions at the start of `range` satisfy `pred`, which holds

@@ -41,6 +41,10 @@ SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM
 -- A sliding frame evaluates each row's input once, and a row that is in
 -- no frame not at all (10 / 0 is never computed).
 SELECT x, sum(10 / x) OVER (ORDER BY x ROWS BETWEEN 1 FOLLOWING AND 1 FOLLOWING), count(x) FILTER (WHERE x % 2 = 1) OVER (ORDER BY x ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) FROM (VALUES (0), (1), (2), (5), (NULL)) v(x) ORDER BY x;
+-- Sliding count and sum kept as rows enter and leave the frame: NULLs,
+-- FILTER, smallint, int and bigint, frames that shrink at the end, and
+-- GROUPS frames.
+SELECT g, x, count(*) OVER w, count(x) OVER w, sum(x) OVER w, sum(x::smallint) FILTER (WHERE x <> 4) OVER w, sum(x::bigint) OVER w, count(*) OVER (PARTITION BY g ORDER BY x GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW), sum(x) OVER (PARTITION BY g ORDER BY x ROWS BETWEEN 2 FOLLOWING AND 3 FOLLOWING) FROM (VALUES (1, 1), (1, 2), (1, NULL), (1, 4), (1, 4), (2, 7), (2, NULL), (2, 9)) v(g, x) WINDOW w AS (PARTITION BY g ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) ORDER BY g, x, 5;
 -- Boolean and integer keys with NULLs, either direction, and text keys.
 SELECT b, n, rank() OVER (PARTITION BY b ORDER BY n DESC NULLS FIRST), dense_rank() OVER (ORDER BY b NULLS FIRST, n), row_number() OVER (PARTITION BY t ORDER BY n NULLS LAST) FROM (VALUES (true, 1, 'a'), (false, NULL, 'b'), (true, NULL, 'a'), (NULL, 3, 'b'), (true, 1, NULL), (false, 2, 'a')) v(b, n, t) ORDER BY b, n, t;
 CREATE TABLE ranked (id int PRIMARY KEY, r bigint);
