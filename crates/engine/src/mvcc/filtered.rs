@@ -34,7 +34,6 @@
 
 use super::read::{Row, Scan};
 use super::transaction::{Isolation, Transaction};
-use super::visibility;
 use crate::error::Result;
 use crate::row::version::VersionPtr;
 use crate::table::Table;
@@ -125,9 +124,8 @@ where
         *next = to;
         let parallel = *span > FIRST_ROUND && *threads > 1;
         *span = if *span == FIRST_ROUND { PARALLEL_ROUND } else { *span * 2 };
-        let (op, table, pred, txn) = (*op, &**self.table, &self.pred, self.txn);
-        let horizon = txn.db.gc.horizon();
-        let (db, id, read_ts) = (&*txn.db, txn.id, txn.read_ts);
+        let (op, table, pred, reader) = (*op, &**self.table, &self.pred, self.txn.reader());
+        let horizon = self.txn.db.gc.horizon();
         // One piece of chains: its visible rows that pass, and how many
         // visible rows it read.
         let piece = |range: std::ops::Range<usize>| -> (Vec<VersionPtr>, u64) {
@@ -138,14 +136,7 @@ where
                 let mut cur = chains.first(c);
                 while let Some(v) = cur {
                     cur = chains.next(v);
-                    if !chains.is_live(v) {
-                        continue;
-                    }
-                    if visibility::is_garbage(v, horizon) {
-                        db.gc.reader_unlink(table, v);
-                        continue;
-                    }
-                    if visibility::visible(&db.txns, v, id, read_ts, op) {
+                    if chains.is_live(v) && reader.sees(table, v, op, horizon) {
                         seen += 1;
                         if pred(&Row::new(self.table, v)) {
                             out.push(v);

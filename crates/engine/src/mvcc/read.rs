@@ -11,6 +11,7 @@
 
 use super::transaction::{Isolation, ScanRecord, Transaction};
 use super::visibility;
+use crate::db::Shared;
 use crate::error::{Error, Result};
 use crate::index::btree::{Cursor, Direction};
 use crate::index::hash::HashIndex;
@@ -85,13 +86,38 @@ impl Transaction {
     /// it is garbage.
     #[inline]
     fn sees(&self, table: &Table, v: VersionPtr, op: u32, horizon: u64) -> bool {
+        self.reader().sees(table, v, op, horizon)
+    }
+
+    /// What visibility reads of the transaction: shared state only, so a
+    /// scan may check versions on several threads at once.
+    pub(crate) fn reader(&self) -> Reader<'_> {
+        Reader { db: &self.db, id: self.id, read_ts: self.read_ts }
+    }
+}
+
+/// A transaction's snapshot as visibility checks read it (see
+/// [`Transaction::reader`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'a> {
+    db: &'a Shared,
+    id: super::word::TxnId,
+    read_ts: u64,
+}
+
+impl Reader<'_> {
+    /// [`Transaction::sees`].
+    #[inline]
+    pub(crate) fn sees(&self, table: &Table, v: VersionPtr, op: u32, horizon: u64) -> bool {
         if visibility::is_garbage(v, horizon) {
             self.db.gc.reader_unlink(table, v);
             return false;
         }
         visibility::visible(&self.db.txns, v, self.id, self.read_ts, op)
     }
+}
 
+impl Transaction {
     /// The index named `index`, checked to serve this transaction.
     fn usable_index(&self, table: &Table, index: &str) -> Result<Arc<Index>> {
         self.check_usable()?;
