@@ -258,6 +258,13 @@ pub(crate) struct Connection {
     portals: Portals,
     /// An extended-protocol message failed: discard until Sync.
     skip_to_sync: bool,
+    /// When the simple-protocol query being served began (see `clock`):
+    /// its duration is recorded just before ReadyForQuery goes out, so
+    /// that a client that has its reply also finds it counted.
+    query_began: Option<Instant>,
+    /// How long that query took, when it is to go to the slow statement
+    /// log (written after the reply).
+    query_slow: Option<Duration>,
     /// Woken by `pg_terminate_backend`.
     terminated: Arc<tokio::sync::Notify>,
     /// Woken when a notification (LISTEN) reaches the session.
@@ -313,6 +320,8 @@ impl Connection {
             statements: Names::default(),
             portals: Portals::default(),
             skip_to_sync: false,
+            query_began: None,
+            query_slow: None,
             terminated,
             notified,
             replication: replication.as_ref().is_some_and(|r| r.eq_ignore_ascii_case("database")),
@@ -380,6 +389,8 @@ impl Connection {
         if status == b'I' {
             self.send_notifications().await?;
         }
+        let began = self.query_began.take();
+        self.query_slow = self.timed(began);
         let buf = self.out();
         buf.put_u8(b'Z');
         buf.put_i32(5);
@@ -617,9 +628,9 @@ impl Connection {
                     }
                     F::Query(q) => {
                         self.skip_to_sync = false;
-                        let began = self.clock();
+                        self.query_began = self.clock();
                         self.simple(&q.query).await?;
-                        if let Some(took) = self.timed(began) {
+                        if let Some(took) = self.query_slow.take() {
                             self.log_slow(took, format_args!("statement: {}", q.query));
                         }
                         continue;
