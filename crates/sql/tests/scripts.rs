@@ -126,6 +126,7 @@ scripts!(
     privileges,
     procedures,
     procedure_limits,
+    plpgsql,
     merge,
     alter,
     ddl_transactions,

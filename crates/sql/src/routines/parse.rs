@@ -133,6 +133,14 @@ pub(crate) enum Kind {
         branches: Vec<(Span, Vec<Stmt>)>,
         otherwise: Vec<Stmt>,
     },
+    /// `CASE [operand] WHEN ... THEN ... [ELSE ...] END CASE`: with an
+    /// operand each WHEN holds a list of values to compare it with,
+    /// without one a condition. No ELSE: an unmatched CASE fails (20000).
+    Case {
+        operand: Option<Span>,
+        branches: Vec<(Span, Vec<Stmt>)>,
+        otherwise: Option<Vec<Stmt>>,
+    },
     Loop {
         label: Option<String>,
         body: Vec<Stmt>,
@@ -198,6 +206,7 @@ impl Kind {
             Kind::Block(_) => "statement block",
             Kind::Assign { .. } => "assignment",
             Kind::If { .. } => "IF",
+            Kind::Case { .. } => "CASE",
             Kind::Loop { .. } => "LOOP",
             Kind::While { .. } => "WHILE",
             Kind::ForRange { .. } => "FOR with integer loop variable",
@@ -544,10 +553,8 @@ impl Parser<'_> {
         } else if self.kw("null") && self.peek_at(1) == Some(&Token::SemiColon) {
             self.at += 2;
             Kind::Null
-        } else if self.kw("case") {
-            return Err(Error::Unsupported(
-                "the CASE statement is not supported in PL/pgSQL (use IF)".into(),
-            ));
+        } else if self.eat_kw("case") {
+            self.case_stmt()?
         } else if self.kw("execute") {
             return Err(Error::Unsupported("EXECUTE of dynamic SQL is not supported in PL/pgSQL".into()));
         } else if ["commit", "rollback", "savepoint"].iter().any(|k| self.kw(k)) {
@@ -663,6 +670,24 @@ impl Parser<'_> {
             self.expect(&Token::SemiColon)?;
             return Ok(Kind::If { branches, otherwise });
         }
+    }
+
+    fn case_stmt(&mut self) -> Result<Kind> {
+        let operand = if self.kw("when") { None } else { Some(self.until_kw(&["when"])?) };
+        let mut branches = Vec::new();
+        while self.eat_kw("when") {
+            let cond = self.until_kw(&["then"])?;
+            self.at += 1;
+            branches.push((cond, self.stmts(&["when", "else", "end"])?));
+        }
+        if branches.is_empty() {
+            return Err(self.syntax());
+        }
+        let otherwise = if self.eat_kw("else") { Some(self.stmts(&["end"])?) } else { None };
+        self.expect_kw("end")?;
+        self.expect_kw("case")?;
+        self.expect(&Token::SemiColon)?;
+        Ok(Kind::Case { operand, branches, otherwise })
     }
 
     fn raise(&mut self) -> Result<Kind> {

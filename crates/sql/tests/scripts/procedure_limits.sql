@@ -9,11 +9,6 @@ BEGIN
   RAISE;
 END;
 $$;
-CREATE FUNCTION case_statement(x int) RETURNS int LANGUAGE plpgsql AS $$
-BEGIN
-  CASE x WHEN 1 THEN RETURN 1; END CASE;
-END;
-$$;
 CREATE FUNCTION dynamic() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE 'DELETE FROM t';

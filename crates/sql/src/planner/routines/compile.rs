@@ -21,7 +21,7 @@ use crate::planner::Dictionary;
 use crate::planner::{Binder, Expr, Planned, Statement};
 use crate::routines::parse::{self, Block, Kind, Level, Span, Stmt, Tok};
 use crate::routines::{Composite, Elem, Mode, PlType, Returns};
-use centum_types::DataType;
+use centum_types::{DataType, Value};
 use sqlparser::ast;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::tokenizer::Token;
@@ -612,6 +612,9 @@ impl<'a> Compiler<'a> {
                 }
                 OpKind::If { branches: out, otherwise: self.stmts(otherwise)? }
             }
+            Kind::Case { operand, branches, otherwise } => {
+                return self.case_stmt(operand, branches, otherwise, s.line)
+            }
             Kind::Loop { label, body } => {
                 OpKind::Loop { label: label.clone(), cond: None, body: self.loop_body(label, body)? }
             }
@@ -1112,13 +1115,79 @@ impl<'a> Compiler<'a> {
 
     fn expr(&mut self, span: &Span) -> Result<CExpr> {
         let (text, pre) = self.rewrite(span.clone(), None)?;
-        let e = crate::parser::parse_expression(&text)?;
+        Ok(self.expr_text(&text, pre)?.0)
+    }
+
+    /// An expression already rewritten (variables as `$n`), and its type.
+    fn expr_text(&mut self, text: &str, pre: Vec<Fetch>) -> Result<(CExpr, Option<DataType>)> {
+        let e = crate::parser::parse_expression(text)?;
         let mut b =
             Binder::new(self.catalog, &self.search_path, self.slots.iter().cloned().map(Some).collect());
         let scope = crate::planner::bind::Scope::default();
-        let (expr, _) = b.expr(&e, &crate::planner::bind_ctx(&scope))?;
+        let (expr, ty) = b.expr(&e, &crate::planner::bind_ctx(&scope))?;
         self.needs.extend(b.needs.into_inner());
-        Ok(CExpr { pre, expr })
+        Ok((CExpr { pre, expr }, ty))
+    }
+
+    /// The CASE statement, as an IF over its branches. A simple CASE
+    /// evaluates its operand once, into a slot of its own, and each WHEN
+    /// list becomes `slot IN (list)`: equal to one of the values (a NULL
+    /// operand matches none). Without ELSE, a CASE no branch takes fails
+    /// with CASE_NOT_FOUND, as in PostgreSQL.
+    fn case_stmt(
+        &mut self,
+        operand: &Option<Span>,
+        branches: &[(Span, Vec<Stmt>)],
+        otherwise: &Option<Vec<Stmt>>,
+        line: usize,
+    ) -> Result<Op> {
+        let what = "CASE";
+        let mut ops = Vec::new();
+        let probe = match operand {
+            Some(span) => {
+                let (text, pre) = self.rewrite(span.clone(), None)?;
+                let (value, ty) = self.expr_text(&text, pre).map_err(|e| self.at(e, span, what))?;
+                let slot = self.slot(ty.unwrap_or(DataType::Text));
+                self.read.insert(slot);
+                ops.push(Op {
+                    line,
+                    what,
+                    kind: OpKind::Assign { slot, value: Some(value), not_null: None },
+                });
+                Some(slot)
+            }
+            None => None,
+        };
+        let mut out = Vec::new();
+        for (cond, body) in branches {
+            let c = match probe {
+                None => self.expr(cond),
+                Some(slot) => self
+                    .rewrite(cond.clone(), None)
+                    .and_then(|(text, pre)| self.expr_text(&format!("${} IN ({text})", slot + 1), pre))
+                    .map(|c| c.0),
+            };
+            let c = c.map_err(|e| self.at(e, cond, what))?;
+            out.push((c, self.stmts(body)?));
+        }
+        let otherwise = match otherwise {
+            Some(o) => self.stmts(o)?,
+            None => {
+                let hint = CExpr {
+                    pre: vec![],
+                    expr: Expr::Literal(Value::Text("CASE statement is missing ELSE part.".into())),
+                };
+                let kind = OpKind::Raise {
+                    level: Level::Exception,
+                    code: "20000",
+                    message: vec![MessagePart::Text("case not found".into())],
+                    options: vec![(RaiseOption::Hint, hint)],
+                };
+                vec![Op { line, what, kind }]
+            }
+        };
+        ops.push(Op { line, what, kind: OpKind::If { branches: out, otherwise } });
+        Ok(Op { line, what, kind: OpKind::Block { label: None, body: ops, handlers: vec![] } })
     }
 
     /// The text of `span` with variables replaced by `$n` (and `skip`
@@ -1390,6 +1459,11 @@ pub(crate) fn condition_code(c: &str) -> Option<&'static str> {
         "no_data_found" => "P0002",
         "too_many_rows" => "P0003",
         "assert_failure" => "P0004",
+        "case_not_found" => "20000",
+        "undefined_object" => "42704",
+        "wrong_object_type" => "42809",
+        "invalid_sql_statement_name" => "26000",
+        "ambiguous_function" => "42725",
         "unique_violation" => "23505",
         "foreign_key_violation" => "23503",
         "check_violation" => "23514",
