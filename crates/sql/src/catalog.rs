@@ -946,25 +946,52 @@ impl Catalog {
         })
     }
 
-    /// The CREATE text of function or procedure `name`.
+    /// The CREATE text of a function or procedure named `name` (the
+    /// first, if the name is overloaded).
     pub fn routine_source(&self, name: &str) -> Option<String> {
-        self.lock_globals().view().routines.iter().find(|r| r.0 == name).map(|r| r.1.clone())
+        let g = self.lock_globals();
+        g.view().routines.iter().find(|r| routine_name(&r.0) == name).map(|r| r.1.clone())
     }
 
-    /// Names of every function and procedure.
+    /// Every function and procedure named `name`, as (key, CREATE text):
+    /// one per argument signature.
+    pub fn routine_overloads(&self, name: &str) -> Vec<(String, String)> {
+        let g = self.lock_globals();
+        g.view().routines.iter().filter(|r| routine_name(&r.0) == name).cloned().collect()
+    }
+
+    /// Every function and procedure, as (key, CREATE text).
+    pub fn routine_entries(&self) -> Vec<(String, String)> {
+        self.lock_globals().view().routines.clone()
+    }
+
+    /// The CREATE text of the routine stored under `key`.
+    pub fn routine_by_key(&self, key: &str) -> Option<String> {
+        self.lock_globals().view().routines.iter().find(|r| r.0 == key).map(|r| r.1.clone())
+    }
+
+    /// Names of every function and procedure, each once.
     pub fn routine_names(&self) -> Vec<String> {
-        self.lock_globals().view().routines.iter().map(|r| r.0.clone()).collect()
+        let mut names: Vec<String> =
+            self.lock_globals().view().routines.iter().map(|r| routine_name(&r.0).to_string()).collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
-    /// Stores routine `name`'s CREATE text, replacing an existing one only
-    /// if `replace` (42723 otherwise). Returns the text it replaced.
-    pub fn put_routine(&self, name: &str, source: String, replace: bool) -> Result<Option<String>> {
+    /// Stores the CREATE text of the routine under `key` (see
+    /// [`routine_name`]), replacing an existing one only if `replace`
+    /// (42723 otherwise). Returns the text it replaced.
+    pub fn put_routine(&self, key: &str, source: String, replace: bool) -> Result<Option<String>> {
         self.changing(|| {
             let mut g = self.lock_globals();
-            match g.routines.iter().position(|r| r.0 == name) {
+            match g.routines.iter().position(|r| r.0 == key) {
                 Some(_) if !replace => Err(Error::Duplicate {
                     code: "42723",
-                    message: format!("function \"{name}\" already exists with same argument types"),
+                    message: format!(
+                        "function \"{}\" already exists with same argument types",
+                        routine_name(key)
+                    ),
                 }),
                 Some(pos) => {
                     let old = std::mem::replace(&mut g.routines[pos].1, source.clone());
@@ -972,7 +999,7 @@ impl Catalog {
                     self.save_globals(&mut g, |g| g.routines[pos].1 = keep).map(|()| Some(old))
                 }
                 None => {
-                    g.routines.push((name.to_string(), source.clone()));
+                    g.routines.push((key.to_string(), source.clone()));
                     self.save_globals(&mut g, |g| {
                         g.routines.pop();
                     })
@@ -982,13 +1009,16 @@ impl Catalog {
         })
     }
 
-    /// Drops routine `name`; `Ok(false)` if there is none.
-    pub fn drop_routine(&self, name: &str) -> Result<bool> {
+    /// Drops the routine stored under `key`; `Ok(false)` if there is
+    /// none. Its name's privileges and comment go with its last overload.
+    pub fn drop_routine(&self, key: &str) -> Result<bool> {
         self.changing(|| {
             let mut g = self.lock_globals();
-            let Some(pos) = g.routines.iter().position(|r| r.0 == name) else { return Ok(false) };
+            let Some(pos) = g.routines.iter().position(|r| r.0 == key) else { return Ok(false) };
             let removed = g.routines.remove(pos);
-            let facts = forget(&mut g, ObjectKind::Routine, name);
+            let name = routine_name(key);
+            let last = !g.routines.iter().any(|r| routine_name(&r.0) == name);
+            let facts = if last { forget(&mut g, ObjectKind::Routine, name) } else { (None, None) };
             self.save_globals(&mut g, |g| {
                 g.routines.insert(pos, removed);
                 restore(g, ObjectKind::Routine, name, facts);
@@ -1240,6 +1270,13 @@ impl Catalog {
 /// owner and ACL, and its comment.
 type Facts = (Option<ObjectPrivs>, Option<String>);
 
+/// The name of the routine stored under `key`: routines are stored under
+/// `name(type,...)`, their input signature, so a name may be overloaded
+/// (routines stored before overloading existed are under their bare name).
+pub fn routine_name(key: &str) -> &str {
+    key.split_once('(').map_or(key, |(name, _)| name)
+}
+
 /// Takes out what the globals keep about `kind` `name`, as its drop does.
 fn forget(g: &mut Globals, kind: ObjectKind, name: &str) -> Facts {
     let key = (kind, name.to_string());
@@ -1267,7 +1304,7 @@ impl Catalog {
         set.extend(g.views.iter().map(|v| (ObjectKind::Relation, v.name.clone())));
         set.extend(g.sequences.keys().map(|s| (ObjectKind::Sequence, s.clone())));
         set.extend(g.schemas.iter().map(|s| (ObjectKind::Schema, s.clone())));
-        set.extend(g.routines.iter().map(|r| (ObjectKind::Routine, r.0.clone())));
+        set.extend(g.routines.iter().map(|r| (ObjectKind::Routine, routine_name(&r.0).to_string())));
         set
     }
 

@@ -439,7 +439,7 @@ fn create_on_view(b: &Binder, def: TriggerDef, view: ViewDef, or_replace: bool) 
 
 /// Checks that `function` exists and returns `trigger`.
 fn check_function(b: &Binder, function: &str) -> Result<()> {
-    let Some(source) = b.catalog.routine_source(function) else {
+    let Some(source) = crate::routines::without_inputs(b.catalog, function)? else {
         return Err(Error::UndefinedFunction(format!("{function}()")));
     };
     let header = resolve_header(b.catalog, &parse_create(&source)?)?;

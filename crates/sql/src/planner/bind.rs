@@ -1162,6 +1162,28 @@ impl<'a> Binder<'a> {
         if let (true, ast::FunctionArguments::Subquery(q)) = (name == "array", &f.args) {
             return self.array_subquery(q, ctx);
         }
+        if let ast::FunctionArguments::List(list) = &f.args {
+            let named = |a: &ast::FunctionArg| match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp { op, .. })) => {
+                    *op == ast::BinaryOperator::Assignment
+                }
+                ast::FunctionArg::Unnamed(_) => false,
+                _ => true,
+            };
+            if list.args.iter().any(named) {
+                // Named arguments: only routines have parameter names.
+                let (args, names) = self.named_args(&list.args, ctx)?;
+                return match self.find_routine(&name, &args, &names, false)? {
+                    Some((r, place)) => self.routine_call(r, &place, args),
+                    None => {
+                        let types: Vec<_> = args.iter().map(|a| a.1.clone()).collect();
+                        Err(Error::UndefinedFunction(crate::planner::routines::call_text(
+                            &name, &types, &names,
+                        )))
+                    }
+                };
+            }
+        }
         let args = self.function_args(f, ctx)?;
         match name.as_str() {
             "coalesce" => {
@@ -1228,9 +1250,8 @@ impl<'a> Binder<'a> {
         }
         let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
         if functions::resolve(name, &types).is_none() {
-            if let Some(r) = crate::planner::routines::lookup(self.catalog, name)? {
-                self.need_routine(&r);
-                return self.routine_call(r, args);
+            if let Some((r, place)) = self.find_routine(name, &args, &[], false)? {
+                return self.routine_call(r, &place, args);
             }
         }
         self.call(name, args)

@@ -1333,21 +1333,12 @@ impl<'a> Binder<'a> {
             return self.json_set_factor(&name, args, alias);
         }
         if name != "generate_series" {
-            let Some(r) = crate::planner::routines::lookup(self.catalog, &name)? else {
+            let empty = Scope::default();
+            let (typed, names) = self.named_args(args, &Ctx::plain(&empty))?;
+            let Some((r, place)) = self.find_routine(&name, &typed, &names, false)? else {
                 return Err(Error::UndefinedFunction(name));
             };
-            self.need_routine(&r);
-            let empty = Scope::default();
-            let mut typed = Vec::new();
-            for a in args {
-                match a {
-                    ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
-                        typed.push(self.expr(e, &Ctx::plain(&empty))?)
-                    }
-                    _ => return Err(Error::unsupported("named function arguments")),
-                }
-            }
-            let (plan, mut cols) = self.routine_scan(r, typed)?;
+            let (plan, mut cols) = self.routine_scan(r, &place, typed)?;
             rename_columns(&mut cols, alias);
             let alias_name = alias.map(|a| ident(&a.name)).unwrap_or(name);
             return Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false });

@@ -114,8 +114,7 @@ fn compile_list(
         let program = match cached(catalog, &key) {
             Some(p) => p,
             None => {
-                let source = catalog
-                    .routine_source(&def.function)
+                let source = crate::routines::without_inputs(catalog, &def.function)?
                     .ok_or_else(|| crate::error::Error::UndefinedFunction(format!("{}()", def.function)))?;
                 let routine = parse_create(&source)?;
                 let declaration = resolve_header(catalog, &routine)?;

@@ -23,7 +23,8 @@
 //!
 //! The virtual catalog (`pg_proc`, `\df`) describes routines from here,
 //! without compiling them. Routine names live in one namespace per
-//! database, without overloading.
+//! database; a name may be overloaded by input types, each overload
+//! stored under its signature (see `catalog::routine_name`).
 
 pub(crate) mod parse;
 pub(crate) mod text;
@@ -76,7 +77,7 @@ pub(crate) enum PlType {
 }
 
 impl PlType {
-    fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self {
             PlType::Scalar(t) => t.sql_name(),
             PlType::Array(e) => format!("{}[]", e.name()),
@@ -358,6 +359,17 @@ pub(crate) fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Decl
     })
 }
 
+/// The CREATE text of the routine `name()` without input parameters: what
+/// a trigger's EXECUTE FUNCTION names, whatever overloads the name has.
+pub(crate) fn without_inputs(catalog: &Catalog, name: &str) -> Result<Option<String>> {
+    for (_, source) in catalog.routine_overloads(name) {
+        if resolve_header(catalog, &parse_create(&source)?)?.inputs().next().is_none() {
+            return Ok(Some(source));
+        }
+    }
+    Ok(None)
+}
+
 /// What the virtual catalog shows of a routine (`pg_proc`, `\\df`).
 pub(crate) struct RoutineInfo {
     pub name: String,
@@ -382,10 +394,11 @@ pub(crate) struct RoutineInfo {
     pub config: Vec<String>,
 }
 
-/// Describes routine `name` from its stored text; `None` if there is no
-/// such routine or its text no longer resolves (a dropped type).
-pub(crate) fn describe(catalog: &Catalog, name: &str) -> Option<RoutineInfo> {
-    let source = catalog.routine_source(name)?;
+/// Describes the routine stored under `key` from its stored text; `None`
+/// if there is no such routine or its text no longer resolves (a dropped
+/// type).
+pub(crate) fn describe(catalog: &Catalog, key: &str) -> Option<RoutineInfo> {
+    let source = catalog.routine_by_key(key)?;
     let def = parse_create(&source).ok()?;
     let c = resolve_header(catalog, &def).ok()?;
     let oid = |t: &PlType| match t {
@@ -487,8 +500,8 @@ pub(crate) fn drop_types(
             }
             return Err(Error::UndefinedObject(format!("type \"{n}\" does not exist")));
         }
-        for r in catalog.routine_names() {
-            let Some(src) = catalog.routine_source(&r) else { continue };
+        for (key, src) in catalog.routine_entries() {
+            let r = crate::catalog::routine_name(&key);
             let def = parse_create(&src)?;
             let uses = def.params.iter().any(|p| {
                 let t = p.data_type.to_string().to_lowercase();

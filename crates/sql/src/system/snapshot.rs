@@ -417,7 +417,8 @@ impl Snapshot {
         let roles: Vec<(i32, Role)> =
             all_roles.iter().map(|r| ((ROLE_BASE + role_slots[&r.name] as i64) as i32, r.clone())).collect();
         let owner = roles.iter().find(|(_, r)| r.superuser).or(roles.first()).map_or(ROLE, |(o, _)| *o);
-        let mut routine_names = catalog.routine_names();
+        // Keyed by overload (`name(types)`), so each has its own OID.
+        let mut routine_names: Vec<String> = catalog.routine_entries().into_iter().map(|e| e.0).collect();
         routine_names.sort();
         let routine_slots = slots(routine_names.iter().map(|s| s.as_str()), 1 << 25)?;
         let mut routines: Vec<(i32, crate::routines::RoutineInfo)> = routine_slots

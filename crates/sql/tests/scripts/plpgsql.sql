@@ -66,3 +66,84 @@ BEGIN
 END;
 $$;
 SELECT stock_report();
+-- Overloading: one name, several lists of input types; a call takes the
+-- overload its argument types match.
+CREATE FUNCTION describe(x int) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 'integer ' || x;
+END;
+$$;
+CREATE FUNCTION describe(x text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 'text ' || x;
+END;
+$$;
+CREATE FUNCTION describe(x int, y int) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 'pair ' || x || ',' || y;
+END;
+$$;
+SELECT describe(7), describe('seven'::text), describe(3, 4);
+SELECT describe(id), describe(name) FROM items ORDER BY id;
+-- A bigint converts within its kind.
+SELECT describe(9::bigint);
+-- Two overloads fit an untyped literal equally well.
+SELECT describe('x');
+-- The same input types again is a duplicate; OR REPLACE replaces that one.
+CREATE FUNCTION describe(x int) RETURNS text LANGUAGE plpgsql AS $$ BEGIN RETURN 'again'; END; $$;
+CREATE OR REPLACE FUNCTION describe(x int) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN 'int ' || x;
+END;
+$$;
+SELECT describe(1), describe('one'::text);
+SELECT proname, pg_get_function_arguments(oid) FROM pg_proc WHERE proname = 'describe' ORDER BY 2;
+-- DROP needs the argument list when the name is overloaded.
+DROP FUNCTION describe;
+DROP FUNCTION describe(text);
+DROP FUNCTION describe(boolean);
+DROP FUNCTION IF EXISTS describe(boolean);
+SELECT describe('one');
+DROP FUNCTION describe(int, int);
+DROP FUNCTION describe;
+-- Overloaded procedures.
+CREATE TABLE log (what text);
+CREATE PROCEDURE note(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO log VALUES ('number ' || n);
+END;
+$$;
+CREATE PROCEDURE note(s text, times int DEFAULT 1) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..times LOOP
+    INSERT INTO log VALUES ('text ' || s);
+  END LOOP;
+END;
+$$;
+CALL note(5);
+CALL note('hi'::text);
+CALL note('twice', 2);
+SELECT what FROM log ORDER BY what;
+-- Named arguments, with => or :=, after positional ones; parameters left
+-- out take their defaults.
+CREATE FUNCTION label(item text, qty int DEFAULT 1, unit text DEFAULT 'pcs', note text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN item || ' x' || qty || ' ' || unit || coalesce(' (' || note || ')', '');
+END;
+$$;
+SELECT label('bolt');
+SELECT label('bolt', unit => 'kg');
+SELECT label(item => 'nut', note => 'spare', qty => 3);
+SELECT label('gear', note := 'old');
+SELECT label(name, qty => qty) FROM items ORDER BY id;
+SELECT * FROM label(unit => 'box', item => 'washer');
+CALL note(times => 3, s => 'named');
+SELECT count(*) FROM log WHERE what = 'text named';
+-- Mistakes: a name no parameter has, a parameter given twice, a required
+-- one left out, a positional argument after a named one.
+SELECT label('bolt', colour => 'red');
+SELECT label('bolt', item => 'nut');
+SELECT label(qty => 2);
+SELECT label(item => 'bolt', 2);
+SELECT upper(string => 'x');

@@ -6,38 +6,99 @@
 //! without a look-up. Arguments take the parameter types (an untyped
 //! literal or `$n` is read as that type); array and composite parameters
 //! take their text form (`'{1,2}'`, `ARRAY[...]`, `ROW(...)`), parsed when
-//! the call binds them. Missing trailing arguments take the parameters'
-//! defaults.
+//! the call binds them. Arguments go by position, then by name (`name =>
+//! value` or `name := value`); parameters left out take their defaults.
+//! Which overload of a name a call means is decided in `resolve`.
 
-use super::Compiled;
+use super::{Compiled, Placement};
 use crate::catalog::OutputColumn;
 use crate::error::{Error, Result};
-use crate::planner::bind::{Binder, Scope, Typed};
+use crate::planner::bind::{Binder, Ctx, Scope, Typed};
 use crate::planner::plan::Plan;
 use crate::planner::{Call, Expr};
-use crate::routines::{Elem, Mode, PlType, Returns};
+use crate::routines::{Elem, PlType, Returns};
 use centum_types::DataType;
 use sqlparser::ast;
 use std::sync::Arc;
 
 impl Binder<'_> {
-    /// The argument expressions of a call of `r`, one per IN/INOUT
-    /// parameter.
-    fn routine_args(&mut self, r: &Compiled, args: Vec<Typed>) -> Result<Vec<Expr>> {
-        let inputs: Vec<_> = r.inputs().cloned().collect();
-        let required = inputs.iter().rposition(|p| p.default.is_none()).map_or(0, |i| i + 1);
-        if args.len() < required || args.len() > inputs.len() {
-            let types: Vec<String> =
-                args.iter().map(|a| a.1.as_ref().map_or("unknown".to_string(), |t| t.sql_name())).collect();
-            return Err(Error::UndefinedFunction(format!("{}({})", r.name, types.join(", "))));
+    /// Binds a call's argument list: the values, and the names of those
+    /// written `name => value`. Named arguments come after positional ones.
+    pub(crate) fn named_args(
+        &mut self,
+        list: &[ast::FunctionArg],
+        ctx: &Ctx,
+    ) -> Result<(Vec<Typed>, Vec<Option<String>>)> {
+        let (mut args, mut names) = (Vec::new(), Vec::new());
+        for a in list {
+            let (name, e) = match a {
+                // `name := value`, which the parser reads as an assignment.
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::Assignment,
+                    right,
+                })) => match &**left {
+                    ast::Expr::Identifier(name) => (Some(crate::names::ident(name)), &**right),
+                    _ => return Err(Error::Syntax(format!("syntax error at or near \":=\" in {a}"))),
+                },
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => (None, e),
+                ast::FunctionArg::Named { name, arg: ast::FunctionArgExpr::Expr(e), .. } => {
+                    (Some(crate::names::ident(name)), e)
+                }
+                ast::FunctionArg::ExprNamed {
+                    name: ast::Expr::Identifier(name),
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => (Some(crate::names::ident(name)), e),
+                other => return Err(Error::unsupported(format!("function argument {other}"))),
+            };
+            if name.is_none() && names.iter().any(Option::is_some) {
+                return Err(Error::Syntax("positional argument cannot follow named argument".into()));
+            }
+            if let Some(n) = &name {
+                if names.contains(&name) {
+                    return Err(Error::Syntax(format!("argument name \"{n}\" used more than once")));
+                }
+            }
+            args.push(self.expr(e, ctx)?);
+            names.push(name);
         }
+        Ok((args, names))
+    }
+
+    /// The routine named `name` that a call with these arguments means
+    /// (see `resolve`), its use noted for privilege checks; `None` when no
+    /// routine has that name.
+    pub(crate) fn find_routine(
+        &mut self,
+        name: &str,
+        args: &[Typed],
+        names: &[Option<String>],
+        call: bool,
+    ) -> Result<Option<(Arc<Compiled>, Placement)>> {
+        let types: Vec<Option<DataType>> = args.iter().map(|a| a.1.clone()).collect();
+        let names: Vec<Option<String>> =
+            if names.is_empty() { vec![None; args.len()] } else { names.to_vec() };
+        let found = super::resolve(self.catalog, name, &types, &names, call)?;
+        if let Some((r, _)) = &found {
+            self.need_routine(r);
+        }
+        Ok(found)
+    }
+
+    /// The argument expressions of a call of `r`, one per IN/INOUT
+    /// parameter, placed by `place`.
+    fn routine_args(&mut self, r: &Compiled, place: &Placement, args: Vec<Typed>) -> Result<Vec<Expr>> {
+        let inputs: Vec<_> = r.inputs().cloned().collect();
+        let mut args: Vec<Option<Typed>> = args.into_iter().map(Some).collect();
         let mut out = Vec::with_capacity(inputs.len());
-        let mut args = args.into_iter();
-        for p in &inputs {
-            let arg = match args.next() {
+        for (p, at) in inputs.iter().zip(place) {
+            let arg = match at.and_then(|i| args[i].take()) {
                 Some(a) => a,
                 None => {
-                    let d = p.default.as_ref().expect("checked above");
+                    let d = p.default.as_ref().ok_or_else(|| {
+                        Error::UndefinedFunction(format!("{} without a value for a parameter", r.signature))
+                    })?;
                     let empty = Scope::default();
                     self.expr(d, &crate::planner::bind_ctx(&empty))?
                 }
@@ -78,7 +139,12 @@ impl Binder<'_> {
     }
 
     /// `f(args)` in an expression.
-    pub(crate) fn routine_call(&mut self, r: Arc<Compiled>, args: Vec<Typed>) -> Result<Typed> {
+    pub(crate) fn routine_call(
+        &mut self,
+        r: Arc<Compiled>,
+        place: &Placement,
+        args: Vec<Typed>,
+    ) -> Result<Typed> {
         if r.procedure {
             return Err(Error::other(
                 "42809",
@@ -98,7 +164,7 @@ impl Binder<'_> {
                 )))
             }
         };
-        let args = self.routine_args(&r, args)?;
+        let args = self.routine_args(&r, place, args)?;
         Ok((Expr::Routine(r, args), ty))
     }
 
@@ -106,6 +172,7 @@ impl Binder<'_> {
     pub(crate) fn routine_scan(
         &mut self,
         r: Arc<Compiled>,
+        place: &Placement,
         args: Vec<Typed>,
     ) -> Result<(Plan, Vec<OutputColumn>)> {
         if r.procedure {
@@ -116,7 +183,7 @@ impl Binder<'_> {
             (Returns::Scalar(t), None) => vec![(r.name.clone(), t.clone())],
             _ => vec![(r.name.clone(), DataType::Text)],
         };
-        let args = self.routine_args(&r, args)?;
+        let args = self.routine_args(&r, place, args)?;
         let columns = cols.into_iter().map(|(name, t)| OutputColumn { name, ty: Some(t) }).collect();
         Ok((Plan::Routine { routine: r, args }, columns))
     }
@@ -124,33 +191,23 @@ impl Binder<'_> {
     /// `CALL p(args)`: the plan and the OUT/INOUT columns it returns.
     pub(crate) fn call_statement(&mut self, f: &ast::Function) -> Result<(Call, Vec<OutputColumn>)> {
         let name = crate::names::function_name(f)?;
-        let Some(r) = crate::planner::routines::lookup(self.catalog, &name)? else {
+        let empty = Scope::default();
+        let (args, names) = match &f.args {
+            ast::FunctionArguments::List(list) => {
+                self.named_args(&list.args, &crate::planner::bind_ctx(&empty))?
+            }
+            _ => (vec![], vec![]),
+        };
+        let Some((r, place)) = self.find_routine(&name, &args, &names, true)? else {
             return Err(Error::other("42883", format!("procedure {name} does not exist")));
         };
-        self.need_routine(&r);
         if !r.procedure {
             return Err(Error::other(
                 "42809",
                 format!("{} is not a procedure; to call a function, use SELECT", r.signature),
             ));
         }
-        let empty = Scope::default();
-        let mut args = Vec::new();
-        if let ast::FunctionArguments::List(list) = &f.args {
-            // OUT parameters take a placeholder argument (NULL) in CALL.
-            let mut params = r.params.iter();
-            for a in &list.args {
-                let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) = a else {
-                    return Err(Error::unsupported(format!("function argument {a}")));
-                };
-                let typed = self.expr(e, &crate::planner::bind_ctx(&empty))?;
-                if params.next().is_some_and(|p| p.mode == Mode::Out) {
-                    continue;
-                }
-                args.push(typed);
-            }
-        }
-        let args = self.routine_args(&r, args)?;
+        let args = self.routine_args(&r, &place, args)?;
         let columns = r
             .outputs()
             .map(|p| OutputColumn {
