@@ -471,12 +471,11 @@ impl Runner<'_, '_> {
                 f.row_count = count;
                 match into {
                     None => f.vals[self.p.found] = Value::Boolean(count > 0),
-                    Some((targets, strict)) => {
-                        let dml = !matches!(stmt.planned.statement, crate::planner::Statement::Query(_));
+                    Some((targets, strict, many)) => {
                         if rows.is_empty() && *strict {
                             return Err(ctx(Error::other("P0002", "query returned no rows")));
                         }
-                        if rows.len() > 1 && (*strict || dml) {
+                        if rows.len() > 1 && (*strict || !many) {
                             return Err(ctx(Error::other("P0003", "query returned more than one row")));
                         }
                         f.vals[self.p.found] = Value::Boolean(!rows.is_empty());

@@ -135,6 +135,9 @@ pub struct Declaration {
     /// SECURITY DEFINER: its statements run with its owner's privileges
     /// (otherwise with the caller's).
     pub security_definer: bool,
+    /// LANGUAGE sql: the body is SQL statements, and the last one's rows
+    /// are the result.
+    pub sql: bool,
 }
 
 impl Declaration {
@@ -173,6 +176,8 @@ pub(crate) struct Definition {
     pub retry: u32,
     pub body: String,
     pub security_definer: bool,
+    /// LANGUAGE sql (otherwise plpgsql).
+    pub sql: bool,
 }
 
 pub(crate) fn parse_create(source: &str) -> Result<Definition> {
@@ -189,12 +194,17 @@ pub(crate) fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
         [n] | [_, n] => n.clone(),
         _ => return Err(Error::Syntax(format!("improper function name: {}", cf.name))),
     };
-    match &cf.language {
-        Some(l) if ident(l) == "plpgsql" => {}
+    // A body in SQL-standard form (`RETURN expr`) is SQL.
+    let standard = matches!(cf.function_body, Some(ast::CreateFunctionBody::Return(_)));
+    let sql = match &cf.language {
+        Some(l) if ident(l) == "plpgsql" && !standard => false,
+        Some(l) if ident(l) == "sql" => true,
+        None if standard => true,
         Some(l) => return Err(Error::unsupported(format!("LANGUAGE {l}"))),
         None => return Err(Error::Syntax("no language specified".into())),
-    }
+    };
     let body = match &cf.function_body {
+        Some(ast::CreateFunctionBody::Return(e)) => format!("SELECT {e}"),
         Some(ast::CreateFunctionBody::AsBeforeOptions { body, .. })
         | Some(ast::CreateFunctionBody::AsAfterOptions(body)) => match body {
             ast::Expr::Value(v) => match &v.value {
@@ -240,6 +250,7 @@ pub(crate) fn definition(cf: &ast::CreateFunction) -> Result<Definition> {
         returns: cf.return_type.clone(),
         retry,
         body,
+        sql,
     })
 }
 
@@ -340,6 +351,9 @@ pub(crate) fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Decl
         }
         Some(ast::FunctionReturnType::DataType(t)) => Returns::Scalar(scalar(t)?),
     };
+    if def.sql && matches!(returns, Returns::Trigger) {
+        return Err(Error::other("42P13", "SQL functions cannot return type trigger"));
+    }
     if !def.procedure && !outs.is_empty() && !matches!((&def.returns, outs.len()), (None, 1)) {
         return Err(Error::unsupported("OUT parameters together with RETURNS"));
     }
@@ -356,6 +370,7 @@ pub(crate) fn resolve_header(catalog: &Catalog, def: &Definition) -> Result<Decl
         retry: def.retry,
         signature,
         security_definer: def.security_definer,
+        sql: def.sql,
     })
 }
 
@@ -392,6 +407,8 @@ pub(crate) struct RoutineInfo {
     pub body: String,
     /// Its settings as `name=value` (`proconfig`): the retry budget.
     pub config: Vec<String>,
+    /// LANGUAGE sql (otherwise plpgsql).
+    pub sql: bool,
 }
 
 /// Describes the routine stored under `key` from its stored text; `None`
@@ -444,6 +461,7 @@ pub(crate) fn describe(catalog: &Catalog, key: &str) -> Option<RoutineInfo> {
         arguments,
         arg_oids: c.inputs().map(|p| oid(&p.ty)).collect(),
         config: if def.retry > 0 { vec![format!("{RETRY_SETTING}={}", def.retry)] } else { vec![] },
+        sql: def.sql,
         body: def.body,
         source,
     })

@@ -515,7 +515,7 @@ impl SystemTable {
                         txt(&r.name),
                         oid(super::snapshot::PUBLIC),
                         oid(s.owner_of(ObjectKind::Routine, &r.name)),
-                        oid(PLPGSQL),
+                        oid(if r.sql { 14 } else { PLPGSQL }),
                         txt(if r.procedure { "p" } else { "f" }),
                         b(r.retset),
                         Value::SmallInt(r.arg_oids.len() as i16),

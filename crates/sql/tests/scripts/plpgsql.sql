@@ -147,3 +147,46 @@ SELECT label('bolt', item => 'nut');
 SELECT label(qty => 2);
 SELECT label(item => 'bolt', 2);
 SELECT upper(string => 'x');
+-- LANGUAGE sql functions: the last statement's rows are the result.
+CREATE FUNCTION add_one(n int) RETURNS int LANGUAGE sql AS $$ SELECT n + 1 $$;
+CREATE FUNCTION add_two(int) RETURNS int LANGUAGE sql AS 'SELECT $1 + 2';
+CREATE FUNCTION add_three(n int) RETURNS int RETURN n + 3;
+SELECT add_one(1), add_two(1), add_three(1), add_one(add_two(add_three(0)));
+CREATE FUNCTION qty_of(item text) RETURNS int LANGUAGE sql AS $$
+  SELECT qty FROM items WHERE name = item
+$$;
+SELECT qty_of('bolt'), qty_of('nut'), qty_of('nothing') IS NULL AS missing;
+CREATE FUNCTION in_stock() RETURNS SETOF text LANGUAGE sql AS $$
+  SELECT name FROM items WHERE qty > 0 ORDER BY name
+$$;
+SELECT * FROM in_stock();
+CREATE FUNCTION stock(min_qty int DEFAULT 0) RETURNS TABLE (name text, qty int) LANGUAGE sql AS $$
+  SELECT name, qty FROM items WHERE qty >= min_qty ORDER BY qty DESC
+$$;
+SELECT * FROM stock();
+SELECT * FROM stock(min_qty => 6);
+-- Several statements: the earlier ones run for their effect.
+CREATE FUNCTION restock(item text, more int) RETURNS int LANGUAGE sql AS $$
+  UPDATE items SET qty = qty + more WHERE name = item;
+  INSERT INTO log VALUES ('restocked ' || item);
+  SELECT qty FROM items WHERE name = item;
+$$;
+SELECT restock('nut', 4);
+SELECT qty FROM items WHERE name = 'nut';
+SELECT what FROM log WHERE what LIKE 'restocked%';
+-- DML with RETURNING as the result.
+CREATE FUNCTION add_item(id int, name text) RETURNS int LANGUAGE sql AS $$
+  INSERT INTO items VALUES (id, name, 0) RETURNING id * 100
+$$;
+SELECT add_item(4, 'spring');
+CREATE PROCEDURE clear_log() LANGUAGE sql AS $$ DELETE FROM log $$;
+CALL clear_log();
+SELECT count(*) FROM log;
+-- An OUT parameter is the result.
+CREATE FUNCTION total_qty(OUT total bigint) LANGUAGE sql AS $$ SELECT sum(qty) FROM items $$;
+SELECT total_qty();
+SELECT prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql') AS is_sql FROM pg_proc WHERE proname = 'add_one';
+-- The final statement must return the result's columns.
+CREATE FUNCTION no_result() RETURNS int LANGUAGE sql AS $$ DELETE FROM log $$;
+CREATE FUNCTION two_columns() RETURNS int LANGUAGE sql AS $$ SELECT 1, 2 $$;
+CREATE FUNCTION sql_trigger() RETURNS trigger LANGUAGE sql AS $$ SELECT 1 $$;

@@ -372,7 +372,7 @@ BEGIN
   RETURN 1;
 END;
 $$;
-CREATE FUNCTION bad_language() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
+CREATE FUNCTION bad_language() RETURNS int LANGUAGE plperl AS $$ return 1; $$;
 SELECT bad_table();
 
 -- Schema changes: a dependent routine is compiled again, or fails with a

@@ -195,9 +195,12 @@ pub(crate) enum OpKind {
     },
     /// RAISE alone in a handler.
     Reraise,
+    /// A statement; `into`: the slots its first row goes to, whether
+    /// STRICT (exactly one row), and whether more rows are allowed
+    /// without STRICT (a query's, or a LANGUAGE sql function's result).
     Sql {
         stmt: CStmt,
-        into: Option<(Vec<usize>, bool)>,
+        into: Option<(Vec<usize>, bool, bool)>,
     },
     Return(Option<CExpr>),
     /// A trigger's RETURN: the slots of the record returned (NEW, OLD or
@@ -281,10 +284,14 @@ pub(crate) fn compile(
     let toks = parse::lex(body)?;
     let when_src = trigger.and_then(|t| t.when.clone()).unwrap_or_default();
     let when_toks = parse::lex(&when_src)?;
-    let block = parse::parse(&toks).map_err(|e| {
-        let line = toks.last().map_or(1, |t| t.line);
-        e.with_context(format!("compilation of PL/pgSQL function \"{}\" near line {line}", routine.name))
-    })?;
+    let block = if routine.sql {
+        None
+    } else {
+        Some(parse::parse(&toks).map_err(|e| {
+            let line = toks.last().map_or(1, |t| t.line);
+            e.with_context(format!("compilation of PL/pgSQL function \"{}\" near line {line}", routine.name))
+        })?)
+    };
     let mut c = Compiler {
         catalog,
         routine,
@@ -326,7 +333,9 @@ pub(crate) fn compile(
         c.scopes[0].push((format!("${}", i + 1), var));
     }
     let mut table = Vec::new();
-    if let Returns::Table(cols) = &routine.returns {
+    // A PL/pgSQL function's TABLE columns are variables; a SQL function's
+    // are only the shape of its result.
+    if let (Returns::Table(cols), false) = (&routine.returns, routine.sql) {
         for (name, ty) in cols {
             let slot = c.slot(ty.clone());
             table.push(slot);
@@ -340,7 +349,10 @@ pub(crate) fn compile(
         None => None,
     };
     let mut ops = vec![Op { line: 0, what: "initialization", kind: OpKind::Clear(table.clone()) }];
-    ops.push(c.block(&block, 1)?);
+    match &block {
+        Some(block) => ops.push(c.block(block, 1)?),
+        None => ops.extend(c.sql_body()?),
+    }
     // A call fills only the TG_ variables the body reads.
     let trigger = trigger.map(|mut t| {
         t.info_read = t.info.map(|slot| c.read.contains(&slot));
@@ -1022,8 +1034,95 @@ impl<'a> Compiler<'a> {
                     return Err(Error::Syntax("INTO used with a command that cannot return data".into()));
                 }
                 let slots = self.targets(&targets, &stmt.planned)?;
-                Ok(OpKind::Sql { stmt, into: Some((slots, strict)) })
+                let many = matches!(stmt.planned.statement, Statement::Query(_));
+                Ok(OpKind::Sql { stmt, into: Some((slots, strict, many)) })
             }
+        }
+    }
+
+    /// The body of a LANGUAGE sql function: its statements in order, the
+    /// last one's rows the result. A scalar function returns the first
+    /// column of its first row (NULL without rows); a set-returning one
+    /// all its rows; a void function or a procedure nothing.
+    fn sql_body(&mut self) -> Result<Vec<Op>> {
+        let what = "SQL statement";
+        let mut spans = Vec::new();
+        let mut start = 0;
+        let mut depth = 0i32;
+        for (i, t) in self.toks.iter().enumerate() {
+            match t.t {
+                Token::LParen => depth += 1,
+                Token::RParen => depth -= 1,
+                Token::SemiColon if depth == 0 => {
+                    if i > start {
+                        spans.push(start..i);
+                    }
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        if start < self.toks.len() {
+            spans.push(start..self.toks.len());
+        }
+        let mismatch = |c: &Self, ty: String| {
+            Error::other(
+                "42P13",
+                format!(
+                    "return type mismatch in function declared to return {ty}: the final statement must be a SELECT or INSERT/UPDATE/DELETE RETURNING with {}",
+                    match c.routine.set_columns() { Some(cols) => format!("{} columns", cols.len()), None => "one column".into() }
+                ),
+            )
+        };
+        let returns_void = matches!(self.routine.returns, Returns::Void);
+        if spans.is_empty() && !returns_void {
+            return Err(mismatch(self, self.result_name()));
+        }
+        let mut ops = Vec::new();
+        let last = spans.len().saturating_sub(1);
+        for (k, span) in spans.iter().enumerate() {
+            let line = self.line_of(span);
+            let stmt = self.sql(span, None).map_err(|e| self.at(e, span, what))?;
+            if let Statement::Utility(_) = stmt.planned.statement {
+                return Err(Error::unsupported(format!(
+                    "\"{}\" in a SQL function",
+                    crate::planner::first_words(self.text(span)).to_uppercase()
+                )));
+            }
+            let width = stmt.planned.columns.len();
+            let kind = match (&self.routine.returns, self.routine.set_columns()) {
+                _ if k < last || returns_void => OpKind::Sql { stmt, into: None },
+                (_, Some(cols)) if width == cols.len() => OpKind::ReturnQuery(stmt),
+                (Returns::Scalar(t), None) if width == 1 => {
+                    // The OUT parameter, when the result is one, or a slot
+                    // of its own.
+                    let out = self.routine.params.iter().position(|p| p.mode != Mode::In);
+                    let out = out.and_then(|i| match self.lookup(&format!("${}", i + 1)) {
+                        Some(Var::Scalar { slot, .. }) => Some(*slot),
+                        _ => None,
+                    });
+                    let slot = out.unwrap_or_else(|| self.slot(t.clone()));
+                    let into = Some((vec![slot], false, true));
+                    ops.push(Op { line, what, kind: OpKind::Sql { stmt, into } });
+                    self.read.insert(slot);
+                    let value = CExpr { pre: vec![], expr: Expr::Param(slot) };
+                    OpKind::Return(out.is_none().then_some(value))
+                }
+                _ => return Err(mismatch(self, self.result_name())),
+            };
+            ops.push(Op { line, what, kind });
+        }
+        Ok(ops)
+    }
+
+    /// The result type as errors name it.
+    fn result_name(&self) -> String {
+        match &self.routine.returns {
+            Returns::Scalar(t) => t.sql_name(),
+            Returns::SetOf(t) => format!("SETOF {}", t.sql_name()),
+            Returns::Table(_) => "TABLE".into(),
+            Returns::Void => "void".into(),
+            Returns::Trigger => "trigger".into(),
         }
     }
 

@@ -360,7 +360,8 @@ pub(crate) fn create(catalog: &Dictionary, cf: &ast::CreateFunction, check_bodie
             Some(old) => catalog.put_routine(&key, old, true).map(|_| ()),
             None => catalog.drop_routine(&key).map(|_| ()),
         };
-        return Err(e.with_context(format!("compilation of PL/pgSQL function \"{}\"", def.name)));
+        let language = if def.sql { "SQL" } else { "PL/pgSQL" };
+        return Err(e.with_context(format!("compilation of {language} function \"{}\"", def.name)));
     }
     Ok(format!("CREATE {kind}"))
 }
