@@ -84,8 +84,8 @@ fn rewritten(sql: &str) -> Option<String> {
                 continue;
             }
         }
-        // `COMMENT ON FUNCTION f(args) IS ...` (pg_dump's form): routines
-        // are named without their arguments (there is no overloading).
+        // `COMMENT ON FUNCTION f(args) IS ...` (pg_dump's form): a comment
+        // belongs to the routine's name, shared by its overloads.
         if words.len() > 4
             && is_word(words[0], "comment")
             && is_word(words[1], "on")

@@ -352,6 +352,37 @@ pub fn not_owner(kind: ObjectKind, name: &str) -> Error {
     Error::other("42501", format!("must be owner of {} {name}", kind.noun()))
 }
 
+/// Fails with 42501 unless `role` (which passes every check when
+/// `bypasses`) holds what `needs` ask, or, for those noted for a view's or
+/// routine's owner, that owner does.
+pub(crate) fn check_needs(
+    catalog: &crate::catalog::Catalog,
+    needs: &[Need],
+    role: &str,
+    bypasses: bool,
+) -> Result<()> {
+    if needs.is_empty() {
+        return Ok(());
+    }
+    let mut db_owner = None;
+    for n in needs {
+        let who = match &n.role {
+            Some(owner) if catalog.bypasses(owner, true) => continue,
+            Some(owner) => owner.as_str(),
+            None if bypasses => continue,
+            None => role,
+        };
+        let db_owner = db_owner.get_or_insert_with(|| catalog.db_owner());
+        let acl = catalog.privs(n.kind, &n.name).effective(n.kind, &n.name, db_owner);
+        let (held, _) = held(&acl, who);
+        let ok = if n.any { held & n.privs != 0 } else { held & n.privs == n.privs };
+        if !ok {
+            return Err(denied_in(catalog, n.kind, &n.name));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

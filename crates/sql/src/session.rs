@@ -328,27 +328,7 @@ impl Session {
     /// Fails with 42501 unless the current role holds what `needs` ask
     /// (or, for those noted for a view's or routine's owner, that owner).
     pub(crate) fn check_needs(&self, needs: &[crate::privileges::Need]) -> Result<()> {
-        if needs.is_empty() {
-            return Ok(());
-        }
-        let me_bypasses = self.bypasses();
-        let mut db_owner = None;
-        for n in needs {
-            let who = match &n.role {
-                Some(owner) if self.catalog.bypasses(owner, true) => continue,
-                Some(owner) => owner.as_str(),
-                None if me_bypasses => continue,
-                None => self.current_role(),
-            };
-            let db_owner = db_owner.get_or_insert_with(|| self.catalog.db_owner());
-            let acl = self.catalog.privs(n.kind, &n.name).effective(n.kind, &n.name, db_owner);
-            let (held, _) = crate::privileges::held(&acl, who);
-            let ok = if n.any { held & n.privs != 0 } else { held & n.privs == n.privs };
-            if !ok {
-                return Err(crate::privileges::denied_in(&self.catalog, n.kind, &n.name));
-            }
-        }
-        Ok(())
+        crate::privileges::check_needs(&self.catalog, needs, self.current_role(), self.bypasses())
     }
 
     /// SET ROLE `name` (`None`: back to the session user). A superuser may

@@ -10,7 +10,9 @@
 
 use crate::error::{Error, Result};
 use crate::execution::ExecCtx;
-use crate::planner::routines::compile::{Bind, CExpr, CStmt, MessagePart, Op, OpKind, Program, RaiseOption};
+use crate::planner::routines::compile::{
+    Bind, CDynamic, CExpr, CStmt, MessagePart, Op, OpKind, Program, RaiseOption,
+};
 use crate::planner::routines::Compiled;
 use crate::routines::parse::Level;
 use crate::routines::{text, Mode, Returns};
@@ -430,13 +432,23 @@ impl Runner<'_, '_> {
             }
             OpKind::ForQuery { label, query, targets, body } => {
                 let (rows, _) = self.run(query, f).map_err(ctx)?;
-                f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
-                for row in rows {
-                    self.assign_row(f, targets, Some(&row)).map_err(ctx)?;
-                    if let Some(flow) = self.iteration(label, body, f, op)? {
-                        return Ok(flow);
-                    }
+                return self.each_row(rows, label, targets, body, f, op);
+            }
+            OpKind::ForExecute { label, query, targets, body } => {
+                let (rows, _, _) = self.dynamic(query, f).map_err(ctx)?;
+                return self.each_row(rows, label, targets, body, f, op);
+            }
+            OpKind::Execute { query, into } => {
+                let (rows, count, many) = self.dynamic(query, f).map_err(ctx)?;
+                f.row_count = count;
+                match into {
+                    None => f.vals[self.p.found] = Value::Boolean(count > 0),
+                    Some((targets, strict)) => self.into(f, targets, *strict, many, &rows).map_err(ctx)?,
                 }
+            }
+            OpKind::ReturnQueryExecute(query) => {
+                let (rows, count, _) = self.dynamic(query, f).map_err(ctx)?;
+                self.return_rows(f, rows, count).map_err(ctx)?;
             }
             OpKind::ForEach { label, arr, targets, body } => {
                 let Some(elems) = f.arrays[*arr].clone() else {
@@ -472,14 +484,7 @@ impl Runner<'_, '_> {
                 match into {
                     None => f.vals[self.p.found] = Value::Boolean(count > 0),
                     Some((targets, strict, many)) => {
-                        if rows.is_empty() && *strict {
-                            return Err(ctx(Error::other("P0002", "query returned no rows")));
-                        }
-                        if rows.len() > 1 && (*strict || !many) {
-                            return Err(ctx(Error::other("P0003", "query returned more than one row")));
-                        }
-                        f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
-                        self.assign_row(f, targets, rows.first().map(|r| r.as_slice())).map_err(ctx)?;
+                        self.into(f, targets, *strict, *many, &rows).map_err(ctx)?
                     }
                 }
             }
@@ -502,18 +507,7 @@ impl Runner<'_, '_> {
             }
             OpKind::ReturnQuery(stmt) => {
                 let (rows, count) = self.run(stmt, f).map_err(ctx)?;
-                f.row_count = count;
-                f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
-                let cols = self.c.set_columns().unwrap_or_default();
-                for row in rows {
-                    let row = row
-                        .into_iter()
-                        .zip(&cols)
-                        .map(|(v, (_, t))| if v.fits(t) { Ok(v) } else { v.coerce_to(t) })
-                        .collect::<std::result::Result<Vec<_>, _>>()
-                        .map_err(|e| ctx(e.into()))?;
-                    f.rows.push(row);
-                }
+                self.return_rows(f, rows, count).map_err(ctx)?;
             }
             OpKind::ReturnNext(value) => {
                 let row = match value {
@@ -571,6 +565,102 @@ impl Runner<'_, '_> {
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// A query's rows into a FOR loop's targets, the body run for each.
+    fn each_row(
+        &self,
+        rows: Vec<Vec<Value>>,
+        label: &Option<String>,
+        targets: &[usize],
+        body: &[Op],
+        f: &mut Frame,
+        op: &Op,
+    ) -> Result<Flow> {
+        f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
+        for row in rows {
+            self.assign_row(f, targets, Some(&row)).map_err(|e| self.context(op, e))?;
+            if let Some(flow) = self.iteration(label, body, f, op)? {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// A statement's first row into INTO's targets. STRICT wants exactly
+    /// one row; without it more than one fails unless `many` allows it.
+    fn into(
+        &self,
+        f: &mut Frame,
+        targets: &[usize],
+        strict: bool,
+        many: bool,
+        rows: &[Vec<Value>],
+    ) -> Result<()> {
+        if rows.is_empty() && strict {
+            return Err(Error::other("P0002", "query returned no rows"));
+        }
+        if rows.len() > 1 && (strict || !many) {
+            return Err(Error::other("P0003", "query returned more than one row"));
+        }
+        f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
+        self.assign_row(f, targets, rows.first().map(|r| r.as_slice()))
+    }
+
+    /// RETURN QUERY: the rows join the result, as its column types.
+    fn return_rows(&self, f: &mut Frame, rows: Vec<Vec<Value>>, count: u64) -> Result<()> {
+        f.row_count = count;
+        f.vals[self.p.found] = Value::Boolean(!rows.is_empty());
+        let cols = self.c.set_columns().unwrap_or_default();
+        for row in rows {
+            if row.len() != cols.len() {
+                return Err(Error::mismatch("structure of query does not match function result type"));
+            }
+            let row = row
+                .into_iter()
+                .zip(&cols)
+                .map(|(v, (_, t))| if v.fits(t) { Ok(v) } else { v.coerce_to(t) })
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            f.rows.push(row);
+        }
+        Ok(())
+    }
+
+    /// Runs an EXECUTE: its command evaluated, parsed and planned now with
+    /// the USING values as `$1`, `$2`, ..., its privileges checked for the
+    /// role the routine's statements run as. Returns the rows, the row
+    /// count, and whether the command was a query (whose INTO may take the
+    /// first of several rows).
+    fn dynamic(&self, d: &CDynamic, f: &mut Frame) -> Result<(Vec<Vec<Value>>, u64, bool)> {
+        let text = match self.eval(&d.command, f)? {
+            Value::Null => return Err(Error::other("22004", "query string argument of EXECUTE is null")),
+            Value::Text(t) => t,
+            other => other.to_string(),
+        };
+        let mut values = Vec::with_capacity(d.using.len());
+        for (e, t) in d.using.iter().zip(&d.types) {
+            let v = self.eval(e, f)?;
+            values.push(if v.fits(t) { v } else { v.coerce_to(t)? });
+        }
+        let s = crate::planner::routines::compile::one_statement(&text, "EXECUTE")?;
+        let catalog = self.cx.catalog;
+        let declared = d.types.iter().cloned().map(Some).collect();
+        let planned =
+            crate::planner::plan_statement_with(catalog, &["public".to_string()], &s, declared, &[])?;
+        if planned.params.len() > values.len() {
+            return Err(Error::other("42P02", format!("there is no parameter ${}", values.len() + 1)));
+        }
+        let role = if self.c.security_definer {
+            let p = catalog.privs(crate::privileges::ObjectKind::Routine, &self.c.name);
+            p.owner.unwrap_or_else(|| catalog.db_owner())
+        } else {
+            self.cx.identity.user.to_string()
+        };
+        crate::privileges::check_needs(catalog, &planned.needs, &role, catalog.bypasses(&role, true))?;
+        let query = matches!(planned.statement, crate::planner::Statement::Query(_));
+        let cx = self.cx.nested(&values);
+        let (rows, count) = crate::execution::run_statement(&planned.statement, &cx)?;
+        Ok((rows, count, query))
     }
 
     /// Runs the fetches a statement or expression needs.

@@ -37,7 +37,7 @@ pub use bind::Binder;
 pub use dml::{Delete, Insert, Update};
 pub use expr::Expr;
 pub use plan::Plan;
-pub(crate) use statement::{explain_with, first_words, plan_statement};
+pub(crate) use statement::{explain_with, first_words, plan_statement, plan_statement_with};
 
 use crate::catalog::{Catalog, OutputColumn};
 use centum_types::DataType;

@@ -106,6 +106,17 @@ pub(crate) struct Handler {
     pub line: usize,
 }
 
+/// Dynamic SQL: `EXECUTE command [INTO [STRICT] targets] [USING value,
+/// ...]`, the command a text expression evaluated at each run.
+#[derive(Debug)]
+pub(crate) struct Dynamic {
+    pub command: Span,
+    /// The targets, and whether STRICT.
+    pub into: Option<(Span, bool)>,
+    /// The values of the command's `$1`, `$2`, ...
+    pub using: Vec<Span>,
+}
+
 /// A statement and its line.
 #[derive(Debug)]
 pub(crate) struct Stmt {
@@ -171,6 +182,17 @@ pub(crate) enum Kind {
         array: Span,
         body: Vec<Stmt>,
     },
+    /// `FOR targets IN EXECUTE command [USING ...] LOOP`.
+    ForExecute {
+        label: Option<String>,
+        targets: Span,
+        query: Dynamic,
+        body: Vec<Stmt>,
+    },
+    /// EXECUTE.
+    Execute(Dynamic),
+    /// RETURN QUERY EXECUTE.
+    ReturnQueryExecute(Dynamic),
     /// EXIT (`cont` false) or CONTINUE.
     Exit {
         label: Option<String>,
@@ -212,6 +234,9 @@ impl Kind {
             Kind::ForRange { .. } => "FOR with integer loop variable",
             Kind::ForQuery { .. } => "FOR over SELECT rows",
             Kind::ForEach { .. } => "FOREACH over array",
+            Kind::ForExecute { .. } => "FOR over EXECUTE statement",
+            Kind::Execute(_) => "EXECUTE",
+            Kind::ReturnQueryExecute(_) => "RETURN QUERY",
             Kind::Exit { cont: false, .. } => "EXIT",
             Kind::Exit { cont: true, .. } => "CONTINUE",
             Kind::Return(_) => "RETURN",
@@ -512,10 +537,13 @@ impl Parser<'_> {
             Kind::Exit { label, when, cont }
         } else if self.eat_kw("return") {
             if self.eat_kw("query") {
-                if self.kw("execute") {
-                    return Err(Error::unsupported("RETURN QUERY EXECUTE"));
+                if self.eat_kw("execute") {
+                    let d = self.dynamic(false, false)?;
+                    self.expect(&Token::SemiColon)?;
+                    Kind::ReturnQueryExecute(d)
+                } else {
+                    Kind::ReturnQuery(self.through_semicolon()?)
                 }
-                Kind::ReturnQuery(self.through_semicolon()?)
             } else if self.eat_kw("next") {
                 if self.eat(&Token::SemiColon) {
                     Kind::ReturnNext(None)
@@ -555,8 +583,10 @@ impl Parser<'_> {
             Kind::Null
         } else if self.eat_kw("case") {
             self.case_stmt()?
-        } else if self.kw("execute") {
-            return Err(Error::Unsupported("EXECUTE of dynamic SQL is not supported in PL/pgSQL".into()));
+        } else if self.eat_kw("execute") {
+            let d = self.dynamic(true, false)?;
+            self.expect(&Token::SemiColon)?;
+            Kind::Execute(d)
         } else if ["commit", "rollback", "savepoint"].iter().any(|k| self.kw(k)) {
             return Err(Error::Unsupported("transaction control is not supported in PL/pgSQL".into()));
         } else if self.is_assignment() {
@@ -620,8 +650,11 @@ impl Parser<'_> {
     fn for_loop(&mut self, label: Option<String>) -> Result<Kind> {
         let targets = self.until_kw(&["in"])?;
         self.at += 1;
-        if self.kw("execute") {
-            return Err(Error::unsupported("FOR ... IN EXECUTE"));
+        if self.eat_kw("execute") {
+            let query = self.dynamic(false, true)?;
+            self.expect_kw("loop")?;
+            let body = self.loop_body(&label)?;
+            return Ok(Kind::ForExecute { label, targets, query, body });
         }
         let query_start = ["select", "with", "values", "table"].iter().any(|k| self.kw(k))
             || (self.peek() == Some(&Token::LParen) && self.kw_at(1, "select"));
@@ -649,6 +682,36 @@ impl Parser<'_> {
         self.expect_kw("loop")?;
         let body = self.loop_body(&label)?;
         Ok(Kind::ForRange { label, var, reverse, lo, hi, step, body })
+    }
+
+    /// The rest of an EXECUTE after its keyword, up to (not including) the
+    /// `;`, or `LOOP` when `in_for`. INTO (when `with_into`) and USING come
+    /// in either order.
+    fn dynamic(&mut self, with_into: bool, in_for: bool) -> Result<Dynamic> {
+        let end = move |t: &Token| if in_for { is_word(t, "loop") } else { *t == Token::SemiColon };
+        let clause = |t: &Token| is_word(t, "into") || is_word(t, "using");
+        let command = self.until(|p, i| end(&p.toks[i].t) || clause(&p.toks[i].t))?;
+        let (mut into, mut using) = (None, Vec::new());
+        loop {
+            if with_into && into.is_none() && self.eat_kw("into") {
+                let strict = self.eat_kw("strict");
+                let targets = self.until(|p, i| end(&p.toks[i].t) || is_word(&p.toks[i].t, "using"))?;
+                into = Some((targets, strict));
+            } else if using.is_empty() && self.eat_kw("using") {
+                loop {
+                    let stop = |p: &Parser, i: usize| {
+                        let t = &p.toks[i].t;
+                        end(t) || *t == Token::Comma || is_word(t, "into")
+                    };
+                    using.push(self.until(stop)?);
+                    if !self.eat(&Token::Comma) {
+                        break;
+                    }
+                }
+            } else {
+                return Ok(Dynamic { command, into, using });
+            }
+        }
     }
 
     fn if_stmt(&mut self) -> Result<Kind> {

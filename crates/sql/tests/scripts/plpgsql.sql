@@ -190,3 +190,80 @@ SELECT prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql') AS is_sql F
 CREATE FUNCTION no_result() RETURNS int LANGUAGE sql AS $$ DELETE FROM log $$;
 CREATE FUNCTION two_columns() RETURNS int LANGUAGE sql AS $$ SELECT 1, 2 $$;
 CREATE FUNCTION sql_trigger() RETURNS trigger LANGUAGE sql AS $$ SELECT 1 $$;
+-- Dynamic SQL: EXECUTE runs a command built when the routine runs, with
+-- USING values as $1, $2, ...
+CREATE FUNCTION count_where(tbl text, col text, val int) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  n bigint;
+BEGIN
+  EXECUTE format('SELECT count(*) FROM %I WHERE %I >= $1', tbl, col) INTO n USING val;
+  RETURN n;
+END;
+$$;
+SELECT count_where('items', 'qty', 1), count_where('items', 'id', 2);
+SELECT count_where('no_such_table', 'qty', 1);
+CREATE FUNCTION set_qty(item text, n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  changed int;
+BEGIN
+  EXECUTE 'UPDATE items SET qty = $2 WHERE name = $1' USING item, n;
+  GET DIAGNOSTICS changed = ROW_COUNT;
+  RETURN changed;
+END;
+$$;
+SELECT set_qty('gear', 8), set_qty('nothing', 1);
+SELECT name, qty FROM items ORDER BY id;
+-- INTO several variables, STRICT, and a declared row type.
+CREATE FUNCTION item_line(wanted int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  n text;
+  q int;
+  r items%ROWTYPE;
+BEGIN
+  EXECUTE 'SELECT name, qty FROM items WHERE id = $1' INTO STRICT n, q USING wanted;
+  EXECUTE 'SELECT * FROM items WHERE id = $1' USING wanted INTO r;
+  RETURN n || '=' || q || ' ' || r.name || '/' || r.id;
+END;
+$$;
+SELECT item_line(1);
+SELECT item_line(42);
+CREATE FUNCTION first_name() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  n text;
+BEGIN
+  EXECUTE 'SELECT name FROM items ORDER BY id' INTO n;
+  RETURN n;
+END;
+$$;
+SELECT first_name();
+-- RETURN QUERY EXECUTE and FOR ... IN EXECUTE.
+CREATE FUNCTION names_from(tbl text, min_id int) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'SELECT name FROM ' || quote_ident(tbl) || ' WHERE id >= $1 ORDER BY id' USING min_id;
+END;
+$$;
+SELECT * FROM names_from('items', 2);
+CREATE FUNCTION sum_dynamic(query text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  v int;
+  total bigint := 0;
+BEGIN
+  FOR v IN EXECUTE query LOOP
+    total := total + v;
+  END LOOP;
+  RETURN total;
+END;
+$$;
+SELECT sum_dynamic('SELECT qty FROM items'), sum_dynamic('SELECT id FROM items WHERE false');
+-- Mistakes: a NULL command, a parameter without a USING value, a command
+-- that does not parse.
+CREATE FUNCTION run(cmd text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE cmd;
+END;
+$$;
+SELECT run(NULL);
+SELECT run('DELETE FROM items WHERE id = $1');
+SELECT run('DELETE FROM items WHERE');
+SELECT run('DELETE FROM items WHERE id = 4');
+SELECT count(*) FROM items;

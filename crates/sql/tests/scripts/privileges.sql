@@ -15,6 +15,8 @@ CREATE VIEW rich AS SELECT owner, balance FROM accounts WHERE balance > 60;
 CREATE MATERIALIZED VIEW account_count AS SELECT count(*) AS n FROM accounts;
 CREATE FUNCTION total() RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT sum(balance) FROM accounts); END $$;
 CREATE FUNCTION total_as_owner() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$ BEGIN RETURN (SELECT sum(balance) FROM accounts); END $$;
+CREATE FUNCTION dynamic_total() RETURNS bigint LANGUAGE plpgsql AS $$ DECLARE n bigint; BEGIN EXECUTE 'SELECT sum(balance) FROM accounts' INTO n; RETURN n; END $$;
+CREATE FUNCTION dynamic_total_as_owner() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER AS $$ DECLARE n bigint; BEGIN EXECUTE 'SELECT sum(balance) FROM accounts' INTO n; RETURN n; END $$;
 SELECT relname, relacl FROM pg_class WHERE relname IN ('accounts', 'rich', 'accounts_id_seq') ORDER BY 1;
 SELECT c.relname, pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.relname IN ('accounts', 'rich', 'accounts_id_seq', 'accounts_pkey') ORDER BY 1;
 SELECT tablename, tableowner FROM pg_tables WHERE tablename = 'accounts';
@@ -28,6 +30,9 @@ INSERT INTO accounts (owner, balance) VALUES ('eve', 1);
 -- A function runs with its caller's privileges, unless SECURITY DEFINER.
 SELECT total();
 SELECT total_as_owner();
+-- So does the dynamic SQL it runs.
+SELECT dynamic_total();
+SELECT dynamic_total_as_owner();
 SELECT has_table_privilege('accounts', 'SELECT'), has_table_privilege('app_owner', 'accounts', 'SELECT, INSERT');
 RESET ROLE;
 SET ROLE app_owner;
@@ -189,6 +194,7 @@ DROP VIEW rich;
 DROP MATERIALIZED VIEW account_count;
 DROP FUNCTION total();
 DROP FUNCTION total_as_owner();
+DROP FUNCTION dynamic_total(), dynamic_total_as_owner();
 DROP TABLE accounts;
 -- A foreign key's action runs as the referencing table's owner: its
 -- BEFORE triggers there need that owner's privileges; its AFTER triggers

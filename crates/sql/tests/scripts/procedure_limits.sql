@@ -9,11 +9,21 @@ BEGIN
   RAISE;
 END;
 $$;
-CREATE FUNCTION dynamic() RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION dynamic_record() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
 BEGIN
-  EXECUTE 'DELETE FROM t';
+  FOR r IN EXECUTE 'SELECT id FROM t' LOOP
+  END LOOP;
+  RETURN 0;
 END;
 $$;
+CREATE FUNCTION dynamic_ddl(name text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE 'CREATE TABLE ' || quote_ident(name) || ' (id int)';
+END;
+$$;
+SELECT dynamic_ddl('made');
 CREATE FUNCTION commits() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   COMMIT;

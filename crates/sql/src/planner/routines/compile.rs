@@ -123,6 +123,14 @@ pub(crate) struct CStmt {
     pub planned: Planned,
 }
 
+/// A compiled EXECUTE: the command text's expression, and the USING
+/// values with the types the command is planned with at each run.
+pub(crate) struct CDynamic {
+    pub command: CExpr,
+    pub using: Vec<CExpr>,
+    pub types: Vec<DataType>,
+}
+
 /// `arr[index]` (or `arr[index].field`) into a scratch slot.
 pub(crate) struct Fetch {
     pub slot: usize,
@@ -181,6 +189,18 @@ pub(crate) enum OpKind {
         targets: Vec<usize>,
         body: Vec<Op>,
     },
+    ForExecute {
+        label: Option<String>,
+        query: CDynamic,
+        targets: Vec<usize>,
+        body: Vec<Op>,
+    },
+    /// EXECUTE, with INTO's slots and whether STRICT.
+    Execute {
+        query: CDynamic,
+        into: Option<(Vec<usize>, bool)>,
+    },
+    ReturnQueryExecute(CDynamic),
     Exit {
         label: Option<String>,
         when: Option<CExpr>,
@@ -678,11 +698,38 @@ impl<'a> Compiler<'a> {
                         }
                     }
                 }
-                let t = self.targets(targets, &q.planned).map_err(|e| self.at(e, targets, what));
+                let t = self.targets(targets, Some(&q.planned)).map_err(|e| self.at(e, targets, what));
                 let body = t.and_then(|t| Ok((t, self.loop_body(label, body)?)));
                 self.scopes.pop();
                 let (targets, body) = body?;
                 OpKind::ForQuery { label: label.clone(), query: q, targets, body }
+            }
+            Kind::ForExecute { label, targets, query, body } => {
+                let query = self.dynamic(query).map_err(|e| self.at(e, &query.command, what))?;
+                let t = self.targets(targets, None).map_err(|e| self.at(e, targets, what))?;
+                OpKind::ForExecute {
+                    label: label.clone(),
+                    query,
+                    targets: t,
+                    body: self.loop_body(label, body)?,
+                }
+            }
+            Kind::Execute(d) => {
+                let query = self.dynamic(d).map_err(|e| self.at(e, &d.command, what))?;
+                let into = match &d.into {
+                    Some((t, strict)) => {
+                        Some((self.targets(t, None).map_err(|e| self.at(e, t, what))?, *strict))
+                    }
+                    None => None,
+                };
+                OpKind::Execute { query, into }
+            }
+            Kind::ReturnQueryExecute(d) => {
+                if self.routine.set_columns().is_none() {
+                    return Err(Error::Syntax("cannot use RETURN QUERY in a non-SETOF function".into())
+                        .with_context(self_context(self.routine, s.line, what)));
+                }
+                OpKind::ReturnQueryExecute(self.dynamic(d).map_err(|e| self.at(e, &d.command, what))?)
             }
             Kind::ForEach { label, target, array, body } => {
                 let (arr, targets) = self.foreach(target, array).map_err(|e| self.at(e, target, what))?;
@@ -862,12 +909,20 @@ impl<'a> Compiler<'a> {
     }
 
     /// INTO / FOR targets for the columns of `planned`.
-    fn targets(&mut self, span: &Span, planned: &Planned) -> Result<Vec<usize>> {
+    /// The slots of an INTO list or loop targets: scalar variables, or one
+    /// record variable. A `record` takes the shape of `planned`'s rows,
+    /// which must then be known (not for dynamic SQL).
+    fn targets(&mut self, span: &Span, planned: Option<&Planned>) -> Result<Vec<usize>> {
         let toks: Vec<Token> = self.toks[span.clone()].iter().map(|t| t.t.clone()).collect();
         let parts: Vec<&[Token]> = toks.split(|t| *t == Token::Comma).collect();
         if let [[one]] = parts.as_slice() {
             let name = word_name(one).unwrap_or_default();
-            if let Some(Var::Record { open: true, .. }) = self.lookup(&name) {
+            if let (Some(Var::Record { open: true, .. }), None) = (self.lookup(&name), planned) {
+                return Err(Error::Unsupported(format!(
+                    "dynamic SQL cannot fill variable \"{name}\" of type record, whose fields would be known only when it runs: declare it with a table's %ROWTYPE or a composite type, or use scalar variables"
+                )));
+            }
+            if let (Some(Var::Record { open: true, .. }), Some(planned)) = (self.lookup(&name), planned) {
                 let fields: Vec<(String, usize)> = planned
                     .columns
                     .iter()
@@ -1033,11 +1088,25 @@ impl<'a> Compiler<'a> {
                 if stmt.planned.columns.is_empty() {
                     return Err(Error::Syntax("INTO used with a command that cannot return data".into()));
                 }
-                let slots = self.targets(&targets, &stmt.planned)?;
+                let slots = self.targets(&targets, Some(&stmt.planned))?;
                 let many = matches!(stmt.planned.statement, Statement::Query(_));
                 Ok(OpKind::Sql { stmt, into: Some((slots, strict, many)) })
             }
         }
+    }
+
+    /// An EXECUTE's command and USING values; an untyped USING value is
+    /// text.
+    fn dynamic(&mut self, d: &parse::Dynamic) -> Result<CDynamic> {
+        let command = self.expr(&d.command)?;
+        let (mut using, mut types) = (Vec::new(), Vec::new());
+        for u in &d.using {
+            let (text, pre) = self.rewrite(u.clone(), None)?;
+            let (e, ty) = self.expr_text(&text, pre)?;
+            using.push(e);
+            types.push(ty.unwrap_or(DataType::Text));
+        }
+        Ok(CDynamic { command, using, types })
     }
 
     /// The body of a LANGUAGE sql function: its statements in order, the
@@ -1180,26 +1249,7 @@ impl<'a> Compiler<'a> {
     }
 
     fn sql_text(&mut self, text: &str, pre: Vec<Fetch>) -> Result<CStmt> {
-        let mut stmts = crate::parser::parse(text)?;
-        if stmts.len() != 1 {
-            return Err(Error::Syntax("one SQL statement expected".into()));
-        }
-        let s = stmts.remove(0);
-        let allowed = matches!(
-            s,
-            ast::Statement::Query(_)
-                | ast::Statement::Insert(_)
-                | ast::Statement::Update(_)
-                | ast::Statement::Delete(_)
-                | ast::Statement::Merge(_)
-                | ast::Statement::Call(_)
-        );
-        if !allowed {
-            return Err(Error::unsupported(format!(
-                "\"{}\" in a PL/pgSQL function",
-                crate::planner::first_words(text).to_uppercase()
-            )));
-        }
+        let s = one_statement(text, "a PL/pgSQL function")?;
         let declared = self.slots.iter().cloned().map(Some).collect();
         let planned = crate::planner::statement::plan_statement_with(
             self.catalog,
@@ -1499,6 +1549,32 @@ impl<'a> Compiler<'a> {
             _ => None,
         }
     }
+}
+
+/// The one statement of `text`, if it is one a routine may run: a query,
+/// DML or CALL (`place` names where, for the error).
+pub(crate) fn one_statement(text: &str, place: &str) -> Result<ast::Statement> {
+    let mut stmts = crate::parser::parse(text)?;
+    if stmts.len() != 1 {
+        return Err(Error::Syntax(format!("one SQL statement expected in {place}")));
+    }
+    let s = stmts.remove(0);
+    let allowed = matches!(
+        s,
+        ast::Statement::Query(_)
+            | ast::Statement::Insert(_)
+            | ast::Statement::Update(_)
+            | ast::Statement::Delete(_)
+            | ast::Statement::Merge(_)
+            | ast::Statement::Call(_)
+    );
+    if !allowed {
+        return Err(Error::unsupported(format!(
+            "\"{}\" in {place}",
+            crate::planner::first_words(text).to_uppercase()
+        )));
+    }
+    Ok(s)
 }
 
 /// The context line of an error at `line` of `routine`.
