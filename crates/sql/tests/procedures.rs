@@ -1,5 +1,5 @@
-//! Routines beyond the golden script (`scripts/procedures.sql`): they and
-//! their composite types survive restarts; `centum.retry_on_conflict` runs a
+//! Routines beyond the golden script (`scripts/procedures.sql`): they,
+//! their overloads and their composite types survive restarts; `centum.retry_on_conflict` runs a
 //! conflicting call again, and only as often as it says; concurrent calls
 //! of a retrying procedure keep a conserved total exact; record and array
 //! text round-trips through a call for any values (property test).
@@ -32,6 +32,9 @@ fn routines_and_their_types_survive_restarts() {
         );
         exec(&mut s, "CREATE PROCEDURE wipe(p_keep int) LANGUAGE plpgsql AS $$ BEGIN DELETE FROM t WHERE id <> p_keep; END $$");
         assert_eq!(scalar(&mut s, r#"SELECT load('{"(1,x)","(2,y)"}')"#), 2);
+        // Overloads of one name, one in SQL.
+        exec(&mut s, "CREATE FUNCTION twice(x int) RETURNS int LANGUAGE sql AS $$ SELECT x * 2 $$");
+        exec(&mut s, "CREATE FUNCTION twice(x bigint, y int DEFAULT 1) RETURNS bigint LANGUAGE plpgsql AS $$ BEGIN RETURN x * 2 + y; END $$");
     }
     for round in 0..2 {
         let db = open_durable(dir.path());
@@ -43,6 +46,10 @@ fn routines_and_their_types_survive_restarts() {
         assert_eq!(scalar(&mut s, "SELECT count(*) FROM t"), 1);
         // The type is still in use, so it stays.
         assert_eq!(fails(&mut s, "DROP TYPE pair").sqlstate(), "2BP01");
+        assert_eq!(scalar(&mut s, "SELECT twice(21)"), 42);
+        assert_eq!(scalar(&mut s, "SELECT twice(20::bigint)"), 41);
+        assert_eq!(scalar(&mut s, "SELECT twice(y => 3, x => 20::bigint)"), 43);
+        assert_eq!(fails(&mut s, "DROP FUNCTION twice").sqlstate(), "42725");
     }
 }
 
