@@ -960,6 +960,12 @@ impl Catalog {
         g.view().routines.iter().filter(|r| routine_name(&r.0) == name).cloned().collect()
     }
 
+    /// The keys of every function and procedure named `name`.
+    pub fn routine_keys(&self, name: &str) -> Vec<String> {
+        let g = self.lock_globals();
+        g.view().routines.iter().filter(|r| routine_name(&r.0) == name).map(|r| r.0.clone()).collect()
+    }
+
     /// Every function and procedure, as (key, CREATE text).
     pub fn routine_entries(&self) -> Vec<(String, String)> {
         self.lock_globals().view().routines.clone()

@@ -104,15 +104,17 @@ pub(crate) fn resolve(
     names: &[Option<String>],
     call: bool,
 ) -> Result<Option<(Arc<Compiled>, Placement)>> {
-    let overloads = catalog.routine_overloads(name);
-    if overloads.is_empty() {
+    // Keys first: a compiled overload needs no look at its text.
+    let keys = catalog.routine_keys(name);
+    if keys.is_empty() {
         return Ok(None);
     }
     let mut candidates = Vec::new();
-    for (key, source) in overloads {
+    for key in keys {
         let candidate = match cached(catalog, &key) {
             Some(c) => Candidate::Compiled(c),
             None => {
+                let Some(source) = catalog.routine_by_key(&key) else { continue };
                 let declaration = resolve_header(catalog, &parse_create(&source)?)?;
                 Candidate::Stored { key, source, declaration }
             }
