@@ -19,8 +19,8 @@ BEGIN
   INSERT INTO t SELECT g, 0, repeat('x', 1000) FROM generate_series(1000, 3000) g;
   RETURN 'inserted';
 EXCEPTION WHEN out_of_memory THEN
-  IF SQLERRM LIKE 'out of memory: table "t" holds %kB, which passes its memory limit of 1MB (memory_limit); rows cannot be added to it or changed until some are deleted or the limit is raised' THEN
-    RETURN SQLSTATE || ': out of memory: table "t" holds ...kB, which passes its memory limit of 1MB';
+  IF SQLERRM LIKE 'out of memory: table "t" holds %, which passes its memory limit of 1MB (memory_limit); rows cannot be added to it or changed until some are deleted or the limit is raised' THEN
+    RETURN SQLSTATE || ': out of memory: table "t" holds ..., which passes its memory limit of 1MB';
   END IF;
   RETURN SQLSTATE || ': ' || SQLERRM;
 END;
