@@ -186,6 +186,10 @@ SELECT count(*) FROM log;
 CREATE FUNCTION total_qty(OUT total bigint) LANGUAGE sql AS $$ SELECT sum(qty) FROM items $$;
 SELECT total_qty();
 SELECT prolang = (SELECT oid FROM pg_language WHERE lanname = 'sql') AS is_sql FROM pg_proc WHERE proname = 'add_one';
+-- An error names the SQL function's statement.
+CREATE FUNCTION ratio(a int, b int) RETURNS int LANGUAGE sql AS $$ SELECT 1; SELECT a / b $$;
+SELECT ratio(6, 3);
+SELECT ratio(1, 0);
 -- The final statement must return the result's columns.
 CREATE FUNCTION no_result() RETURNS int LANGUAGE sql AS $$ DELETE FROM log $$;
 CREATE FUNCTION two_columns() RETURNS int LANGUAGE sql AS $$ SELECT 1, 2 $$;

@@ -1150,8 +1150,12 @@ impl<'a> Compiler<'a> {
         let mut ops = Vec::new();
         let last = spans.len().saturating_sub(1);
         for (k, span) in spans.iter().enumerate() {
-            let line = self.line_of(span);
-            let stmt = self.sql(span, None).map_err(|e| self.at(e, span, what))?;
+            // A SQL function's errors name the statement by its number.
+            let line = k + 1;
+            let stmt = self.sql(span, None).map_err(|e| match e.context() {
+                Some(_) => e,
+                None => e.with_context(self_context(self.routine, line, what)),
+            })?;
             if let Statement::Utility(_) = stmt.planned.statement {
                 return Err(Error::unsupported(format!(
                     "\"{}\" in a SQL function",
@@ -1578,7 +1582,12 @@ pub(crate) fn one_statement(text: &str, place: &str) -> Result<ast::Statement> {
 }
 
 /// The context line of an error at `line` of `routine`.
+/// (For a LANGUAGE sql function, `line` is the statement's number, as
+/// PostgreSQL counts them.)
 pub(crate) fn self_context(routine: &Compiled, line: usize, what: &str) -> String {
+    if routine.sql {
+        return format!("SQL function \"{}\" statement {line}", routine.name);
+    }
     format!("PL/pgSQL function {} line {line} at {what}", routine.signature)
 }
 
