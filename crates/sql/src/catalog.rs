@@ -1314,6 +1314,12 @@ impl Catalog {
         set
     }
 
+    /// The role that owns `kind` `name` (the database owner unless one
+    /// is stored).
+    pub fn owner(&self, kind: ObjectKind, name: &str) -> String {
+        self.privs(kind, name).owner.unwrap_or_else(|| self.db_owner())
+    }
+
     /// The owner and ACL of `kind` `name` as stored (defaults where none
     /// is).
     pub fn privs(&self, kind: ObjectKind, name: &str) -> ObjectPrivs {

@@ -651,8 +651,7 @@ impl Runner<'_, '_> {
             return Err(Error::other("42P02", format!("there is no parameter ${}", values.len() + 1)));
         }
         let role = if self.c.security_definer {
-            let p = catalog.privs(crate::privileges::ObjectKind::Routine, &self.c.name);
-            p.owner.unwrap_or_else(|| catalog.db_owner())
+            catalog.owner(crate::privileges::ObjectKind::Routine, &self.c.name)
         } else {
             self.cx.identity.user.to_string()
         };

@@ -285,8 +285,7 @@ impl<'a> Binder<'a> {
     /// The owner of `kind` `name` (the database owner where none is
     /// stored).
     pub(crate) fn owner_of(&self, kind: ObjectKind, name: &str) -> String {
-        let p = self.catalog.privs(kind, name);
-        p.owner.unwrap_or_else(|| self.catalog.db_owner())
+        self.catalog.owner(kind, name)
     }
 
     /// Notes a call of routine `r`: EXECUTE on it, and what its statements

@@ -1101,8 +1101,7 @@ impl<'a> Compiler<'a> {
         let command = self.expr(&d.command)?;
         let (mut using, mut types) = (Vec::new(), Vec::new());
         for u in &d.using {
-            let (text, pre) = self.rewrite(u.clone(), None)?;
-            let (e, ty) = self.expr_text(&text, pre)?;
+            let (e, ty) = self.typed_expr(u)?;
             using.push(e);
             types.push(ty.unwrap_or(DataType::Text));
         }
@@ -1134,18 +1133,19 @@ impl<'a> Compiler<'a> {
         if start < self.toks.len() {
             spans.push(start..self.toks.len());
         }
-        let mismatch = |c: &Self, ty: String| {
+        let mismatch = |c: &Self| {
             Error::other(
                 "42P13",
                 format!(
-                    "return type mismatch in function declared to return {ty}: the final statement must be a SELECT or INSERT/UPDATE/DELETE RETURNING with {}",
+                    "return type mismatch in function declared to return {}: the final statement must be a SELECT or INSERT/UPDATE/DELETE RETURNING with {}",
+                    c.result_name(),
                     match c.routine.set_columns() { Some(cols) => format!("{} columns", cols.len()), None => "one column".into() }
                 ),
             )
         };
         let returns_void = matches!(self.routine.returns, Returns::Void);
         if spans.is_empty() && !returns_void {
-            return Err(mismatch(self, self.result_name()));
+            return Err(mismatch(self));
         }
         let mut ops = Vec::new();
         let last = spans.len().saturating_sub(1);
@@ -1156,12 +1156,6 @@ impl<'a> Compiler<'a> {
                 Some(_) => e,
                 None => e.with_context(self_context(self.routine, line, what)),
             })?;
-            if let Statement::Utility(_) = stmt.planned.statement {
-                return Err(Error::unsupported(format!(
-                    "\"{}\" in a SQL function",
-                    crate::planner::first_words(self.text(span)).to_uppercase()
-                )));
-            }
             let width = stmt.planned.columns.len();
             let kind = match (&self.routine.returns, self.routine.set_columns()) {
                 _ if k < last || returns_void => OpKind::Sql { stmt, into: None },
@@ -1181,7 +1175,7 @@ impl<'a> Compiler<'a> {
                     let value = CExpr { pre: vec![], expr: Expr::Param(slot) };
                     OpKind::Return(out.is_none().then_some(value))
                 }
-                _ => return Err(mismatch(self, self.result_name())),
+                _ => return Err(mismatch(self)),
             };
             ops.push(Op { line, what, kind });
         }
@@ -1253,7 +1247,8 @@ impl<'a> Compiler<'a> {
     }
 
     fn sql_text(&mut self, text: &str, pre: Vec<Fetch>) -> Result<CStmt> {
-        let s = one_statement(text, "a PL/pgSQL function")?;
+        let place = if self.routine.sql { "a SQL function" } else { "a PL/pgSQL function" };
+        let s = one_statement(text, place)?;
         let declared = self.slots.iter().cloned().map(Some).collect();
         let planned = crate::planner::statement::plan_statement_with(
             self.catalog,
@@ -1267,8 +1262,13 @@ impl<'a> Compiler<'a> {
     }
 
     fn expr(&mut self, span: &Span) -> Result<CExpr> {
+        Ok(self.typed_expr(span)?.0)
+    }
+
+    /// An expression and its type.
+    fn typed_expr(&mut self, span: &Span) -> Result<(CExpr, Option<DataType>)> {
         let (text, pre) = self.rewrite(span.clone(), None)?;
-        Ok(self.expr_text(&text, pre)?.0)
+        self.expr_text(&text, pre)
     }
 
     /// An expression already rewritten (variables as `$n`), and its type.
@@ -1298,8 +1298,7 @@ impl<'a> Compiler<'a> {
         let mut ops = Vec::new();
         let probe = match operand {
             Some(span) => {
-                let (text, pre) = self.rewrite(span.clone(), None)?;
-                let (value, ty) = self.expr_text(&text, pre).map_err(|e| self.at(e, span, what))?;
+                let (value, ty) = self.typed_expr(span).map_err(|e| self.at(e, span, what))?;
                 let slot = self.slot(ty.unwrap_or(DataType::Text));
                 self.read.insert(slot);
                 ops.push(Op {
