@@ -296,6 +296,13 @@ impl Table {
         }
     }
 
+    /// The rows a scan should expect to meet, for the planner: the versions
+    /// in memory (live rows, uncommitted ones, and replaced ones the
+    /// collector has yet to free). One counter read; no row is looked at.
+    pub fn row_estimate(&self) -> u64 {
+        self.versions.get().max(0) as u64
+    }
+
     /// Memory statistics.
     pub fn stats(&self) -> TableStats {
         TableStats {

@@ -110,6 +110,7 @@ macro_rules! scripts {
 
 scripts!(
     ddl,
+    join_order,
     publications,
     select,
     joins,

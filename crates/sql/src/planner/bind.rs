@@ -81,7 +81,7 @@ impl Scope {
         Scope { cols }
     }
 
-    fn find(&self, rel: Option<&str>, name: &str) -> Result<Option<usize>> {
+    pub(super) fn find(&self, rel: Option<&str>, name: &str) -> Result<Option<usize>> {
         let mut found = None;
         for (i, c) in self.cols.iter().enumerate() {
             if c.name == name && (rel.is_none() && !c.merged || rel.is_some() && c.rel.as_deref() == rel) {

@@ -20,6 +20,7 @@ pub(crate) mod deadline;
 pub mod dml;
 pub mod expr;
 pub mod instead;
+mod join_order;
 pub(crate) mod json;
 mod locking;
 pub mod plan;

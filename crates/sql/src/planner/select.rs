@@ -10,6 +10,7 @@
 use super::access::{self, Order};
 use super::bind::{has_aggregate, intern, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::Expr;
+use super::join_order;
 use super::plan::{Access, AccessPath, GroupingSets, JoinKind, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::catalog::OutputColumn;
@@ -162,7 +163,7 @@ impl<'a> Binder<'a> {
             }
         }
         let before = std::mem::replace(&mut self.json_sets_as_arrays, true);
-        let bound = self.select(&plain, &[], false);
+        let bound = self.select(&plain, &[]);
         self.json_sets_as_arrays = before;
         let (plan, mut cols) = bound?;
         for &i in &sets {
@@ -248,12 +249,12 @@ impl<'a> Binder<'a> {
         }
         let (plan, cols) = match q.body.as_ref() {
             ast::SetExpr::Select(s) => match lift_json_set(s) {
-                Some(lifted) => self.select(&lifted, &order, limit_e.is_some())?,
+                Some(lifted) => self.select(&lifted, &order)?,
                 None if has_unnest(s) => {
                     let out = self.select_unnest(s)?;
                     self.sorted(out, &order)?
                 }
-                None => self.select(s, &order, limit_e.is_some())?,
+                None => self.select(s, &order)?,
             },
             other => {
                 let out = self.set_expr(other)?;
@@ -271,7 +272,7 @@ impl<'a> Binder<'a> {
     fn set_expr(&mut self, e: &ast::SetExpr) -> Result<(Plan, Vec<OutputColumn>)> {
         crate::stack::check("set operations nested too deeply")?;
         match e {
-            ast::SetExpr::Select(s) => self.select(s, &[], false),
+            ast::SetExpr::Select(s) => self.select(s, &[]),
             ast::SetExpr::Query(q) => self.query(q),
             ast::SetExpr::Values(v) => self.values(v),
             ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
@@ -339,12 +340,7 @@ impl<'a> Binder<'a> {
         Ok((Plan::Values { rows: out }, cols))
     }
 
-    fn select(
-        &mut self,
-        s: &ast::Select,
-        order: &[&ast::OrderByExpr],
-        has_limit: bool,
-    ) -> Result<(Plan, Vec<OutputColumn>)> {
+    fn select(&mut self, s: &ast::Select, order: &[&ast::OrderByExpr]) -> Result<(Plan, Vec<OutputColumn>)> {
         if s.into.is_some() {
             return Err(Error::unsupported("SELECT INTO"));
         }
@@ -379,18 +375,14 @@ impl<'a> Binder<'a> {
         }) || order.iter().any(|o| has_window(&o.expr));
         // The wanted order, for a single table without grouping or
         // windows (which reorder rows): a range index can deliver it and
-        // save the sort.
-        let want_order = if !grouped
-            && !windowed
-            && s.distinct.is_none()
-            && steps.len() == 1
-            && !order.is_empty()
-            && has_limit
-        {
-            Some(order)
-        } else {
-            None
-        };
+        // save the sort, with or without LIMIT (walking the index's leaves
+        // in order costs about half of a scan and a sort of the same rows).
+        let want_order =
+            if !grouped && !windowed && s.distinct.is_none() && steps.len() == 1 && !order.is_empty() {
+                Some(order)
+            } else {
+                None
+            };
         let (mut plan, scope, sorted) = self.join_all(steps, s.selection.as_ref(), want_order)?;
         let grouping = if grouped {
             let ctx = Ctx::plain(&scope);
@@ -1415,10 +1407,60 @@ impl<'a> Binder<'a> {
         Ok(Item { plan, scope: Scope::of(&alias_name, &cols), base: None, lateral: false })
     }
 
-    /// Joins the FROM items left-deep, placing each WHERE conjunct at the
-    /// first step where it can be evaluated. Returns the plan, its scope,
-    /// and the order it delivers, if one was asked for and met.
+    /// Joins the FROM items, in the order [`join_order`] picks when they
+    /// are a plain inner join list tied together by WHERE, else as written.
+    /// Returns the plan, its scope, and the order it delivers, if one was
+    /// asked for and met. The plan's columns are in the order written
+    /// whatever the join order.
     fn join_all(
+        &mut self,
+        steps: Vec<Step>,
+        selection: Option<&ast::Expr>,
+        want_order: Option<&[&ast::OrderByExpr]>,
+    ) -> Result<(Plan, Scope, Option<()>)> {
+        let plain =
+            steps.iter().all(|s| matches!(s.kind, JoinKind::Inner) && s.on.is_none() && !s.item.lateral);
+        let order = match selection {
+            Some(w) if plain => {
+                let infos: Vec<join_order::ItemInfo> = steps
+                    .iter()
+                    .map(|s| join_order::ItemInfo {
+                        scope: &s.item.scope,
+                        table: s.item.base.as_ref().map(|b| &b.table),
+                    })
+                    .collect();
+                join_order::choose(&infos, w)
+            }
+            _ => None,
+        };
+        let Some(order) = order else {
+            return self.join_steps(steps, selection, want_order);
+        };
+        let written = steps.iter().fold(Scope::default(), |s, st| s.concat(&st.item.scope));
+        // Where each item's columns start in the reordered row.
+        let mut starts = vec![0; steps.len()];
+        let mut at = 0;
+        for &i in &order {
+            starts[i] = at;
+            at += steps[i].item.scope.cols.len();
+        }
+        let exprs = steps
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                let start = starts[i];
+                (0..s.item.scope.cols.len()).map(move |c| Expr::Column(start + c))
+            })
+            .collect();
+        let mut slots: Vec<Option<Step>> = steps.into_iter().map(Some).collect();
+        let reordered = order.iter().filter_map(|&i| slots[i].take()).collect();
+        let (plan, _, delivered) = self.join_steps(reordered, selection, want_order)?;
+        Ok((Plan::Project { input: Box::new(plan), exprs }, written, delivered))
+    }
+
+    /// Joins the FROM items left-deep in the order given, placing each
+    /// WHERE conjunct at the first step where it can be evaluated.
+    fn join_steps(
         &mut self,
         steps: Vec<Step>,
         selection: Option<&ast::Expr>,
