@@ -155,16 +155,38 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         let mut sizes = Vec::new();
         for t in ["sales_order_header", "sales_order_detail"] {
             let rows = scalar(&mut c, &format!("SELECT pg_relation_size('{t}'::regclass)"))?;
-            let indexes: Vec<String> = c
+            let count = scalar(&mut c, &format!("SELECT count(*) FROM {t}"))?.max(1);
+            let per = |bytes: i64| format!("{:.0} B/row", bytes as f64 / count as f64);
+            let indexes: Vec<(String, i64)> = c
                 .query(
                     "SELECT c.relname::text, pg_relation_size(c.oid)::bigint FROM pg_index i \
                      JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::text::regclass ORDER BY 1",
                     &[&t],
                 )?
                 .iter()
-                .map(|r| format!("{} {}", r.get::<_, String>(0), mib(r.get(1))))
+                .map(|r| (r.get::<_, String>(0), r.get(1)))
                 .collect();
-            sizes.push(format!("{t}: rows {}, indexes {}", mib(rows), indexes.join(", ")));
+            let listed: Vec<String> =
+                indexes.iter().map(|(name, b)| format!("{name} {} ({})", mib(*b), per(*b))).collect();
+            sizes.push(format!(
+                "{t} ({count} rows): rows {} ({}), indexes {}",
+                mib(rows),
+                per(rows),
+                listed.join(", ")
+            ));
+            // Bytes per row with every index: the table's whole footprint,
+            // in memory for Centum, on disk for PostgreSQL.
+            let all = rows + indexes.iter().map(|(_, b)| b).sum::<i64>();
+            ctx.report.figure(
+                Figure::new(
+                    "W1",
+                    format!("{t}: bytes per row with its indexes"),
+                    ep.system,
+                    "bytes",
+                    all as f64 / count as f64,
+                )
+                .lower_is_better(),
+            );
         }
         let (held, files) = if ep.system == "Centum" {
             ("in memory", "its log and checkpoint files")

@@ -63,9 +63,19 @@ pub(super) fn table_memory(s: &Snapshot) -> Vec<Vec<Value>> {
                 i8(garbage),
                 i8(row_bytes + index_bytes),
                 table.memory_limit().map_or(Value::Null, |l| i8(l as u64)),
+                per(row_bytes, versions),
+                per(index_bytes, u.live_rows),
             ]
         })
         .collect()
+}
+
+/// `bytes` over `count` rows, rounded to a tenth; NULL for no rows.
+fn per(bytes: u64, count: u64) -> Value {
+    if count == 0 {
+        return Value::Null;
+    }
+    Value::Double((bytes as f64 / count as f64 * 10.0).round() / 10.0)
 }
 
 /// Every index of every table with its statistics: (table, index name,
@@ -99,6 +109,7 @@ pub(super) fn hash_index_stats(s: &Snapshot) -> Vec<Vec<Value>> {
                 i8(ix.entries),
                 i8(ix.bytes),
                 i8(ix.sampled_buckets),
+                per(ix.bytes, t.info.table.usage().live_rows),
             ]
         })
         .collect()
@@ -120,6 +131,7 @@ pub(super) fn range_index_stats(s: &Snapshot) -> Vec<Vec<Value>> {
                 Value::Double(ix.fill),
                 i8(ix.entries),
                 i8(ix.bytes),
+                per(ix.bytes, t.info.table.usage().live_rows),
             ]
         })
         .collect()

@@ -346,15 +346,16 @@ system_tables! {
     CentumTableMemory "centum" "table_memory" [
         "schema_name" T, "table_name" T, "durability" T, "rows" I8, "versions" I8, "dead_versions" I8,
         "row_bytes" I8, "index_bytes" I8, "garbage_bytes" I8, "total_bytes" I8, "memory_limit" I8,
+        "bytes_per_version" F, "index_bytes_per_row" F,
     ]
     CentumHashIndexStats "centum" "hash_index_stats" [
         "schema_name" T, "table_name" T, "index_name" T, "total_buckets" I8, "empty_buckets" I8,
         "avg_chain_length" F, "max_chain_length" I8, "duplicate_keys" I8, "entries" I8, "bytes" I8,
-        "sampled_buckets" I8,
+        "sampled_buckets" I8, "bytes_per_row" F,
     ]
     CentumRangeIndexStats "centum" "range_index_stats" [
         "schema_name" T, "table_name" T, "index_name" T, "height" I8, "leaf_nodes" I8, "inner_nodes" I8,
-        "fill" F, "keys" I8, "bytes" I8,
+        "fill" F, "keys" I8, "bytes" I8, "bytes_per_row" F,
     ]
     CentumCheckpointFiles "centum" "checkpoint_files" [
         "pair_id" I8, "file" T, "file_type" T, "state" T, "rows" I8, "deleted_rows" I8, "bytes" I8,

@@ -43,3 +43,12 @@ DROP SCHEMA centum;
 CREATE SCHEMA centum;
 SELECT * FROM centum.no_such_view;
 SELECT 'centum.table_memory'::regclass::oid > 0 AS known;
+-- Bytes per row, per table and per index.
+CREATE TABLE bpr (id int PRIMARY KEY, k int, v text);
+CREATE INDEX bpr_k ON bpr USING hash (k) WITH (bucket_count = 64);
+SELECT bytes_per_version IS NULL AS empty, index_bytes_per_row IS NULL AS no_rows FROM centum.table_memory WHERE table_name = 'bpr';
+INSERT INTO bpr SELECT g, g % 10, 'v' || g FROM generate_series(1, 1000) g;
+SELECT bytes_per_version > 0 AS versions, index_bytes_per_row > 0 AS indexes FROM centum.table_memory WHERE table_name = 'bpr';
+SELECT index_name, bytes_per_row > 0 AS measured FROM centum.hash_index_stats WHERE table_name = 'bpr';
+SELECT index_name, bytes_per_row > 0 AS measured FROM centum.range_index_stats WHERE table_name = 'bpr';
+SELECT abs((SELECT sum(bytes_per_row) FROM centum.range_index_stats WHERE table_name = 'bpr') + (SELECT sum(bytes_per_row) FROM centum.hash_index_stats WHERE table_name = 'bpr') - index_bytes_per_row) < 1 AS adds_up FROM centum.table_memory WHERE table_name = 'bpr';
