@@ -32,7 +32,7 @@
 
 use super::bind::{Binder, Ctx, Scope};
 use super::dml::parse_expr;
-use super::expr::Expr;
+use super::expr::{Expr, SubqueryKind};
 use super::plan::{Access, AccessPath};
 use crate::catalog::{is_hidden_column, OutputColumn, TableInfo};
 use crate::error::Result;
@@ -141,7 +141,6 @@ pub fn choose(
     let types: Vec<centum_types::DataType> = access.table.columns().iter().map(|c| c.ty.clone()).collect();
     // `column IN (constants)` and `column = ANY(constant array)`:
     // (condition, column, members, whether the one member is an array).
-    let constant = |x: &Expr| x.is_row_independent() && x.is_stable();
     let in_lists: Vec<(usize, usize, Vec<Expr>, bool)> = conds
         .iter()
         .enumerate()
@@ -305,12 +304,22 @@ pub fn choose(
 }
 
 /// `column op value` with `value` constant for one execution.
+/// Whether `x` is one value for a whole execution of the statement: it
+/// reads no column of the row and calls nothing volatile, or it is a
+/// scalar subquery that reads no outer row, which runs once per execution
+/// (its rows are kept; `execution::eval`), as PostgreSQL's InitPlan does.
+fn constant(x: &Expr) -> bool {
+    match x {
+        Expr::Subquery(plan, SubqueryKind::Scalar) => !plan.reads_outer(),
+        x => x.is_row_independent() && x.is_stable(),
+    }
+}
+
 fn shape(e: &Expr) -> Option<(usize, BinOp, Expr)> {
     let Expr::Binary(op, a, b) = e else { return None };
     if !op.is_comparison() || *op == BinOp::NotEq {
         return None;
     }
-    let constant = |x: &Expr| x.is_row_independent() && x.is_stable();
     match (a.as_ref(), b.as_ref()) {
         (Expr::Column(c), v) if constant(v) => Some((*c, *op, v.clone())),
         (v, Expr::Column(c)) if constant(v) => Some((*c, op.flip(), v.clone())),

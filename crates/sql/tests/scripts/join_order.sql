@@ -57,3 +57,12 @@ SELECT v FROM big ORDER BY v DESC LIMIT 4;
 -- Grouping, DISTINCT and a sort on another column still sort.
 EXPLAIN SELECT DISTINCT v FROM big ORDER BY v;
 EXPLAIN SELECT id FROM big ORDER BY grp;
+-- A scalar subquery that reads no outer row runs once per execution, so it
+-- bounds an index like a constant; a correlated one cannot.
+EXPLAIN SELECT id FROM big WHERE v > (SELECT max(a) + 985 FROM r1);
+SELECT id, v FROM big WHERE v > (SELECT max(a) + 985 FROM r1) ORDER BY v, id;
+EXPLAIN SELECT id FROM big WHERE id = (SELECT min(a) FROM r1);
+SELECT id, v FROM big WHERE id = (SELECT min(a) FROM r1);
+SELECT id FROM big WHERE id = (SELECT a FROM r1 WHERE a > 10);
+SELECT id FROM big WHERE id = (SELECT a FROM r1 WHERE a > 8);
+EXPLAIN SELECT s.name FROM small s WHERE s.id = (SELECT min(b.id) FROM big b WHERE b.grp = s.id);
