@@ -58,8 +58,7 @@ use crate::row::version::VersionPtr;
 use crate::table::Table;
 use crossbeam_queue::SegQueue;
 use foldhash::HashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 
@@ -75,23 +74,6 @@ pub(crate) struct GcItem {
     /// created go at once, since nobody can ever see them (their begin is
     /// infinity). Empty for a commit's garbage.
     pub(crate) undone: Chunked<(u32, WriteKind)>,
-}
-
-impl PartialEq for GcItem {
-    fn eq(&self, o: &Self) -> bool {
-        self.ts == o.ts
-    }
-}
-impl Eq for GcItem {}
-impl PartialOrd for GcItem {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for GcItem {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.ts.cmp(&o.ts)
-    }
 }
 
 /// Counters of the collector's work.
@@ -147,8 +129,11 @@ struct Backlog {
     long: LongChains,
     /// When a round last took on garbage.
     busy_at: Option<std::time::Instant>,
-    /// Items by commit timestamp.
-    waiting: BinaryHeap<Reverse<GcItem>>,
+    /// Items in commit timestamp order. Commits queue their garbage
+    /// nearly in that order, so an item almost always goes at the back:
+    /// cheaper than a heap, which moves its large items on every push and
+    /// pop.
+    waiting: VecDeque<GcItem>,
     /// Items with versions some active snapshot still sees.
     held: Vec<GcItem>,
     /// The active snapshots `held` was last checked against.
@@ -483,7 +468,12 @@ impl Gc {
         let snaps = self.snapshots(clock, txns);
         while let Some(item) = self.queue.pop() {
             self.queued.fetch_sub(1, SeqCst);
-            b.waiting.push(Reverse(item));
+            let at = if b.waiting.back().is_none_or(|last| last.ts <= item.ts) {
+                b.waiting.len()
+            } else {
+                b.waiting.partition_point(|w| w.ts <= item.ts)
+            };
+            b.waiting.insert(at, item);
         }
         let guard = crossbeam_epoch::pin();
         let mut dead = Retiring::default();
@@ -498,8 +488,8 @@ impl Gc {
                 }
             }
         }
-        while freed < budget && b.waiting.peek().is_some_and(|Reverse(i)| i.ts <= snaps.upto) {
-            let Some(Reverse(mut item)) = b.waiting.pop() else { break };
+        while freed < budget && b.waiting.front().is_some_and(|i| i.ts <= snaps.upto) {
+            let Some(mut item) = b.waiting.pop_front() else { break };
             freed += retire_undone(&guard, &item.tables, std::mem::take(&mut item.undone));
             freed += Self::take_dead(&mut item, &snaps, &mut dead);
             if !item.versions.is_empty() {
@@ -581,7 +571,7 @@ impl Gc {
         }
         let mut dead = Retiring::default();
         if let Ok(mut b) = self.backlog.lock() {
-            items.extend(b.waiting.drain().map(|Reverse(i)| i));
+            items.extend(b.waiting.drain(..));
             items.append(&mut b.held);
             b.long.flush(&crossbeam_epoch::pin());
         }
