@@ -23,6 +23,7 @@ pub mod instead;
 mod join_order;
 pub(crate) mod json;
 mod locking;
+mod min_max;
 pub mod plan;
 pub(crate) mod routines;
 mod rows;

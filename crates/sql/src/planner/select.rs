@@ -11,6 +11,7 @@ use super::access::{self, Order};
 use super::bind::{has_aggregate, intern, Binder, Ctx, Grouping, Scope, Typed};
 use super::expr::Expr;
 use super::join_order;
+use super::min_max;
 use super::plan::{Access, AccessPath, GroupingSets, JoinKind, Plan, SetOpKind, SortKey};
 use super::window::{has_window, Windowing};
 use crate::catalog::OutputColumn;
@@ -383,7 +384,31 @@ impl<'a> Binder<'a> {
             } else {
                 None
             };
-        let (mut plan, scope, sorted) = self.join_all(steps, s.selection.as_ref(), want_order)?;
+        // `min` or `max` of a column a range index leads with: the first
+        // row in the index's order is the answer (`min_max`).
+        let min_max = if grouped
+            && !has_group_by
+            && s.having.is_none()
+            && !windowed
+            && s.distinct.is_none()
+            && order.is_empty()
+            && steps.len() == 1
+        {
+            steps[0].item.base.as_ref().and_then(|b| min_max::rewrite(s, &b.table))
+        } else {
+            None
+        };
+        let first_order: Vec<&ast::OrderByExpr> = min_max.iter().map(|r| &r.order).collect();
+        let (want_order, selection) = match &min_max {
+            Some(r) => (Some(first_order.as_slice()), Some(&r.selection)),
+            None => (want_order, s.selection.as_ref()),
+        };
+        let (mut plan, scope, mut sorted) = self.join_all(steps, selection, want_order)?;
+        // The order was asked for the aggregate, not for the output.
+        if min_max.is_some() && sorted.take().is_some() {
+            let one = Some(Expr::Literal(centum_types::Value::BigInt(1)));
+            plan = Plan::Limit { input: Box::new(plan), limit: one, offset: None };
+        }
         let grouping = if grouped {
             let ctx = Ctx::plain(&scope);
             let ast::GroupByExpr::Expressions(list, modifiers) = &s.group_by else {

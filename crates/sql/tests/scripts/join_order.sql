@@ -66,3 +66,19 @@ SELECT id, v FROM big WHERE id = (SELECT min(a) FROM r1);
 SELECT id FROM big WHERE id = (SELECT a FROM r1 WHERE a > 10);
 SELECT id FROM big WHERE id = (SELECT a FROM r1 WHERE a > 8);
 EXPLAIN SELECT s.name FROM small s WHERE s.id = (SELECT min(b.id) FROM big b WHERE b.grp = s.id);
+-- min and max of a column a range index leads with read one row in the
+-- index's order, NULLs passed by; other shapes aggregate every row.
+INSERT INTO big VALUES (2001, 1, NULL), (2002, 2, NULL);
+EXPLAIN SELECT max(v) FROM big;
+EXPLAIN SELECT min(v) AS lowest FROM big WHERE grp = 3;
+SELECT max(v), (SELECT min(v) FROM big) FROM big;
+SELECT min(v) AS lowest FROM big WHERE grp = 3;
+SELECT max(v) FROM big WHERE v < 0;
+SELECT max(big.v) FROM big WHERE id > 1990;
+EXPLAIN SELECT max(v) FROM big WHERE id = 5;
+SELECT max(v) FROM big WHERE id = 5;
+EXPLAIN SELECT max(grp) FROM big;
+EXPLAIN SELECT max(v) FROM big GROUP BY grp;
+SELECT count(*), max(v) FROM big;
+DELETE FROM big WHERE v IS NOT NULL;
+SELECT max(v), min(v) IS NULL AS none FROM big;
