@@ -111,6 +111,10 @@ fn with_hidden_keys(keys: &[HiddenKey], mut conds: Vec<(Expr, String)>) -> Vec<(
 pub struct Order {
     /// Columns of the table, most significant first.
     pub columns: Vec<(usize, bool, Option<bool>)>,
+    /// Whether an index that answers none of the conditions may be walked
+    /// whole for the order alone (under a LIMIT, or with no conditions):
+    /// otherwise a scan and a sort of the rows that pass are cheaper.
+    pub walk: bool,
 }
 
 /// An access path an index offers: (score, path, the conditions it
@@ -252,7 +256,7 @@ pub fn choose(
                         50 + prefix as u32 * 2
                     } else if prefix > 0 {
                         40 + prefix as u32 * 2
-                    } else if dir.is_some() {
+                    } else if dir.is_some() && order.is_some_and(|o| o.walk) {
                         30
                     } else {
                         continue;

@@ -26,6 +26,9 @@ use std::cell::RefCell;
 
 /// Conditions with their SQL text (for EXPLAIN).
 type Conds = Vec<(Expr, String)>;
+/// ORDER BY keys over the FROM row: (column, descending, explicit NULLS
+/// FIRST).
+type OrderKeys = Vec<(usize, bool, Option<bool>)>;
 
 /// One FROM item before joining.
 struct Item {
@@ -164,7 +167,7 @@ impl<'a> Binder<'a> {
             }
         }
         let before = std::mem::replace(&mut self.json_sets_as_arrays, true);
-        let bound = self.select(&plain, &[]);
+        let bound = self.select(&plain, &[], false);
         self.json_sets_as_arrays = before;
         let (plan, mut cols) = bound?;
         for &i in &sets {
@@ -250,12 +253,12 @@ impl<'a> Binder<'a> {
         }
         let (plan, cols) = match q.body.as_ref() {
             ast::SetExpr::Select(s) => match lift_json_set(s) {
-                Some(lifted) => self.select(&lifted, &order)?,
+                Some(lifted) => self.select(&lifted, &order, limit_e.is_some())?,
                 None if has_unnest(s) => {
                     let out = self.select_unnest(s)?;
                     self.sorted(out, &order)?
                 }
-                None => self.select(s, &order)?,
+                None => self.select(s, &order, limit_e.is_some())?,
             },
             other => {
                 let out = self.set_expr(other)?;
@@ -273,7 +276,7 @@ impl<'a> Binder<'a> {
     fn set_expr(&mut self, e: &ast::SetExpr) -> Result<(Plan, Vec<OutputColumn>)> {
         crate::stack::check("set operations nested too deeply")?;
         match e {
-            ast::SetExpr::Select(s) => self.select(s, &[]),
+            ast::SetExpr::Select(s) => self.select(s, &[], false),
             ast::SetExpr::Query(q) => self.query(q),
             ast::SetExpr::Values(v) => self.values(v),
             ast::SetExpr::SetOperation { left, op, set_quantifier, right } => {
@@ -341,7 +344,12 @@ impl<'a> Binder<'a> {
         Ok((Plan::Values { rows: out }, cols))
     }
 
-    fn select(&mut self, s: &ast::Select, order: &[&ast::OrderByExpr]) -> Result<(Plan, Vec<OutputColumn>)> {
+    fn select(
+        &mut self,
+        s: &ast::Select,
+        order: &[&ast::OrderByExpr],
+        has_limit: bool,
+    ) -> Result<(Plan, Vec<OutputColumn>)> {
         if s.into.is_some() {
             return Err(Error::unsupported("SELECT INTO"));
         }
@@ -376,11 +384,15 @@ impl<'a> Binder<'a> {
         }) || order.iter().any(|o| has_window(&o.expr));
         // The wanted order, for a single table without grouping or
         // windows (which reorder rows): a range index can deliver it and
-        // save the sort, with or without LIMIT (walking the index's leaves
-        // in order costs about half of a scan and a sort of the same rows).
+        // save the sort. An index chosen for the WHERE's conditions
+        // delivers it when it can; a whole index is walked for the order
+        // alone (`access::Order::walk`) under a LIMIT, which stops it
+        // early, or when every row is read anyway (walking the leaves in
+        // order costs about half of a scan and a sort of the same rows),
+        // not under a filter that may keep few rows for a cheap sort.
         let want_order =
             if !grouped && !windowed && s.distinct.is_none() && steps.len() == 1 && !order.is_empty() {
-                Some(order)
+                Some((order, has_limit || s.selection.is_none()))
             } else {
                 None
             };
@@ -400,7 +412,7 @@ impl<'a> Binder<'a> {
         };
         let first_order: Vec<&ast::OrderByExpr> = min_max.iter().map(|r| &r.order).collect();
         let (want_order, selection) = match &min_max {
-            Some(r) => (Some(first_order.as_slice()), Some(&r.selection)),
+            Some(r) => (Some((first_order.as_slice(), true)), Some(&r.selection)),
             None => (want_order, s.selection.as_ref()),
         };
         let (mut plan, scope, mut sorted) = self.join_all(steps, selection, want_order)?;
@@ -1441,7 +1453,7 @@ impl<'a> Binder<'a> {
         &mut self,
         steps: Vec<Step>,
         selection: Option<&ast::Expr>,
-        want_order: Option<&[&ast::OrderByExpr]>,
+        want_order: Option<(&[&ast::OrderByExpr], bool)>,
     ) -> Result<(Plan, Scope, Option<()>)> {
         let plain =
             steps.iter().all(|s| matches!(s.kind, JoinKind::Inner) && s.on.is_none() && !s.item.lateral);
@@ -1489,7 +1501,7 @@ impl<'a> Binder<'a> {
         &mut self,
         steps: Vec<Step>,
         selection: Option<&ast::Expr>,
-        want_order: Option<&[&ast::OrderByExpr]>,
+        want_order: Option<(&[&ast::OrderByExpr], bool)>,
     ) -> Result<(Plan, Scope, Option<()>)> {
         if steps.is_empty() {
             let empty = Scope::default();
@@ -1539,8 +1551,9 @@ impl<'a> Binder<'a> {
                 .max()
                 .unwrap_or(0)
         };
+        let walk = want_order.is_some_and(|(_, walk)| walk);
         let (order_keys, sorted) = match want_order {
-            Some(order) => {
+            Some((order, _)) => {
                 let mut keys = Vec::new();
                 for o in order {
                     match self.expr(&o.expr, &Ctx::plain(&full)) {
@@ -1599,7 +1612,7 @@ impl<'a> Binder<'a> {
                     step.item,
                     local,
                     range.start,
-                    if sorted { Some(&order_keys) } else { None },
+                    if sorted { Some((&order_keys, walk)) } else { None },
                     &mut delivered,
                 )?;
                 scope = full_slice(&full, range);
@@ -1651,16 +1664,17 @@ impl<'a> Binder<'a> {
         item: Item,
         conds: Vec<(Expr, String)>,
         start: usize,
-        order: Option<&Vec<(usize, bool, Option<bool>)>>,
+        order: Option<(&OrderKeys, bool)>,
         delivered: &mut Option<()>,
     ) -> Result<Plan> {
         let conds: Vec<(Expr, String)> =
             conds.into_iter().map(|(e, t)| (e.shift_columns(-(start as isize)), t)).collect();
         match item.base {
             Some(base) => {
-                let order: Option<Order> = order
-                    .filter(|o| !o.is_empty())
-                    .map(|o| Order { columns: o.iter().map(|(c, d, n)| (c - start, *d, *n)).collect() });
+                let order: Option<Order> = order.filter(|(o, _)| !o.is_empty()).map(|(o, walk)| Order {
+                    columns: o.iter().map(|(c, d, n)| (c - start, *d, *n)).collect(),
+                    walk,
+                });
                 let (access, met) = access::choose(base, conds, order.as_ref())?;
                 if met {
                     *delivered = Some(());

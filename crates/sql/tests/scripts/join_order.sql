@@ -53,6 +53,11 @@ EXPLAIN SELECT id FROM big ORDER BY v;
 EXPLAIN SELECT id FROM big ORDER BY v DESC LIMIT 3;
 EXPLAIN SELECT id FROM big WHERE v > 990 ORDER BY v;
 SELECT id, v FROM big WHERE v > 990 ORDER BY v, id;
+-- A filter no index answers may keep few rows: without LIMIT they are
+-- sorted rather than the whole index walked; with one the walk stops early.
+EXPLAIN SELECT id FROM big WHERE grp = 3 ORDER BY v;
+EXPLAIN SELECT id FROM big WHERE grp = 3 ORDER BY v LIMIT 2;
+SELECT id, v FROM big WHERE grp = 3 ORDER BY v, id LIMIT 2;
 SELECT v FROM big ORDER BY v DESC LIMIT 4;
 -- Grouping, DISTINCT and a sort on another column still sort.
 EXPLAIN SELECT DISTINCT v FROM big ORDER BY v;
