@@ -307,7 +307,6 @@ pub fn choose(
     Ok((access, ordered))
 }
 
-/// `column op value` with `value` constant for one execution.
 /// Whether `x` is one value for a whole execution of the statement: it
 /// reads no column of the row and calls nothing volatile, or it is a
 /// scalar subquery that reads no outer row, which runs once per execution
@@ -319,6 +318,7 @@ fn constant(x: &Expr) -> bool {
     }
 }
 
+/// `column op value` with `value` constant for one execution.
 fn shape(e: &Expr) -> Option<(usize, BinOp, Expr)> {
     let Expr::Binary(op, a, b) = e else { return None };
     if !op.is_comparison() || *op == BinOp::NotEq {

@@ -60,12 +60,12 @@ pub(super) fn choose(items: &[ItemInfo], selection: &ast::Expr) -> Option<Vec<us
     let mut edges: Vec<u64> = Vec::new();
     for c in conjuncts(selection) {
         let Some(refs) = references(c, items) else { continue };
-        let set = refs.iter().fold(0u64, |s, (i, _)| s | 1 << i);
+        let set = refs.iter().fold(0u64, |s, i| s | 1 << i);
         match set.count_ones() {
             0 => {}
             1 => {
-                let i = refs[0].0;
-                est[i] = (est[i] * selectivity(c, &refs, items[i].table)).max(1.0);
+                let i = refs[0];
+                est[i] = (est[i] * selectivity(c, refs.len(), items[i].table)).max(1.0);
             }
             _ => edges.push(set),
         }
@@ -103,10 +103,10 @@ fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
     }
 }
 
-/// The items (with the column's name) each column reference of `c`
-/// belongs to; `None` if `c` holds a subquery or a name more than one item
-/// has (the binder reports that one).
-fn references(c: &ast::Expr, items: &[ItemInfo]) -> Option<Vec<(usize, String)>> {
+/// The item each column reference of `c` belongs to; `None` if `c` holds
+/// a subquery or a name more than one item has (the binder reports that
+/// one).
+fn references(c: &ast::Expr, items: &[ItemInfo]) -> Option<Vec<usize>> {
     let mut refs = Vec::new();
     let flow = ast::visit_expressions(c, |e| {
         let (rel, name) = match e {
@@ -128,7 +128,7 @@ fn references(c: &ast::Expr, items: &[ItemInfo]) -> Option<Vec<(usize, String)>>
             }
         }
         if let Some(i) = owner {
-            refs.push((i, name));
+            refs.push(i);
         }
         ControlFlow::Continue(())
     });
@@ -136,8 +136,8 @@ fn references(c: &ast::Expr, items: &[ItemInfo]) -> Option<Vec<(usize, String)>>
 }
 
 /// The share of an item's rows that condition `c`, on that item alone,
-/// keeps. `refs` are its column references.
-fn selectivity(c: &ast::Expr, refs: &[(usize, String)], table: Option<&Arc<Table>>) -> f64 {
+/// keeps; `columns` is how many column references it makes.
+fn selectivity(c: &ast::Expr, columns: usize, table: Option<&Arc<Table>>) -> f64 {
     use ast::BinaryOperator as Op;
     match c {
         ast::Expr::BinaryOp { left, op: Op::Eq, right } => {
@@ -147,11 +147,10 @@ fn selectivity(c: &ast::Expr, refs: &[(usize, String)], table: Option<&Arc<Table
                 ast::Expr::CompoundIdentifier(ids) => ids.last().map(ident),
                 _ => None,
             });
-            let one_column = refs.len() == 1;
-            let unique = one_column
+            let unique = columns == 1
                 && column.is_some_and(|col| {
                     table.is_some_and(|t| {
-                        t.def().indexes.iter().any(|ix| ix.unique && ix.columns == [col.clone()])
+                        t.def().indexes.iter().any(|ix| ix.unique && ix.columns == [col.as_str()])
                     })
                 });
             if unique {
