@@ -107,6 +107,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a load some other client ran: `committed`
+    /// transactions in `seconds`, with their latencies in microseconds.
+    pub fn measured(seconds: f64, committed: u64, latencies_us: Vec<u64>) -> Outcome {
+        let mut rec = Recorder::new();
+        for us in latencies_us {
+            rec.hist.saturating_record(us.max(1));
+        }
+        Outcome { seconds, hist: rec.hist, committed, retries: 0, rolled_back: 0, warmup_committed: 0 }
+    }
+
     /// Committed transactions per second.
     pub fn per_second(&self) -> f64 {
         self.committed as f64 / self.seconds.max(1e-9)

@@ -1,5 +1,5 @@
-//! The systems W8 measures beside Centum and PostgreSQL: Tarantool, the
-//! in-memory peer (memtx engine, write-ahead log), and `redis-server`
+//! The systems measured beside Centum and PostgreSQL: Tarantool, the
+//! in-memory peer (memtx engine, write-ahead log; W1 and W8), and `redis-server`
 //! answering GET, the floor: what one request over loopback costs a
 //! server on this machine when it does next to nothing.
 //!
@@ -11,6 +11,7 @@
 //! missing package when it can, and otherwise says why not, so the
 //! workload is skipped with that reason.
 
+use super::driver;
 use super::servers::{free_port, Endpoint};
 use super::Res;
 use std::net::TcpStream;
@@ -206,7 +207,12 @@ print(n)
 os.exit(0)
 "#;
 
-/// A Tarantool server with pgbench's tables at a scale factor.
+/// W1's sales orders as a Tarantool server script, and its client.
+const SALES_ORDERS_SERVER: &str = include_str!("sales_orders.lua");
+const SALES_ORDERS_CLIENT: &str = include_str!("sales_orders_client.lua");
+
+/// A Tarantool server running one of the scripts above: pgbench's tables
+/// at a scale factor (W8), or the sales orders (W1).
 pub struct Tarantool {
     process: Process,
     bin: PathBuf,
@@ -217,18 +223,105 @@ impl Tarantool {
     /// Starts it in `dir` (made empty) with `wal_mode` ('fsync' or
     /// 'none') and waits until its tables are loaded.
     pub fn start(bin: &Path, dir: &Path, wal_mode: &str, scale: u32) -> Res<Tarantool> {
+        let files = [("server.lua", TARANTOOL_SERVER), ("client.lua", TARANTOOL_CLIENT)];
+        Tarantool::launch(bin, dir, &files, &[wal_mode, &scale.to_string()])
+    }
+
+    /// Starts W1's sales orders (`sales_orders.lua`, durable commits) in
+    /// `dir` with the sample orders `samples` (one a line: `order_no
+    /// qty,product_id,special_offer_id;...`), and waits until loaded.
+    pub fn sales_orders(bin: &Path, dir: &Path, samples: &str) -> Res<Tarantool> {
+        let files = [
+            ("server.lua", SALES_ORDERS_SERVER),
+            ("client.lua", SALES_ORDERS_CLIENT),
+            ("samples.txt", samples),
+        ];
+        Tarantool::launch(bin, dir, &files, &["samples.txt"])
+    }
+
+    /// Writes `files` into `dir` (made empty), runs `server.lua` with a
+    /// free port and `args`, and waits until it writes `ready`.
+    fn launch(bin: &Path, dir: &Path, files: &[(&str, &str)], args: &[&str]) -> Res<Tarantool> {
         fresh(dir)?;
-        std::fs::write(dir.join("server.lua"), TARANTOOL_SERVER)?;
-        std::fs::write(dir.join("client.lua"), TARANTOOL_CLIENT)?;
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text)?;
+        }
         let port = free_port()?;
-        let mut process = Process::spawn(
-            Command::new(bin).arg("server.lua").arg(port.to_string()).arg(wal_mode).arg(scale.to_string()),
-            dir,
-        )?;
+        let mut process =
+            Process::spawn(Command::new(bin).arg("server.lua").arg(port.to_string()).args(args), dir)?;
         let ready = dir.join("ready");
         process.wait("tarantool", Duration::from_secs(600), || ready.exists())?;
         let endpoint = Endpoint { system: "Tarantool", port, user: "guest", pid: process.child.id() };
         Ok(Tarantool { process, bin: bin.to_path_buf(), endpoint })
+    }
+
+    /// Calls a server function through one client with at most one
+    /// argument; returns its result as JSON text.
+    pub fn call(&self, function: &str, arg: Option<&str>) -> Res<String> {
+        let out = self.command().args(["call", function]).args(arg).output()?;
+        if !out.status.success() {
+            return Err(format!("tarantool {function}: {}", String::from_utf8_lossy(&out.stderr)).into());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Runs `clients` client processes in a timed `mode` of
+    /// `sales_orders_client.lua`, each with `extra(client)` after its
+    /// number and the count. As [`driver::run`] does, the clock runs from
+    /// the moment every client has connected and made its calls ready
+    /// until the last finishes; every call's latency is recorded.
+    pub fn drive(
+        &self,
+        mode: &str,
+        clients: usize,
+        extra: impl Fn(usize) -> Vec<String>,
+    ) -> Res<driver::Outcome> {
+        let dir = &self.process.dir;
+        for name in (0..clients).map(|c| format!("ready-{c}")).chain(["go".to_string()]) {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        let mut children = (0..clients)
+            .map(|c| {
+                self.command()
+                    .args([mode, &c.to_string(), &clients.to_string()])
+                    .args(extra(c))
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while !(0..clients).all(|c| dir.join(format!("ready-{c}")).exists()) {
+            let exited = children.iter_mut().position(|c| matches!(c.try_wait(), Ok(Some(_))));
+            if exited.is_some() || Instant::now() > deadline {
+                // The others would wait for `go` for ever.
+                let mut why = String::new();
+                for mut child in children {
+                    let _ = child.kill();
+                    why.push_str(&String::from_utf8_lossy(&child.wait_with_output()?.stderr));
+                }
+                return Err(format!("tarantool's clients did not all start: {why}").into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::fs::write(dir.join("go"), "")?;
+        let started = Instant::now();
+        let outputs = children.into_iter().map(|c| c.wait_with_output()).collect::<Result<Vec<_>, _>>()?;
+        let seconds = started.elapsed().as_secs_f64();
+        let mut calls = 0;
+        let mut latencies = Vec::new();
+        for out in outputs {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let mut lines = text.lines();
+            let count =
+                lines.next().and_then(|l| l.trim().parse::<u64>().ok()).filter(|_| out.status.success());
+            let count = count.ok_or_else(|| {
+                format!("a tarantool client said: {text}{}", String::from_utf8_lossy(&out.stderr))
+            })?;
+            calls += count;
+            latencies.extend(lines.filter_map(|l| l.trim().parse::<u64>().ok()));
+        }
+        Ok(driver::Outcome::measured(seconds, calls, latencies))
     }
 
     /// Runs `clients` client processes in `mode` for `seconds`; returns
@@ -264,13 +357,15 @@ impl Tarantool {
     }
 
     fn client(&self, mode: &str, seconds: u64, scale: u32, seed: u64) -> Command {
+        let mut c = self.command();
+        c.args([mode, &seconds.to_string(), &scale.to_string(), &seed.to_string()]);
+        c
+    }
+
+    /// `client.lua` with the server's port.
+    fn command(&self) -> Command {
         let mut c = Command::new(&self.bin);
-        c.current_dir(&self.process.dir).arg("client.lua").arg(self.endpoint.port.to_string()).args([
-            mode,
-            &seconds.to_string(),
-            &scale.to_string(),
-            &seed.to_string(),
-        ]);
+        c.current_dir(&self.process.dir).arg("client.lua").arg(self.endpoint.port.to_string());
         c
     }
 }

@@ -4,12 +4,13 @@
 //! per iteration; then every order is shipped with
 //! `update_sales_order_ship_info`. The demo's integrity check must say
 //! `ok` after each phase, and the row counts must match what the clients
-//! committed.
+//! committed. Tarantool runs the same two routines as Lua functions
+//! (`sales_orders.lua`) beside Centum and PostgreSQL.
 
 use super::driver::{self, Load};
-use super::plans;
 use super::report::Figure;
 use super::servers::{du, scalar, Endpoint};
+use super::{peers, plans};
 use super::{Ctx, Res};
 use crate::engine::Rng;
 
@@ -22,7 +23,13 @@ is analysed with them in place (current statistics, as a running application has
 connect afresh. The plans of the hot statements are recorded as the measured clients connect (on PostgreSQL \
 through `auto_explain`, the routine's own statements included), and a sequential scan of a table of 1,000 rows \
 or more where an index fits fails the run. Then every order is shipped \
-(`update_sales_order_ship_info`: the header and every line), 8 clients. Durable commits on both servers.";
+(`update_sales_order_ship_info`: the header and every line), 8 clients. Tarantool 2, the in-memory peer, runs the same \
+work as two Lua functions in one box transaction each (`sales_orders.lua` in the suite's source): every table as a \
+memtx space with every column, numeric columns as decimals rounded as numeric(19,4), the same seed rows and indexes \
+(the key a hash index; the indexes on customer, sales person, order and product trees, as memtx hash indexes must be \
+unique), driven by one `tarantool` process per client, each with one net.box connection (its own client; the SQL \
+systems get the Rust `postgres` driver's prepared statement, one thread per client) drawing the same kind of random \
+arguments. Durable commits everywhere (Tarantool `wal_mode = 'fsync'`).";
 
 const CENTUM_SQL: &str = include_str!("../../../../examples/sales-orders/centum.sql");
 pub(crate) const POSTGRES_SQL: &str = include_str!("../../../../examples/sales-orders/postgres.sql");
@@ -66,6 +73,19 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         }
         bar.finish_and_clear();
     }
+    let tarantool = match peers::program("tarantool", "tarantool") {
+        Ok(bin) => {
+            let bar = driver::phase("W1 Tarantool: loading the demo");
+            let t = peers::Tarantool::sales_orders(&bin, &ctx.scratch("tarantool")?, &samples())?;
+            bar.finish_and_clear();
+            Some(t)
+        }
+        Err(why) => {
+            println!("W1: Tarantool skipped: {why}");
+            ctx.report.note("W1", format!("Tarantool skipped: {why}."));
+            None
+        }
+    };
     let scale = (ctx.scale.w1_iterations, ctx.scale.w1_warmup);
     for &clients in &ctx.scale.w1_clients.clone() {
         let who = super::clients(clients);
@@ -122,88 +142,175 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
             plans::judge(ctx, "W1", &format!("insert_sales_order, {who}"), ep, &plans)?;
             let orders = (scale.0 + warmup) * per_iteration;
             let headers = scalar(&mut c, "SELECT count(*) FROM sales_order_header")?;
-            ctx.report.check(
-                "W1",
-                ep.system,
-                format!("{who}: one header per order committed"),
-                headers as u64 == orders,
-                format!("{headers} headers, {orders} orders"),
-            );
-            let ok = integrity(ep)?;
-            ctx.report.check("W1", ep.system, format!("{who}: check.sql says ok"), ok == "ok", ok);
-            let case = format!("insert_sales_order, {who} (durable)");
-            ctx.report.figure(Figure::new("W1", &case, ep.system, "orders/s", o.per_second()).with_load(&o));
-            ctx.cpu_per_transaction("W1", &case, ep, cpu, orders)?;
-            ctx.point(
-                "w1-throughput",
-                "W1: sales orders/s by clients (durable)",
-                ep.system,
-                clients,
-                o.per_second(),
-            );
-            if Some(&clients) == ctx.scale.w1_clients.last() {
-                ctx.latency("w1-latency", &format!("W1: latency of one order, {who}"), ep.system, &o);
-            }
+            let run = Run { system: ep.system, clients, orders, headers, integrity: integrity(ep)? };
+            run.report(ctx, ep, cpu, &o)?;
+        }
+        if let Some(t) = &tarantool {
+            t.call("reset_sales_orders", None)?;
+            // The same random arguments as the SQL clients draw, from
+            // Lua's generator: per client, one seed for the warm-up and
+            // one for the measured run.
+            let orders = |iterations: u64, round: u64| {
+                move |client: usize| {
+                    vec![iterations.to_string(), (round * 1000 + client as u64 + 1).to_string()]
+                }
+            };
+            let bar = driver::phase(&format!("W1 Tarantool: warm-up, {who}"));
+            t.drive("orders", clients, orders(warmup, 1))?;
+            bar.finish_and_clear();
+            let cpu = t.endpoint.cpu()?;
+            let bar = driver::phase(&format!("W1 Tarantool: {who}"));
+            let o = t.drive("orders", clients, orders(scale.0, 2))?;
+            bar.finish_and_clear();
+            let headers = tarantool_counts(t)?[0];
+            let orders = (scale.0 + warmup) * per_iteration;
+            let integrity = serde_json::from_str(&t.call("check", None)?)?;
+            Run { system: "Tarantool", clients, orders, headers, integrity }.report(
+                ctx,
+                &t.endpoint,
+                cpu,
+                &o,
+            )?;
         }
     }
     for (ep, _) in systems {
         ship(ctx, ep)?;
     }
+    if let Some(t) = &tarantool {
+        ship_tarantool(ctx, t)?;
+    }
     for (ep, dir) in [(&centum.endpoint, centum.data_dir()), (&pg.endpoint, pg.dir().to_path_buf())] {
         let mut c = ep.connect()?;
-        let mib = |bytes: i64| format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64);
-        let mut sizes = Vec::new();
-        for t in ["sales_order_header", "sales_order_detail"] {
-            let rows = scalar(&mut c, &format!("SELECT pg_relation_size('{t}'::regclass)"))?;
-            let count = scalar(&mut c, &format!("SELECT count(*) FROM {t}"))?.max(1);
-            let per = |bytes: i64| format!("{:.0} B/row", bytes as f64 / count as f64);
+        let mut tables = Vec::new();
+        for name in TABLES {
+            let rows = scalar(&mut c, &format!("SELECT pg_relation_size('{name}'::regclass)"))?;
+            let count = scalar(&mut c, &format!("SELECT count(*) FROM {name}"))?;
             let indexes: Vec<(String, i64)> = c
                 .query(
                     "SELECT c.relname::text, pg_relation_size(c.oid)::bigint FROM pg_index i \
                      JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::text::regclass ORDER BY 1",
-                    &[&t],
+                    &[&name],
                 )?
                 .iter()
                 .map(|r| (r.get::<_, String>(0), r.get(1)))
                 .collect();
-            let listed: Vec<String> =
-                indexes.iter().map(|(name, b)| format!("{name} {} ({})", mib(*b), per(*b))).collect();
-            sizes.push(format!(
-                "{t} ({count} rows): rows {} ({}), indexes {}",
-                mib(rows),
-                per(rows),
-                listed.join(", ")
-            ));
-            // Bytes per row with every index: the table's whole footprint,
-            // in memory for Centum, on disk for PostgreSQL.
-            let all = rows + indexes.iter().map(|(_, b)| b).sum::<i64>();
-            ctx.report.figure(
-                Figure::new(
-                    "W1",
-                    format!("{t}: bytes per row with its indexes"),
-                    ep.system,
-                    "bytes",
-                    all as f64 / count as f64,
-                )
-                .lower_is_better(),
-            );
+            tables.push(TableSize { name, count, rows, indexes });
         }
         let (held, files) = if ep.system == "Centum" {
             ("in memory", "its log and checkpoint files")
         } else {
             ("on disk", "WAL, tables and indexes")
         };
-        let dir_mib = mib(du(&dir) as i64);
-        ctx.report.note(
-            "W1",
-            format!(
-                "{} after the last run, {held}: {}. Data directory: {dir_mib} ({files}).",
-                ep.system,
-                sizes.join("; ")
-            ),
-        );
+        let tail = format!("Data directory: {} ({files}).", mib(du(&dir) as i64));
+        sizes(ctx, ep.system, held, &tables, &tail);
+    }
+    if let Some(t) = &tarantool {
+        let mut tables = Vec::new();
+        for name in TABLES {
+            // [rows, tuple bytes, [index, bytes]...]
+            let v: Vec<serde_json::Value> = serde_json::from_str(&t.call("sizes", Some(name))?)?;
+            let int = |v: &serde_json::Value| v.as_i64().ok_or_else(|| format!("tarantool sizes: {v}"));
+            let indexes = v[2..]
+                .iter()
+                .map(|i| Ok((i[0].as_str().unwrap_or("?").to_string(), int(&i[1])?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            tables.push(TableSize { name, count: int(&v[0])?, rows: int(&v[1])?, indexes });
+        }
+        let tail =
+            "Tuple bytes are `space:bsize()`, the tuples' MessagePack without memtx's per-tuple header; \
+                    index bytes are `index:bsize()`.";
+        sizes(ctx, "Tarantool", "in memory", &tables, tail);
     }
     Ok(())
+}
+
+/// The order tables whose bytes per row are reported.
+const TABLES: [&str; 2] = ["sales_order_header", "sales_order_detail"];
+
+/// One table's footprint: rows, bytes of the rows, and each index's bytes.
+struct TableSize {
+    name: &'static str,
+    count: i64,
+    rows: i64,
+    indexes: Vec<(String, i64)>,
+}
+
+fn mib(bytes: i64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// Reports each table's bytes per row with every index (its whole
+/// footprint: in memory for Centum and Tarantool, on disk for PostgreSQL)
+/// and notes the breakdown.
+fn sizes(ctx: &mut Ctx, system: &'static str, held: &str, tables: &[TableSize], tail: &str) {
+    let mut notes = Vec::new();
+    for t in tables {
+        let count = t.count.max(1);
+        let per = |bytes: i64| format!("{:.0} B/row", bytes as f64 / count as f64);
+        let listed: Vec<String> =
+            t.indexes.iter().map(|(name, b)| format!("{name} {} ({})", mib(*b), per(*b))).collect();
+        notes.push(format!(
+            "{} ({} rows): rows {} ({}), indexes {}",
+            t.name,
+            t.count,
+            mib(t.rows),
+            per(t.rows),
+            listed.join(", ")
+        ));
+        let all = t.rows + t.indexes.iter().map(|(_, b)| b).sum::<i64>();
+        ctx.report.figure(
+            Figure::new(
+                "W1",
+                format!("{}: bytes per row with its indexes", t.name),
+                system,
+                "bytes",
+                all as f64 / count as f64,
+            )
+            .lower_is_better(),
+        );
+    }
+    ctx.report.note("W1", format!("{system} after the last run, {held}: {}. {tail}", notes.join("; ")));
+}
+
+/// One system's measured run of `insert_sales_order` at a client count,
+/// and what it left in the tables.
+struct Run {
+    system: &'static str,
+    clients: usize,
+    orders: u64,
+    headers: i64,
+    integrity: String,
+}
+
+impl Run {
+    /// Checks the run's rows and reports its rate, its server CPU per
+    /// order (`cpu` is the server's CPU before it) and its latency.
+    fn report(&self, ctx: &mut Ctx, ep: &Endpoint, cpu: std::time::Duration, o: &driver::Outcome) -> Res<()> {
+        let who = super::clients(self.clients);
+        ctx.report.check(
+            "W1",
+            self.system,
+            format!("{who}: one header per order committed"),
+            self.headers as u64 == self.orders,
+            format!("{} headers, {} orders", self.headers, self.orders),
+        );
+        let ok = &self.integrity;
+        ctx.report.check("W1", self.system, format!("{who}: check.sql says ok"), ok == "ok", ok.clone());
+        let case = format!("insert_sales_order, {who} (durable)");
+        ctx.report.figure(Figure::new("W1", &case, self.system, "orders/s", o.per_second()).with_load(o));
+        ctx.cpu_per_transaction("W1", &case, ep, cpu, self.orders)?;
+        ctx.point(
+            "w1-throughput",
+            "W1: sales orders/s by clients (durable)",
+            self.system,
+            self.clients,
+            o.per_second(),
+        );
+        if Some(&self.clients) == ctx.scale.w1_clients.last() {
+            ctx.latency("w1-latency", &format!("W1: latency of one order, {who}"), self.system, o);
+        }
+        Ok(())
+    }
 }
 
 /// Ships every order with 8 clients, each its own share of the orders.
@@ -214,8 +321,7 @@ fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    let clients = 8.min(ids.len()).max(1);
-    let who = super::clients(clients);
+    let clients = ship_clients(ids.len());
     let per = ids.len() / clients;
     let load = Load { clients, iterations: per as u64, warmup: 0 };
     let ids = &ids;
@@ -233,30 +339,100 @@ fn ship(ctx: &mut Ctx, ep: &Endpoint) -> Res<()> {
             rec.transaction(|| c.query_one(&*st, &[&id, &tracking]).map(|_| true))
         },
     )?;
-    let shipped = (clients * per) as i64;
     let left = scalar(&mut c, "SELECT count(*) FROM sales_order_header WHERE ship_date IS NULL")?;
-    ctx.report.check(
-        "W1",
-        ep.system,
-        "every order shipped is marked shipped",
-        left == ids.len() as i64 - shipped,
-        format!("{left} unshipped of {}", ids.len()),
-    );
     let untracked = scalar(
         &mut c,
         "SELECT count(*) FROM sales_order_detail d JOIN sales_order_header h ON h.sales_order_id = d.sales_order_id \
          WHERE h.ship_date IS NOT NULL AND d.carrier_tracking_number IS DISTINCT FROM 'TRK-' || h.sales_order_id::text",
     )?;
-    ctx.report.check(
-        "W1",
-        ep.system,
-        "every line of a shipped order carries its tracking number",
-        untracked == 0,
-        format!("{untracked} lines without"),
-    );
-    let ok = integrity(ep)?;
-    ctx.report.check("W1", ep.system, "check.sql says ok after shipping", ok == "ok", ok);
-    let case = format!("update_sales_order_ship_info, {who} (durable)");
-    ctx.report.figure(Figure::new("W1", case, ep.system, "orders/s", o.per_second()).with_load(&o));
+    let shipped = Shipped { orders: ids.len() as i64, shipped: (clients * per) as i64, left, untracked };
+    shipped.report(ctx, ep.system, clients, integrity(ep)?, &o);
     Ok(())
+}
+
+/// Ships every order on Tarantool, as [`ship`] does.
+fn ship_tarantool(ctx: &mut Ctx, t: &peers::Tarantool) -> Res<()> {
+    let orders = tarantool_counts(t)?[0];
+    let clients = ship_clients(orders as usize);
+    let bar = driver::phase("W1 Tarantool: shipping");
+    let o = t.drive("ship", clients, |_| vec![])?;
+    bar.finish_and_clear();
+    let counts = tarantool_counts(t)?;
+    let per = orders / clients as i64;
+    let shipped = Shipped { orders, shipped: clients as i64 * per, left: counts[1], untracked: counts[2] };
+    let ok = serde_json::from_str(&t.call("check", None)?)?;
+    shipped.report(ctx, "Tarantool", clients, ok, &o);
+    Ok(())
+}
+
+/// Clients that ship `orders` orders: 8, or fewer when there are fewer
+/// orders.
+fn ship_clients(orders: usize) -> usize {
+    8.min(orders).max(1)
+}
+
+/// Tarantool's headers, unshipped headers, and lines of shipped orders
+/// whose tracking number is not their order's (the server's `counts`).
+fn tarantool_counts(t: &peers::Tarantool) -> Res<Vec<i64>> {
+    Ok(serde_json::from_str(&t.call("counts", None)?)?)
+}
+
+/// What shipping left: of `orders`, `shipped` were shipped; `left`
+/// headers are unshipped and `untracked` lines lack their tracking number.
+struct Shipped {
+    orders: i64,
+    shipped: i64,
+    left: i64,
+    untracked: i64,
+}
+
+impl Shipped {
+    fn report(&self, ctx: &mut Ctx, system: &'static str, clients: usize, ok: String, o: &driver::Outcome) {
+        ctx.report.check(
+            "W1",
+            system,
+            "every order shipped is marked shipped",
+            self.left == self.orders - self.shipped,
+            format!("{} unshipped of {}", self.left, self.orders),
+        );
+        ctx.report.check(
+            "W1",
+            system,
+            "every line of a shipped order carries its tracking number",
+            self.untracked == 0,
+            format!("{} lines without", self.untracked),
+        );
+        ctx.report.check("W1", system, "check.sql says ok after shipping", ok == "ok", ok);
+        let case = format!("update_sales_order_ship_info, {} (durable)", super::clients(clients));
+        ctx.report.figure(Figure::new("W1", case, system, "orders/s", o.per_second()).with_load(o));
+    }
+}
+
+/// The 106 sample orders of `centum.sql`, one a line as the Tarantool
+/// server reads them: `order_no qty,product_id,special_offer_id;...`.
+fn samples() -> String {
+    let start = CENTUM_SQL.find("INSERT INTO demo_sales_order_seed").unwrap_or(CENTUM_SQL.len());
+    let rows = CENTUM_SQL[start..].lines().skip(1).take_while(|l| l.trim_start().starts_with('('));
+    rows.filter_map(|row| {
+        let (order_no, lines) = row.trim().trim_start_matches('(').split_once(',')?;
+        let lines: Vec<&str> = lines.split("\"(").skip(1).filter_map(|l| l.split(')').next()).collect();
+        Some(format!("{} {}\n", order_no.trim(), lines.join(";")))
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_sample_order_reaches_tarantool() {
+        let samples = super::samples();
+        assert_eq!(samples.lines().count(), 106);
+        assert!(samples.starts_with("1 5,728,10;6,18,1;2,841,1;5,824,1;2,373,1\n"), "{samples}");
+        for line in samples.lines() {
+            let (_, lines) = line.split_once(' ').unwrap();
+            for l in lines.split(';') {
+                assert_eq!(l.split(',').filter(|v| v.parse::<u32>().is_ok()).count(), 3, "{line}");
+            }
+        }
+    }
 }
