@@ -471,8 +471,13 @@ fn compare_rows(
     let l = eval(left, row, outer, cx)?;
     let mut saw_null = false;
     for r in rows {
-        let v = r?.into_iter().next().unwrap_or(Value::Null);
-        match truth(&binary(*op, l.clone(), v)?) {
+        let r = r?;
+        let verdict = if r.len() > 1 {
+            rows_equal(&l, r)?
+        } else {
+            truth(&binary(*op, l.clone(), r.into_iter().next().unwrap_or(Value::Null))?)
+        };
+        match verdict {
             Some(true) if !all => return Ok(Value::Boolean(true)),
             Some(false) if all => return Ok(Value::Boolean(false)),
             None => saw_null = true,
@@ -480,6 +485,25 @@ fn compare_rows(
         }
     }
     Ok(if saw_null { Value::Null } else { Value::Boolean(all) })
+}
+
+/// `(a, b, ...) = ` a subquery's row, as the SQL standard compares a row
+/// constructor with a subquery's output: false when a pair differs,
+/// unknown when none differs but a pair holds NULL, else true. The binder
+/// makes `left` a row of as many fields as the subquery has columns.
+fn rows_equal(left: &Value, right: Vec<Value>) -> Result<Option<bool>> {
+    let Value::Composite(l) = left else {
+        return Err(Error::Syntax("subquery has too many columns".into()));
+    };
+    let mut unknown = false;
+    for (a, b) in l.fields.iter().zip(right) {
+        match truth(&binary(BinOp::Eq, a.clone(), b)?) {
+            Some(false) => return Ok(Some(false)),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    Ok(if unknown { None } else { Some(true) })
 }
 
 /// Whether hashing (the total order's equality) agrees with SQL's `=` for

@@ -562,6 +562,14 @@ impl<'a> Binder<'a> {
                     Some(DataType::Boolean),
                 )
             }
+            A::InList { expr, list, negated }
+                if !list.is_empty() && super::rows::row_items(expr).is_some() =>
+            {
+                // A row constructor in a list of row constructors: each
+                // item compared pair by pair, so that NULL fields give
+                // NULL as they do in `=`.
+                self.row_in_list(expr, list, *negated, ctx)?
+            }
             A::InList { expr, list, negated } => {
                 let x = self.expr(expr, ctx)?;
                 let mut items = Vec::with_capacity(list.len());
@@ -575,12 +583,40 @@ impl<'a> Binder<'a> {
                 (Expr::InList(Box::new(x.0), items, *negated), Some(DataType::Boolean))
             }
             A::InSubquery { expr, subquery, negated } => {
-                let x = self.expr(expr, ctx)?;
                 let (plan, cols) = self.subquery(subquery, ctx)?;
-                if cols.len() != 1 {
-                    return Err(Error::Syntax("subquery has too many columns".into()));
-                }
-                let x = self.coerce_untyped(x, &cols[0].ty)?;
+                let x = match super::rows::row_items(expr) {
+                    // `(a, b) IN (SELECT x, y ...)`: a row of the left's
+                    // fields, each typed as its column, compared pair by
+                    // pair with each row (see `rows_equal`).
+                    Some(items) if cols.len() > 1 && items.len() == cols.len() => {
+                        let fields = items
+                            .iter()
+                            .zip(&cols)
+                            .map(|(e, c)| {
+                                let f = self.expr(e, ctx)?;
+                                self.coerce_untyped(f, &c.ty)
+                            })
+                            .collect::<Result<Vec<_>>>()?;
+                        self.row_value(fields)?
+                    }
+                    Some(items) if cols.len() > 1 || items.len() > 1 => {
+                        return Err(Error::Syntax(
+                            if items.len() > cols.len() {
+                                "subquery has too few columns"
+                            } else {
+                                "subquery has too many columns"
+                            }
+                            .into(),
+                        ));
+                    }
+                    _ if cols.len() != 1 => {
+                        return Err(Error::Syntax("subquery has too many columns".into()));
+                    }
+                    _ => {
+                        let x = self.expr(expr, ctx)?;
+                        self.coerce_untyped(x, &cols[0].ty)?
+                    }
+                };
                 let sub = Expr::Subquery(Box::new(plan), SubqueryKind::Any(Box::new(x.0), BinOp::Eq));
                 (if *negated { Expr::Not(Box::new(sub)) } else { sub }, Some(DataType::Boolean))
             }

@@ -97,6 +97,40 @@ impl Binder<'_> {
         Ok((value, chain))
     }
 
+    /// `row IN (row, ...)`: `row = item` for each item (pair by pair, as
+    /// [`Binder::row_comparison`] binds it), joined by OR; NOT IN is the
+    /// negation. An item that is not a row constructor compares with the
+    /// row as a whole value.
+    pub(crate) fn row_in_list(
+        &mut self,
+        row: &ast::Expr,
+        list: &[ast::Expr],
+        negated: bool,
+        ctx: &Ctx<'_>,
+    ) -> Result<Typed> {
+        let left = row_items(row).unwrap_or_default();
+        let mut any: Option<Typed> = None;
+        for item in list {
+            let eq = match row_items(item) {
+                Some(right) => self.row_comparison(&ast::BinaryOperator::Eq, &left, &right, ctx)?,
+                None => None,
+            };
+            let eq = match eq {
+                Some(eq) => eq,
+                None => {
+                    let (l, r) = (self.expr(row, ctx)?, self.expr(item, ctx)?);
+                    self.binary(&ast::BinaryOperator::Eq, l, r)?
+                }
+            };
+            any = Some(match any {
+                Some(acc) => self.binary(&ast::BinaryOperator::Or, acc, eq)?,
+                None => eq,
+            });
+        }
+        let any = any.ok_or_else(|| Error::Syntax("IN needs at least one item".into()))?;
+        Ok(if negated { (Expr::Not(Box::new(any.0)), Some(DataType::Boolean)) } else { any })
+    }
+
     /// `l op r` for two row constructors, pair by pair (see the module
     /// header); `None` when `op` is not a comparison.
     pub(crate) fn row_comparison(

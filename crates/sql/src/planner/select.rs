@@ -293,8 +293,14 @@ impl<'a> Binder<'a> {
                     )));
                 }
                 let mut cols = lc.clone();
-                for (c, r) in cols.iter_mut().zip(&rc) {
+                for (i, (c, r)) in cols.iter_mut().zip(&rc).enumerate() {
                     c.ty = match (&c.ty, &r.ty) {
+                        // A column that is a bare NULL or quoted literal
+                        // in every row of one side takes the other side's
+                        // type, as an unknown-typed literal does in
+                        // PostgreSQL.
+                        (Some(a), Some(b)) if a != b && untyped_column(left, i) => Some(b.clone()),
+                        (Some(a), Some(b)) if a != b && untyped_column(right, i) => Some(a.clone()),
                         (Some(a), Some(b)) => Some(super::bind::wider(a, b).ok_or_else(|| {
                             Error::mismatch(format!(
                                 "{name} types {} and {} cannot be matched",
@@ -2273,4 +2279,22 @@ fn has_unnest(s: &ast::Select) -> bool {
             }
             _ => false,
         })
+}
+
+/// Whether output column `i` of a set operation's branch is an untyped
+/// literal (NULL or a quoted string): a plain SELECT's item. A nested set
+/// operation has already resolved its columns (to text, if nothing else),
+/// as PostgreSQL resolves them.
+fn untyped_column(e: &ast::SetExpr, i: usize) -> bool {
+    let literal = |x: &ast::Expr| matches!(x, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null | ast::Value::SingleQuotedString(_)));
+    match e {
+        ast::SetExpr::Select(s) => match s.projection.get(i) {
+            Some(ast::SelectItem::UnnamedExpr(x) | ast::SelectItem::ExprWithAlias { expr: x, .. }) => {
+                literal(x)
+            }
+            _ => false,
+        },
+        ast::SetExpr::Query(q) => q.order_by.is_none() && untyped_column(&q.body, i),
+        _ => false,
+    }
 }

@@ -39,6 +39,15 @@ SELECT id FROM items WHERE (price).currency = 'EUR';
 SELECT (1, 2) < (1, 3), (1, 2) < (1, 2), (1, 2) <= (1, 2), (2, 0) > (1, 9), (1, 2) >= (1, 3);
 SELECT (1, NULL) = (1, NULL), (1, NULL) = (2, NULL), (1, NULL) <> (2, NULL), (1, NULL) < (2, 0), (1, NULL) < (1, 0);
 SELECT ROW(1, 'a') = ROW(1, 'a'), ROW(1, 'a') <> ROW(1, 'b'), (1, 2, 3) = (1, 2, 3);
+-- Row constructors in IN lists and against subqueries compare pair by
+-- pair: a NULL pair makes the answer NULL unless another pair differs.
+SELECT (1, NULL) IN ((1, NULL)), (1, 2) IN ((1, NULL), (3, 4)), (1, 2) IN ((1, NULL), (1, 2)), (1, 2) NOT IN ((1, NULL));
+SELECT (1, 2) IN ((1, 2), (3, 4)), (5, 6) NOT IN ((1, 2)), (5, 6) IN ((5, 7), (6, 6));
+SELECT (1, 2) IN (SELECT 1, 2 UNION ALL SELECT 3, NULL), (3, 4) IN (SELECT 1, 2 UNION ALL SELECT 3, NULL);
+SELECT (3, 4) NOT IN (SELECT 1, 2 UNION ALL SELECT 5, 6), (3, 4) IN (SELECT 1, 2 WHERE false);
+SELECT (1, '2020-01-01') IN (SELECT 1, date '2020-01-01');
+SELECT (1, 2, 3) IN (SELECT 1, 2);
+SELECT 1 IN (SELECT 1, 2);
 SELECT (1, 2) = (1, 2, 3);
 SELECT id FROM items WHERE ((p).a, id) > (2, 0) ORDER BY id;
 -- Composite values compare as wholes, a NULL field above every value.
