@@ -379,6 +379,9 @@ fn aggregate(
     outer: &[Value],
     cx: &ExecCtx,
 ) -> Result<Vec<Vec<Value>>> {
+    if group.is_empty() && sets.is_none() {
+        return aggregate_all(input, aggs, outer, cx);
+    }
     // The keys evaluated per row (the set number is not one of them),
     // and which of them each set keeps.
     let (nkeys, kept): (usize, Vec<Vec<bool>>) = match sets {
@@ -438,6 +441,28 @@ fn aggregate(
         }
     }
     Ok(out)
+}
+
+/// An aggregate without GROUP BY: one group of every row, even of none,
+/// with no key to hash per row.
+fn aggregate_all(
+    input: Rows,
+    aggs: &[crate::planner::plan::AggCall],
+    outer: &[Value],
+    cx: &ExecCtx,
+) -> Result<Vec<Vec<Value>>> {
+    cx.budget.charge(64 * aggs.len())?;
+    let mut accs: Vec<Acc> = aggs.iter().map(Acc::new).collect();
+    for r in input {
+        let row = r?;
+        cx.tick(1)?;
+        for (acc, call) in accs.iter_mut().zip(aggs) {
+            acc.add(call, &row, outer, cx)?;
+        }
+    }
+    let out =
+        accs.into_iter().zip(aggs).map(|(acc, call)| acc.finish(call, cx)).collect::<Result<Vec<_>>>()?;
+    Ok(vec![out])
 }
 
 /// Compares sort keys, NULLs placed as each key asks.
@@ -926,8 +951,7 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
                     values.push(v);
                 }
             }
-            values.sort_by(|a, b| a.sql_cmp(b).unwrap_or(Ordering::Equal));
-            values.dedup_by(|a, b| a.sql_cmp(b) == Some(Ordering::Equal));
+            distinct_keys(&mut values);
             let mut rows = Vec::new();
             for v in values {
                 cx.tick(1)?;
@@ -976,6 +1000,25 @@ fn access_rows_of<'a>(a: &'a Access, cx: &'a ExecCtx<'a>, outer: &[Value]) -> Re
             Box::new(txn.range(table, index, &range, *dir)?.filter_map(keep(exact)))
         }
     })
+}
+
+/// Sorts look-up keys (all of the key column's type) and drops repeats.
+/// Integer keys, the common case of a long IN list, sort as integers: the
+/// general comparison costs more than the look-ups it orders.
+fn distinct_keys(values: &mut Vec<Value>) {
+    let int = |v: &Value| match v {
+        Value::SmallInt(i) => Some(*i as i64),
+        Value::Integer(i) => Some(*i as i64),
+        Value::BigInt(i) => Some(*i),
+        _ => None,
+    };
+    if values.iter().all(|v| int(v).is_some()) {
+        values.sort_unstable_by_key(|v| int(v));
+        values.dedup_by_key(|v| int(v));
+    } else {
+        values.sort_by(|a, b| a.sql_cmp(b).unwrap_or(Ordering::Equal));
+        values.dedup_by(|a, b| a.sql_cmp(b) == Some(Ordering::Equal));
+    }
 }
 
 /// A look-up of one row by a unique key, projected: the prepared point
