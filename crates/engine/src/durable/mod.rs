@@ -43,9 +43,6 @@ use centum_storage::{LoadStats, Record, Recovery};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// Most bytes reserved for a redo record up front; a larger one grows.
-const MAX_RESERVE: usize = 1 << 30;
-
 /// The redo record of a transaction committing at `ts`, or `None` when it
 /// changed no SCHEMA_AND_DATA table. With `logical`, every delete carries
 /// the image of the version it ends, and a delete that an update made says
@@ -59,7 +56,9 @@ pub(crate) fn redo_record(
     logical: bool,
 ) -> Result<Option<Record>> {
     let mut rec: Option<Record> = None;
-    let reserve = 256 + schema.map_or(0, <[u8]>::len) + inner.redo_bytes.min(MAX_RESERVE);
+    // The whole record in one buffer: `admit_record` has already weighed
+    // its bytes against the memory limit.
+    let reserve = 256 + schema.map_or(0, <[u8]>::len) + inner.redo_bytes;
     // A schema change of the transaction goes first: the rows after it
     // may belong to tables it creates.
     if let Some(image) = schema {

@@ -56,6 +56,10 @@ const TS_AT: usize = 8 + 1;
 /// Offset of `op_count` in the frame.
 const COUNT_AT: usize = TS_AT + 8;
 
+/// Bytes of a record frame's header: the frame prefix, kind, commit
+/// timestamp and op count.
+const FRAME_HEADER: usize = COUNT_AT + 4;
+
 /// Bytes of one record frame, at most, unless a single op is larger: a
 /// record that would grow past it goes on in a new frame.
 pub const FRAME_LIMIT: usize = 256 << 20;
@@ -134,11 +138,23 @@ impl Record {
         Self::with_capacity(commit_ts, 64)
     }
 
-    /// Like [`Record::new`], reserving room for `bytes` of operations.
+    /// Like [`Record::new`], reserving room for `bytes` of operations and
+    /// the header of every frame they will fill, so that a record of at
+    /// most that many bytes of operations never moves its buffer (for a
+    /// bulk load, a copy of hundreds of megabytes into fresh pages).
     pub fn with_capacity(commit_ts: u64, bytes: usize) -> Self {
-        let mut buf = Vec::with_capacity(LEAD + bytes + COUNT_AT + 4);
+        Record::reserved(commit_ts, bytes, FRAME_LIMIT)
+    }
+
+    /// [`Record::with_capacity`] with frames of at most `limit` bytes. A
+    /// frame is closed only when the next op would not fit, so two frames
+    /// in a row hold more than `limit` bytes together: `bytes` of ops
+    /// fill at most `2 * bytes / limit + 1` frames.
+    fn reserved(commit_ts: u64, bytes: usize, limit: usize) -> Self {
+        let frames = 2 * bytes / limit + 2;
+        let mut buf = Vec::with_capacity(LEAD + bytes + frames * FRAME_HEADER);
         buf.resize(LEAD, 0);
-        let mut rec = Record { buf, frames: SmallVec::new(), commit_ts, limit: FRAME_LIMIT };
+        let mut rec = Record { buf, frames: SmallVec::new(), commit_ts, limit };
         rec.open_frame();
         rec
     }
@@ -351,6 +367,26 @@ mod tests {
         big.insert(1, 1, &[7; 200]);
         assert_eq!(big.frame_count(), 2);
         assert!(big.largest_frame() > 200);
+    }
+
+    #[test]
+    fn a_reserved_record_never_moves_its_buffer() {
+        // Ops of mixed sizes over many frames, one of them larger than a
+        // frame, in exactly the bytes reserved for them.
+        let sizes: Vec<usize> =
+            (0..500).map(|i| [3, 40, 17, 90, 1][i % 5] + if i == 250 { 300 } else { 0 }).collect();
+        let bytes: usize =
+            sizes.iter().map(|&n| Record::insert_size(n)).sum::<usize>() + 10 * Record::DELETE_SIZE;
+        let mut rec = Record::reserved(4, bytes, 256);
+        let (at, capacity) = (rec.buf.as_ptr(), rec.buf.capacity());
+        for (seq, &n) in sizes.iter().enumerate() {
+            rec.insert(2, seq as u32, &vec![seq as u8; n]);
+            if seq % 50 == 0 {
+                rec.delete(2, 1, seq as u32);
+            }
+        }
+        assert!(rec.frame_count() > 100, "{} frames", rec.frame_count());
+        assert_eq!((rec.buf.as_ptr(), rec.buf.capacity()), (at, capacity));
     }
 
     #[test]
