@@ -487,6 +487,14 @@ fn loom_btree_split_under_lookup() {
     assert_eq!(outcomes, BTreeSet::from([Some(40)]));
 }
 
+/// Splits the full leaf [10, 20, 30, 40] into [10, 20] and [30, 40]: 25
+/// goes in the middle, so the leaf splits in half, and is removed again.
+fn halve_around_25(t: &BTree) {
+    t.insert(&key(25), 25);
+    assert!(t.remove(&key(25), 25));
+    assert_eq!(t.stats().leaves, 2);
+}
+
 /// Two inserters into one full leaf under an inner root: one splits it,
 /// the other's key belongs to the new right half. Whatever the
 /// interleaving, both keys land in the leaf that covers them (an inserter
@@ -495,10 +503,14 @@ fn loom_btree_split_under_lookup() {
 fn loom_btree_split_under_insert() {
     let outcomes = explore1(|| {
         let t = Arc::new(BTree::new());
-        for k in [10u8, 20, 30, 40, 50] {
+        for k in [10u8, 20, 30, 40] {
             t.insert(&key(k), k as u64);
         }
-        // Root over [10, 20] and [30, 40, 50]; fill the right leaf.
+        // A key inside the full leaf splits it in half (one after every
+        // key would leave the left leaf full); root over [10, 20] and
+        // [30, 40, 50], then fill the right leaf.
+        halve_around_25(&t);
+        t.insert(&key(50), 50);
         t.insert(&key(60), 60);
         let a = on(&t, move |t| t.insert(&key(35), 35));
         let b = on(&t, move |t| t.insert(&key(55), 55));
@@ -535,6 +547,7 @@ fn loom_btree_split_under_scan() {
 fn loom_btree_merge_under_scan() {
     let outcomes = explore1(|| {
         let t = full_leaf();
+        halve_around_25(&t);
         t.insert(&key(50), 50);
         // Two leaves: [10, 20] and [30, 40, 50]; leave one key on the left.
         assert!(t.remove(&key(20), 20));

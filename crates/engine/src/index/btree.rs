@@ -28,7 +28,9 @@
 //! two 8-byte heads first, so most never leave the node.
 //!
 //! Inserts split full nodes on the way down (so a split never has to go
-//! back up); deletes merge a node that fell below a quarter full into its
+//! back up); a leaf splits in half, or, when the new key goes after all
+//! its entries (keys arriving in order), leaves all but its last entry
+//! behind, so an ascending load fills its leaves; deletes merge a node that fell below a quarter full into its
 //! neighbour when the two fit in three quarters of a node, and an inner
 //! root left with one child gives its place to that child.
 //!
@@ -753,7 +755,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
             let inner = Self::inner(node);
             let n = inner.hdr.count(I - 1);
             if n == I - 1 {
-                self.split(node, v, parent)?;
+                self.split(node, v, parent, p)?;
                 return Err(Restart);
             }
             let pos = inner.seps.search(n, p, true, Some((&inner.hdr, v)))?;
@@ -764,7 +766,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         let leaf = Self::leaf(node);
         let n = leaf.hdr.count(L);
         if n == L {
-            self.split(node, v, parent)?;
+            self.split(node, v, parent, p)?;
             return Err(Restart);
         }
         leaf.hdr.upgrade(v)?;
@@ -783,8 +785,8 @@ impl<const L: usize, const I: usize> BTree<L, I> {
     }
 
     /// Splits the full node `node` (noted at version `v`) under `parent`
-    /// (or makes a new root above it).
-    fn split(&self, node: u64, v: u64, parent: Option<(u64, u64, usize)>) -> Opt<()> {
+    /// (or makes a new root above it), on the way to inserting `p`.
+    fn split(&self, node: u64, v: u64, parent: Option<(u64, u64, usize)>, p: &Probe<'_>) -> Opt<()> {
         if let Some((pp, pv, _)) = parent {
             hdr(pp).upgrade(pv)?;
         }
@@ -801,7 +803,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
             hdr(node).unlock();
             return Err(Restart);
         }
-        let (sep, right) = if hdr(node).leaf { self.split_leaf(node) } else { self.split_inner(node) };
+        let (sep, right) = if hdr(node).leaf { self.split_leaf(node, p) } else { self.split_inner(node) };
         match parent {
             Some((pp, _, pos)) => {
                 let p = Self::inner(pp);
@@ -831,10 +833,15 @@ impl<const L: usize, const I: usize> BTree<L, I> {
 
     /// Moves the upper half of a locked full leaf to a new leaf; returns
     /// the separator (a copy of the new leaf's first entry) and the leaf.
-    fn split_leaf(&self, node: u64) -> ((Key, u64), u64) {
+    /// When `p` goes after every entry (keys arriving in order: a bulk
+    /// load, a sequence), only the last entry moves, so that the leaves
+    /// left behind stay full rather than half full.
+    fn split_leaf(&self, node: u64, p: &Probe<'_>) -> ((Key, u64), u64) {
         let left = Self::leaf(node);
         let n = left.hdr.count(L);
-        let mid = n / 2;
+        // The leaf is locked: the search cannot be asked to restart.
+        let appending = matches!(left.slots.search(n, p, false, None), Ok(pos) if pos == n);
+        let mid = if appending { n - 1 } else { n / 2 };
         let r = self.new_leaf();
         let right = Self::leaf(r);
         for i in mid..n {
@@ -1635,6 +1642,29 @@ mod tests {
         t.check_invariants();
         let s = t.stats();
         assert_eq!((s.entries, s.leaves, s.inners), (0, 1, 0), "{s:?}");
+    }
+
+    /// Keys arriving in order leave full leaves behind them (a half-and-
+    /// half split would leave them half empty); keys in random order still
+    /// split leaves in half.
+    #[test]
+    fn keys_in_order_fill_their_leaves() {
+        let t = BTree::<64, 64>::new();
+        for i in 0u64..100_000 {
+            assert!(t.insert(&i.to_be_bytes(), i));
+        }
+        t.check_invariants();
+        let fill = |s: &TreeStats| s.entries as f64 / (s.leaves * s.leaf_capacity) as f64;
+        let s = t.stats();
+        assert!(fill(&s) > 0.95, "{s:?}");
+        // Descending keys are inserted before every entry of their leaf.
+        let d = BTree::<64, 64>::new();
+        for i in (0u64..100_000).rev() {
+            assert!(d.insert(&i.to_be_bytes(), i));
+        }
+        d.check_invariants();
+        let s = d.stats();
+        assert!(fill(&s) > 0.45 && fill(&s) < 0.6, "{s:?}");
     }
 
     /// Writers insert and delete disjoint key sets while readers scan in
