@@ -273,6 +273,9 @@ impl<'a> Probe<'a> {
 #[repr(C)]
 struct Header {
     lock: AtomicU64,
+    /// The entry count (low 32 bits) and, in a leaf, one more than the
+    /// position of the last insert into it (high 32 bits; 0: unknown), for
+    /// choosing where it splits.
     count: AtomicU64,
     leaf: bool,
 }
@@ -339,13 +342,27 @@ impl Header {
     fn count(&self, cap: usize) -> usize {
         // An optimistic read may see a count from a concurrent change;
         // clamp it so indexing stays in bounds until validation.
-        (self.count.load(Relaxed) as usize).min(cap)
+        ((self.count.load(Relaxed) & COUNT_MASK) as usize).min(cap)
     }
 
+    /// Sets the count, forgetting where the last insert went.
     fn set_count(&self, n: usize) {
         self.count.store(n as u64, Relaxed);
     }
+
+    /// Sets the count after an insert at position `pos`.
+    fn set_count_inserted(&self, n: usize, pos: usize) {
+        self.count.store(n as u64 | ((pos as u64 + 1) << 32), Relaxed);
+    }
+
+    /// Where the last insert went, if the count was last set by one.
+    fn last_insert(&self) -> Option<usize> {
+        ((self.count.load(Relaxed) >> 32) as usize).checked_sub(1)
+    }
 }
+
+/// The bits of [`Header::count`] that hold the count.
+const COUNT_MASK: u64 = u32::MAX as u64;
 
 /// Keys and values of a node, as parallel arrays so a search scans the
 /// first heads contiguously.
@@ -779,7 +796,7 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         }
         leaf.slots.shift_right(pos, n);
         leaf.slots.store(pos, (key, p.val));
-        leaf.hdr.set_count(n + 1);
+        leaf.hdr.set_count_inserted(n + 1, pos);
         leaf.hdr.unlock();
         Ok(true)
     }
@@ -831,17 +848,23 @@ impl<const L: usize, const I: usize> BTree<L, I> {
         Ok(())
     }
 
-    /// Moves the upper half of a locked full leaf to a new leaf; returns
+    /// Moves the upper part of a locked full leaf to a new leaf; returns
     /// the separator (a copy of the new leaf's first entry) and the leaf.
-    /// When `p` goes after every entry (keys arriving in order: a bulk
-    /// load, a sequence), only the last entry moves, so that the leaves
-    /// left behind stay full rather than half full.
+    /// Usually the upper half moves. When keys arrive in order, the leaf
+    /// splits where `p` goes, so that the leaves left behind stay full:
+    /// after every entry (a bulk load, a sequence: only the last entry
+    /// moves), or right after the previous insert into this leaf (a run
+    /// of ascending keys in the middle of the tree, as when several
+    /// writers each load their own range of keys).
     fn split_leaf(&self, node: u64, p: &Probe<'_>) -> ((Key, u64), u64) {
         let left = Self::leaf(node);
         let n = left.hdr.count(L);
         // The leaf is locked: the search cannot be asked to restart.
-        let appending = matches!(left.slots.search(n, p, false, None), Ok(pos) if pos == n);
-        let mid = if appending { n - 1 } else { n / 2 };
+        let mid = match left.slots.search(n, p, false, None) {
+            Ok(pos) if pos == n => n - 1,
+            Ok(pos) if pos > 0 && left.hdr.last_insert() == Some(pos - 1) => pos,
+            _ => n / 2,
+        };
         let r = self.new_leaf();
         let right = Self::leaf(r);
         for i in mid..n {
@@ -1659,6 +1682,11 @@ mod tests {
         };
         let ascending = fill(&mut (0u64..100_000));
         assert!(ascending > 0.95, "{ascending}");
+        // Two ascending runs at once, each in its own range (as an index
+        // build's threads enter theirs): where they meet, a leaf splits
+        // after the previous insert, not in half.
+        let two = fill(&mut (0u64..50_000).flat_map(|i| [i, 1_000_000 + i]));
+        assert!(two > 0.95, "{two}");
         // Descending keys go before every entry of their leaf.
         let descending = fill(&mut (0u64..100_000).rev());
         assert!(descending > 0.45 && descending < 0.6, "{descending}");
