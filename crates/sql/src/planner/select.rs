@@ -2288,6 +2288,14 @@ fn has_unnest(s: &ast::Select) -> bool {
 fn untyped_column(e: &ast::SetExpr, i: usize) -> bool {
     let literal = |x: &ast::Expr| matches!(x, ast::Expr::Value(v) if matches!(v.value, ast::Value::Null | ast::Value::SingleQuotedString(_)));
     match e {
+        // After a `*` the items no longer line up with the columns.
+        ast::SetExpr::Select(s)
+            if s.projection.iter().take(i + 1).any(|p| {
+                matches!(p, ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..))
+            }) =>
+        {
+            false
+        }
         ast::SetExpr::Select(s) => match s.projection.get(i) {
             Some(ast::SelectItem::UnnamedExpr(x) | ast::SelectItem::ExprWithAlias { expr: x, .. }) => {
                 literal(x)
