@@ -63,7 +63,13 @@ impl Binder<'_> {
         let cols = OutputColumn::of_table(columns);
         let scope = Scope::of(&info.table.name(), &cols);
         let mut keys = Vec::new();
-        for def in info.table.def().indexes {
+        // By name: when two indexes have the same key expression, the
+        // condition goes to the one whose name sorts first, whatever slots
+        // the table's indexes happen to occupy (a slot freed by a dropped
+        // or failed index is reused by the next one made).
+        let mut defs = info.table.def().indexes;
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
+        for def in defs {
             let Some(shape) = info.meta.index_shapes.get(&def.name) else { continue };
             // A shape that no longer binds (it was checked when the index
             // was made) only leaves its index unused.
