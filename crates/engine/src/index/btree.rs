@@ -28,9 +28,10 @@
 //! two 8-byte heads first, so most never leave the node.
 //!
 //! Inserts split full nodes on the way down (so a split never has to go
-//! back up); a leaf splits in half, or, when the new key goes after all
-//! its entries (keys arriving in order), leaves all but its last entry
-//! behind, so an ascending load fills its leaves; deletes merge a node that fell below a quarter full into its
+//! back up); a leaf splits in half, or, when keys arrive in order (the
+//! new key goes after all its entries, or right after the previous insert
+//! into it), where the new key goes, so an ascending load fills its
+//! leaves; deletes merge a node that fell below a quarter full into its
 //! neighbour when the two fit in three quarters of a node, and an inner
 //! root left with one child gives its place to that child.
 //!
