@@ -10,6 +10,10 @@
 //!   walker; unlinks of neighbours, of the head while a push goes in, and
 //!   both at once; a batch sweep racing an unlink between its versions;
 //!   a scan list's occupancy map finding every push that has returned;
+//! - hash index chains ([`crate::index::split`]): a doubling, and the
+//!   insert that links the new bucket's dummy, racing a second insert and a
+//!   look-up of a version that moves to the new bucket; the dummy's link
+//!   racing the unlink of the version it is linked after;
 //! - version install ([`crate::mvcc::write`]): two writers race for one end
 //!   field; a new version published into a chain is seen fully written;
 //! - the range index's B+tree ([`crate::index::btree`], with 4-entry nodes
@@ -31,6 +35,7 @@
 //! frees its own after every thread has joined.
 
 use crate::index::chain::Chains;
+use crate::index::split::SplitChains;
 use crate::mvcc::word::{TxnId, Word, INFINITY};
 use crate::row::version::VersionPtr;
 use crate::sync::Ordering::SeqCst;
@@ -321,6 +326,117 @@ fn loom_unlinks_of_head_and_neighbour_race_a_push() {
             .map(|s| s.to_vec())
             .into();
     assert_eq!(seen, all);
+}
+
+/// A hash chain's versions, hashed by their tag.
+fn split_hash(v: VersionPtr) -> u64 {
+    u64::from(tag(v))
+}
+
+/// Split chains of one bucket holding versions tagged (and hashed) `tags`.
+fn split_of(tags: &[u8]) -> (Arc<SplitChains>, Vec<VersionPtr>) {
+    let c = SplitChains::new(1, 0);
+    let vs: Vec<_> = tags.iter().map(|&t| version(t)).collect();
+    for &v in &vs {
+        c.insert(split_hash(v), v, &split_hash);
+    }
+    (Arc::new(c), vs)
+}
+
+/// The tags met by a look-up of hash `h`, in walk order, marked versions
+/// skipped; panics on a version met twice.
+fn split_walk(c: &SplitChains, h: u64) -> Vec<u8> {
+    let (w, mut cur) = c.first(h);
+    let (mut met, mut live) = (vec![], vec![]);
+    while let Some(v) = cur {
+        assert!(!met.contains(&v), "walker met version {} twice", tag(v));
+        met.push(v);
+        if c.is_live(v) {
+            live.push(tag(v));
+        }
+        cur = c.next(&w, v);
+    }
+    live
+}
+
+/// Doubles the buckets, then inserts version `t` (hashed `t`).
+fn spawn_grow_and_insert(c: &Arc<SplitChains>, t: u8) -> thread::JoinHandle<VersionPtr> {
+    let c = c.clone();
+    thread::spawn(move || {
+        c.grow();
+        let v = version(t);
+        c.insert(u64::from(t), v, &split_hash);
+        v
+    })
+}
+
+/// One thread doubles a one-bucket index and inserts hash 3, which links
+/// bucket 1's dummy between 0 and 1; another inserts hash 5 (bucket 0
+/// before the doubling, bucket 1 after); a third looks hash 1 up. The
+/// look-up always finds 1, whether it began at bucket 0's dummy (and met
+/// 0) or at bucket 1's, and afterwards every version is found in split
+/// order: 0 | 1, 5, 3.
+#[test]
+fn loom_doubling_races_an_insert_and_a_look_up() {
+    let seen = explore(|| {
+        let (c, old) = split_of(&[0, 1]);
+        let grower = spawn_grow_and_insert(&c, 3);
+        let inserter = {
+            let c = c.clone();
+            thread::spawn(move || {
+                let v = version(5);
+                c.insert(5, v, &split_hash);
+                v
+            })
+        };
+        let walker = {
+            let c = c.clone();
+            thread::spawn(move || split_walk(&c, 1))
+        };
+        let walked = walker.join().expect("walker");
+        let new = [grower.join().expect("grower"), inserter.join().expect("inserter")];
+        assert!(walked.contains(&1), "the look-up lost version 1: {walked:?}");
+        for t in [0u8, 1, 3, 5] {
+            assert!(split_walk(&c, u64::from(t)).contains(&t), "version {t} lost");
+        }
+        assert_eq!(split_walk(&c, 0), [0], "bucket 0 ends at bucket 1's dummy");
+        assert_eq!(split_walk(&c, 1), [1, 5, 3]);
+        free(old.into_iter().chain(new));
+        walked.first() == Some(&0)
+    });
+    // Both starts were explored.
+    assert_eq!(seen, [false, true].into());
+}
+
+/// A doubling's insert links bucket 1's dummy after version 2 (split
+/// order: 0, 2 | 1) while another thread unlinks 2 (marks it, then sweeps
+/// its bucket): the link and the unlink never lose each other, whichever
+/// goes first.
+#[test]
+fn loom_dummy_link_races_the_unlink_of_its_predecessor() {
+    let seen = explore(|| {
+        let (c, old) = split_of(&[0, 2, 1]);
+        let grower = spawn_grow_and_insert(&c, 3);
+        let unlinker = {
+            let (c, v) = (c.clone(), old[1]);
+            thread::spawn(move || c.unlink(2, v))
+        };
+        let new = grower.join().expect("grower");
+        unlinker.join().expect("unlinker");
+        assert_eq!(split_walk(&c, 0), [0], "2 is still live");
+        assert_eq!(split_walk(&c, 1), [1, 3]);
+        // The sweep swung past 2: it is not even reachable.
+        let mut reach = 0;
+        let (w, mut cur) = c.first(2);
+        while let Some(v) = cur {
+            assert!(v != old[1], "2 is still reachable");
+            reach += 1;
+            cur = c.next(&w, v);
+        }
+        free(old.into_iter().chain([new]));
+        reach
+    });
+    assert_eq!(seen, [1].into());
 }
 
 /// The first step of every update and delete (`Transaction::lock` under

@@ -537,7 +537,7 @@ impl Table {
             let layout = &self.layout;
             let covered = ours().filter(|&v| ix.covers(v) && ix.slot() < v.links());
             match long.as_mut() {
-                None => h.chains.sweep_each(covered, claimed, |v| h.bucket_of_row(layout, v)),
+                None => h.chains.sweep_each(covered, |v| h.bucket_of_row(layout, v)),
                 Some((long, guard)) => {
                     let off = long.sweep(guard, ix, covered.map(|v| h.bucket_of_row(layout, v)).collect());
                     if !off.is_empty() {

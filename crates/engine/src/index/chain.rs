@@ -1,4 +1,4 @@
-//! Lock-free chains of versions through one index link slot.
+//! Lock-free chains of versions through one link slot: a table's scan list.
 //!
 //! An array of bucket heads; each bucket is a singly linked list that runs
 //! through link `slot` of the versions in it. New versions go in at the
@@ -17,7 +17,8 @@
 //! never freed here: whoever unlinks a version hands it to epoch-based
 //! reclamation only after it is unlinked from every chain it was in.
 //!
-//! A table's scan list is such a family, sized for the rows the table may
+//! A table's scan list is such a family (hash indexes keep theirs in a
+//! list that can grow, [`super::split`]), sized for the rows the table may
 //! reach, and a scan must visit every bucket. So that a scan costs what
 //! the table holds rather than what it was sized for, the scan list keeps
 //! an *occupancy map*: one bit per bucket that has ever held a version,
@@ -99,16 +100,9 @@ impl Occupancy {
     }
 }
 
-/// The buckets a hash index asked for `buckets` gets: a power of two.
+/// The buckets a chain family asked for `buckets` gets: a power of two.
 pub(crate) fn bucket_count(buckets: u64) -> u64 {
     buckets.clamp(1, 1 << 40).next_power_of_two()
-}
-
-/// The bytes of the bucket array of a hash index asked for `buckets`.
-pub(crate) fn bucket_bytes(buckets: u64) -> usize {
-    usize::try_from(bucket_count(buckets))
-        .unwrap_or(usize::MAX)
-        .saturating_mul(std::mem::size_of::<AtomicUsize>())
 }
 
 impl Chains {
@@ -154,21 +148,10 @@ impl Chains {
         self.buckets.len()
     }
 
-    /// The link slot the chains run through.
-    pub(crate) fn slot(&self) -> usize {
-        self.slot
-    }
-
     /// The bucket for a hash.
     #[inline]
     pub(crate) fn bucket_of(&self, hash: u64) -> usize {
         (hash & self.mask) as usize
-    }
-
-    /// Asks the CPU to start loading bucket `b`'s head (see [`prefetch`]).
-    #[inline]
-    pub(crate) fn prefetch_bucket(&self, b: usize) {
-        prefetch(&self.buckets[b] as *const AtomicUsize as *const u8);
     }
 
     /// Puts `v` at the head of bucket `b`.
@@ -248,34 +231,7 @@ impl Chains {
     /// it gave up: then marked versions, `until` among them, may still be
     /// reachable, and whoever owns them must sweep again.
     pub(crate) fn sweep_within(&self, b: usize, until: Option<VersionPtr>, budget: usize) -> Option<usize> {
-        let mut steps = 0usize;
-        'search: loop {
-            let mut prev = &self.buckets[b];
-            let mut cur = prev.load(SeqCst);
-            loop {
-                let Some(c) = VersionPtr::from_word(cur) else {
-                    return Some(steps); // the end: nothing marked is reachable any more
-                };
-                steps += 1;
-                if steps > budget {
-                    return None;
-                }
-                let after = c.link(self.slot).load(SeqCst);
-                if after & 1 != 0 {
-                    // `c` is marked: swing `prev` past it.
-                    if prev.compare_exchange(cur, after & !1, SeqCst, SeqCst).is_err() {
-                        continue 'search;
-                    }
-                    if until == Some(c) {
-                        return Some(steps);
-                    }
-                    cur = after & !1;
-                } else {
-                    prev = c.link(self.slot);
-                    cur = after;
-                }
-            }
-        }
+        sweep_links(&self.buckets[b], self.slot, until, budget, |_| None)
     }
 
     /// Sweeps, once each, the buckets of the `n` versions `vs` (each marked
@@ -316,6 +272,63 @@ impl Chains {
             cur = self.next(v);
         }
         n
+    }
+}
+
+/// The sweep both kinds of chains share: walks from link `start` through
+/// link `slot` of the versions and swings every link that points at a
+/// marked version past it (helping whoever marked it), restarting from
+/// `start` when a swing fails, until it has swung past `until` or reached
+/// the end; after `budget` versions it gives up (`None`). `boundary` says
+/// what a word that may not point at a version is: `None` when it does (or
+/// ends the chain), `Some(None)` to stop there, `Some(Some(link))` to go
+/// on from `link` (a bucket's dummy in a split-ordered list). Returns the
+/// versions stepped on.
+pub(crate) fn sweep_links<'a>(
+    start: &'a AtomicUsize,
+    slot: usize,
+    until: Option<VersionPtr>,
+    budget: usize,
+    mut boundary: impl FnMut(usize) -> Option<Option<&'a AtomicUsize>>,
+) -> Option<usize> {
+    let mut steps = 0usize;
+    'search: loop {
+        let mut prev = start;
+        let mut cur = prev.load(SeqCst);
+        loop {
+            match boundary(cur) {
+                Some(None) => return Some(steps),
+                Some(Some(link)) => {
+                    prev = link;
+                    cur = prev.load(SeqCst);
+                    continue;
+                }
+                None => {}
+            }
+            // Bit 2 (a split-ordered list's pending dummy) is never set in a
+            // version's address, which is 8-aligned.
+            let Some(c) = VersionPtr::from_word(cur & !4) else {
+                return Some(steps); // the end: nothing marked is reachable any more
+            };
+            steps += 1;
+            if steps > budget {
+                return None;
+            }
+            let after = c.link(slot).load(SeqCst);
+            if after & 1 != 0 {
+                // `c` is marked: swing `prev` past it.
+                if prev.compare_exchange(cur, after & !1, SeqCst, SeqCst).is_err() {
+                    continue 'search;
+                }
+                if until == Some(c) {
+                    return Some(steps);
+                }
+                cur = after & !1;
+            } else {
+                prev = c.link(slot);
+                cur = after;
+            }
+        }
     }
 }
 

@@ -7,14 +7,15 @@ pub(crate) mod chain;
 pub(crate) mod fill;
 pub(crate) mod hash;
 pub(crate) mod range;
+pub(crate) mod split;
 
 use crate::counter::Tally;
 use crate::row::layout::RowLayout;
 use crate::row::version::VersionPtr;
 pub use btree::{BTree, Cursor, Direction};
-pub(crate) use chain::bucket_bytes;
 pub use hash::{HashIndex, IndexStats};
 pub use range::RangeIndex;
+pub(crate) use split::bucket_bytes;
 use std::sync::atomic::Ordering::SeqCst;
 
 /// An index of either kind.
@@ -151,7 +152,7 @@ impl Index {
     pub fn def(&self, columns: &[crate::schema::Column]) -> crate::schema::IndexDef {
         let names: Vec<&str> = self.key_columns().iter().map(|&c| columns[c].name.as_str()).collect();
         let def = match self {
-            Index::Hash(h) => crate::schema::IndexDef::hash(&h.name, &names, h.chains.len() as u64),
+            Index::Hash(h) => crate::schema::IndexDef::hash(&h.name, &names, h.chains.initial_len() as u64),
             Index::Range(r) => crate::schema::IndexDef::range(&r.name, &names).descending(r.key.descending()),
         };
         if self.is_unique() {

@@ -121,6 +121,7 @@ impl RangeIndex {
     pub fn stats(&self) -> IndexStats {
         let t = self.tree.stats();
         IndexStats {
+            initial_buckets: 0,
             name: self.name.clone(),
             buckets: 0,
             entries: t.entries,

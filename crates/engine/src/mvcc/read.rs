@@ -159,9 +159,9 @@ impl Transaction {
         if probe.has_null() {
             return;
         }
-        let mut cur = ix.chains.first(ix.bucket(probe));
+        let (walk, mut cur) = ix.first(probe);
         while let Some(v) = cur {
-            cur = ix.chains.next(v);
+            cur = ix.chains.next(&walk, v);
             if ix.chains.is_live(v)
                 && ix.key.matches(&table.layout, v.data(), probe)
                 && self.sees(table, v, op, horizon)
@@ -279,10 +279,10 @@ impl Transaction {
             {
                 let _pin = crossbeam_epoch::pin();
                 for p in &probes {
-                    h.chains.prefetch_bucket(h.bucket(p));
+                    h.chains.prefetch(p.hash);
                 }
                 for p in &probes {
-                    if let Some(v) = h.chains.first(h.bucket(p)) {
+                    if let (_, Some(v)) = h.first(p) {
                         v.prefetch();
                     }
                 }

@@ -768,7 +768,7 @@ impl Transaction {
                 ScanRecord::Key(t, ix, probe) => {
                     let table = &inner.tables[*t as usize];
                     let Some(ix) = ix.as_hash() else { continue };
-                    let mut cur = ix.chains.first(ix.bucket(probe));
+                    let (walk, mut cur) = ix.first(probe);
                     let mut hit = false;
                     while let Some(v) = cur {
                         if ix.chains.is_live(v)
@@ -778,7 +778,7 @@ impl Transaction {
                             hit = true;
                             break;
                         }
-                        cur = ix.chains.next(v);
+                        cur = ix.chains.next(&walk, v);
                     }
                     hit
                 }

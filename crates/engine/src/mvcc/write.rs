@@ -448,9 +448,10 @@ impl Transaction {
         match ix {
             Index::Hash(h) => {
                 let probe = h.key.probe_row(&table.layout, n.data());
-                let mut cur = h.chains.next(n);
+                let walk = h.chains.walk_from(probe.hash);
+                let mut cur = h.chains.next(&walk, n);
                 while let Some(w) = cur {
-                    cur = h.chains.next(w);
+                    cur = h.chains.next(&walk, w);
                     if !h.chains.is_live(w) || !h.key.matches(&table.layout, w.data(), &probe) {
                         continue;
                     }

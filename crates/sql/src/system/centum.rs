@@ -110,6 +110,7 @@ pub(super) fn hash_index_stats(s: &Snapshot) -> Vec<Vec<Value>> {
                 i8(ix.bytes),
                 i8(ix.sampled_buckets),
                 per(ix.bytes, t.info.table.usage().live_rows),
+                i8(ix.initial_buckets),
             ]
         })
         .collect()

@@ -351,7 +351,7 @@ system_tables! {
     CentumHashIndexStats "centum" "hash_index_stats" [
         "schema_name" T, "table_name" T, "index_name" T, "total_buckets" I8, "empty_buckets" I8,
         "avg_chain_length" F, "max_chain_length" I8, "duplicate_keys" I8, "entries" I8, "bytes" I8,
-        "sampled_buckets" I8, "bytes_per_row" F,
+        "sampled_buckets" I8, "bytes_per_row" F, "starting_buckets" I8,
     ]
     CentumRangeIndexStats "centum" "range_index_stats" [
         "schema_name" T, "table_name" T, "index_name" T, "height" I8, "leaf_nodes" I8, "inner_nodes" I8,

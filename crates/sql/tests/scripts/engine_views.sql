@@ -6,6 +6,18 @@ INSERT INTO t SELECT g, g % 4, 'row' FROM generate_series(1, 200) g;
 SELECT table_name, rows, memory_limit FROM centum.table_memory;
 SELECT index_name, total_buckets, sampled_buckets, entries, duplicate_keys FROM centum.hash_index_stats;
 SELECT index_name, keys, height FROM centum.range_index_stats;
+-- A hash index starts at its bucket_count and doubles online as rows come,
+-- past two entries per bucket; an index whose key has few distinct values
+-- stays as it is, since more buckets would not shorten its chains.
+CREATE TABLE grows (id int PRIMARY KEY, k int) WITH (bucket_count = 8);
+CREATE INDEX grows_k ON grows USING hash (k) WITH (bucket_count = 8);
+INSERT INTO grows SELECT g, g % 3 FROM generate_series(1, 5000) g;
+SELECT index_name, starting_buckets, total_buckets, entries FROM centum.hash_index_stats WHERE table_name = 'grows' ORDER BY 1;
+SELECT * FROM grows WHERE id = 4321;
+DELETE FROM grows WHERE id % 2 = 0;
+SELECT count(*) FROM grows WHERE k = 1;
+SELECT * FROM grows WHERE id IN (4321, 4322);
+DROP TABLE grows;
 -- No data directory: no log, no checkpoint files.
 SELECT count(*) FROM centum.log;
 SELECT count(*) FROM centum.checkpoint_files;
