@@ -152,9 +152,38 @@ pub fn explained(ep: &Endpoint, statements: &[&str]) -> Res<Vec<Plan>> {
     Ok(plans)
 }
 
-/// The whole-table scans among `plans` where an index fits, judged against
-/// the tables as `c` sees them now: "table (filter) in: statement".
-pub fn whole_scans(c: &mut postgres::Client, plans: &[Plan]) -> Res<Vec<String>> {
+/// SQLite: `EXPLAIN QUERY PLAN` of each statement. A `SCAN t` step reads
+/// the whole of `t` (or the whole of one of its indexes), where `SEARCH t
+/// USING ...` looks keys up; each is kept as a scan, with the statement's
+/// WHERE clause standing for its filter.
+pub fn sqlite_explained(c: &rusqlite::Connection, statements: &[&str]) -> Res<Vec<Plan>> {
+    let mut plans = vec![];
+    for s in statements {
+        let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {s}"))?;
+        // Parameters are NULL: the plan does not depend on their values.
+        let nulls =
+            rusqlite::params_from_iter(std::iter::repeat_n(rusqlite::types::Null, st.parameter_count()));
+        let lines = st.query_map(nulls, |r| r.get::<_, String>(3))?.collect::<Result<Vec<_>, _>>()?;
+        let filter = s.split_once(" WHERE ").map(|(_, w)| w.to_string());
+        let scans = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("SCAN "))
+            .map(|rest| (rest.split_whitespace().next().unwrap_or(rest).to_string(), filter.clone()))
+            .collect();
+        plans.push(Plan { statement: one_line(s), text: lines.join("\n") + "\n", scans });
+    }
+    Ok(plans)
+}
+
+/// The whole-table scans among `plans` where an index fits: a scan
+/// filtered on the leading column of one of its table's indexes
+/// (`leading`), of a table of at least [`BIG_TABLE`] rows (`rows`), as
+/// "table (rows, filter) in: statement".
+fn scans_where_an_index_fits(
+    plans: &[Plan],
+    mut leading: impl FnMut(&str) -> Res<Vec<String>>,
+    mut rows: impl FnMut(&str) -> Res<i64>,
+) -> Res<Vec<String>> {
     let mut found = vec![];
     for p in plans {
         for (table, filter) in &p.scans {
@@ -163,25 +192,61 @@ pub fn whole_scans(c: &mut postgres::Client, plans: &[Plan]) -> Res<Vec<String>>
                 .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
                 .filter(|w| !w.is_empty())
                 .collect();
-            let leading: Vec<String> = c
-                .query(
-                    "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a \
-                     ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = $1::text::regclass",
-                    &[table],
-                )?
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
-            if !leading.iter().any(|col| words.contains(&col.as_str())) {
+            if !leading(table)?.iter().any(|col| words.contains(&col.as_str())) {
                 continue;
             }
-            let rows: i64 = c.query_one(&format!("SELECT count(*) FROM {table}"), &[])?.get(0);
+            let rows = rows(table)?;
             if rows >= BIG_TABLE {
                 found.push(format!("{table} ({rows} rows, {filter}) in: {}", p.statement));
             }
         }
     }
     Ok(found)
+}
+
+/// The whole-table scans among `plans` where an index fits, judged against
+/// the tables as `c` sees them now (PostgreSQL's catalog, which Centum's
+/// serves too).
+pub fn whole_scans(c: &mut postgres::Client, plans: &[Plan]) -> Res<Vec<String>> {
+    let c = std::cell::RefCell::new(c);
+    scans_where_an_index_fits(
+        plans,
+        |table| {
+            Ok(c.borrow_mut()
+                .query(
+                    "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a \
+                     ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = $1::text::regclass",
+                    &[&table],
+                )?
+                .iter()
+                .map(|r| r.get(0))
+                .collect())
+        },
+        |table| Ok(c.borrow_mut().query_one(&format!("SELECT count(*) FROM {table}"), &[])?.get(0)),
+    )
+}
+
+/// [`whole_scans`] for SQLite: a table's leading index columns are its
+/// primary key's and the first of each index's (`pragma_index_info`).
+pub fn sqlite_whole_scans(c: &rusqlite::Connection, plans: &[Plan]) -> Res<Vec<String>> {
+    let column = |sql: String| -> Res<Vec<String>> {
+        let mut st = c.prepare(&sql)?;
+        let out = st.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
+        Ok(out)
+    };
+    scans_where_an_index_fits(
+        plans,
+        |table| {
+            let mut cols = column(format!("SELECT name FROM pragma_table_info('{table}') WHERE pk = 1"))?;
+            for index in column(format!("SELECT name FROM pragma_index_list('{table}')"))? {
+                cols.extend(column(format!(
+                    "SELECT name FROM pragma_index_info('{index}') WHERE seqno = 0"
+                ))?);
+            }
+            Ok(cols)
+        },
+        |table| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?),
+    )
 }
 
 /// Records each plan in the report's notes of `workload`, and checks that
@@ -194,20 +259,45 @@ pub fn judge(
     plans: &[Plan],
 ) -> Res<()> {
     let scans = whole_scans(&mut ep.connect()?, plans)?;
+    record(ctx, workload, what, ep.system, plans, scans);
+    Ok(())
+}
+
+/// [`judge`] for SQLite, through connection `c`.
+pub fn judge_sqlite(
+    ctx: &mut super::Ctx,
+    workload: &'static str,
+    what: &str,
+    c: &rusqlite::Connection,
+    plans: &[Plan],
+) -> Res<()> {
+    let scans = sqlite_whole_scans(c, plans)?;
+    record(ctx, workload, what, "SQLite", plans, scans);
+    Ok(())
+}
+
+/// The notes and the check of [`judge`].
+fn record(
+    ctx: &mut super::Ctx,
+    workload: &'static str,
+    what: &str,
+    system: &'static str,
+    plans: &[Plan],
+    scans: Vec<String>,
+) {
     for p in plans {
         let text = p.text.trim_end().replace('\n', " / ");
-        ctx.report.note(workload, format!("{} plan ({what}): `{}` → `{text}`", ep.system, p.statement));
+        ctx.report.note(workload, format!("{system} plan ({what}): `{}` → `{text}`", p.statement));
     }
     ctx.report.check(
         workload,
-        ep.system,
+        system,
         format!(
             "{what}: hot statements use an index where one fits (no sequential scan of {BIG_TABLE}+ rows)"
         ),
         scans.is_empty() && !plans.is_empty(),
         if plans.is_empty() { "no plan recorded".to_string() } else { scans.join("; ") },
     );
-    Ok(())
 }
 
 /// A statement on one line, its runs of white space made single spaces.
@@ -264,5 +354,34 @@ mod tests {
         assert!(found.is_empty(), "{found:?}\n{current:#?}");
         // The 16 special offers are scanned whole, as they should be.
         assert!(current.iter().any(|p| p.scans.iter().any(|(t, _)| t == "special_offer")), "{current:#?}");
+    }
+
+    /// SQLite's plans are judged the same way: a scan of a big table
+    /// filtered on an indexed column is flagged, a look-up through the
+    /// index is not, and neither is a scan on a column no index has.
+    #[test]
+    fn the_check_reads_sqlite_plans() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        c.execute_batch(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, k INTEGER, v TEXT); CREATE INDEX t_k ON t (k);
+             WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 2000)
+             INSERT INTO t SELECT n, n % 50, 'x' FROM g; ANALYZE;",
+        )
+        .unwrap();
+        let plans = sqlite_explained(
+            &c,
+            &[
+                "SELECT v FROM t WHERE k = $1",
+                "SELECT v FROM t WHERE id BETWEEN $1 AND $2",
+                "SELECT v FROM t NOT INDEXED WHERE k = $1",
+                "SELECT id FROM t WHERE v = $1",
+            ],
+        )
+        .unwrap();
+        assert!(plans[0].scans.is_empty() && plans[1].scans.is_empty(), "{plans:#?}");
+        assert_eq!(plans[2].scans.len(), 1, "{plans:#?}");
+        let found = sqlite_whole_scans(&c, &plans).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("t (2000 rows, k = $1) in: SELECT v FROM t NOT INDEXED"), "{found:?}");
     }
 }

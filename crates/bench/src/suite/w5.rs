@@ -46,6 +46,15 @@ fn size(id: i64) -> i64 {
     id * 7919 % 100_000
 }
 
+/// The hot statements whose plans are recorded, with values.
+const HOT: [&str; 3] = [
+    "UPDATE vault_object SET latest_version = latest_version + 1 WHERE object_id = 7 RETURNING latest_version",
+    "SELECT o.object_id, o.name FROM vault_property p JOIN vault_object o ON o.object_id = p.object_id \
+     WHERE p.property_id = 1 AND p.int_value = 7",
+    "SELECT o.object_id, o.name FROM vault_property p JOIN vault_object o ON o.object_id = p.object_id \
+     WHERE p.property_id = 2 AND p.int_value BETWEEN 7 AND 1006",
+];
+
 /// The statements of one session.
 struct Vault {
     c: postgres::Client,
@@ -190,6 +199,8 @@ fn rounds(ctx: &mut Ctx, ep: &Endpoint) -> Res<Vec<(u64, [f64; 5])>> {
         wrong == 0,
         format!("{wrong} wrong answers"),
     );
+    let plans = super::plans::explained(ep, &HOT)?;
+    super::plans::judge(ctx, "W5", "check-in and searches after the last round", ep, &plans)?;
     if ep.system == "Centum" {
         let plan: Vec<String> = v
             .c

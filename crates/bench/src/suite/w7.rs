@@ -84,6 +84,35 @@ fn statements(table: usize) -> [String; 9] {
     ]
 }
 
+/// [`statements`] with a value for each parameter, as EXPLAIN takes them
+/// on a server.
+fn explainable(table: usize) -> Vec<String> {
+    let values: [&[&str]; 9] = [
+        &["1"],
+        &["1", "100"],
+        &["1", "100"],
+        &["1", "100"],
+        &["1", "100"],
+        &["1"],
+        &["'x'", "1"],
+        &["1"],
+        &["0", "1", "'x'", "'y'"],
+    ];
+    statements(table)
+        .into_iter()
+        .zip(values)
+        .map(|(mut s, v)| {
+            for (i, v) in v.iter().enumerate().rev() {
+                s = s.replace(&format!("${}", i + 1), v);
+            }
+            s
+        })
+        .collect()
+}
+
+/// What the plans recorded are of.
+const PLANS: &str = "the transaction's statements on sbtest1 after loading";
+
 #[derive(Clone, Copy)]
 enum Stmt {
     Point,
@@ -319,6 +348,9 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         }
         before[e] = server_sum(&mut c, tables)?;
         bar.finish_and_clear();
+        let hot = explainable(0);
+        let plans = super::plans::explained(ep, &hot.iter().map(String::as_str).collect::<Vec<_>>())?;
+        super::plans::judge(ctx, "W7", PLANS, ep, &plans)?;
     }
     let sqlite_path = ctx.scratch("w7-sqlite")?.join("sbtest.db");
     {
@@ -342,6 +374,10 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         s.c.execute_batch("ANALYZE")?;
         before[2] = sqlite_sum(&s.c, tables)?;
         bar.finish_and_clear();
+        let hot = statements(0);
+        let plans =
+            super::plans::sqlite_explained(&s.c, &hot.iter().map(String::as_str).collect::<Vec<_>>())?;
+        super::plans::judge_sqlite(ctx, "W7", PLANS, &s.c, &plans)?;
     }
     let added: [AtomicI64; 3] = Default::default();
     for &clients in &ctx.scale.w7_clients.clone() {

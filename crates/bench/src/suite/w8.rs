@@ -44,6 +44,19 @@ BEGIN
 END;
 $$";
 
+/// The point select and the routine's statements, with values, whose plans
+/// are recorded; on PostgreSQL, the calls that run them.
+const HOT: [&str; 6] = [
+    "SELECT abalance FROM pgbench_accounts WHERE aid = 7",
+    "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = 7",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = 7",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + 1 WHERE tid = 7",
+    "UPDATE pgbench_branches SET bbalance = bbalance + 1 WHERE bid = 1",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (7, 1, 7, 1, CURRENT_TIMESTAMP)",
+];
+const HOT_CALLS: [&str; 2] =
+    ["SELECT abalance FROM pgbench_accounts WHERE aid = 7", "SELECT tpcb(7, 7, 1, 1)"];
+
 const TPCB_SCRIPT: &str = "\\set aid random(1, 100000 * :scale)
 \\set bid random(1, 1 * :scale)
 \\set tid random(1, 10 * :scale)
@@ -91,6 +104,8 @@ pub fn run(ctx: &mut Ctx) -> Res<()> {
         if ep.system == "PostgreSQL" {
             ep.connect()?.batch_execute("VACUUM ANALYZE")?;
         }
+        let plans = super::plans::hot(ep, &HOT_CALLS, &HOT)?;
+        super::plans::judge(ctx, "W8", "point select and the TPC-B routine", ep, &plans)?;
     }
     let scratch = ctx.scratch("scratch")?;
     let pipeline = scratch.join("pipeline.pgbench");
