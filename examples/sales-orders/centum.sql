@@ -18,14 +18,17 @@ DROP TABLE IF EXISTS demo_sales_order_seed;
 DROP SEQUENCE IF EXISTS sales_order_id_seq;
 DROP TYPE IF EXISTS sales_order_detail_type;
 
--- Hash indexes are sized as the sample sizes them: one to two buckets per
--- key expected, and 1,048,576 where the sample leaves room to grow.
+-- Hash indexes start small and double as the tables grow (a bucket_count
+-- is where an index starts, not a limit); the sample sizes them for the
+-- millions of orders SQL Server could not grow them to, which here would
+-- cost memory up front: 16,777,216 buckets are 128 MB before one row.
 -- Products and special offers are looked up by key on every line; headers
 -- and details are inserted and found by order. sales_person_id and
 -- product_id have few distinct values (most orders have no sales person;
 -- 1,000 products). Centum gives them hash indexes, as the sample does:
 -- each value's rows share one long bucket chain, which the garbage
--- collector sweeps in batches (docs/design.md, section 6, "Long chains").
+-- collector sweeps in batches (docs/design.md, section 6, "Long chains"),
+-- and more buckets would not shorten, so those indexes do not grow.
 -- PostgreSQL gives them B-trees, its default and what its users choose
 -- for such columns. These two indexes are the only difference between
 -- centum.sql and postgres.sql after their heads.
@@ -43,7 +46,7 @@ CREATE TABLE product (
   days_to_manufacture int NOT NULL,
   sell_start_date timestamp NOT NULL,
   modified_date timestamp NOT NULL
-) WITH (bucket_count = 1048576);
+) WITH (bucket_count = 1024);
 
 CREATE TABLE special_offer (
   special_offer_id int PRIMARY KEY,
@@ -56,7 +59,7 @@ CREATE TABLE special_offer (
   min_qty int NOT NULL DEFAULT 0,
   max_qty int,
   modified_date timestamp NOT NULL
-) WITH (bucket_count = 1048576);
+) WITH (bucket_count = 1024);
 
 -- Not on the hot path: range indexes.
 CREATE TABLE special_offer_product (
@@ -94,9 +97,9 @@ CREATE TABLE sales_order_header (
   total_due numeric(19,4) NOT NULL DEFAULT 0,
   comment text,
   modified_date timestamp NOT NULL
-) WITH (bucket_count = 4194304);
-CREATE INDEX sales_order_header_customer ON sales_order_header USING hash (customer_id) WITH (bucket_count = 1048576);
-CREATE INDEX sales_order_header_sales_person ON sales_order_header USING hash (sales_person_id) WITH (bucket_count = 1048576);
+) WITH (bucket_count = 16384);
+CREATE INDEX sales_order_header_customer ON sales_order_header USING hash (customer_id) WITH (bucket_count = 1024);
+CREATE INDEX sales_order_header_sales_person ON sales_order_header USING hash (sales_person_id) WITH (bucket_count = 1024);
 
 CREATE TABLE sales_order_detail (
   sales_order_id bigint NOT NULL,
@@ -110,9 +113,9 @@ CREATE TABLE sales_order_detail (
   line_total numeric(19,4) NOT NULL,
   modified_date timestamp NOT NULL,
   PRIMARY KEY (sales_order_id, sales_order_detail_id)
-) WITH (bucket_count = 16777216);
-CREATE INDEX sales_order_detail_order ON sales_order_detail USING hash (sales_order_id) WITH (bucket_count = 4194304);
-CREATE INDEX sales_order_detail_product ON sales_order_detail USING hash (product_id) WITH (bucket_count = 1048576);
+) WITH (bucket_count = 65536);
+CREATE INDEX sales_order_detail_order ON sales_order_detail USING hash (sales_order_id) WITH (bucket_count = 16384);
+CREATE INDEX sales_order_detail_product ON sales_order_detail USING hash (product_id) WITH (bucket_count = 1024);
 
 -- One line item of an order, as the client sends it (the sample's
 -- table-valued parameter).

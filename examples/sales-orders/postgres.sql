@@ -20,14 +20,17 @@ DROP TABLE IF EXISTS demo_sales_order_seed;
 DROP SEQUENCE IF EXISTS sales_order_id_seq;
 DROP TYPE IF EXISTS sales_order_detail_type;
 
--- Hash indexes are sized as the sample sizes them: one to two buckets per
--- key expected, and 1,048,576 where the sample leaves room to grow.
+-- Hash indexes start small and double as the tables grow (a bucket_count
+-- is where an index starts, not a limit); the sample sizes them for the
+-- millions of orders SQL Server could not grow them to, which here would
+-- cost memory up front: 16,777,216 buckets are 128 MB before one row.
 -- Products and special offers are looked up by key on every line; headers
 -- and details are inserted and found by order. sales_person_id and
 -- product_id have few distinct values (most orders have no sales person;
 -- 1,000 products). Centum gives them hash indexes, as the sample does:
 -- each value's rows share one long bucket chain, which the garbage
--- collector sweeps in batches (docs/design.md, section 6, "Long chains").
+-- collector sweeps in batches (docs/design.md, section 6, "Long chains"),
+-- and more buckets would not shorten, so those indexes do not grow.
 -- PostgreSQL gives them B-trees, its default and what its users choose
 -- for such columns. These two indexes are the only difference between
 -- centum.sql and postgres.sql after their heads.

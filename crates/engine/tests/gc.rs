@@ -124,7 +124,11 @@ fn collection_leaves_exactly_the_live_rows() {
     assert_eq!(after.versions, 10, "versions left after collecting with no transaction open");
     assert_eq!(after.row_bytes, fresh.row_bytes, "row bytes differ from the same rows freshly loaded");
     assert_eq!(after.indexes[0].entries, 10, "index entries left after collecting");
-    assert_eq!(after.indexes[0].bytes, fresh.indexes[0].bytes);
+    // Its links are as the fresh table's; its buckets may have doubled
+    // while the old versions piled up, and buckets never shrink.
+    let links = |ix: &centum_engine::IndexStats| ix.bytes - 8 * ix.buckets;
+    assert_eq!(links(&after.indexes[0]), links(&fresh.indexes[0]));
+    assert!(after.indexes[0].buckets >= fresh.indexes[0].buckets);
     assert_eq!(contents(&db, &t), (0..10).map(|k| (k, 300)).collect());
 
     // Deleting everything leaves nothing.

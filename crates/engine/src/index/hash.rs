@@ -12,6 +12,13 @@
 //! long because many versions share a key: more buckets would not shorten
 //! those. Then the next look waits until the entries have doubled.
 //!
+//! Keys with many versions each (a column with few distinct values) make
+//! long runs, and an insert walks past the runs of the keys before its own
+//! in its bucket. An insert that passes [`CROWDED`] versions of other keys
+//! doubles the buckets (while they number under two per entry), which
+//! parts colliding keys: a column of 1,000 values ends with about as many
+//! buckets as it takes for each value to have one to itself.
+//!
 //! Statistics never scan the whole index: the entry count is kept as a
 //! striped counter, and chain lengths are estimated from a sample of
 //! buckets.
@@ -86,6 +93,10 @@ pub const LOAD: u64 = 2;
 /// Buckets a growth check samples.
 const GROW_SAMPLE: usize = 32;
 
+/// Versions of other keys an insert may walk past before its bucket is
+/// split (see [`HashIndex::insert`]).
+const CROWDED: usize = 32;
+
 /// Buckets looked at for chain statistics.
 pub const SAMPLE: usize = 4096;
 
@@ -133,9 +144,17 @@ impl HashIndex {
     pub(crate) fn insert(&self, layout: &RowLayout, v: VersionPtr) {
         let hash = self.key.hash_row(layout, v.data());
         let _pin = crossbeam_epoch::pin();
-        self.chains.insert(hash, v, &|w| self.key.hash_row(layout, w.data()));
+        let (passed, level) = self.chains.insert(hash, v, &|w| self.key.hash_row(layout, w.data()));
         self.entries.add(1);
-        if (hash >> 40) & 63 == 0 {
+        if passed >= CROWDED {
+            // Keys with many versions each share this bucket, and an insert
+            // of one walks past the others' versions: a doubling parts them
+            // (each pair with a chance of one half), so long as the buckets
+            // stay under two per entry.
+            if (self.chains.len() as i64) < 2 * self.entries.get() {
+                self.chains.grow_from(level);
+            }
+        } else if (hash >> 40) & 63 == 0 {
             self.consider_growth(layout);
         }
     }

@@ -307,13 +307,20 @@ impl SplitChains {
 
     /// Links `v`, whose hash is `hash`, in before the versions with its key.
     /// `hash_of` gives the hash of any version in the chains. The caller
-    /// holds an epoch pin: the walk reads the versions it passes.
-    pub(crate) fn insert(&self, hash: u64, v: VersionPtr, hash_of: &dyn Fn(VersionPtr) -> u64) {
+    /// holds an epoch pin: the walk reads the versions it passes. Returns
+    /// the versions of other hashes the walk passed, and the bucket level
+    /// it began at (for [`SplitChains::grow_from`]).
+    pub(crate) fn insert(
+        &self,
+        hash: u64,
+        v: VersionPtr,
+        hash_of: &dyn Fn(VersionPtr) -> u64,
+    ) -> (usize, u32) {
         let level = self.level();
         let b = hash as usize & ((1 << level) - 1);
         let start = self.ready(b, hash_of);
         let exact = (std::ptr::eq(start, self.dummy(b))).then_some(level);
-        self.link_in(start, exact, node_key(hash), v.word(), v.link(self.slot), hash_of);
+        (self.link_in(start, exact, node_key(hash), v.word(), v.link(self.slot), hash_of), level)
     }
 
     /// Bucket `b`'s dummy, linked first if no insert has linked it yet; an
@@ -339,7 +346,8 @@ impl SplitChains {
     /// `key`, helping unlink marked versions on the way. With `exact`,
     /// `start` is the dummy of the node's bucket at that level (see
     /// [`SplitChains::follow`]). A dummy being linked in carries the
-    /// pending bit in its own link until then.
+    /// pending bit in its own link until then. Returns the versions it
+    /// passed (all of keys below `key`) on its last try.
     fn link_in(
         &self,
         start: &Dummy,
@@ -348,10 +356,11 @@ impl SplitChains {
         word: usize,
         own: &AtomicUsize,
         hash_of: &dyn Fn(VersionPtr) -> u64,
-    ) {
+    ) -> usize {
         'search: loop {
             let mut prev = &start.link;
             let mut cur = prev.load(SeqCst);
+            let mut passed = 0;
             loop {
                 if cur & MARK != 0 {
                     continue 'search; // `prev` is being unlinked
@@ -378,6 +387,7 @@ impl SplitChains {
                     if node_key(hash_of(c)) < key {
                         prev = c.link(self.slot);
                         cur = after;
+                        passed += 1;
                         continue;
                     }
                     true
@@ -386,7 +396,7 @@ impl SplitChains {
                 let pending = if word & DUMMY != 0 { PENDING } else { 0 };
                 own.store(cur & !PENDING | pending, SeqCst);
                 if prev.compare_exchange(cur, word, SeqCst, SeqCst).is_ok() {
-                    return;
+                    return passed;
                 }
                 continue 'search;
             }
@@ -396,8 +406,13 @@ impl SplitChains {
     /// Doubles the buckets, unless at the limit. Returns whether this
     /// call doubled them (a concurrent call may have).
     pub(crate) fn grow(&self) -> bool {
-        let level = self.level();
-        if level >= MAX_LEVEL {
+        self.grow_from(self.level())
+    }
+
+    /// [`SplitChains::grow`] if the buckets are still at `level` (`2^level`
+    /// of them): of many inserts that saw the same crowding, one doubles.
+    pub(crate) fn grow_from(&self, level: u32) -> bool {
+        if level >= MAX_LEVEL || level != self.level() {
             return false;
         }
         let seg = &self.segments[(level - self.base + 1) as usize];
