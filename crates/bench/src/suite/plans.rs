@@ -176,28 +176,24 @@ pub fn sqlite_explained(c: &rusqlite::Connection, statements: &[&str]) -> Res<Ve
 }
 
 /// The whole-table scans among `plans` where an index fits: a scan
-/// filtered on the leading column of one of its table's indexes
-/// (`leading`), of a table of at least [`BIG_TABLE`] rows (`rows`), as
-/// "table (rows, filter) in: statement".
+/// filtered on the leading column of one of its table's indexes, of a
+/// table of at least [`BIG_TABLE`] rows (`table` gives a table's leading
+/// index columns and its rows), as "table (rows, filter) in: statement".
 fn scans_where_an_index_fits(
     plans: &[Plan],
-    mut leading: impl FnMut(&str) -> Res<Vec<String>>,
-    mut rows: impl FnMut(&str) -> Res<i64>,
+    mut table: impl FnMut(&str) -> Res<(Vec<String>, i64)>,
 ) -> Res<Vec<String>> {
     let mut found = vec![];
     for p in plans {
-        for (table, filter) in &p.scans {
+        for (name, filter) in &p.scans {
             let Some(filter) = filter else { continue };
             let words: Vec<&str> = filter
                 .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
                 .filter(|w| !w.is_empty())
                 .collect();
-            if !leading(table)?.iter().any(|col| words.contains(&col.as_str())) {
-                continue;
-            }
-            let rows = rows(table)?;
-            if rows >= BIG_TABLE {
-                found.push(format!("{table} ({rows} rows, {filter}) in: {}", p.statement));
+            let (leading, rows) = table(name)?;
+            if leading.iter().any(|col| words.contains(&col.as_str())) && rows >= BIG_TABLE {
+                found.push(format!("{name} ({rows} rows, {filter}) in: {}", p.statement));
             }
         }
     }
@@ -208,22 +204,18 @@ fn scans_where_an_index_fits(
 /// the tables as `c` sees them now (PostgreSQL's catalog, which Centum's
 /// serves too).
 pub fn whole_scans(c: &mut postgres::Client, plans: &[Plan]) -> Res<Vec<String>> {
-    let c = std::cell::RefCell::new(c);
-    scans_where_an_index_fits(
-        plans,
-        |table| {
-            Ok(c.borrow_mut()
-                .query(
-                    "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a \
-                     ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = $1::text::regclass",
-                    &[&table],
-                )?
-                .iter()
-                .map(|r| r.get(0))
-                .collect())
-        },
-        |table| Ok(c.borrow_mut().query_one(&format!("SELECT count(*) FROM {table}"), &[])?.get(0)),
-    )
+    scans_where_an_index_fits(plans, |table| {
+        let leading = c
+            .query(
+                "SELECT a.attname::text FROM pg_index i JOIN pg_attribute a \
+                 ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] WHERE i.indrelid = $1::text::regclass",
+                &[&table],
+            )?
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        Ok((leading, c.query_one(&format!("SELECT count(*) FROM {table}"), &[])?.get(0)))
+    })
 }
 
 /// [`whole_scans`] for SQLite: a table's leading index columns are its
@@ -234,19 +226,13 @@ pub fn sqlite_whole_scans(c: &rusqlite::Connection, plans: &[Plan]) -> Res<Vec<S
         let out = st.query_map([], |r| r.get::<_, String>(0))?.collect::<Result<Vec<_>, _>>()?;
         Ok(out)
     };
-    scans_where_an_index_fits(
-        plans,
-        |table| {
-            let mut cols = column(format!("SELECT name FROM pragma_table_info('{table}') WHERE pk = 1"))?;
-            for index in column(format!("SELECT name FROM pragma_index_list('{table}')"))? {
-                cols.extend(column(format!(
-                    "SELECT name FROM pragma_index_info('{index}') WHERE seqno = 0"
-                ))?);
-            }
-            Ok(cols)
-        },
-        |table| Ok(c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?),
-    )
+    scans_where_an_index_fits(plans, |table| {
+        let mut cols = column(format!("SELECT name FROM pragma_table_info('{table}') WHERE pk = 1"))?;
+        for index in column(format!("SELECT name FROM pragma_index_list('{table}')"))? {
+            cols.extend(column(format!("SELECT name FROM pragma_index_info('{index}') WHERE seqno = 0"))?);
+        }
+        Ok((cols, c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?))
+    })
 }
 
 /// Records each plan in the report's notes of `workload`, and checks that

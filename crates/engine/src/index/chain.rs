@@ -100,9 +100,10 @@ impl Occupancy {
     }
 }
 
-/// The buckets a chain family asked for `buckets` gets: a power of two.
+/// The buckets a chain family (or a hash index, at its start) asked for
+/// `buckets` gets: a power of two.
 pub(crate) fn bucket_count(buckets: u64) -> u64 {
-    buckets.clamp(1, 1 << 40).next_power_of_two()
+    buckets.clamp(1, 1 << super::split::MAX_LEVEL).next_power_of_two()
 }
 
 impl Chains {
@@ -305,9 +306,9 @@ pub(crate) fn sweep_links<'a>(
                 }
                 None => {}
             }
-            // Bit 2 (a split-ordered list's pending dummy) is never set in a
-            // version's address, which is 8-aligned.
-            let Some(c) = VersionPtr::from_word(cur & !4) else {
+            // A split-ordered list's pending bit is never set in a version's
+            // address, which is 8-aligned.
+            let Some(c) = VersionPtr::from_word(cur & !super::split::PENDING) else {
                 return Some(steps); // the end: nothing marked is reachable any more
             };
             steps += 1;

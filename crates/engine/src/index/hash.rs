@@ -110,12 +110,13 @@ impl HashIndex {
         gen: u32,
         ready_ts: u64,
     ) -> HashIndex {
+        let chains = SplitChains::new(buckets, slot);
         HashIndex {
             name,
             unique,
             key,
-            chains: SplitChains::new(buckets, slot),
-            grow_at: AtomicU64::new(LOAD * super::split::bucket_count(buckets)),
+            grow_at: AtomicU64::new(LOAD * chains.len() as u64),
+            chains,
             gen,
             ready_ts: AtomicU64::new(ready_ts),
             dropped_by: AtomicU64::new(0),

@@ -43,6 +43,7 @@
 //! Memory is never freed here but the dummies' segments, when the index
 //! is dropped; versions are reclaimed by their table through the epoch.
 
+use super::chain::bucket_count;
 use crate::row::version::VersionPtr;
 use crate::sync::{AtomicUsize, Ordering::SeqCst};
 
@@ -51,7 +52,7 @@ const MARK: usize = 1;
 /// Link bit: the link points to a bucket's dummy, not to a version.
 const DUMMY: usize = 2;
 /// Bit of a dummy's own link: it is being linked in.
-const PENDING: usize = 4;
+pub(crate) const PENDING: usize = 4;
 /// A dummy's link before any insert claimed it (never a link otherwise:
 /// dummies are never marked).
 const UNLINKED: usize = PENDING | MARK;
@@ -127,11 +128,6 @@ unsafe impl Sync for SplitChains {}
 fn segment(n: usize) -> usize {
     let s: Box<[Dummy]> = (0..n).map(|_| Dummy { link: AtomicUsize::new(UNLINKED) }).collect();
     Box::into_raw(s) as *mut Dummy as usize
-}
-
-/// The buckets a hash index asked for `buckets` starts with: a power of two.
-pub(crate) fn bucket_count(buckets: u64) -> u64 {
-    buckets.clamp(1, 1 << MAX_LEVEL).next_power_of_two()
 }
 
 /// The bytes of the starting buckets of a hash index asked for `buckets`.
@@ -318,27 +314,28 @@ impl SplitChains {
     ) -> (usize, u32) {
         let level = self.level();
         let b = hash as usize & ((1 << level) - 1);
-        let start = self.ready(b, hash_of);
-        let exact = (std::ptr::eq(start, self.dummy(b))).then_some(level);
+        let (start, own) = self.ready(b, hash_of);
+        let exact = own.then_some(level);
         (self.link_in(start, exact, node_key(hash), v.word(), v.link(self.slot), hash_of), level)
     }
 
-    /// Bucket `b`'s dummy, linked first if no insert has linked it yet; an
-    /// ancestor's while another insert is linking it.
-    fn ready(&self, b: usize, hash_of: &dyn Fn(VersionPtr) -> u64) -> &Dummy {
+    /// Bucket `b`'s dummy, linked first if no insert has linked it yet, or
+    /// an ancestor's while another insert is linking it; and whether it is
+    /// `b`'s own.
+    fn ready(&self, b: usize, hash_of: &dyn Fn(VersionPtr) -> u64) -> (&Dummy, bool) {
         let d = self.dummy(b);
         if b == 0 || d.ready() {
-            return d;
+            return (d, true);
         }
-        let up = self.ready(parent(b), hash_of);
+        let (up, _) = self.ready(parent(b), hash_of);
         if d.link.compare_exchange(UNLINKED, PENDING, SeqCst, SeqCst).is_err() {
-            return if d.ready() { d } else { up };
+            return if d.ready() { (d, true) } else { (up, false) };
         }
         let word = d as *const Dummy as usize | DUMMY;
         self.link_in(up, None, dummy_key(b), word, &d.link, hash_of);
         // Inserts after it may have cleared the bit already.
         d.link.fetch_and(!PENDING, SeqCst);
-        d
+        (d, true)
     }
 
     /// Links the node `word` (whose own link is `own`, whose key is `key`)
