@@ -153,6 +153,9 @@ pub(crate) struct Shared {
     memory_credit: crate::memory::Credit,
     /// See [`Options::logical`].
     pub(crate) logical: bool,
+    /// Hash indexes a replicated schema change is still filling (see
+    /// `durable::standby`).
+    pub(crate) standby: Mutex<durable::standby::PendingIndexes>,
 }
 
 impl Shared {
@@ -350,6 +353,7 @@ impl Database {
             memory_limit: options.memory_limit,
             memory_credit: Default::default(),
             logical: options.logical,
+            standby: Mutex::default(),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {
@@ -743,16 +747,7 @@ impl Database {
             }
             check_key_types(&t.columns, &def)?;
             self.admit_buckets(std::slice::from_ref(&def))?;
-            let pos = cur.slots.iter().position(Option::is_none).unwrap_or(cur.slots.len());
-            let gen = cur.gen + 1;
-            let ix = Arc::new(build_index(&t, &def, pos + 1, gen, INFINITY)?);
-            let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
-            if pos == slots.len() {
-                slots.push(None);
-                retiring.push(false);
-            }
-            slots[pos] = Some(ix.clone());
-            t.indexes.store(Arc::new(IndexSet { slots, retiring, gen }));
+            let ix = install_index(&t, &def)?;
             let fresh = ddl.state.claim.as_ref().is_some_and(|c| Some(c.owner) == me && c.created(&t));
             if !ddl.remember(Undo::IndexCreated(t.clone(), def.name.clone())) {
                 if let Err(e) = self.log_current_catalog() {
@@ -1025,7 +1020,7 @@ pub(crate) fn image_of(table: &Table) -> TableImage {
 }
 
 /// A table and its indexes from a definition, with no rows.
-fn build_table(id: u64, def: &TableDef) -> Result<Table> {
+pub(crate) fn build_table(id: u64, def: &TableDef) -> Result<Table> {
     for (i, c) in def.columns.iter().enumerate() {
         if def.columns[..i].iter().any(|d| d.name == c.name) {
             return Err(Error::InvalidDefinition(format!("column \"{}\" specified more than once", c.name)));
@@ -1067,7 +1062,13 @@ fn check_key_types(columns: &[Column], def: &IndexDef) -> Result<()> {
     }
 }
 
-fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u64) -> Result<Index> {
+pub(crate) fn build_index(
+    table: &Table,
+    def: &IndexDef,
+    slot: usize,
+    gen: u32,
+    ready_ts: u64,
+) -> Result<Index> {
     if def.columns.is_empty() {
         return Err(Error::InvalidDefinition(format!("index \"{}\" has no key columns", def.name)));
     }
@@ -1082,6 +1083,24 @@ fn build_index(table: &Table, def: &IndexDef, slot: usize, gen: u32, ready_ts: u
             Index::Range(RangeIndex::new(def.name.clone(), def.unique, key, slot, gen, ready_ts))
         }
     })
+}
+
+/// Puts a new index of `def` into the first free link slot of `t` (a new
+/// slot if none is free), under a new layout generation, not yet serving
+/// snapshots. The caller holds the table's DDL lock.
+pub(crate) fn install_index(t: &Table, def: &IndexDef) -> Result<Arc<Index>> {
+    let cur = t.indexes.load_full();
+    let pos = cur.slots.iter().position(Option::is_none).unwrap_or(cur.slots.len());
+    let gen = cur.gen + 1;
+    let ix = Arc::new(build_index(t, def, pos + 1, gen, INFINITY)?);
+    let (mut slots, mut retiring) = (cur.slots.clone(), cur.retiring.clone());
+    if pos == slots.len() {
+        slots.push(None);
+        retiring.push(false);
+    }
+    slots[pos] = Some(ix.clone());
+    t.indexes.store(Arc::new(IndexSet { slots, retiring, gen }));
+    Ok(ix)
 }
 
 /// Takes index `name` out of use in two steps. First it is marked

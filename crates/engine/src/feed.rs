@@ -107,6 +107,13 @@ impl Database {
         })
     }
 
+    /// The redo records themselves from `from`, a transaction at a time,
+    /// as they become durable: what a standby applies
+    /// ([`Database::apply_records`]). Needs a data directory.
+    pub fn redo(&self, from: LogPos) -> Result<LogReader> {
+        Ok(self.storage()?.reader(from))
+    }
+
     /// The end of the durable log: a feed from here sees only later
     /// commits. `None` in memory only.
     pub fn log_end(&self) -> Option<LogPos> {

@@ -48,6 +48,7 @@ pub use centum_storage as storage;
 pub use centum_storage::Durable;
 pub use db::{Database, DatabaseStats, Options};
 pub use ddl::{act_for, ddl_scope, ddl_txn};
+pub use durable::standby::Applied;
 pub use error::{Error, Result};
 pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn};
 pub use gc::GcStats;

@@ -92,6 +92,21 @@ impl Clock {
     /// and advances the watermark as far as it can go.
     pub(crate) fn finish(&self, ts: u64) {
         self.advance(ts);
+        self.wake_watchers();
+    }
+
+    /// Moves the clock to `ts` at once, every timestamp below it taken and
+    /// finished: a standby's, whose timestamps are its primary's and come
+    /// with the records it applies (one at a time, in order), and which
+    /// allocates none of its own meanwhile.
+    pub(crate) fn jump(&self, ts: u64) {
+        self.next.fetch_max(ts + 1, SeqCst);
+        self.ring[slot(ts)].store(ts, SeqCst);
+        self.watermark.fetch_max(ts, SeqCst);
+        self.wake_watchers();
+    }
+
+    fn wake_watchers(&self) {
         if self.watching.load(SeqCst) > 0 {
             let w = self.watermark();
             let mut watchers = self.watchers.lock().unwrap_or_else(|p| p.into_inner());

@@ -268,6 +268,14 @@ impl Record {
         (0..self.frames.len()).map(|i| self.frame_end(i) - self.frames[i].0).max().unwrap_or(0)
     }
 
+    /// The record's frames, sealed, as the log holds them: what a standby
+    /// applies, each frame's payload read back by [`decode_record`].
+    pub fn into_frames(mut self) -> Vec<u8> {
+        let mut buf = self.finish();
+        buf.drain(..LEAD);
+        buf
+    }
+
     /// The framed record, ready to append, after [`LEAD`] spare bytes;
     /// the record is left empty.
     pub(crate) fn finish(&mut self) -> Vec<u8> {

@@ -1,0 +1,321 @@
+//! A standby's side of replication: another server's redo records applied
+//! to this database's live tables while its own transactions read them.
+//!
+//! ```text
+//!  one transaction's record frames (commit ts T, ops in the primary's order)
+//!     Schema ── the catalog image set against the live catalog: tables
+//!               created, dropped, renamed, their extra bytes changed;
+//!               indexes dropped and created (a range index is filled in
+//!               place; a hash index, whose links live in the versions,
+//!               serves snapshots once every live version is in it, which
+//!               the primary's rewrite of the old versions brings about)
+//!     Insert ── a committed version (begin = T, op number = seq) linked
+//!               into the scan list and every index, as recovery links one
+//!     Delete ── the version (table, creator ts, seq), found through an
+//!               index by its old image or else by a scan, ended at T and
+//!               handed to the collector at T
+//!  then the clock jumps to T: from here new snapshots see the whole record
+//! ```
+//!
+//! Snapshots read as of the clock's watermark, which reaches T only after
+//! the last op of T's record, so no snapshot sees part of a transaction,
+//! and one taken before goes on seeing the versions T ended until it
+//! finishes (the collector waits for it). Records must arrive in commit
+//! timestamp order, the primary's log order; one at or below the
+//! watermark was applied before and is skipped, so a replay may start
+//! early. A standby takes no writes of its own: its clock belongs to the
+//! records it applies.
+//!
+//! Deletes are found cheaply when the primary logs old images
+//! ([`crate::Options::logical`]); without them each delete scans its table.
+
+use super::read_catalog;
+use crate::chunked::Chunked;
+use crate::db::{build_table, install_index, remove_index, Database, Shared};
+use crate::error::{Error, Result};
+use crate::gc::GcItem;
+use crate::index::btree::Direction;
+use crate::index::Index;
+use crate::mvcc::word::INFINITY;
+use crate::row::sortkey::{prefix_successor, KeyBytes};
+use crate::row::version::VersionPtr;
+use crate::schema::IndexDef;
+use crate::sync::Ordering::SeqCst;
+use crate::table::Table;
+use centum_storage::format::read_frame;
+use centum_storage::log::{decode_record, DecodedRecord};
+use centum_storage::Op;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// What applying one transaction's record did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Its commit timestamp (0 for an empty record).
+    pub commit_ts: u64,
+    /// Row versions it created.
+    pub inserted: u64,
+    /// Row versions it ended.
+    pub deleted: u64,
+    /// Whether it changed the schema.
+    pub schema: bool,
+    /// Whether it had been applied before and was left alone.
+    pub skipped: bool,
+}
+
+/// Hash indexes a schema record created on tables with rows: they serve
+/// snapshots once every live version of their table is linked into them.
+#[derive(Default)]
+pub(crate) struct PendingIndexes(Vec<(Arc<Table>, Arc<Index>)>);
+
+fn corrupt(what: String) -> Error {
+    Error::Storage { code: "XX001", message: format!("replicated record: {what}") }
+}
+
+impl Database {
+    /// Applies one transaction's record frames, as the primary's log holds
+    /// them (see [`centum_storage::Record::into_frames`]).
+    pub fn apply_frames(&self, frames: &[u8]) -> Result<Applied> {
+        let mut records = Vec::new();
+        let mut at = 0;
+        while at < frames.len() {
+            let (payload, next) =
+                read_frame(frames, at).map_err(|e| corrupt(format!("frame at byte {at}: {e:?}")))?;
+            records.push(
+                decode_record(payload).ok_or_else(|| corrupt(format!("frame at byte {at} is no record")))?,
+            );
+            at = next;
+        }
+        self.apply_records(&records)
+    }
+
+    /// Applies one transaction: every frame of its record, decoded, in log
+    /// order. See the module's header.
+    pub fn apply_records(&self, records: &[DecodedRecord<'_>]) -> Result<Applied> {
+        let Some(ts) = records.first().map(|r| r.commit_ts) else { return Ok(Applied::default()) };
+        if records.iter().any(|r| r.commit_ts != ts) {
+            return Err(corrupt("the frames of one transaction carry different timestamps".into()));
+        }
+        let shared = &self.shared;
+        // One applier at a time, and no schema change of this server's own
+        // in between.
+        let _ddl = shared.claim_lock();
+        let mut out = Applied { commit_ts: ts, ..Applied::default() };
+        if ts <= shared.clock.watermark() {
+            out.skipped = true;
+            return Ok(out);
+        }
+        let mut tables = tables_by_id(shared);
+        let mut garbage = Chunked::default();
+        let mut held: Vec<Arc<Table>> = Vec::new();
+        // The version a delete marked as replaced: its successor is the
+        // next insert of the same table.
+        let mut replaced: Option<(u64, VersionPtr)> = None;
+        let _pin = crossbeam_epoch::pin();
+        for op in records.iter().flat_map(|r| r.ops.iter()) {
+            match *op {
+                Op::Schema { catalog } => {
+                    self.apply_catalog(catalog, ts)?;
+                    tables = tables_by_id(shared);
+                    out.schema = true;
+                }
+                Op::Insert { table, seq, data } => {
+                    let t = table_of(&tables, table)?;
+                    if !t.layout.is_well_formed(data) {
+                        return Err(corrupt(format!("a row of \"{}\" does not fit its columns", t.name())));
+                    }
+                    let set = t.indexes.load();
+                    let v = VersionPtr::new(ts, set.gen, seq, set.links(), data.len(), |b| {
+                        b.copy_from_slice(data)
+                    });
+                    t.link(&set, v);
+                    t.live.add(1);
+                    if let Some((_, old)) = replaced.take_if(|(id, _)| *id == table) {
+                        old.set_newer(Some(v));
+                    }
+                    out.inserted += 1;
+                }
+                Op::Delete { table, ts: created, seq, old } => {
+                    let t = table_of(&tables, table)?;
+                    let v = find_version(t, created, seq, old.map(|(image, _)| image)).ok_or_else(|| {
+                        corrupt(format!("no live version ({created}, {seq}) of \"{}\" to delete", t.name()))
+                    })?;
+                    v.end().store(ts, SeqCst);
+                    t.live.add(-1);
+                    let at = match held.iter().position(|h| Arc::ptr_eq(h, t)) {
+                        Some(at) => at,
+                        None => {
+                            held.push(t.clone());
+                            held.len() - 1
+                        }
+                    };
+                    garbage.push((at as u32, v));
+                    if old.is_some_and(|(_, update)| update) {
+                        replaced = Some((table, v));
+                    }
+                    out.deleted += 1;
+                }
+            }
+        }
+        self.ready_pending(ts);
+        shared.clock.jump(ts);
+        if !garbage.is_empty() {
+            let item = GcItem { ts, tables: held, versions: garbage, undone: Chunked::default() };
+            let help = shared.gc.push(item);
+            shared.gc.help(&shared.clock, &shared.txns, help);
+        }
+        Ok(out)
+    }
+
+    /// Sets the live catalog to `image`'s, changing only what differs.
+    fn apply_catalog(&self, image: &[u8], ts: u64) -> Result<()> {
+        let shared = &self.shared;
+        let image = read_catalog(image)?;
+        let cur = shared.catalog.load_full();
+        let by_id: HashMap<u64, &Arc<Table>> = cur.values().map(|t| (t.id, t)).collect();
+        let mut next = HashMap::with_capacity(image.tables.len());
+        let mut kept = HashSet::new();
+        for ti in &image.tables {
+            let t = match by_id.get(&ti.id) {
+                Some(&t) if t.columns == ti.def.columns && t.durability == ti.def.durability => {
+                    if t.name() != ti.def.name {
+                        t.set_name(ti.def.name.clone());
+                    }
+                    if t.extra() != ti.def.extra {
+                        t.set_extra(ti.def.extra.clone());
+                    }
+                    self.apply_indexes(t, &ti.def.indexes, ts)?;
+                    kept.insert(ti.id);
+                    t.clone()
+                }
+                Some(&t) => {
+                    return Err(corrupt(format!(
+                        "table \"{}\" changed its columns under the same id",
+                        t.name()
+                    )));
+                }
+                None => Arc::new(build_table(ti.id, &ti.def)?),
+            };
+            next.insert(ti.def.name.clone(), t);
+        }
+        for t in cur.values().filter(|t| !kept.contains(&t.id)) {
+            t.dropped.store(true, SeqCst);
+        }
+        shared.next_table_id.fetch_max(image.next_table_id, SeqCst);
+        shared.catalog.store(Arc::new(next));
+        shared.catalog_extra.store(Arc::new(image.extra));
+        // What the layer above cached about the schema is stale now.
+        shared.claims_ended.fetch_add(1, SeqCst);
+        Ok(())
+    }
+
+    /// Drops the indexes of `t` that `defs` lacks and builds those it adds.
+    fn apply_indexes(&self, t: &Arc<Table>, defs: &[IndexDef], ts: u64) -> Result<()> {
+        let shared = &self.shared;
+        let live: Vec<Arc<Index>> = t.indexes.load().named().cloned().collect();
+        let have: Vec<IndexDef> = live.iter().map(|ix| ix.def(&t.columns)).collect();
+        for (ix, def) in live.iter().zip(&have) {
+            if !defs.contains(def) {
+                shared
+                    .standby
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+                    .retain(|(_, p)| !Arc::ptr_eq(p, ix));
+                remove_index(shared, t, ix.name());
+            }
+        }
+        for def in defs.iter().filter(|d| !have.contains(d)) {
+            let _tddl = t.ddl.lock().unwrap_or_else(|p| p.into_inner());
+            let ix = install_index(t, def)?;
+            match &*ix {
+                Index::Range(_) => {
+                    crate::index::fill::fill(&shared.txns, t, &ix, None, None)?;
+                    ix.set_ready(ts);
+                }
+                Index::Hash(_) => {
+                    shared.standby.lock().unwrap_or_else(|p| p.into_inner()).0.push((t.clone(), ix))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes every pending hash index that now holds each live version of
+    /// its table serve snapshots from `ts` on.
+    fn ready_pending(&self, ts: u64) {
+        let mut pending = self.shared.standby.lock().unwrap_or_else(|p| p.into_inner());
+        pending.0.retain(|(t, ix)| {
+            if t.dropped.load(SeqCst) {
+                return false;
+            }
+            let missing = live_versions(t).any(|v| !ix.covers(v));
+            if !missing {
+                ix.set_ready(ts);
+            }
+            missing
+        });
+    }
+}
+
+fn tables_by_id(shared: &Shared) -> HashMap<u64, Arc<Table>> {
+    shared.catalog.load().values().map(|t| (t.id, t.clone())).collect()
+}
+
+fn table_of(tables: &HashMap<u64, Arc<Table>>, id: u64) -> Result<&Arc<Table>> {
+    tables.get(&id).ok_or_else(|| corrupt(format!("no table with id {id}")))
+}
+
+/// Every version of `t` that no transaction has ended. The caller is
+/// pinned.
+fn live_versions(t: &Table) -> impl Iterator<Item = VersionPtr> + '_ {
+    t.scan.buckets_in_use().flat_map(move |b| {
+        std::iter::successors(t.scan.first(b), move |&v| t.scan.next(v))
+            .filter(move |&v| t.scan.is_live(v) && v.end().load(SeqCst) == INFINITY)
+    })
+}
+
+/// The live version `(created, seq)` of `t`: through an index that holds
+/// every version when the old image is known, else by a scan. The caller
+/// is pinned.
+fn find_version(t: &Table, created: u64, seq: u32, image: Option<&[u8]>) -> Option<VersionPtr> {
+    let is = |v: VersionPtr| {
+        v.begin().load(SeqCst) == created && v.header().stmt == seq && v.end().load(SeqCst) == INFINITY
+    };
+    let set = t.indexes.load();
+    let complete = set.iter().find(|ix| ix.ready_for(created));
+    if let (Some(image), Some(ix)) = (image, complete) {
+        if !t.layout.is_well_formed(image) {
+            return None;
+        }
+        let mut found = None;
+        match &**ix {
+            Index::Hash(h) => {
+                let probe = h.key.probe_row(&t.layout, image);
+                let (walk, mut cur) = h.first(&probe);
+                while let Some(w) = cur {
+                    if h.chains.is_live(w) && is(w) {
+                        found = Some(w);
+                        break;
+                    }
+                    cur = h.chains.next(&walk, w);
+                }
+            }
+            Index::Range(r) => {
+                let mut lo = KeyBytes::new();
+                r.key.encode_row(&t.layout, image, &mut lo);
+                let hi = prefix_successor(&lo);
+                r.for_each(Some(&lo), hi.as_deref(), Direction::Forward, |w| {
+                    if is(w) {
+                        found = Some(w);
+                    }
+                    found.is_none()
+                });
+            }
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    live_versions(t).find(|&v| is(v))
+}
