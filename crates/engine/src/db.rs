@@ -90,6 +90,11 @@ pub struct Options {
     /// logical`): the image of every deleted or replaced version, so a
     /// change feed can say which row a delete or an update ended.
     pub logical: bool,
+    /// Where commits go when the database is one member of a replicated
+    /// group (see [`crate::Replicate`]): each transaction's redo record,
+    /// schema changes included, acknowledged once the group holds it.
+    /// Such a database has no data directory of its own.
+    pub replicate: Option<Arc<dyn crate::Replicate>>,
 }
 
 impl Default for Options {
@@ -102,6 +107,7 @@ impl Default for Options {
             fs: Arc::new(StdFs),
             memory_limit: None,
             logical: false,
+            replicate: None,
         }
     }
 }
@@ -156,6 +162,8 @@ pub(crate) struct Shared {
     /// Hash indexes a replicated schema change is still filling (see
     /// `durable::standby`).
     pub(crate) standby: Mutex<durable::standby::PendingIndexes>,
+    /// See [`Options::replicate`].
+    pub(crate) replicate: Option<Arc<dyn crate::Replicate>>,
 }
 
 impl Shared {
@@ -216,6 +224,20 @@ impl Shared {
         defer: bool,
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<Option<centum_storage::Durable>> {
+        if let Some(group) = &self.replicate {
+            // The group's order is the log's: a record that depends on an
+            // earlier one commits only if that one does.
+            let durable = group.submit(record, stamp).map_err(Error::from)?;
+            // Delayed durability: acknowledged once the group has the
+            // record, before a majority holds it.
+            return if durability == LogDurability::Delayed {
+                Ok(None)
+            } else if defer {
+                Ok(Some(durable))
+            } else {
+                crate::blocking::section(|| durable.wait()).map(|()| None).map_err(Error::from)
+            };
+        }
         let Some(storage) = &self.storage else { return Ok(None) };
         if defer {
             storage.log().commit_deferred(record, durability, after, stamp).map(|(_, d)| d)
@@ -230,6 +252,31 @@ impl Shared {
             }
         }
         .map_err(|e| self.log_error(e))
+    }
+
+    /// Whether commits write redo records: to a data directory's log or
+    /// to a replicated group.
+    pub(crate) fn logs(&self) -> bool {
+        self.storage.is_some() || self.replicate.is_some()
+    }
+
+    /// Whether a commit of `durability` is acknowledged before its record
+    /// is durable (in a replicated group: only when asked for).
+    pub(crate) fn delays(&self, durability: LogDurability) -> bool {
+        match &self.storage {
+            Some(s) => s.delays(durability),
+            None => durability == LogDurability::Delayed,
+        }
+    }
+
+    /// The highest commit timestamp among the records a failed write (or a
+    /// lost replication) took down.
+    pub(crate) fn failed_upto(&self) -> u64 {
+        match (&self.storage, &self.replicate) {
+            (Some(s), _) => s.failed_upto(),
+            (None, Some(r)) => r.failed_upto(),
+            (None, None) => 0,
+        }
     }
 
     /// The engine's error for a failed append or flush of a redo record.
@@ -300,6 +347,11 @@ impl Database {
         let Some(dir) = options.data_dir.clone() else {
             return Database::start(&options, 0, 1, HashMap::new(), Vec::new(), None, None);
         };
+        if options.replicate.is_some() {
+            return Err(Error::InvalidDefinition(
+                "a replicated database keeps no data directory of its own: its log is the group's".into(),
+            ));
+        }
         let started = std::time::Instant::now();
         let recovery = Storage::open(options.fs.clone(), &dir, options.storage.clone())?;
         let image = recovery.catalog().map(durable::read_catalog).transpose()?;
@@ -354,6 +406,7 @@ impl Database {
             memory_credit: Default::default(),
             logical: options.logical,
             standby: Mutex::default(),
+            replicate: options.replicate.clone(),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let thread = options.gc_interval.map(|every| {
@@ -672,7 +725,7 @@ impl Database {
     /// the log in the order of the changes they describe. The images are
     /// only made with a data directory.
     fn log_catalog(&self, tables: impl Iterator<Item = TableImage>, extra: &[u8]) -> Result<()> {
-        if self.shared.storage.is_none() {
+        if !self.shared.logs() {
             return Ok(());
         }
         self.shared.check_log()?;

@@ -229,7 +229,8 @@ fn standby_snapshots_never_see_half_a_transfer() {
             let (s, done) = (s.clone(), done.clone());
             std::thread::spawn(move || {
                 let mut seen = 0u64;
-                while !done.load(SeqCst) {
+                loop {
+                    let last = done.load(SeqCst);
                     let t = s.table("bank").unwrap();
                     let (sum, n) = s
                         .run(Isolation::Snapshot, 1, |txn| {
@@ -244,8 +245,10 @@ fn standby_snapshots_never_see_half_a_transfer() {
                         .unwrap();
                     assert!(n == 0 || (n == ACCOUNTS && sum == 100 * ACCOUNTS), "{n} rows summing to {sum}");
                     seen += 1;
+                    if last {
+                        return seen;
+                    }
                 }
-                seen
             })
         })
         .collect();
@@ -270,4 +273,177 @@ fn standby_snapshots_never_see_half_a_transfer() {
     assert!(applied > 2000, "{applied} transactions applied");
     assert!(snapshots > 0);
     assert_eq!(rows(&s, "bank"), rows(&p, "bank"));
+}
+
+/// A record's frames, its timestamp and who resolves its commit.
+type Submitted = (Vec<u8>, u64, centum_engine::storage::Resolver);
+
+/// A replicated log in one process: records in stamp order on a channel;
+/// a thread applies each to the standby, then resolves its commit (or,
+/// for every `fail_every`-th record, resolves it as lost without applying
+/// it).
+struct Group {
+    order: std::sync::Mutex<Option<std::sync::mpsc::Sender<Submitted>>>,
+    failed: std::sync::atomic::AtomicU64,
+}
+
+impl centum_engine::Replicate for Group {
+    fn submit(
+        &self,
+        mut record: centum_engine::storage::Record,
+        stamp: &mut dyn FnMut() -> u64,
+    ) -> Result<centum_engine::storage::Durable, centum_engine::storage::Error> {
+        let order = self.order.lock().unwrap();
+        let ts = stamp();
+        record.set_commit_ts(ts);
+        let (durable, resolver) = centum_engine::storage::Durable::remote();
+        order.as_ref().unwrap().send((record.into_frames(), ts, resolver)).unwrap();
+        Ok(durable)
+    }
+
+    fn failed_upto(&self) -> u64 {
+        self.failed.load(SeqCst)
+    }
+}
+
+fn group(standby: Database, fail_every: u64) -> (Arc<Group>, std::thread::JoinHandle<u64>) {
+    let (tx, rx) = std::sync::mpsc::channel::<Submitted>();
+    let g = Arc::new(Group { order: std::sync::Mutex::new(Some(tx)), failed: Default::default() });
+    let g2 = g.clone();
+    let applier = std::thread::spawn(move || {
+        let mut n = 0;
+        for (frames, ts, resolver) in rx {
+            n += 1;
+            if fail_every > 0 && n % fail_every == 0 {
+                g2.failed.fetch_max(ts, SeqCst);
+                resolver.resolve(Err(centum_engine::storage::Error::Replication {
+                    code: "08007",
+                    message: "lost".into(),
+                }));
+                continue;
+            }
+            standby.apply_frames(&frames).unwrap();
+            resolver.resolve(Ok(()));
+        }
+        n
+    });
+    (g, applier)
+}
+
+#[test]
+fn a_primary_commits_through_its_group_and_a_lost_record_aborts_its_transaction() {
+    for fail_every in [0, 7] {
+        let s = standby();
+        let (g, applier) = group(s.clone(), fail_every);
+        let p = Database::open(Options {
+            logical: true,
+            gc_interval: None,
+            replicate: Some(g.clone()),
+            ..Options::default()
+        })
+        .unwrap();
+        // A schema change fails too when its record is lost; try again.
+        let create = |def: TableDef| {
+            while let Err(e) = p.create_table(def.clone()) {
+                assert_eq!(e.sqlstate(), "08007", "{e}");
+            }
+        };
+        create(accounts("a"));
+        create(accounts("b"));
+        let mut rng = Rng(0x1234_5678_9abc_def1);
+        for i in 0..300i64 {
+            random_txn_lossy(&p, if i % 2 == 0 { "a" } else { "b" }, &mut rng, i);
+        }
+        let t = p.table("a").unwrap();
+        let e = loop {
+            // A lost commit is undone on the primary: its insert is gone.
+            let r = p.run(Isolation::Snapshot, 1, |txn| {
+                txn.insert(&t, vec![Value::BigInt(1000), Value::BigInt(0), Value::Null])
+            });
+            match r {
+                Ok(()) if fail_every == 0 => break None,
+                Ok(()) => {
+                    let row = p
+                        .run(Isolation::Snapshot, 1, |txn| {
+                            Ok(txn.get(&t, "a_pkey", &[Value::BigInt(1000)])?.map(|r| r.values()))
+                        })
+                        .unwrap();
+                    assert!(row.is_some());
+                    p.run(Isolation::Snapshot, 1, |txn| {
+                        let row = txn.get(&t, "a_pkey", &[Value::BigInt(1000)])?.unwrap();
+                        txn.delete(&row).map(drop)
+                    })
+                    .ok();
+                }
+                Err(e) => break Some(e),
+            }
+        };
+        if let Some(e) = e {
+            assert_eq!(e.sqlstate(), "08007", "{e}");
+            let gone = p.run(Isolation::Snapshot, 1, |txn| {
+                Ok(txn.get(&t, "a_pkey", &[Value::BigInt(1000)])?.is_none())
+            });
+            assert!(gone.unwrap());
+        }
+        check_same(&p, &s);
+        g.order.lock().unwrap().take();
+        assert!(applier.join().unwrap() > 100);
+    }
+}
+
+/// [`random_txn`], where a commit may also fail because its record was
+/// lost.
+fn random_txn_lossy(db: &Database, name: &str, rng: &mut Rng, i: i64) {
+    let before = db.watermark();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| random_txn(db, name, rng, i)));
+    if let Err(panic) = r {
+        let text = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(text.contains("08007") || text.contains("lost"), "{text}");
+        assert!(db.watermark() >= before);
+    }
+}
+
+#[test]
+fn a_record_applied_after_the_clock_passed_it_gets_a_new_timestamp_that_later_deletes_find() {
+    let fs = SimFs::new();
+    let p = primary(&fs);
+    let s = standby();
+    let mut reader = p.redo(p.log_end().unwrap()).unwrap();
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    for id in 0..3 {
+        p.run(Isolation::Snapshot, 1, |txn| {
+            txn.insert(&t, vec![Value::BigInt(id), Value::BigInt(id), Value::Null])
+        })
+        .unwrap();
+    }
+    p.run(Isolation::Snapshot, 1, |txn| {
+        let row = txn.get(&t, "a_pkey", &[Value::BigInt(0)])?.unwrap();
+        txn.update(&row, vec![Value::BigInt(0), Value::BigInt(10), Value::Null]).map(drop)
+    })
+    .unwrap();
+    p.flush_log().unwrap();
+    let mut txns = Vec::new();
+    loop {
+        let got = reader.read().unwrap();
+        if got.is_empty() {
+            break;
+        }
+        txns.extend(got);
+    }
+    assert_eq!(txns.len(), 5);
+    let apply = |i: usize, late| {
+        let records: Vec<_> = txns[i].records().collect();
+        s.apply_records_as(&records, late).unwrap()
+    };
+    apply(0, centum_engine::Late::Skip);
+    apply(2, centum_engine::Late::Skip);
+    // The standby's clock is past the insert of id 0 now.
+    let late = apply(1, centum_engine::Late::Renumber);
+    assert!(!late.skipped);
+    // From here the records come once each, as a group hands them over.
+    apply(3, centum_engine::Late::Renumber);
+    // The update ends the version the renumbered record made.
+    apply(4, centum_engine::Late::Renumber);
+    check_same(&p, &s);
 }

@@ -82,6 +82,16 @@ pub enum Error {
     /// slot kept it).
     #[error("{0}")]
     LogRemoved(String),
+    /// A replicated log did not take the record: this server is not the
+    /// primary (`25006`), or it stopped being the primary while the record
+    /// was on its way, so whether it commits is not known here (`08007`).
+    #[error("{message}")]
+    Replication {
+        /// The SQLSTATE.
+        code: &'static str,
+        /// What happened.
+        message: String,
+    },
 }
 
 impl Error {
@@ -101,6 +111,7 @@ impl Error {
             Error::Closed => "57P01",
             Error::DependencyFailed => "40001",
             Error::LogRemoved(_) => "58P01",
+            Error::Replication { code, .. } => code,
         }
     }
 
@@ -143,6 +154,7 @@ impl Error {
             Error::Closed => Error::Closed,
             Error::DependencyFailed => Error::DependencyFailed,
             Error::LogRemoved(why) => Error::LogRemoved(why.clone()),
+            Error::Replication { code, message } => Error::Replication { code, message: message.clone() },
         }
     }
 

@@ -28,6 +28,7 @@
 //! never in a redo record.
 
 pub(crate) mod catalog;
+pub mod replicate;
 pub mod standby;
 
 use crate::error::{Error, Result};

@@ -63,10 +63,31 @@ pub struct Applied {
     pub skipped: bool,
 }
 
-/// Hash indexes a schema record created on tables with rows: they serve
-/// snapshots once every live version of their table is linked into them.
+/// What to do with a record whose commit timestamp the clock has passed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Late {
+    /// It was applied before: leave it (a standby reading a log again
+    /// from an earlier position).
+    Skip,
+    /// It was not: apply it under a new timestamp of this server's, above
+    /// the clock, and remember the pair so that later deletes find its
+    /// versions. For a group that hands each record over exactly once: a
+    /// former primary gets a record of its own it had given up on (its
+    /// outcome was not known) after its clock moved on.
+    Renumber,
+}
+
+/// What applying keeps between records.
 #[derive(Default)]
-pub(crate) struct PendingIndexes(Vec<(Arc<Table>, Arc<Index>)>);
+pub(crate) struct PendingIndexes {
+    /// Hash indexes a schema record created on tables with rows: they serve
+    /// snapshots once every live version of their table is linked into
+    /// them.
+    hash: Vec<(Arc<Table>, Arc<Index>)>,
+    /// Records applied under another timestamp ([`Late::Renumber`]): the
+    /// primary's and this server's.
+    renumbered: HashMap<u64, u64>,
+}
 
 fn corrupt(what: String) -> Error {
     Error::Storage { code: "XX001", message: format!("replicated record: {what}") }
@@ -86,25 +107,41 @@ impl Database {
             );
             at = next;
         }
-        self.apply_records(&records)
+        self.apply_records_as(&records, Late::Renumber)
     }
 
     /// Applies one transaction: every frame of its record, decoded, in log
-    /// order. See the module's header.
+    /// order; one applied before is skipped. See the module's header.
     pub fn apply_records(&self, records: &[DecodedRecord<'_>]) -> Result<Applied> {
-        let Some(ts) = records.first().map(|r| r.commit_ts) else { return Ok(Applied::default()) };
-        if records.iter().any(|r| r.commit_ts != ts) {
+        self.apply_records_as(records, Late::Skip)
+    }
+
+    /// [`Database::apply_records`], with a record the clock has passed
+    /// handled as `late` says.
+    pub fn apply_records_as(&self, records: &[DecodedRecord<'_>], late: Late) -> Result<Applied> {
+        let Some(primary_ts) = records.first().map(|r| r.commit_ts) else { return Ok(Applied::default()) };
+        if records.iter().any(|r| r.commit_ts != primary_ts) {
             return Err(corrupt("the frames of one transaction carry different timestamps".into()));
         }
         let shared = &self.shared;
         // One applier at a time, and no schema change of this server's own
         // in between.
         let _ddl = shared.claim_lock();
-        let mut out = Applied { commit_ts: ts, ..Applied::default() };
-        if ts <= shared.clock.watermark() {
-            out.skipped = true;
-            return Ok(out);
+        let mut out = Applied { commit_ts: primary_ts, ..Applied::default() };
+        let mut ts = primary_ts;
+        let now = shared.clock.watermark();
+        if ts <= now {
+            if late == Late::Skip {
+                out.skipped = true;
+                return Ok(out);
+            }
+            ts = now + 1;
+            shared.standby.lock().unwrap_or_else(|p| p.into_inner()).renumbered.insert(primary_ts, ts);
         }
+        let renumbered = |created: u64| {
+            let pending = shared.standby.lock().unwrap_or_else(|p| p.into_inner());
+            pending.renumbered.get(&created).copied().unwrap_or(created)
+        };
         let mut tables = tables_by_id(shared);
         let mut garbage = Chunked::default();
         let mut held: Vec<Arc<Table>> = Vec::new();
@@ -137,6 +174,7 @@ impl Database {
                 }
                 Op::Delete { table, ts: created, seq, old } => {
                     let t = table_of(&tables, table)?;
+                    let created = renumbered(created);
                     let v = find_version(t, created, seq, old.map(|(image, _)| image)).ok_or_else(|| {
                         corrupt(format!("no live version ({created}, {seq}) of \"{}\" to delete", t.name()))
                     })?;
@@ -165,6 +203,24 @@ impl Database {
             shared.gc.help(&shared.clock, &shared.txns, help);
         }
         Ok(out)
+    }
+
+    /// Raises the clock to `floor` if it is below: what a new primary does
+    /// once it has applied everything before its term and before it takes
+    /// writes, so that its commit timestamps pass any an earlier primary
+    /// may have handed out (see `replicate`). No transaction of this
+    /// server's may be committing meanwhile.
+    pub fn raise_clock(&self, floor: u64) {
+        let _ddl = self.shared.claim_lock();
+        if self.shared.clock.watermark() < floor {
+            self.shared.clock.jump(floor);
+        }
+    }
+
+    /// The clock's watermark: every commit at or below it is visible to
+    /// new snapshots.
+    pub fn watermark(&self) -> u64 {
+        self.shared.clock.watermark()
     }
 
     /// Sets the live catalog to `image`'s, changing only what differs.
@@ -220,7 +276,7 @@ impl Database {
                     .standby
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
-                    .0
+                    .hash
                     .retain(|(_, p)| !Arc::ptr_eq(p, ix));
                 remove_index(shared, t, ix.name());
             }
@@ -234,7 +290,7 @@ impl Database {
                     ix.set_ready(ts);
                 }
                 Index::Hash(_) => {
-                    shared.standby.lock().unwrap_or_else(|p| p.into_inner()).0.push((t.clone(), ix))
+                    shared.standby.lock().unwrap_or_else(|p| p.into_inner()).hash.push((t.clone(), ix))
                 }
             }
         }
@@ -245,7 +301,7 @@ impl Database {
     /// its table serve snapshots from `ts` on.
     fn ready_pending(&self, ts: u64) {
         let mut pending = self.shared.standby.lock().unwrap_or_else(|p| p.into_inner());
-        pending.0.retain(|(t, ix)| {
+        pending.hash.retain(|(t, ix)| {
             if t.dropped.load(SeqCst) {
                 return false;
             }

@@ -410,7 +410,7 @@ impl Transaction {
         let claimed = self.db.holds_claim(self.id);
         let db = claimed.then(|| self.db.clone());
         let mut ddl = db.as_ref().map(|db| db.claim_lock());
-        if self.inner.get_mut().writes.is_empty() && (!claimed || self.db.storage.is_none()) {
+        if self.inner.get_mut().writes.is_empty() && (!claimed || !self.db.logs()) {
             self.finished = true;
             if let Some(state) = ddl.as_mut() {
                 self.db.release_committed(state);
@@ -445,12 +445,12 @@ impl Transaction {
         // transaction that depends on this one logs after it.
         let depends = self.db.txns.dependency(self.id);
         let mut logged_record = false;
-        if let Some(storage) = &self.db.storage {
+        if self.db.logs() {
             let image = ddl.as_ref().and_then(|state| state.claim.as_ref()).map(|_| self.db.claim_image());
             // A schema change is durable before it is acknowledged, as
             // every schema change outside a transaction is.
             let durability = if image.is_some() { LogDurability::Sync } else { self.durability };
-            if depends != 0 && storage.delays(durability) {
+            if depends != 0 && self.db.delays(durability) {
                 // Acknowledged once appended: only after what it depends on.
                 self.db.clock.wait_visible(depends);
             }
@@ -575,9 +575,12 @@ impl Transaction {
     /// waits until every transaction it depends on has finished, then fails
     /// if the log lost any of them.
     fn check_dependencies(&self, depends: u64) -> Result<()> {
-        let Some(storage) = &self.db.storage else { return Ok(()) };
+        if !self.db.logs() {
+            return Ok(());
+        }
         self.db.clock.wait_visible(depends);
-        if storage.failed_upto() > self.first_read_ts || storage.is_failed() {
+        let failed = self.db.storage.as_ref().is_some_and(|s| s.is_failed());
+        if self.db.failed_upto() > self.first_read_ts || failed {
             return Err(Error::Serialization(crate::db::DEPENDENCY_FAILED));
         }
         Ok(())

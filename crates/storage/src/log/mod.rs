@@ -23,4 +23,4 @@ pub mod writer;
 pub use feed::{lsn, pos_of_lsn, FeedTxn, LogReader, Slot, Slots};
 pub use record::{decode_record, DecodedRecord, Op, Record, RowId};
 pub use segment::{parse_segment_name, segment_name, LogPos};
-pub use writer::{Durability, Durable, Log, LogOptions, LogStats};
+pub use writer::{Durability, Durable, Log, LogOptions, LogStats, Resolver};

@@ -258,7 +258,8 @@ impl Ticket {
 /// blocks for). The outcome is the one [`Log::commit`] would have
 /// returned.
 pub struct Durable {
-    shared: Arc<Shared>,
+    /// The log that resolves it; `None` for one a [`Resolver`] resolves.
+    shared: Option<Arc<Shared>>,
     ticket: Arc<Ticket>,
     /// The outcome, once taken from the ticket.
     outcome: Option<Result<()>>,
@@ -277,8 +278,24 @@ impl Durable {
             return o;
         }
         *lock(&self.ticket.waiter) = Waiter::Thread(std::thread::current());
-        let st = lock(&self.shared.state);
-        self.shared.wait(st, &self.ticket)
+        match self.shared.clone() {
+            Some(shared) => shared.wait(lock(&shared.state), &self.ticket),
+            // Looked at again after the waiter is set: a resolution before
+            // it found no thread to unpark.
+            None => loop {
+                if let Some(o) = self.take() {
+                    return o;
+                }
+                std::thread::park();
+            },
+        }
+    }
+
+    /// A commit whose outcome is decided elsewhere (by a replicated log,
+    /// once a majority holds the record): the [`Resolver`] resolves it.
+    pub fn remote() -> (Durable, Resolver) {
+        let ticket = Ticket::new(Waiter::Task(None));
+        (Durable { shared: None, ticket: ticket.clone(), outcome: None }, Resolver(Some(ticket)))
     }
 
     fn take(&mut self) -> Option<Result<()>> {
@@ -286,6 +303,30 @@ impl Durable {
             self.outcome = self.ticket.outcome();
         }
         self.outcome.take()
+    }
+}
+
+/// The deciding side of [`Durable::remote`]. Dropped unresolved, it
+/// resolves its commit with an `08007` error: nobody will say any more.
+pub struct Resolver(Option<Arc<Ticket>>);
+
+impl Resolver {
+    /// Gives the commit its outcome and wakes whoever waits for it.
+    pub fn resolve(mut self, outcome: Result<()>) {
+        if let Some(t) = self.0.take() {
+            t.resolve(outcome);
+        }
+    }
+}
+
+impl Drop for Resolver {
+    fn drop(&mut self) {
+        if let Some(t) = self.0.take() {
+            t.resolve(Err(Error::Replication {
+                code: "08007",
+                message: "the commit's outcome is unknown: its replication was abandoned".into(),
+            }));
+        }
     }
 }
 
@@ -542,7 +583,7 @@ impl Log {
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<(u64, Option<Durable>)> {
         let (ts, ticket) = self.append(record, durability, after, Some(stamp), true)?;
-        Ok((ts, ticket.map(|ticket| Durable { shared: self.shared.clone(), ticket, outcome: None })))
+        Ok((ts, ticket.map(|ticket| Durable { shared: Some(self.shared.clone()), ticket, outcome: None })))
     }
 
     /// Whether a commit asking for `durability` returns before its record
