@@ -13,6 +13,12 @@
 //!
 //! Every change bumps [`Catalog::version`], which prepared statements
 //! compare to decide whether to plan again.
+//!
+//! On a standby ([`Catalog::set_standby`]) the engine's catalog changes
+//! underneath: it applies a primary's redo records, schema changes and
+//! sequence reservations included. [`Catalog::reload`] reads the SQL facts
+//! again from the engine's bytes; a standby's catalog also does so by
+//! itself on its next use once the engine's schema epoch has moved.
 
 use crate::error::{Error, Result};
 use crate::privileges::{AclItem, ObjectKind, ObjectPrivs};
@@ -426,11 +432,18 @@ pub struct Catalog {
     /// Set once any view exists (never cleared): statements planned while
     /// it is clear skip looking for views without taking the globals' lock.
     views_seen: AtomicBool,
+    /// The database is a standby: every transaction is read only, and the
+    /// globals follow the engine's bytes (see [`Catalog::reload`]).
+    standby: AtomicBool,
+    /// The engine's schema epoch when the globals were last read from its
+    /// bytes.
+    globals_epoch: AtomicU64,
 }
 
 impl Catalog {
     /// Loads the SQL catalog of `db`.
     pub fn open(db: Database) -> Result<Catalog> {
+        let epoch = db.schema_epoch();
         let globals = decode_globals(&db.catalog_extra())?;
         let activity = Arc::new(crate::activity::Activity::new(db.clone()));
         let views_seen = AtomicBool::new(!globals.views.is_empty());
@@ -442,7 +455,51 @@ impl Catalog {
             cached_epoch: AtomicU64::new(0),
             activity,
             views_seen,
+            standby: AtomicBool::new(false),
+            globals_epoch: AtomicU64::new(epoch),
         })
+    }
+
+    /// Whether the database is a standby.
+    pub fn is_standby(&self) -> bool {
+        self.standby.load(SeqCst)
+    }
+
+    /// Makes the database a standby (`on`) or a primary. Every session sees
+    /// it at once: on a standby each statement runs read only.
+    pub fn set_standby(&self, on: bool) {
+        self.standby.store(on, SeqCst);
+    }
+
+    /// Reads the SQL catalog again from the engine, whose catalog changed
+    /// underneath (a standby applied a primary's schema changes): the
+    /// globals decoded afresh, cached table facts dropped, and the version
+    /// bumped, so that plans and compiled routines are made again.
+    /// Sequences take the positions the engine's bytes hold (the writer's
+    /// reservation marks), so that one promoted later never hands out a
+    /// value its old primary may have.
+    pub fn reload(&self) -> Result<()> {
+        {
+            let mut g = self.globals.lock().unwrap_or_else(|e| e.into_inner());
+            self.load_globals(&mut g)?;
+        }
+        self.invalidate();
+        Ok(())
+    }
+
+    /// Replaces the globals with what the engine's bytes hold now,
+    /// forgetting an uncommitted change of them.
+    fn load_globals(&self, g: &mut GlobalsCell) -> Result<()> {
+        // Read before the bytes: a change after them moves it again.
+        let epoch = self.db.schema_epoch();
+        let now = decode_globals(&self.db.catalog_extra())?;
+        if !now.views.is_empty() {
+            self.views_seen.store(true, SeqCst);
+        }
+        g.live = now;
+        g.pending = None;
+        self.globals_epoch.store(epoch, SeqCst);
+        Ok(())
     }
 
     /// The engine database.
@@ -594,6 +651,15 @@ impl Catalog {
 
     fn lock_globals(&self) -> std::sync::MutexGuard<'_, GlobalsCell> {
         let mut g = self.globals.lock().unwrap_or_else(|e| e.into_inner());
+        // A standby's engine changes its catalog as it applies records: its
+        // schema epoch says when.
+        if self.is_standby() && self.db.schema_epoch() != self.globals_epoch.load(SeqCst) {
+            if let Err(e) = self.load_globals(&mut g) {
+                self.globals_epoch.store(self.db.schema_epoch(), SeqCst);
+                tracing::error!(error = %e, "the replicated SQL catalog cannot be read; keeping the one before");
+            }
+            return g;
+        }
         if let Some((owner, _)) = &g.pending {
             if self.db.claim_owner() != Some(*owner) {
                 self.settle(&mut g);

@@ -534,6 +534,11 @@ impl Session {
         // The column list and types, through the catalog.
         let probe =
             self.prepare(&format!("SELECT {} FROM {t}", if cols.is_empty() { "*" } else { &cols }), &[])?;
+        // Refused once the table is known to exist, as in PostgreSQL.
+        if self.read_only_now() {
+            self.fail_block();
+            return Err(Error::read_only("COPY FROM"));
+        }
         // Enum columns parse against their type's labels as they are now.
         let types: Vec<DataType> = probe
             .columns()

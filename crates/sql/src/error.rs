@@ -309,6 +309,12 @@ impl Error {
         }
     }
 
+    /// 25006: `what`, which a READ ONLY transaction may run, cannot run on
+    /// a standby (PostgreSQL's "during recovery").
+    pub fn during_recovery(what: &str) -> Error {
+        Error::TransactionState { code: "25006", message: format!("cannot execute {what} during recovery") }
+    }
+
     /// An error with an explicit SQLSTATE.
     pub fn other(code: &'static str, message: impl Into<String>) -> Error {
         Error::Other { code, message: message.into() }

@@ -13,6 +13,16 @@
 //! snapshot; after an error every statement fails with 25P02 until the
 //! block ends. A prepared statement keeps its plan and the catalog version
 //! it was planned at, and plans again when the schema has changed since.
+//!
+//! A READ ONLY transaction (`BEGIN READ ONLY`, `SET TRANSACTION READ
+//! ONLY`, or any begun while `default_transaction_read_only` is on) refuses
+//! every statement that would change the database, with PostgreSQL's 25006
+//! errors. On a standby ([`Database::set_standby`]) every transaction is
+//! read only, as on PostgreSQL's hot standby: the state is looked at as
+//! each statement runs, so a session sees the change at its next
+//! statement, and a few statements a read-only transaction may run (LISTEN,
+//! NOTIFY, VACUUM, ANALYZE, the strong LOCK TABLE modes) are refused "during
+//! recovery" there too.
 
 use crate::catalog::OutputColumn;
 use crate::catalog::{Catalog, ViewDef};
@@ -94,6 +104,30 @@ impl Database {
     /// The SQL catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Makes the database a standby (`on`) or a primary again (off by
+    /// default). Every session sees the change at its next statement: on a
+    /// standby every transaction is READ ONLY (a write fails with 25006),
+    /// `pg_is_in_recovery()` is true and `transaction_read_only` is on. A
+    /// transaction open when it turns is refused at its next write.
+    pub fn set_standby(&self, on: bool) {
+        self.catalog.set_standby(on);
+    }
+
+    /// Whether the database is a standby (see [`Database::set_standby`]).
+    pub fn is_standby(&self) -> bool {
+        self.catalog.is_standby()
+    }
+
+    /// Reads the SQL catalog again after the engine's catalog changed
+    /// underneath it (a standby applied a primary's schema changes, see
+    /// `centum_engine::Database::apply_frames`): the tables, views,
+    /// sequences, routines, types and roles the primary made are there for
+    /// every session's next statement, and plans and compiled routines made
+    /// before are made again.
+    pub fn reload_catalog(&self) -> Result<()> {
+        self.catalog.reload()
     }
 }
 
@@ -191,7 +225,7 @@ macro_rules! identity {
             settings: Some(&$s.vars),
             config_changes: Some(&$s.config_changes),
             notes: Some(&$s.notes),
-            isolation: None,
+            txn: crate::settings::TxnView::NONE,
             holder: $s.holder,
         }
     };
@@ -211,7 +245,8 @@ pub struct Session {
     /// The open block was begun implicitly for an extended-protocol
     /// pipeline and ends at its Sync (see [`Session::begin_implicit`]).
     implicit: bool,
-    /// Whether the block is READ ONLY.
+    /// Whether the block is READ ONLY (outside a block, see
+    /// [`Session::read_only_now`]).
     read_only: bool,
     next_isolation: Option<Isolation>,
     /// The session's settings.
@@ -291,8 +326,18 @@ fn modes_isolation(modes: &[ast::TransactionMode]) -> Option<Isolation> {
     })
 }
 
-fn modes_read_only(modes: &[ast::TransactionMode]) -> bool {
-    modes.iter().any(|m| matches!(m, ast::TransactionMode::AccessMode(ast::TransactionAccessMode::ReadOnly)))
+/// The access mode `modes` ask for: `Some(true)` for READ ONLY,
+/// `Some(false)` for READ WRITE (the last one given counts).
+fn modes_read_only(modes: &[ast::TransactionMode]) -> Option<bool> {
+    modes.iter().rev().find_map(|m| match m {
+        ast::TransactionMode::AccessMode(a) => Some(*a == ast::TransactionAccessMode::ReadOnly),
+        _ => None,
+    })
+}
+
+/// PostgreSQL's refusal to make a standby's transaction READ WRITE.
+fn read_write_during_recovery() -> Error {
+    Error::other("0A000", "cannot set transaction read-write mode during recovery")
 }
 
 fn tag(t: &str) -> QueryResult {
@@ -420,6 +465,85 @@ impl Session {
         }
     }
 
+    /// Whether the statement about to run may not change the database: the
+    /// database is a standby, or the open block is READ ONLY, or (outside a
+    /// block, where the statement is its own transaction)
+    /// `default_transaction_read_only` is on.
+    pub(crate) fn read_only_now(&self) -> bool {
+        self.catalog.is_standby()
+            || match self.state {
+                TxnStatus::Idle => self.vars.default_read_only,
+                _ => self.read_only,
+            }
+    }
+
+    /// The transaction as the settings that describe it see it.
+    fn txn_view(&self) -> crate::settings::TxnView {
+        crate::settings::TxnView {
+            isolation: self.txn_isolation(),
+            read_only: self.read_only_now(),
+            standby: self.catalog.is_standby(),
+        }
+    }
+
+    /// PostgreSQL's checks before a transaction turns READ WRITE (`SET
+    /// TRANSACTION READ WRITE`, `SET transaction_read_only = off`): not
+    /// inside a savepoint of a READ ONLY block nor after its first query
+    /// (25001), and never on a standby (0A000). A transaction that is not
+    /// read only passes.
+    fn may_read_write(&self) -> Result<()> {
+        if !self.read_only_now() {
+            return Ok(());
+        }
+        if self.state != TxnStatus::Idle {
+            let refuse = |message: &str| Error::TransactionState { code: "25001", message: message.into() };
+            if !self.savepoints.is_empty() {
+                return Err(refuse("cannot set transaction read-write mode inside a read-only transaction"));
+            }
+            if self.block_used {
+                return Err(refuse("transaction read-write mode must be set before any query"));
+            }
+        }
+        if self.catalog.is_standby() {
+            return Err(read_write_during_recovery());
+        }
+        Ok(())
+    }
+
+    /// `SET transaction_read_only`, `SET TRANSACTION READ ONLY | READ
+    /// WRITE`: the open block's access mode. Outside a block it is the
+    /// mode of the statement's own transaction, which reads nothing: only
+    /// its checks count.
+    fn set_transaction_read_only(&mut self, on: bool) -> Result<()> {
+        if !on {
+            self.may_read_write()?;
+        }
+        if self.state == TxnStatus::InBlock {
+            self.read_only = on;
+        }
+        Ok(())
+    }
+
+    /// Fails with 25006 if statement `s` would change the database and the
+    /// transaction may not (see [`Session::read_only_now`]), or if it is
+    /// one that a standby refuses though a READ ONLY transaction may run
+    /// it. Statements that are planned (INSERT, UPDATE, DELETE, MERGE,
+    /// SELECT FOR UPDATE, CALL's statements) are refused as they run.
+    fn check_read_only(&self, s: &ast::Statement) -> Result<()> {
+        if !self.read_only_now() {
+            return Ok(());
+        }
+        if let Some(what) = read_only_refusal(s) {
+            return Err(Error::read_only(&what));
+        }
+        if self.catalog.is_standby() {
+            if let Some(what) = recovery_refusal(s) {
+                return Err(Error::during_recovery(what));
+            }
+        }
+        Ok(())
+    }
+
     /// Fails with 42501 unless the current role may change setting `name`
     /// (see [`crate::settings::superuser_only`]).
     fn may_set(&self, name: &str) -> Result<()> {
@@ -505,6 +629,10 @@ impl Session {
     fn apply_config_changes(&mut self) -> Result<()> {
         let changes = std::mem::take(&mut *self.config_changes.borrow_mut());
         for c in changes {
+            if c.name == "transaction_read_only" {
+                self.set_transaction_read_only(crate::settings::parse_bool(&c.name, &c.value)?)?;
+                continue;
+            }
             self.may_set(&c.name)?;
             self.change_settings(c.local, |v| v.set(&c.name, std::slice::from_ref(&c.value)))?;
         }
@@ -695,6 +823,9 @@ impl Session {
     /// implicit one of several statements sent together (25001): a round
     /// of collection there could free nothing the block itself made dead.
     fn vacuum(&self) -> Result<QueryResult> {
+        if self.catalog.is_standby() {
+            return Err(Error::during_recovery("VACUUM"));
+        }
         if self.state != TxnStatus::Idle {
             return Err(Error::TransactionState {
                 code: "25001",
@@ -752,7 +883,7 @@ impl Session {
     /// when `f` succeeds, rolled back when it fails), else as it stands.
     fn in_block<T>(&mut self, own: bool, f: impl FnOnce(&mut Session) -> Result<T>) -> Result<T> {
         if own {
-            self.begin(None, false)?;
+            self.begin(None, None)?;
         }
         match f(self) {
             Ok(r) => {
@@ -842,7 +973,7 @@ impl Session {
         if self.state != TxnStatus::Idle {
             return Ok(());
         }
-        self.guarded(|s| s.begin(None, false).map(drop))?;
+        self.guarded(|s| s.begin(None, None).map(drop))?;
         self.implicit = true;
         Ok(())
     }
@@ -991,8 +1122,15 @@ impl Session {
             let s = s.clone();
             if self.implicit {
                 match s.as_ref() {
-                    // The implicit block becomes the client's own.
-                    ast::Statement::StartTransaction { .. } => {
+                    // The implicit block becomes the client's own, in the
+                    // access mode it asks for.
+                    ast::Statement::StartTransaction { modes, .. } => {
+                        if let Some(ro) = modes_read_only(modes) {
+                            if let Err(e) = self.set_transaction_read_only(ro) {
+                                self.fail();
+                                return Err(e);
+                            }
+                        }
                         self.implicit = false;
                         return Ok(tag("BEGIN"));
                     }
@@ -1272,6 +1410,10 @@ impl Session {
     /// Runs statement `s` (not one that controls the transaction).
     fn run_statement(&mut self, s: &ast::Statement) -> Result<QueryResult> {
         use ast::Statement as S;
+        if let Err(e) = self.check_read_only(s) {
+            self.fail();
+            return Err(e);
+        }
         if grant::checks(s) {
             if let Err(e) = grant::check_statement(&self.acting_binder(), s) {
                 self.fail();
@@ -1356,9 +1498,6 @@ impl Session {
             let o = r?;
             Ok(QueryResult { tag: o.tag, notices: o.notices, ..tag("") })
         };
-        if self.read_only && is_ddl(s) {
-            return Err(Error::read_only(&first_words(&s.to_string())));
-        }
         match s {
             S::Query(_)
             | S::Insert(_)
@@ -1672,7 +1811,8 @@ impl Session {
     fn const_eval(&self, e: &crate::planner::Expr) -> Result<Value> {
         let db = self.catalog.db();
         let txn = db.begin(Isolation::ReadCommitted)?;
-        let cx = ExecCtx::new(&txn, &self.catalog, &[], &self.currval, None, None);
+        let mut cx = ExecCtx::new(&txn, &self.catalog, &[], &self.currval, None, None);
+        cx.read_only = self.read_only_now();
         let v = crate::execution::eval::eval(e, &[], &[], &cx);
         txn.abort();
         v
@@ -1889,7 +2029,7 @@ impl Session {
         if iso != Isolation::Snapshot {
             return Err(refuse("be called in REPEATABLE READ isolation mode transaction"));
         }
-        if !self.read_only {
+        if !self.read_only_now() {
             return Err(refuse("be called in a read only transaction"));
         }
         if self.block_used {
@@ -1907,11 +2047,18 @@ impl Session {
         Ok(at)
     }
 
-    fn begin(&mut self, isolation: Option<Isolation>, read_only: bool) -> Result<QueryResult> {
+    /// BEGIN: opens a block at `isolation` (else the session's default),
+    /// READ ONLY or not as `read_only` says (else as
+    /// `default_transaction_read_only` does). A standby refuses READ WRITE
+    /// and opens nothing, as PostgreSQL does.
+    fn begin(&mut self, isolation: Option<Isolation>, read_only: Option<bool>) -> Result<QueryResult> {
         if self.state != TxnStatus::Idle {
             let mut r = tag("BEGIN");
             r.notices.push("there is already a transaction in progress".into());
             return Ok(r);
+        }
+        if read_only == Some(false) && self.catalog.is_standby() {
+            return Err(read_write_during_recovery());
         }
         let iso = isolation.unwrap_or(self.vars.isolation);
         let mut txn = self.catalog.db().begin(iso)?;
@@ -1924,7 +2071,7 @@ impl Session {
         self.txn_time = TimestampTz::now();
         self.state = TxnStatus::InBlock;
         self.block_used = false;
-        self.read_only = read_only;
+        self.read_only = read_only.unwrap_or(self.vars.default_read_only);
         Ok(tag("BEGIN"))
     }
 
@@ -1972,18 +2119,29 @@ impl Session {
     fn set(&mut self, set: &ast::Set) -> Result<QueryResult> {
         match set {
             ast::Set::SetTransaction { modes, session, .. } => {
-                if modes_read_only(modes) && self.state == TxnStatus::InBlock {
-                    self.read_only = true;
-                }
+                let access = modes_read_only(modes);
                 let iso = modes_isolation(modes);
                 if *session {
+                    // SET SESSION CHARACTERISTICS AS TRANSACTION: the
+                    // defaults of the transactions to come.
+                    if let Some(ro) = access {
+                        self.change_settings(false, |v| {
+                            v.default_read_only = ro;
+                            Ok(())
+                        })?;
+                    }
                     if let Some(i) = iso {
                         self.change_settings(false, |v| {
                             v.isolation = i;
                             Ok(())
                         })?;
                     }
-                } else if let Some(i) = iso {
+                    return Ok(tag("SET"));
+                }
+                if let Some(ro) = access {
+                    self.set_transaction_read_only(ro)?;
+                }
+                if let Some(i) = iso {
                     if self.state != TxnStatus::InBlock {
                         let mut r = tag("SET");
                         r.notices.push("SET TRANSACTION can only be used in transaction blocks".into());
@@ -2019,6 +2177,11 @@ impl Session {
                     })
                     .collect();
                 let local = matches!(scope, Some(ast::ContextModifier::Local));
+                if name == "transaction_read_only" {
+                    let on = crate::settings::parse_bool(&name, &text.join(", "))?;
+                    self.set_transaction_read_only(on)?;
+                    return Ok(tag("SET"));
+                }
                 self.may_set(&name)?;
                 let mut r = tag("SET");
                 if let Some(warning) = self.change_settings(local, |v| v.set(&name, &text))? {
@@ -2055,7 +2218,7 @@ impl Session {
     fn show_all(&self) -> QueryResult {
         let rows = self
             .vars
-            .all(self.txn_isolation())
+            .all(self.txn_view())
             .into_iter()
             .map(|l| vec![Value::Text(l.name), Value::Text(l.value), Value::Text(l.about.to_string())])
             .collect();
@@ -2070,7 +2233,7 @@ impl Session {
 
     /// A session variable's value, as SHOW prints it.
     pub fn show(&self, name: &str) -> Result<String> {
-        self.vars.show(name, self.txn_isolation())
+        self.vars.show(name, self.txn_view())
     }
 
     /// The isolation level of the open transaction.
@@ -2121,7 +2284,7 @@ impl Session {
             deadline: self.vars.statement_timeout.map(|d| start + d),
             cancel: &self.cancel,
             lock_timeout: self.vars.lock_timeout,
-            read_only: self.read_only,
+            read_only: self.read_only_now(),
             mem: self.vars.statement_mem,
             defer_waits: self.defer_waits && !planned.calls_routines,
         };
@@ -2348,7 +2511,12 @@ fn run_in(
     if let Some(b) = id.backend {
         b.set_transaction(txn.id());
     }
-    let id = crate::system::Identity { isolation: Some(txn.isolation()), ..id };
+    let view = crate::settings::TxnView {
+        isolation: Some(txn.isolation()),
+        read_only: stop.read_only,
+        standby: catalog.is_standby(),
+    };
+    let id = crate::system::Identity { txn: view, ..id };
     centum_engine::blocking::statement_begins();
     let mut cx = ExecCtx::new(txn, catalog, params, currval, txn_time, stop.deadline).identified(id);
     cx.cancel = Some(&**stop.cancel);
@@ -2466,6 +2634,82 @@ fn is_ddl(s: &ast::Statement) -> bool {
             | S::CreateTrigger(_)
             | S::DropTrigger(_)
     ) || matches!(s, S::Pragma { name, .. } if name.to_string() == crate::parser::PUBLICATION)
+}
+
+/// The command that statement `s` is, as PostgreSQL names it when a READ
+/// ONLY transaction refuses it ("cannot execute CREATE TABLE in a
+/// read-only transaction"), if it changes the database's schema, roles,
+/// privileges, sequences or rows. `None` for the rest, and for the
+/// statements that are planned, which are refused as they run.
+fn read_only_refusal(s: &ast::Statement) -> Option<String> {
+    use ast::Statement as S;
+    let named = |what: &str| Some(what.to_string());
+    match s {
+        S::CreateTable(ct) if ct.query.is_some() => named("CREATE TABLE AS"),
+        S::CreateTable(_) => named("CREATE TABLE"),
+        S::CreateIndex(_) => named("CREATE INDEX"),
+        S::AlterIndex { .. } => named("ALTER INDEX"),
+        S::Drop { object_type, .. } => Some(format!("DROP {object_type}")),
+        S::AlterTable(_) => named("ALTER TABLE"),
+        S::Truncate(_) => named("TRUNCATE TABLE"),
+        S::CreateSequence { .. } => named("CREATE SEQUENCE"),
+        S::CreateSchema { .. } => named("CREATE SCHEMA"),
+        S::AlterSchema(_) => named("ALTER SCHEMA"),
+        S::CreateRole(_) => named("CREATE ROLE"),
+        S::AlterRole { .. } => named("ALTER ROLE"),
+        S::CreateFunction(cf) if cf.to_string().contains(crate::routines::PROCEDURE_MARK) => {
+            named("CREATE PROCEDURE")
+        }
+        S::CreateFunction(_) => named("CREATE FUNCTION"),
+        S::AlterFunction(_) => named("ALTER FUNCTION"),
+        S::DropFunction(_) => named("DROP FUNCTION"),
+        S::DropProcedure { .. } => named("DROP PROCEDURE"),
+        S::CreateType { .. } => named("CREATE TYPE"),
+        S::AlterType(_) => named("ALTER TYPE"),
+        S::CreateView(cv) if cv.materialized => named("CREATE MATERIALIZED VIEW"),
+        S::CreateView(_) => named("CREATE VIEW"),
+        S::Comment { .. } => named("COMMENT"),
+        S::Grant(_) => named("GRANT"),
+        S::Revoke(_) => named("REVOKE"),
+        S::CreateTrigger(_) => named("CREATE TRIGGER"),
+        S::DropTrigger(_) => named("DROP TRIGGER"),
+        S::Pragma { name, value, .. } => match name.to_string().as_str() {
+            crate::parser::ALTER_SEQUENCE => named("ALTER SEQUENCE"),
+            crate::parser::REFRESH => named("REFRESH MATERIALIZED VIEW"),
+            crate::parser::PUBLICATION => {
+                // CREATE, ALTER or DROP PUBLICATION, as its text says.
+                let text = match value.as_ref().map(|v| &v.value) {
+                    Some(ast::Value::SingleQuotedString(t)) => t.as_str(),
+                    _ => "",
+                };
+                let verb = text.split_whitespace().next().unwrap_or("CREATE");
+                Some(format!("{} PUBLICATION", verb.to_uppercase()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The command that statement `s` is, if a READ ONLY transaction may run it
+/// but a standby may not, as PostgreSQL refuses it "during recovery": LISTEN
+/// and NOTIFY (a standby's commits publish nothing), ANALYZE and VACUUM
+/// (its versions are the primary's to collect), and LOCK TABLE in the
+/// modes stronger than ROW EXCLUSIVE.
+fn recovery_refusal(s: &ast::Statement) -> Option<&'static str> {
+    use ast::Statement as S;
+    match s {
+        S::LISTEN { .. } => Some("LISTEN"),
+        S::NOTIFY { .. } => Some("NOTIFY"),
+        S::Analyze(_) => Some("ANALYZE"),
+        S::Vacuum(_) => Some("VACUUM"),
+        S::Lock(l) => {
+            use ast::LockTableMode as M;
+            let weak = matches!(l.lock_mode, Some(M::AccessShare | M::RowShare | M::RowExclusive));
+            (!weak).then_some("LOCK TABLE")
+        }
+        _ => None,
+    }
 }
 
 /// `s` with each parameter `$n` replaced by its value, as a constant of

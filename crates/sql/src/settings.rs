@@ -3,13 +3,19 @@
 //! transaction block takes its changes back.
 //!
 //! A session's settings are one [`Settings`] value: the few that steer
-//! the engine held typed (isolation, search path, timeouts, statement
-//! memory, synchronous commit), and every setting a client gave, by name,
-//! as text. Names Centum does not know are kept and shown, as PostgreSQL
-//! keeps custom settings (`myapp.tenant`); a client's `SET
-//! extra_float_digits = 3` thus succeeds. The server's fixed facts
+//! the engine held typed (isolation, read-only default, search path,
+//! timeouts, statement memory, synchronous commit), and every setting a
+//! client gave, by name, as text. Names Centum does not know are kept and
+//! shown, as PostgreSQL keeps custom settings (`myapp.tenant`); a client's
+//! `SET extra_float_digits = 3` thus succeeds. The server's fixed facts
 //! (`server_version_num`, `lc_collate`, ...) are shown and cannot be set
 //! (55P02).
+//!
+//! A few describe the transaction a statement runs in rather than the
+//! session ([`TxnView`]): `transaction_isolation`, `transaction_read_only`
+//! (on in a READ ONLY transaction, and always on a standby) and
+//! `in_hot_standby`; `default_transaction_read_only` shows on for a
+//! standby too, as the server reports it to clients.
 //!
 //! Inside a transaction block changes are transactional, as in
 //! PostgreSQL:
@@ -76,6 +82,11 @@ const KNOWN: &[Known] = &[
     ),
     known("default_transaction_isolation", STATEMENT, "The isolation level new transactions start with."),
     known(
+        "default_transaction_read_only",
+        STATEMENT,
+        "Whether new transactions start READ ONLY (always on a standby).",
+    ),
+    known(
         "idle_in_transaction_session_timeout",
         STATEMENT,
         "How long a session may sit idle inside a block before it is ended (0: no limit).",
@@ -85,6 +96,7 @@ const KNOWN: &[Known] = &[
         STATEMENT,
         "How long a session may sit idle outside a block before it is ended (0: no limit).",
     ),
+    fixed("in_hot_standby", "Whether the server is a standby, serving reads while it applies a primary's changes."),
     fixed("integer_datetimes", "Whether times are stored as integers (always on)."),
     known(
         "jit",
@@ -127,10 +139,33 @@ const KNOWN: &[Known] = &[
         "Whether a commit waits until its log record is on disk.",
     ),
     known("transaction_isolation", STATEMENT, "The isolation level of the current transaction."),
+    known(
+        "transaction_read_only",
+        STATEMENT,
+        "Whether the current transaction is READ ONLY (always on a standby).",
+    ),
 ];
 
 fn find_known(name: &str) -> Option<&'static Known> {
     KNOWN.iter().find(|k| k.name.eq_ignore_ascii_case(name))
+}
+
+/// The transaction a setting is read in, and the server's role: what the
+/// settings that describe them show.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TxnView {
+    /// The open transaction's isolation level (`None`: none is open).
+    pub isolation: Option<Isolation>,
+    /// The transaction may not write: READ ONLY, or begun so by
+    /// `default_transaction_read_only`, or on a standby.
+    pub read_only: bool,
+    /// The database is a standby.
+    pub standby: bool,
+}
+
+impl TxnView {
+    /// Outside any transaction, on a primary.
+    pub const NONE: TxnView = TxnView { isolation: None, read_only: false, standby: false };
 }
 
 /// One session's settings.
@@ -138,6 +173,8 @@ fn find_known(name: &str) -> Option<&'static Known> {
 pub(crate) struct Settings {
     /// The isolation level new transactions start with.
     pub isolation: Isolation,
+    /// `default_transaction_read_only`: new transactions start READ ONLY.
+    pub default_read_only: bool,
     pub search_path: Vec<String>,
     /// `statement_timeout`: none is no limit.
     pub statement_timeout: Option<Duration>,
@@ -166,6 +203,7 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             isolation: Isolation::ReadCommitted,
+            default_read_only: false,
             search_path: vec!["public".into()],
             statement_timeout: None,
             statement_mem: DEFAULT_STATEMENT_MEM,
@@ -203,6 +241,13 @@ impl Settings {
             "transaction_isolation" | "default_transaction_isolation" => {
                 self.isolation = parse_isolation(&joined)?
             }
+            "default_transaction_read_only" => self.default_read_only = parse_bool(name, &joined)?,
+            // The transaction's, not the session's: the session takes it
+            // (see `Session::set_transaction_read_only`); only checked here.
+            "transaction_read_only" => {
+                parse_bool(name, &joined)?;
+                return Ok(());
+            }
             "statement_timeout" => self.statement_timeout = parse_duration(name, &joined)?,
             "lock_timeout" => self.lock_timeout = parse_duration(name, &joined)?,
             "idle_in_transaction_session_timeout" => self.idle_timeouts.0 = parse_duration(name, &joined)?,
@@ -217,10 +262,7 @@ impl Settings {
                 )));
             }
             "jit" => {
-                let v = joined.trim().to_lowercase();
-                if !matches!(v.as_str(), "on" | "off" | "true" | "false" | "yes" | "no" | "1" | "0") {
-                    return Err(Error::InvalidParameter("parameter \"jit\" requires a Boolean value".into()));
-                }
+                parse_bool(name, &joined)?;
             }
             "synchronous_commit" => {
                 self.delayed_durability =
@@ -257,6 +299,7 @@ impl Settings {
         let all = |d: &Settings, s: &mut Settings| match n {
             "search_path" => s.search_path = d.search_path.clone(),
             "transaction_isolation" | "default_transaction_isolation" => s.isolation = d.isolation,
+            "default_transaction_read_only" => s.default_read_only = d.default_read_only,
             "statement_timeout" => s.statement_timeout = d.statement_timeout,
             "lock_timeout" => s.lock_timeout = d.lock_timeout,
             "idle_in_transaction_session_timeout" => s.idle_timeouts.0 = d.idle_timeouts.0,
@@ -274,23 +317,26 @@ impl Settings {
         };
     }
 
-    /// A setting's value as SHOW prints it; `txn` is the isolation level of
-    /// the open transaction, if there is one.
-    pub fn show(&self, name: &str, txn: Option<Isolation>) -> Result<String> {
+    /// A setting's value as SHOW prints it, in transaction `txn`.
+    pub fn show(&self, name: &str, txn: TxnView) -> Result<String> {
         self.get(name, txn)
             .ok_or_else(|| Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\"")))
     }
 
     /// [`Settings::show`], `None` for a setting nobody set and Centum does
     /// not know.
-    pub fn get(&self, name: &str, txn: Option<Isolation>) -> Option<String> {
+    pub fn get(&self, name: &str, txn: TxnView) -> Option<String> {
         let name = name.to_lowercase();
         let duration = |d: Option<Duration>| d.map_or_else(|| "0".into(), |d| show_duration(d.as_millis()));
+        let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
         Some(match name.as_str() {
             "transaction_isolation" | "transaction isolation level" => {
-                isolation_name(txn.unwrap_or(self.isolation)).into()
+                isolation_name(txn.isolation.unwrap_or(self.isolation)).into()
             }
             "default_transaction_isolation" => isolation_name(self.isolation).into(),
+            "transaction_read_only" => on_off(txn.read_only),
+            "default_transaction_read_only" => on_off(self.default_read_only || txn.standby),
+            "in_hot_standby" => on_off(txn.standby),
             "search_path" => self.search_path.join(", "),
             "statement_timeout" => duration(self.statement_timeout),
             "lock_timeout" => duration(self.lock_timeout),
@@ -352,7 +398,7 @@ impl Settings {
 
     /// A setting as `pg_settings` shows it: durations in milliseconds and
     /// sizes in kilobytes, with that unit; otherwise as SHOW shows it.
-    pub fn in_unit(&self, name: &str, txn: Option<Isolation>) -> Option<(String, Option<&'static str>)> {
+    pub fn in_unit(&self, name: &str, txn: TxnView) -> Option<(String, Option<&'static str>)> {
         let ms = |d: Option<Duration>| Some((d.map_or(0, |d| d.as_millis()).to_string(), Some("ms")));
         match name.to_lowercase().as_str() {
             "statement_timeout" => ms(self.statement_timeout),
@@ -370,7 +416,7 @@ impl Settings {
 
     /// Every setting: the known ones and any a client set, sorted by name,
     /// with its value, its group, whether it is fixed, and what it does.
-    pub fn all(&self, txn: Option<Isolation>) -> Vec<Listed> {
+    pub fn all(&self, txn: TxnView) -> Vec<Listed> {
         let mut names: Vec<String> = KNOWN.iter().map(|k| k.name.to_string()).collect();
         names.extend(self.text.keys().filter(|n| find_known(n).is_none()).cloned());
         names.sort_by_key(|n| n.to_lowercase());
@@ -426,6 +472,16 @@ pub(crate) fn isolation_name(i: Isolation) -> &'static str {
         Isolation::ReadCommitted => "read committed",
         Isolation::Snapshot => "repeatable read",
         Isolation::Serializable => "serializable",
+    }
+}
+
+/// A boolean setting's value: `on`, `true`, `yes`, `1` and their
+/// opposites, as PostgreSQL reads them.
+pub(crate) fn parse_bool(name: &str, text: &str) -> Result<bool> {
+    match text.trim().trim_matches('\'').to_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" => Ok(true),
+        "off" | "false" | "no" | "0" => Ok(false),
+        _ => Err(Error::InvalidParameter(format!("parameter \"{name}\" requires a Boolean value"))),
     }
 }
 
@@ -511,30 +567,36 @@ mod tests {
         let mut s = Settings::default();
         s.set("lock_timeout", &["100".into()]).unwrap();
         s.set("statement_timeout", &["120s".into()]).unwrap();
-        assert_eq!(s.show("lock_timeout", None).unwrap(), "100ms");
-        assert_eq!(s.show("statement_timeout", None).unwrap(), "2min");
-        assert_eq!(s.show("idle_session_timeout", None).unwrap(), "0");
+        assert_eq!(s.show("lock_timeout", TxnView::NONE).unwrap(), "100ms");
+        assert_eq!(s.show("statement_timeout", TxnView::NONE).unwrap(), "2min");
+        assert_eq!(s.show("idle_session_timeout", TxnView::NONE).unwrap(), "0");
     }
 
     #[test]
     fn log_min_duration_statement_takes_minus_one_zero_and_units() {
         let mut s = Settings::default();
         assert_eq!(
-            (s.show("log_min_duration_statement", None).unwrap(), s.log_min_duration),
+            (s.show("log_min_duration_statement", TxnView::NONE).unwrap(), s.log_min_duration),
             ("-1".into(), None)
         );
         s.set("log_min_duration_statement", &["0".into()]).unwrap();
         assert_eq!(
-            (s.show("log_min_duration_statement", None).unwrap(), s.log_min_duration),
+            (s.show("log_min_duration_statement", TxnView::NONE).unwrap(), s.log_min_duration),
             ("0".into(), Some(Duration::ZERO))
         );
         s.set("log_min_duration_statement", &["'1s'".into()]).unwrap();
-        assert_eq!(s.show("log_min_duration_statement", None).unwrap(), "1s");
+        assert_eq!(s.show("log_min_duration_statement", TxnView::NONE).unwrap(), "1s");
         s.set("log_min_duration_statement", &["250ms".into()]).unwrap();
-        assert_eq!(s.in_unit("log_min_duration_statement", None).unwrap(), ("250".into(), Some("ms")));
+        assert_eq!(
+            s.in_unit("log_min_duration_statement", TxnView::NONE).unwrap(),
+            ("250".into(), Some("ms"))
+        );
         s.set("log_min_duration_statement", &["-1".into()]).unwrap();
         assert_eq!(s.log_min_duration, None);
-        assert_eq!(s.in_unit("log_min_duration_statement", None).unwrap(), ("-1".into(), Some("ms")));
+        assert_eq!(
+            s.in_unit("log_min_duration_statement", TxnView::NONE).unwrap(),
+            ("-1".into(), Some("ms"))
+        );
         for bad in ["-2", "fast", "1 parsec"] {
             assert!(s.set("log_min_duration_statement", &[bad.into()]).is_err(), "{bad}");
         }
@@ -546,12 +608,12 @@ mod tests {
     fn presets_cannot_be_set_and_unknown_names_are_kept() {
         let mut s = Settings::default();
         assert_eq!(s.set("server_version_num", &["1".into()]).unwrap_err().sqlstate(), "55P02");
-        assert_eq!(s.show("server_version_num", None).unwrap(), "150000");
+        assert_eq!(s.show("server_version_num", TxnView::NONE).unwrap(), "150000");
         s.set("myapp.tenant", &["42".into()]).unwrap();
-        assert_eq!(s.show("MyApp.Tenant", None).unwrap(), "42");
-        assert!(s.get("no_such_setting", None).is_none());
+        assert_eq!(s.show("MyApp.Tenant", TxnView::NONE).unwrap(), "42");
+        assert!(s.get("no_such_setting", TxnView::NONE).is_none());
         let d = Settings::default();
         s.reset(Some("myapp.tenant"), &d);
-        assert!(s.get("myapp.tenant", None).is_none());
+        assert!(s.get("myapp.tenant", TxnView::NONE).is_none());
     }
 }

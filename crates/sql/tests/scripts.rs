@@ -22,45 +22,12 @@
 mod common;
 
 use centum_sql::Session;
-use common::{db, scripts_dir, statements};
-use std::fmt::Write;
+use common::{answer, compare_golden, db, scripts_dir, statements};
 
 fn transcript(session: &mut Session, script: &str) -> String {
     let mut out = String::new();
     for stmt in statements(script) {
-        writeln!(out, "> {}", stmt.replace('\n', "\n  ")).unwrap();
-        match session.execute(&stmt) {
-            Ok(results) => {
-                for r in results {
-                    for n in &r.notices {
-                        writeln!(out, "NOTICE: {n}").unwrap();
-                    }
-                    if r.columns.is_empty() {
-                        writeln!(out, "{}", r.tag).unwrap();
-                        continue;
-                    }
-                    let names: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
-                    writeln!(out, "{}", names.join(" | ")).unwrap();
-                    for row in &r.rows {
-                        let vals: Vec<String> = row
-                            .iter()
-                            .map(|v| if v.is_null() { "NULL".into() } else { v.to_string() })
-                            .collect();
-                        writeln!(out, "{}", vals.join(" | ")).unwrap();
-                    }
-                    let n = r.rows.len();
-                    writeln!(out, "({n} row{})", if n == 1 { "" } else { "s" }).unwrap();
-                }
-            }
-            Err(e) => {
-                writeln!(out, "ERROR {}: {}", e.sqlstate(), e).unwrap();
-                for (label, text) in [("DETAIL", e.detail()), ("HINT", e.hint()), ("CONTEXT", e.context())] {
-                    if let Some(t) = text {
-                        writeln!(out, "{label}: {}", t.replace('\n', "\n  ")).unwrap();
-                    }
-                }
-            }
-        }
+        answer(&mut out, &stmt, session.execute(&stmt));
     }
     out
 }
@@ -71,22 +38,7 @@ fn run(name: &str) {
     let db = db();
     let mut session = db.session();
     let got = transcript(&mut session, &script);
-    let out = dir.join(format!("{name}.out"));
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(&out, &got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&out).unwrap_or_default();
-    if got != want {
-        let mut diff = String::new();
-        for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-            if g != w {
-                writeln!(diff, "line {}:\n  want: {w}\n  got:  {g}", i + 1).unwrap();
-                break;
-            }
-        }
-        panic!("{name}: transcript differs from {name}.out (UPDATE_GOLDEN=1 rewrites it)\n{diff}\n--- got ---\n{got}");
-    }
+    compare_golden(name, &dir.join(format!("{name}.out")), &got);
 }
 
 macro_rules! scripts {

@@ -520,6 +520,9 @@ fn set_comparable(a: &Value, b: &Value) -> bool {
 fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value> {
     match op {
         SeqOp::Next => {
+            if cx.read_only {
+                return Err(Error::read_only("nextval()"));
+            }
             let v = cx.catalog.nextval(name)?;
             cx.currval.borrow_mut().insert(name.to_string(), v);
             Ok(Value::BigInt(v))
@@ -535,6 +538,9 @@ fn sequence(op: SeqOp, name: &str, args: &[Value], cx: &ExecCtx) -> Result<Value
             )
         }),
         SeqOp::Set => {
+            if cx.read_only {
+                return Err(Error::read_only("setval()"));
+            }
             let Some(Value::BigInt(v)) =
                 args.first().cloned().map(|v| v.coerce_to(&DataType::BigInt)).transpose()?
             else {

@@ -39,9 +39,6 @@ fn lock_one(
     outer: &[Value],
     cx: &ExecCtx,
 ) -> Result<Option<Vec<Value>>> {
-    if cx.read_only {
-        return Err(Error::read_only("SELECT FOR UPDATE"));
-    }
     let Some(row) = cx.txn.get(table, index, key)? else { return Ok(None) };
     let current = row.values();
     let mut failed = None;
@@ -116,7 +113,12 @@ fn open_node<'a>(plan: &'a Plan, cx: &'a ExecCtx<'a>, outer: Vec<Value>) -> Resu
                 exprs.iter().map(|e| eval(e, &row, &outer, cx)).collect()
             }))
         }
-        Plan::Lock { input, table, index, key_from, recheck, exprs, on_held } => {
+        Plan::Lock { input, table, index, key_from, recheck, exprs, on_held, command } => {
+            // Refused before any row is read, as PostgreSQL refuses the
+            // statement.
+            if cx.read_only {
+                return Err(Error::read_only(command));
+            }
             let input = open(input, cx, outer.clone())?;
             // A scan that is still running may meet the version a lock made
             // (locking writes one): each row is locked once.

@@ -133,6 +133,10 @@ impl Binder<'_> {
             }
             None => None,
         };
+        let command = match q.locks.first().map(|l| &l.lock_type) {
+            Some(ast::LockType::Share) => "SELECT FOR SHARE",
+            _ => "SELECT FOR UPDATE",
+        };
         let plan = Plan::Lock {
             input: Box::new(input),
             table: info.table.clone(),
@@ -141,6 +145,7 @@ impl Binder<'_> {
             recheck,
             exprs,
             on_held,
+            command,
         };
         let plan = if limit.is_some() || offset.is_some() {
             Plan::Limit { input: Box::new(plan), limit, offset }

@@ -392,6 +392,9 @@ pub enum Plan {
         exprs: Vec<Expr>,
         /// What to do with a row another transaction holds.
         on_held: centum_engine::OnHeld,
+        /// The statement as a READ ONLY transaction's refusal names it
+        /// (`SELECT FOR UPDATE`, `SELECT FOR SHARE`).
+        command: &'static str,
     },
     /// Skips `offset` rows and returns at most `limit`.
     Limit {

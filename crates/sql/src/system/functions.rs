@@ -143,8 +143,9 @@ pub enum CatalogFn {
     /// `pg_cancel_backend(pid)`, `pg_terminate_backend(pid)` (true: end
     /// the session too).
     SignalBackend(bool),
-    /// `pg_is_in_recovery()`: false, a Centum server takes writes as soon
-    /// as it accepts connections (recovery ends before).
+    /// `pg_is_in_recovery()`: whether the database is a standby, applying
+    /// a primary's changes and refusing writes (a server's own crash
+    /// recovery ends before it accepts connections).
     InRecovery,
     /// `pg_drop_replication_slot(name)`.
     DropSlot,
@@ -665,6 +666,10 @@ pub(crate) fn eval(
         }
         CatalogFn::Advisory(a) => advisory(a, args, id, interrupted)?,
         CatalogFn::Notify => {
+            // As NOTIFY: a standby's commits publish nothing.
+            if id.txn.standby {
+                return Err(Error::during_recovery("NOTIFY"));
+            }
             let Some(notes) = id.notes else {
                 return Err(Error::other("55000", "pg_notify is called by a session"));
             };
@@ -724,7 +729,7 @@ pub(crate) fn eval(
                 }
             }
         }
-        CatalogFn::InRecovery => Value::Boolean(false),
+        CatalogFn::InRecovery => Value::Boolean(id.txn.standby),
         CatalogFn::DropSlot => {
             crate::replication::drop_slot(&s()?.db, &arg(0).to_string(), id.pid() as u32)?;
             Value::Null
@@ -1248,7 +1253,7 @@ fn current_setting(args: &[Value], id: &Identity) -> Result<Value> {
     {
         return Ok(Value::Text(c.value));
     }
-    match id.vars().get(&name, id.isolation) {
+    match id.vars().get(&name, id.txn) {
         Some(v) => Ok(Value::Text(v)),
         None if missing_ok => Ok(Value::Null),
         None => Err(Error::UndefinedObject(format!("unrecognized configuration parameter \"{name}\""))),
@@ -1269,7 +1274,12 @@ fn set_config(args: &[Value], id: &Identity) -> Result<Value> {
     };
     let mut check = id.vars().into_owned();
     check.set(&name, std::slice::from_ref(&value))?;
-    let shown = check.get(&name, id.isolation).unwrap_or_else(|| value.clone());
+    // The transaction has run a query (this one): it can no longer turn
+    // READ WRITE, as in PostgreSQL.
+    if name == "transaction_read_only" && id.txn.read_only && !crate::settings::parse_bool(&name, &value)? {
+        return Err(Error::other("25001", "transaction read-write mode must be set before any query"));
+    }
+    let shown = check.get(&name, id.txn).unwrap_or_else(|| value.clone());
     changes.borrow_mut().push(crate::settings::ConfigChange { name, value, local });
     Ok(Value::Text(shown))
 }

@@ -61,8 +61,9 @@ pub(crate) struct Identity<'a> {
     /// Where `set_config()` leaves its changes for the session to apply
     /// when the statement succeeds (none: it fails).
     pub config_changes: Option<&'a std::cell::RefCell<Vec<crate::settings::ConfigChange>>>,
-    /// The isolation level of the statement's transaction.
-    pub isolation: Option<centum_engine::Isolation>,
+    /// The statement's transaction (its isolation level, whether it is
+    /// read only) and whether the database is a standby.
+    pub txn: crate::settings::TxnView,
     /// The session's number among advisory lock holders (0 outside a
     /// session: it takes none).
     pub holder: u64,
@@ -93,7 +94,7 @@ impl Identity<'static> {
         activity: None,
         settings: None,
         config_changes: None,
-        isolation: None,
+        txn: crate::settings::TxnView::NONE,
         holder: 0,
         notes: None,
     };

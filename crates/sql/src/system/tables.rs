@@ -1711,11 +1711,12 @@ fn sequences(s: &Snapshot) -> Vec<Vec<Value>> {
 fn settings(id: &Identity) -> Vec<Vec<Value>> {
     let builtin = crate::settings::Settings::default();
     let vars = id.vars();
-    vars.all(id.isolation)
+    vars.all(id.txn)
         .into_iter()
         .map(|l| {
-            let (value, unit) = vars.in_unit(&l.name, id.isolation).unwrap_or((l.value.clone(), None));
-            let boot = builtin.in_unit(&l.name, None).map(|b| b.0).unwrap_or_default();
+            let (value, unit) = vars.in_unit(&l.name, id.txn).unwrap_or((l.value.clone(), None));
+            let boot =
+                builtin.in_unit(&l.name, crate::settings::TxnView::NONE).map(|b| b.0).unwrap_or_default();
             let source = if boot == value { "default" } else { "session" };
             let bool_like = matches!(value.as_str(), "on" | "off");
             vec![

@@ -8,14 +8,16 @@
 //!   otherwise;
 //! - reading integers out of results ([`int`], [`int_column`], [`ints`],
 //!   [`scalar`]);
-//! - the golden scripts: where they are and how a script is split into
-//!   statements ([`scripts_dir`], [`script_names`], [`statements`]).
+//! - the golden scripts: where they are, how a script is split into
+//!   statements and how a statement's answer is written into a transcript
+//!   ([`scripts_dir`], [`script_names`], [`statements`], [`answer`]).
 
 // Each test binary compiles this module on its own and uses only part of it.
 #![allow(dead_code)]
 
 use centum_sql::{Database, Error, Prepared, QueryResult, Session};
 use centum_types::Value;
+use std::fmt::Write;
 use std::path::PathBuf;
 
 /// A fresh in-memory database.
@@ -133,4 +135,65 @@ pub fn statements(script: &str) -> Vec<String> {
         out.push(cur.trim().to_string());
     }
     out
+}
+
+/// Writes statement `stmt` and its answer `r` into transcript `out`, in
+/// the golden scripts' format: `> statement`, then the notices, then the
+/// tag or the columns, rows and row count, or `ERROR sqlstate: message`
+/// with the error's DETAIL, HINT and CONTEXT.
+pub fn answer(out: &mut String, stmt: &str, r: Result<Vec<QueryResult>, Error>) {
+    writeln!(out, "> {}", stmt.replace('\n', "\n  ")).unwrap();
+    match r {
+        Ok(results) => {
+            for r in results {
+                for n in &r.notices {
+                    writeln!(out, "NOTICE: {n}").unwrap();
+                }
+                if r.columns.is_empty() {
+                    writeln!(out, "{}", r.tag).unwrap();
+                    continue;
+                }
+                let names: Vec<&str> = r.columns.iter().map(|c| c.name.as_str()).collect();
+                writeln!(out, "{}", names.join(" | ")).unwrap();
+                for row in &r.rows {
+                    let vals: Vec<String> =
+                        row.iter().map(|v| if v.is_null() { "NULL".into() } else { v.to_string() }).collect();
+                    writeln!(out, "{}", vals.join(" | ")).unwrap();
+                }
+                let n = r.rows.len();
+                writeln!(out, "({n} row{})", if n == 1 { "" } else { "s" }).unwrap();
+            }
+        }
+        Err(e) => {
+            writeln!(out, "ERROR {}: {}", e.sqlstate(), e).unwrap();
+            for (label, text) in [("DETAIL", e.detail()), ("HINT", e.hint()), ("CONTEXT", e.context())] {
+                if let Some(t) = text {
+                    writeln!(out, "{label}: {}", t.replace('\n', "\n  ")).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// Compares transcript `got` of script `name` with its golden file
+/// `out`, or rewrites the file when `UPDATE_GOLDEN` is set; a difference
+/// fails with the first line that differs.
+pub fn compare_golden(name: &str, out: &std::path::Path, got: &str) {
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(out, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(out).unwrap_or_default();
+    if got != want {
+        let line = got.lines().zip(want.lines()).position(|(g, w)| g != w);
+        let at = line.map_or_else(String::new, |i| {
+            format!(
+                "line {}:\n  want: {}\n  got:  {}",
+                i + 1,
+                want.lines().nth(i).unwrap_or(""),
+                got.lines().nth(i).unwrap_or("")
+            )
+        });
+        panic!("{name}: transcript differs from {name}.out (UPDATE_GOLDEN=1 rewrites it)\n{at}\n--- got ---\n{got}");
+    }
 }
