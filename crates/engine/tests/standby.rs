@@ -28,20 +28,7 @@ fn standby() -> Database {
 
 /// Applies every durable transaction `reader` has not handed out yet.
 fn catch_up(reader: &mut LogReader, standby: &Database) -> usize {
-    let mut n = 0;
-    loop {
-        let txns = reader.read().unwrap();
-        if txns.is_empty() {
-            return n;
-        }
-        for t in &txns {
-            let records: Vec<_> = t.records().collect();
-            let applied = standby.apply_records(&records).unwrap();
-            assert_eq!(applied.commit_ts, t.commit_ts);
-            assert!(!applied.skipped);
-            n += 1;
-        }
-    }
+    standby.apply_log(reader).unwrap()
 }
 
 fn rows(db: &Database, table: &str) -> BTreeSet<Vec<String>> {
@@ -303,6 +290,10 @@ impl centum_engine::Replicate for Group {
 
     fn failed_upto(&self) -> u64 {
         self.failed.load(SeqCst)
+    }
+
+    fn accepts_writes(&self) -> bool {
+        true
     }
 }
 

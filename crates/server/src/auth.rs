@@ -263,7 +263,12 @@ impl AuthSource<Against> for Verifiers {
 }
 
 /// The ParameterStatus messages of a new session.
-pub(crate) struct Parameters;
+pub(crate) struct Parameters {
+    /// Whether this server is a standby now: `in_hot_standby` and
+    /// `default_transaction_read_only` say so, which is how libpq's
+    /// `target_session_attrs` tells a primary from a standby.
+    pub(crate) standby: bool,
+}
 
 impl ServerParameterProvider for Parameters {
     fn server_parameters<C: ClientInfo>(&self, client: &C) -> Option<HashMap<String, String>> {
@@ -280,11 +285,12 @@ impl ServerParameterProvider for Parameters {
             ("integer_datetimes", "on"),
             ("standard_conforming_strings", "on"),
             ("is_superuser", "on"),
-            ("default_transaction_read_only", "off"),
-            ("in_hot_standby", "off"),
         ] {
             p.insert(k.to_string(), v.to_string());
         }
+        let on = if self.standby { "on" } else { "off" };
+        p.insert("default_transaction_read_only".into(), on.into());
+        p.insert("in_hot_standby".into(), on.into());
         p.insert("application_name".into(), meta.get("application_name").cloned().unwrap_or_default());
         p.insert("session_authorization".into(), user);
         Some(p)

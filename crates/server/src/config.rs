@@ -8,6 +8,7 @@
 
 use clap::Args;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -99,6 +100,15 @@ pub struct ServeArgs {
     /// (0: every statement, -1: none) [default: -1].
     #[arg(long, env = "CENTUM_LOG_MIN_DURATION_STATEMENT", allow_negative_numbers = true)]
     pub log_min_duration_statement: Option<i64>,
+    /// This server's id in a replicated group (with --peers): commits are
+    /// replicated through Raft, acknowledged once a majority holds them,
+    /// and every member but the primary serves read-only transactions.
+    #[arg(long, env = "CENTUM_NODE_ID")]
+    pub node_id: Option<u64>,
+    /// Every member of the group, this one included, as id=host:port of
+    /// its replication address, comma-separated (1=10.0.0.1:7001,...).
+    #[arg(long, env = "CENTUM_PEERS")]
+    pub peers: Option<String>,
 }
 
 /// The same settings in the TOML file.
@@ -124,6 +134,8 @@ struct FileConfig {
     workers: Option<usize>,
     metrics_listen: Option<SocketAddr>,
     log_min_duration_statement: Option<i64>,
+    node_id: Option<u64>,
+    peers: Option<String>,
 }
 
 /// The settings in effect.
@@ -163,6 +175,48 @@ pub struct Config {
     pub metrics_listen: Option<SocketAddr>,
     /// Statements at least this long are logged (`None`: none).
     pub log_min_duration_statement: Option<Duration>,
+    /// Membership of a replicated group, if this server is in one.
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// A server's place in a replicated group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// This server's id.
+    pub node_id: u64,
+    /// Every member's replication address, this one's included.
+    pub peers: BTreeMap<u64, SocketAddr>,
+}
+
+/// The role a new database starts with.
+#[derive(Debug, Clone)]
+pub(crate) struct Superuser {
+    pub(crate) name: String,
+    pub(crate) password: Option<String>,
+}
+
+impl Config {
+    pub(crate) fn superuser(&self) -> Superuser {
+        Superuser { name: self.superuser.clone(), password: self.superuser_password.clone() }
+    }
+}
+
+/// Reads `1=host:port,2=host:port,...`.
+fn parse_peers(text: &str) -> Result<BTreeMap<u64, SocketAddr>, String> {
+    let mut peers = BTreeMap::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (id, addr) =
+            item.split_once('=').ok_or_else(|| format!("peers: {item:?} is not id=host:port"))?;
+        let id: u64 = id.trim().parse().map_err(|_| format!("peers: {id:?} is not a node id"))?;
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(addr.trim())
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| format!("peers: {addr:?} is not host:port"))?;
+        if peers.insert(id, addr).is_some() {
+            return Err(format!("peers: node {id} is named twice"));
+        }
+    }
+    Ok(peers)
 }
 
 impl Config {
@@ -227,7 +281,21 @@ impl Config {
             Some("logical") => true,
             Some(other) => return Err(format!("wal_level must be replica or logical, not {other:?}")),
         };
+        let cluster = match (a.node_id.or(file.node_id), a.peers.or(file.peers)) {
+            (None, None) => None,
+            (Some(node_id), Some(peers)) => {
+                let peers = parse_peers(&peers)?;
+                if !peers.contains_key(&node_id) {
+                    return Err(format!("peers names no address for this node ({node_id})"));
+                }
+                Some(ClusterConfig { node_id, peers })
+            }
+            _ => return Err("--node-id and --peers go together".into()),
+        };
+        // A standby finds the versions a delete ends by the old image.
+        let logical = logical || cluster.is_some();
         Ok(Config {
+            cluster,
             logical,
             memory_limit,
             workers,
@@ -283,6 +351,19 @@ mod tests {
         assert_eq!(Config::resolve(&off).unwrap().log_min_duration_statement, None);
         let bad = ServeArgs { log_min_duration_statement: Some(-2), ..Default::default() };
         assert!(Config::resolve(&bad).is_err());
+        let member = ServeArgs {
+            node_id: Some(2),
+            peers: Some("1=127.0.0.1:7001, 2=127.0.0.1:7002,3=127.0.0.1:7003".into()),
+            ..Default::default()
+        };
+        let c = Config::resolve(&member).unwrap().cluster.unwrap();
+        assert_eq!((c.node_id, c.peers.len(), c.peers[&3].port()), (2, 3, 7003));
+        assert!(Config::resolve(&member).unwrap().logical, "a group logs old images");
+        let alone = ServeArgs { node_id: Some(4), ..member.clone() };
+        assert!(Config::resolve(&alone).is_err(), "this node must be among the peers");
+        let twice = ServeArgs { peers: Some("1=127.0.0.1:7001,1=127.0.0.1:7002".into()), ..member.clone() };
+        assert!(Config::resolve(&twice).is_err());
+        assert!(Config::resolve(&ServeArgs { peers: None, ..member }).is_err(), "--node-id needs --peers");
         std::fs::write(&file, "bogus = 1\n").unwrap();
         assert!(Config::resolve(&ServeArgs { config: Some(file), ..Default::default() }).is_err());
         let _ = std::fs::remove_dir_all(dir);

@@ -13,11 +13,14 @@
 //!  hangup.rs      cancelling the statement of a client that has gone
 //!  wire.rs        values in PostgreSQL's text and binary formats
 //!  config.rs      flags, environment, TOML file
+//!  cluster.rs     membership of a replicated group (--node-id, --peers):
+//!                 commits through Raft, standbys applying them
 //!  metrics/       the Prometheus endpoint (--metrics-listen) and the
 //!                 figures it serves
 //! ```
 
 mod auth;
+mod cluster;
 pub mod config;
 mod connection;
 mod hangup;

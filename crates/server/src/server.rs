@@ -107,6 +107,8 @@ pub(crate) struct Shared {
     /// What the server records for the metrics endpoint; `None` when it
     /// has none, and then nothing is recorded.
     pub metrics: Option<crate::metrics::Metrics>,
+    /// This server's membership of a replicated group, if any.
+    pub(crate) member: Option<crate::cluster::Member>,
     /// The data directory's lock, held while the server runs.
     _lock: std::fs::File,
 }
@@ -135,28 +137,28 @@ pub async fn bind(config: Config) -> Result<Server, String> {
     std::fs::create_dir_all(&config.data_dir)
         .map_err(|e| format!("cannot create data directory {}: {e}", config.data_dir.display()))?;
     let mut lock = lock_data_dir(&config.data_dir)?;
-    let mut opts = centum_engine::Options::durable(&config.data_dir);
+    // In a replicated group the Raft log is the redo log (see `cluster`).
+    let group = config.cluster.as_ref().map(|_| crate::cluster::Member::group());
+    let mut opts = match &group {
+        None => centum_engine::Options::durable(&config.data_dir),
+        Some(g) => centum_engine::Options { replicate: Some(g.clone()), ..Default::default() },
+    };
     opts.storage.log.delayed = config.delayed_durability;
     opts.memory_limit = config.memory_limit;
     opts.logical = config.logical;
     let engine = centum_engine::Database::open(opts)
         .map_err(|e| format!("cannot open data directory {}: {e}", config.data_dir.display()))?;
     let db = centum_sql::Database::open(engine).map_err(|e| format!("cannot open the SQL catalog: {e}"))?;
-    if db.catalog().roles().is_empty() {
-        let verifier = match &config.superuser_password {
-            Some(p) => Some(centum_sql::auth::ScramVerifier::new(p).map_err(|e| e.to_string())?.to_text()),
-            None => None,
-        };
-        db.catalog()
-            .create_role(centum_sql::catalog::Role {
-                name: config.superuser.clone(),
-                superuser: true,
-                login: true,
-                verifier,
-            })
-            .map_err(|e| format!("cannot create the superuser: {e}"))?;
-        tracing::info!(role = %config.superuser, "new data directory: created the superuser role");
-    }
+    let member = match (&config.cluster, group) {
+        (Some(c), Some(g)) => {
+            // The primary makes the superuser, once the group has one.
+            Some(crate::cluster::Member::start(c, &config.data_dir, g, db.clone(), config.superuser()).await?)
+        }
+        _ => {
+            ensure_superuser(&db, &config.superuser())?;
+            None
+        }
+    };
     if config.auth == AuthMethod::ScramSha256 && db.catalog().roles().iter().all(|r| r.verifier.is_none()) {
         tracing::warn!("password authentication is on but no role has a password: nobody can log in (set CENTUM_SUPERUSER_PASSWORD on a new data directory)");
     }
@@ -191,9 +193,34 @@ pub async fn bind(config: Config) -> Result<Server, String> {
         shutdown,
         hangups: Arc::default(),
         metrics: metrics.is_some().then(crate::metrics::Metrics::default),
+        member,
         _lock: lock,
     });
     Ok(Server { shared, listener, tls, stop, starting: Arc::default(), pool, metrics })
+}
+
+/// Creates the superuser role of a database that has no role yet.
+pub(crate) fn ensure_superuser(
+    db: &centum_sql::Database,
+    su: &crate::config::Superuser,
+) -> Result<(), String> {
+    if !db.catalog().roles().is_empty() {
+        return Ok(());
+    }
+    let verifier = match &su.password {
+        Some(p) => Some(centum_sql::auth::ScramVerifier::new(p).map_err(|e| e.to_string())?.to_text()),
+        None => None,
+    };
+    db.catalog()
+        .create_role(centum_sql::catalog::Role {
+            name: su.name.clone(),
+            superuser: true,
+            login: true,
+            verifier,
+        })
+        .map_err(|e| format!("cannot create the superuser: {e}"))?;
+    tracing::info!(role = %su.name, "new database: created the superuser role");
+    Ok(())
 }
 
 /// Takes the data directory's lock (`centum.lock`, an exclusive `flock`
@@ -325,6 +352,9 @@ impl Server {
                 connections = live.load(SeqCst),
                 "connections still busy after the grace period; their transactions are not committed"
             );
+        }
+        if let Some(m) = &self.shared.member {
+            m.stop().await;
         }
         drop(self.shared);
         tracing::info!("server stopped");
@@ -657,7 +687,8 @@ async fn start(
             return Ok(None);
         }
     }
-    let provider = Arc::new(Parameters);
+    let standby = shared.member.as_ref().is_some_and(|m| !m.group.writable());
+    let provider = Arc::new(Parameters { standby });
     let outcome = match shared.config.auth {
         AuthMethod::Trust => auth::trust(shared, &mut socket, first, &provider).await,
         AuthMethod::ScramSha256 => auth::scram(shared, &mut socket, first, provider).await,

@@ -39,4 +39,10 @@ pub trait Replicate: Send + Sync {
     /// The highest commit timestamp among the records taken but then lost
     /// (0 if none): a transaction that used one of them must not commit.
     fn failed_upto(&self) -> u64;
+
+    /// Whether this server takes writes now (it is the primary). A
+    /// transaction that changed rows cannot commit otherwise, not even one
+    /// that wrote only SCHEMA_ONLY tables and so logs nothing: a standby's
+    /// clock belongs to the records it applies.
+    fn accepts_writes(&self) -> bool;
 }

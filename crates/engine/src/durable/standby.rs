@@ -44,7 +44,7 @@ use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
 use centum_storage::format::read_frame;
 use centum_storage::log::{decode_record, DecodedRecord};
-use centum_storage::Op;
+use centum_storage::{LogReader, Op};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -108,6 +108,23 @@ impl Database {
             at = next;
         }
         self.apply_records_as(&records, Late::Renumber)
+    }
+
+    /// Applies every durable transaction `reader` has not handed out yet
+    /// (a standby following a primary's log); returns how many were
+    /// applied, not counting those applied before.
+    pub fn apply_log(&self, reader: &mut LogReader) -> Result<usize> {
+        let mut n = 0;
+        loop {
+            let txns = reader.read()?;
+            if txns.is_empty() {
+                return Ok(n);
+            }
+            for t in &txns {
+                let records: Vec<_> = t.records().collect();
+                n += usize::from(!self.apply_records(&records)?.skipped);
+            }
+        }
     }
 
     /// Applies one transaction: every frame of its record, decoded, in log
@@ -221,6 +238,12 @@ impl Database {
     /// new snapshots.
     pub fn watermark(&self) -> u64 {
         self.shared.clock.watermark()
+    }
+
+    /// Waits until the watermark reaches `ts`: every commit stamped at or
+    /// below it has been published or undone.
+    pub fn wait_watermark(&self, ts: u64) {
+        self.shared.clock.wait_visible(ts);
     }
 
     /// Sets the live catalog to `image`'s, changing only what differs.

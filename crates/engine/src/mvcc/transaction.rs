@@ -419,7 +419,15 @@ impl Transaction {
             self.db.txns.release(self.id);
             return Ok(Committing::done());
         }
-        if let Err(e) = self.db.check_log() {
+        let refused = match &self.db.replicate {
+            Some(group) if !group.accepts_writes() => Err(Error::Storage {
+                code: "25006",
+                message: "cannot commit a transaction that wrote on a standby: writes go to the primary"
+                    .into(),
+            }),
+            _ => self.db.check_log(),
+        };
+        if let Err(e) = refused {
             drop(ddl);
             self.finished = true;
             self.abort_inner();

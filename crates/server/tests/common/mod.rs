@@ -13,6 +13,8 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     child: Option<Child>,
     pub log: PathBuf,
+    /// The port every launch listens on (0: a new one each time).
+    fixed: u16,
 }
 
 impl Server {
@@ -23,8 +25,14 @@ impl Server {
 
     /// Starts a server with `args` and environment `env`.
     pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_at(0, args, env)
+    }
+
+    /// Starts a server that listens on `port` (0: one the kernel picks),
+    /// now and whenever it is launched again.
+    pub fn start_at(port: u16, args: &[&str], env: &[(&str, &str)]) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Server { port: 0, log: dir.path().join("server.log"), dir, child: None };
+        let mut s = Server { port, log: dir.path().join("server.log"), dir, child: None, fixed: port };
         s.launch(args, env);
         s
     }
@@ -43,7 +51,7 @@ impl Server {
             .arg("--data-dir")
             .arg(&data)
             .arg("--listen")
-            .arg("127.0.0.1:0")
+            .arg(format!("127.0.0.1:{}", self.fixed))
             .args(args)
             .env_remove("CENTUM_CONFIG")
             .stdout(Stdio::from(log.try_clone().unwrap()))
@@ -231,4 +239,25 @@ pub fn assert_all_ran(out: &str, expected: u32, what: &str) {
     assert!(out.contains(&want), "{what}: not every transaction ran:\n{out}");
     assert!(out.contains("number of failed transactions: 0 (0.000%)"), "{what}: failures:\n{out}");
     assert!(!out.contains("aborted"), "{what}: a client aborted:\n{out}");
+}
+
+/// Free loopback ports, found by binding port 0 (for addresses that must
+/// be known before the servers start: a replicated group's members).
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<_> = (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    held.iter().map(|l| l.local_addr().unwrap().port()).collect()
+}
+
+/// A connection as the superuser to the server on `port`, if it answers
+/// within a couple of seconds.
+pub fn connect(port: u16) -> Option<postgres::Client> {
+    let info = format!("host=127.0.0.1 port={port} user=centum dbname=postgres connect_timeout=2");
+    postgres::Client::connect(&info, postgres::NoTls).ok()
+}
+
+/// Whether the server on `port` answers `pg_is_in_recovery()` with false.
+pub fn is_primary(port: u16) -> bool {
+    connect(port)
+        .and_then(|mut c| c.query_one("SELECT pg_is_in_recovery()", &[]).ok())
+        .is_some_and(|r| !r.get::<_, bool>(0))
 }

@@ -1,0 +1,361 @@
+//! A server as one member of a replicated group (`--node-id`, `--peers`):
+//! the primary's commits are ordered and made durable by Raft
+//! (`centum-cluster`), and every other member applies them to its own
+//! tables and serves read-only transactions at the position it has applied.
+//!
+//! ```text
+//!  primary: commit ── Replicate::submit (stamp under the queue's lock)
+//!      ── queue ── proposer: the records waiting, one Raft entry
+//!         (group commit: one entry in flight; the next fills meanwhile)
+//!      ── a majority has the entry on disk ── Apply on the primary:
+//!         its own records resolve their commits (the transactions publish
+//!         themselves); ones it does not own are applied to its tables
+//!  standby: Apply ── Database::apply_frames ── the SQL catalog reloaded
+//!         after a schema change
+//!  roles: the watcher follows Raft; a new leader applies every entry of
+//!         earlier terms, raises its clock to term << 40, then takes writes
+//! ```
+//!
+//! An entry's payload holds the records of several transactions:
+//!
+//! ```text
+//!  payload := u32 count, then per transaction:
+//!             u64 commit_ts, u32 len, frames [u8; len]   (little-endian)
+//! ```
+//!
+//! A commit whose entry Raft refused (this server is not the leader, or a
+//! new leader cut the entry) fails with 25006: it did not commit. One whose
+//! fate Raft could not tell (leadership lost while the entry was on its
+//! way) fails with 08007: it may have committed, and then this server gets
+//! it back through Apply like any other member's record and applies it.
+//!
+//! The members keep no data directory of their own: the Raft log is the
+//! redo log, and a member that starts replays it from the beginning.
+//! Checkpoints as Raft snapshots are not built yet.
+
+use crate::config::ClusterConfig;
+use centum_cluster::{Apply, Node, NodeConfig, ProposeError};
+use centum_engine::storage::{Durable, Error as StorageError, Record, Resolver};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
+
+/// Bits of a commit timestamp below the term: each term's primary stamps
+/// from `term << TERM_SHIFT` on, above anything an earlier one handed out.
+const TERM_SHIFT: u32 = 40;
+
+/// Payload bytes gathered into one entry, at most (a single larger record
+/// goes alone, up to the node's limit).
+const ENTRY_BYTES: usize = 4 << 20;
+
+/// How often the watcher looks at the member's role.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A record waiting for its entry.
+struct Submitted {
+    ts: u64,
+    frames: Vec<u8>,
+    resolver: Resolver,
+}
+
+/// The group as the engine sees it ([`centum_engine::Replicate`]) and as
+/// Raft sees it ([`Apply`]).
+pub(crate) struct Group {
+    queue: Mutex<Vec<Submitted>>,
+    wake: tokio::sync::Notify,
+    writable: AtomicBool,
+    failed: AtomicU64,
+    /// Records of this server's proposed and not yet applied, by commit
+    /// timestamp.
+    mine: Mutex<HashMap<u64, Resolver>>,
+    /// The highest commit timestamp of this server's that Apply resolved.
+    resolved_upto: AtomicU64,
+    db: OnceLock<centum_sql::Database>,
+    /// The last entry applied.
+    applied: AtomicU64,
+}
+
+impl Group {
+    fn new() -> Arc<Group> {
+        Arc::new(Group {
+            queue: Mutex::new(Vec::new()),
+            wake: tokio::sync::Notify::new(),
+            writable: AtomicBool::new(false),
+            failed: AtomicU64::new(0),
+            mine: Mutex::new(HashMap::new()),
+            resolved_upto: AtomicU64::new(0),
+            db: OnceLock::new(),
+            applied: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether this server is the primary and takes writes.
+    pub(crate) fn writable(&self) -> bool {
+        self.writable.load(SeqCst)
+    }
+
+    /// Resolves every record of this server's among `stamps` that nobody
+    /// resolved yet as failed with `code`.
+    fn fail(&self, stamps: &[u64], code: &'static str, why: &str) {
+        let mut mine = lock(&self.mine);
+        for ts in stamps {
+            if let Some(r) = mine.remove(ts) {
+                self.failed.fetch_max(*ts, SeqCst);
+                r.resolve(Err(StorageError::Replication { code, message: why.to_string() }));
+            }
+        }
+    }
+}
+
+impl centum_engine::Replicate for Group {
+    fn submit(&self, mut record: Record, stamp: &mut dyn FnMut() -> u64) -> Result<Durable, StorageError> {
+        let mut queue = lock(&self.queue);
+        if !self.writable() {
+            return Err(StorageError::Replication {
+                code: "25006",
+                message: "cannot commit on a standby: writes go to the primary".into(),
+            });
+        }
+        let ts = stamp();
+        record.set_commit_ts(ts);
+        let (durable, resolver) = Durable::remote();
+        queue.push(Submitted { ts, frames: record.into_frames(), resolver });
+        drop(queue);
+        self.wake.notify_one();
+        Ok(durable)
+    }
+
+    fn failed_upto(&self) -> u64 {
+        self.failed.load(SeqCst)
+    }
+
+    fn accepts_writes(&self) -> bool {
+        self.writable()
+    }
+}
+
+/// The transactions of an entry's payload.
+fn decode(payload: &[u8]) -> Result<Vec<(u64, &[u8])>, String> {
+    let bad = || "a replicated entry is malformed".to_string();
+    let count = u32::from_le_bytes(payload.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?);
+    let mut at = 4;
+    let mut out = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let head = payload.get(at..at + 12).ok_or_else(bad)?;
+        let ts = u64::from_le_bytes(head[..8].try_into().map_err(|_| bad())?);
+        let len = u32::from_le_bytes(head[8..].try_into().map_err(|_| bad())?) as usize;
+        out.push((ts, payload.get(at + 12..at + 12 + len).ok_or_else(bad)?));
+        at += 12 + len;
+    }
+    (at == payload.len()).then_some(out).ok_or_else(bad)
+}
+
+impl Apply for Group {
+    fn apply(&self, index: u64, payload: &[u8]) -> Result<(), String> {
+        let db = self.db.get().ok_or("the database is not open yet")?;
+        for (ts, frames) in decode(payload)? {
+            if let Some(r) = lock(&self.mine).remove(&ts) {
+                // Ours: the committing transaction publishes itself.
+                self.resolved_upto.fetch_max(ts, SeqCst);
+                r.resolve(Ok(()));
+                continue;
+            }
+            // Another primary's record, or one of ours whose fate was not
+            // known. Commits of ours resolved above publish first: no
+            // snapshot may pass them while they are still pending.
+            let upto = self.resolved_upto.load(SeqCst);
+            if upto > 0 {
+                db.catalog().db().wait_watermark(upto);
+            }
+            let applied = db.catalog().db().apply_frames(frames).map_err(|e| e.to_string())?;
+            if applied.schema {
+                db.reload_catalog().map_err(|e| e.to_string())?;
+            }
+        }
+        self.applied.store(index, SeqCst);
+        Ok(())
+    }
+
+    /// Nothing survives a restart: the whole log is applied again.
+    fn applied(&self) -> u64 {
+        0
+    }
+
+    fn snapshot(&self) -> Result<Vec<u8>, String> {
+        Err("snapshots of a replicated database are not supported yet".into())
+    }
+
+    fn install(&self, _index: u64, _bytes: &[u8]) -> Result<(), String> {
+        Err("snapshots of a replicated database are not supported yet".into())
+    }
+}
+
+/// This server's membership: the Raft node, on a runtime of its own.
+pub(crate) struct Member {
+    pub(crate) group: Arc<Group>,
+    node: Arc<Node>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Member {
+    /// The group for the engine's options; [`Member::start`] follows once
+    /// the database is open.
+    pub(crate) fn group() -> Arc<Group> {
+        Group::new()
+    }
+
+    /// Starts the Raft node over `data_dir/raft` and the tasks that
+    /// propose this server's records and follow its role.
+    pub(crate) async fn start(
+        config: &ClusterConfig,
+        data_dir: &Path,
+        group: Arc<Group>,
+        db: centum_sql::Database,
+        superuser: crate::config::Superuser,
+    ) -> Result<Member, String> {
+        let _ = group.db.set(db.clone());
+        db.set_standby(true);
+        let listen = *config
+            .peers
+            .get(&config.node_id)
+            .ok_or_else(|| format!("--peers names no address for this node ({})", config.node_id))?;
+        let mut nc = NodeConfig::new(config.node_id, listen, config.peers.clone(), data_dir.join("raft"));
+        // The log is the only copy: no snapshot may let it be cut.
+        nc.snapshot_every = u64::MAX;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("centum-raft")
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the replication runtime: {e}"))?;
+        let apply: Arc<dyn Apply> = group.clone();
+        let node = runtime
+            .spawn(Node::start(nc, apply))
+            .await
+            .map_err(|e| e.to_string())
+            .and_then(|r| r.map_err(|e| e.to_string()))
+            .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
+        let node = Arc::new(node);
+        runtime.spawn(propose(group.clone(), node.clone()));
+        runtime.spawn(watch(group.clone(), node.clone(), db, superuser));
+        tracing::info!(node = config.node_id, %listen, members = config.peers.len(), "replication started");
+        Ok(Member { group, node, runtime: Some(runtime) })
+    }
+
+    /// Stops the node: no commit of this server's is proposed after it.
+    pub(crate) async fn stop(&self) {
+        self.group.writable.store(false, SeqCst);
+        let node = self.node.clone();
+        if let Some(rt) = &self.runtime {
+            let _ = rt.spawn(async move { node.shutdown().await }).await;
+        }
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Proposes the records waiting, one entry at a time.
+async fn propose(group: Arc<Group>, node: Arc<Node>) {
+    loop {
+        group.wake.notified().await;
+        loop {
+            let mut waiting = std::mem::take(&mut *lock(&group.queue));
+            if waiting.is_empty() {
+                break;
+            }
+            while !waiting.is_empty() {
+                let mut size = 4;
+                let take = waiting
+                    .iter()
+                    .position(|s| {
+                        size += 12 + s.frames.len();
+                        size > ENTRY_BYTES
+                    })
+                    .unwrap_or(waiting.len())
+                    .max(1);
+                let rest = waiting.split_off(take);
+                let batch = std::mem::replace(&mut waiting, rest);
+                let mut payload = Vec::with_capacity(size.min(ENTRY_BYTES + 64));
+                payload.extend_from_slice(&(batch.len() as u32).to_le_bytes());
+                let mut stamps = Vec::with_capacity(batch.len());
+                {
+                    let mut mine = lock(&group.mine);
+                    for s in batch {
+                        payload.extend_from_slice(&s.ts.to_le_bytes());
+                        payload.extend_from_slice(&(s.frames.len() as u32).to_le_bytes());
+                        payload.extend_from_slice(&s.frames);
+                        stamps.push(s.ts);
+                        mine.insert(s.ts, s.resolver);
+                    }
+                }
+                match node.propose(payload).await {
+                    // Apply resolved every record of the entry.
+                    Ok(_) => {}
+                    Err(ProposeError::Unknown(why)) => {
+                        group.writable.store(false, SeqCst);
+                        let why = format!("the commit's outcome is unknown: {why}");
+                        group.fail(&stamps, "08007", &why);
+                    }
+                    Err(ProposeError::TooLarge { size, max }) => {
+                        let why =
+                            format!("a commit of {size} bytes passes the replicated log's limit of {max}");
+                        group.fail(&stamps, "54000", &why);
+                    }
+                    Err(e) => {
+                        group.writable.store(false, SeqCst);
+                        group.fail(&stamps, "25006", &format!("the commit was not replicated: {e}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Follows the member's role: a leader takes writes once it has applied
+/// every earlier entry and raised its clock past the term's floor; a
+/// member that stops leading becomes a standby.
+async fn watch(
+    group: Arc<Group>,
+    node: Arc<Node>,
+    db: centum_sql::Database,
+    superuser: crate::config::Superuser,
+) {
+    let mut tick = tokio::time::interval(WATCH_EVERY);
+    loop {
+        tick.tick().await;
+        let leading = node.is_leader();
+        if leading && !group.writable() {
+            let term = node.term();
+            if node.ready_for_writes(Duration::from_secs(5)).await.is_err() || node.term() != term {
+                continue;
+            }
+            db.catalog().db().raise_clock(term << TERM_SHIFT);
+            group.writable.store(true, SeqCst);
+            db.set_standby(false);
+            tracing::info!(term, "this server is the primary");
+            let (db2, su) = (db.clone(), superuser.clone());
+            let made = tokio::task::spawn_blocking(move || crate::server::ensure_superuser(&db2, &su)).await;
+            if let Ok(Err(e)) = made {
+                tracing::warn!(error = %e, "cannot create the superuser role yet");
+            }
+        } else if !leading && group.writable() {
+            group.writable.store(false, SeqCst);
+        }
+        if !group.writable() && !db.is_standby() {
+            db.set_standby(true);
+            tracing::info!(leader = ?node.leader(), "this server is a standby");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! A replicated group of three servers on loopback, driven by real clients:
+//! commits on the primary reach both standbys, which serve reads and refuse
+//! writes (25006); after the primary is killed with SIGKILL a new one takes
+//! writes, found by a multi-host connection string with
+//! `target_session_attrs=read-write`, and no acknowledged commit is lost;
+//! the old primary, restarted, catches up as a standby.
+
+mod common;
+use common::{connect, free_ports, is_primary, Server};
+use std::time::{Duration, Instant};
+
+fn as_strs(a: &[String]) -> Vec<&str> {
+    a.iter().map(String::as_str).collect()
+}
+
+fn in_recovery(port: u16) -> Option<bool> {
+    let mut c = connect(port)?;
+    c.query_one("SELECT pg_is_in_recovery()", &[]).ok().map(|r| r.get(0))
+}
+
+/// The member that is the primary, once one is (and has its superuser).
+fn primary(servers: &[Server], within: Duration) -> usize {
+    let deadline = Instant::now() + within;
+    loop {
+        for (i, s) in servers.iter().enumerate() {
+            if s.port != 0 && is_primary(s.port) {
+                return i;
+            }
+        }
+        assert!(Instant::now() < deadline, "no primary within {within:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn count(port: u16) -> Option<i64> {
+    connect(port)?.query_one("SELECT count(*) FROM items", &[]).ok().map(|r| r.get(0))
+}
+
+fn wait_count(port: u16, want: i64, within: Duration) {
+    let deadline = Instant::now() + within;
+    while count(port) != Some(want) {
+        assert!(Instant::now() < deadline, "port {port} has {:?} rows, not {want}", count(port));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_three_member_group_replicates_fails_over_and_catches_up() {
+    let ports = free_ports(3);
+    let peers: String = ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{}=127.0.0.1:{p}", i + 1))
+        .collect::<Vec<_>>()
+        .join(",");
+    let args: Vec<Vec<String>> =
+        (1..=3).map(|id| vec!["--node-id".into(), id.to_string(), "--peers".into(), peers.clone()]).collect();
+    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
+    let first = primary(&servers, Duration::from_secs(30));
+    let mut p = connect(servers[first].port).unwrap();
+    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
+    for i in 0..100 {
+        p.execute("INSERT INTO items VALUES ($1, $2)", &[&i, &format!("row {i}")]).unwrap();
+    }
+    p.batch_execute(
+        "UPDATE items SET note = note || '!' WHERE id % 10 = 0; DELETE FROM items WHERE id >= 95",
+    )
+    .unwrap();
+    for (i, s) in servers.iter().enumerate().filter(|(i, _)| *i != first) {
+        wait_count(s.port, 95, Duration::from_secs(20));
+        let mut c = connect(s.port).unwrap();
+        let note: String = c.query_one("SELECT note FROM items WHERE id = 10", &[]).unwrap().get(0);
+        assert_eq!(note, "row 10!", "member {i}");
+        let e = c.execute("INSERT INTO items VALUES (1000, 'x')", &[]).unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("25006"), "{e}");
+        let ro: String = c.query_one("SHOW transaction_read_only", &[]).unwrap().get(0);
+        assert_eq!(ro, "on");
+    }
+    drop(p);
+    // The primary dies; a client that asks for a read-write server finds
+    // the new primary among the three addresses.
+    servers[first].kill9();
+    let killed = Instant::now();
+    let multi = format!(
+        "host=127.0.0.1,127.0.0.1,127.0.0.1 port={},{},{} user=centum dbname=postgres connect_timeout=2 target_session_attrs=read-write",
+        servers[0].port, servers[1].port, servers[2].port
+    );
+    let took = loop {
+        let done = postgres::Client::connect(&multi, postgres::NoTls)
+            .and_then(|mut c| c.execute("INSERT INTO items VALUES (1000, 'after failover')", &[]));
+        if done.is_ok() {
+            break killed.elapsed();
+        }
+        assert!(killed.elapsed() < Duration::from_secs(30), "no write after failover: {done:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    println!("first commit on the new primary {:.2} s after the kill", took.as_secs_f64());
+    let second = primary(&servers, Duration::from_secs(5));
+    assert_ne!(second, first);
+    wait_count(servers[second].port, 96, Duration::from_secs(5));
+    // The old primary comes back as a standby and catches up.
+    let a = as_strs(&args[first]);
+    servers[first].launch(&a, &[]);
+    wait_count(servers[first].port, 96, Duration::from_secs(30));
+    assert_eq!(in_recovery(servers[first].port), Some(true));
+    let mut c = connect(servers[first].port).unwrap();
+    let note: String = c.query_one("SELECT note FROM items WHERE id = 1000", &[]).unwrap().get(0);
+    assert_eq!(note, "after failover");
+}
