@@ -228,11 +228,10 @@ impl Shared {
             // The group's order is the log's: a record that depends on an
             // earlier one commits only if that one does.
             let durable = group.submit(record, stamp).map_err(Error::from)?;
-            // Delayed durability: acknowledged once the group has the
-            // record, before a majority holds it.
-            return if durability == LogDurability::Delayed {
-                Ok(None)
-            } else if defer {
+            // Every commit waits for the group, delayed ones too: one
+            // acknowledged before and then lost would leave this server
+            // holding a change no other member has.
+            return if defer {
                 Ok(Some(durable))
             } else {
                 crate::blocking::section(|| durable.wait()).map(|()| None).map_err(Error::from)
@@ -261,12 +260,9 @@ impl Shared {
     }
 
     /// Whether a commit of `durability` is acknowledged before its record
-    /// is durable (in a replicated group: only when asked for).
+    /// is durable (never in a replicated group).
     pub(crate) fn delays(&self, durability: LogDurability) -> bool {
-        match &self.storage {
-            Some(s) => s.delays(durability),
-            None => durability == LogDurability::Delayed,
-        }
+        self.storage.as_ref().is_some_and(|s| s.delays(durability))
     }
 
     /// The highest commit timestamp among the records a failed write (or a
