@@ -23,11 +23,12 @@
 //!             u64 commit_ts, u32 len, frames [u8; len]   (little-endian)
 //! ```
 //!
-//! A commit whose entry Raft refused (this server is not the leader, or a
-//! new leader cut the entry) fails with 25006: it did not commit. One whose
-//! fate Raft could not tell (leadership lost while the entry was on its
-//! way) fails with 08007: it may have committed, and then this server gets
-//! it back through Apply like any other member's record and applies it.
+//! A commit whose entry was handed to Raft but not confirmed (leadership
+//! lost while it was on its way, or the wait ran out) fails with 08007: it
+//! may still commit, and then this server gets it back through Apply like
+//! any other member's record and applies it. After such a failure the
+//! member takes writes again only once every entry of its log is applied,
+//! so no later transaction can conflict with one that commits late.
 //!
 //! The members keep no data directory of their own: the Raft log is the
 //! redo log, and a member that starts replays it from the beginning.
@@ -300,12 +301,29 @@ async fn propose(group: Arc<Group>, node: Arc<Node>) {
                         mine.insert(s.ts, s.resolver);
                     }
                 }
-                match node.propose(payload).await {
+                let outcome = node.propose(payload).await;
+                if outcome.is_err() {
+                    // Records stamped after a failed one may have used its
+                    // changes: none of them is proposed.
+                    let later: Vec<Submitted> =
+                        waiting.drain(..).chain(lock(&group.queue).drain(..)).collect();
+                    for s in later {
+                        group.failed.fetch_max(s.ts, SeqCst);
+                        s.resolver.resolve(Err(StorageError::Replication {
+                            code: "40001",
+                            message: "a commit before this one failed to replicate; this one was not sent"
+                                .into(),
+                        }));
+                    }
+                }
+                match outcome {
                     // Apply resolved every record of the entry.
                     Ok(_) => {}
-                    Err(ProposeError::Unknown(why)) => {
+                    // Sent, then leadership moved or the wait ended: the
+                    // entry may still commit under this or a new leader.
+                    Err(e @ (ProposeError::Unknown(_) | ProposeError::NotLeader { .. })) => {
                         group.writable.store(false, SeqCst);
-                        let why = format!("the commit's outcome is unknown: {why}");
+                        let why = format!("the commit's outcome is unknown: {e}");
                         group.fail(&stamps, "08007", &why);
                     }
                     Err(ProposeError::TooLarge { size, max }) => {
@@ -339,6 +357,14 @@ async fn watch(
         if leading && !group.writable() {
             let term = node.term();
             if node.ready_for_writes(Duration::from_secs(5)).await.is_err() || node.term() != term {
+                continue;
+            }
+            // Every entry in the log applied, its own of this term too: one
+            // whose commit failed here may still commit, and it must be in
+            // the tables before any transaction that could conflict with it
+            // starts.
+            let m = node.metrics();
+            if m.applied < m.last_log_index {
                 continue;
             }
             db.catalog().db().raise_clock(term << TERM_SHIFT);

@@ -33,7 +33,13 @@ fn tails(servers: &[Server]) -> String {
     for (i, s) in servers.iter().enumerate() {
         let text = s.log_text();
         let lines: Vec<&str> = text.lines().collect();
-        out += &format!("--- member {} ---\n{}\n", i + 1, lines[lines.len().saturating_sub(25)..].join("\n"));
+        let errors: Vec<&str> = lines.iter().copied().filter(|l| l.contains("ERROR")).take(20).collect();
+        out += &format!(
+            "--- member {} ---\n{}\n...\n{}\n",
+            i + 1,
+            errors.join("\n"),
+            lines[lines.len().saturating_sub(12)..].join("\n")
+        );
     }
     out
 }
@@ -410,7 +416,14 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
             (r.get(0), v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
         })
         .collect();
-    let committed = check_lists(&history, &last);
+    let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_lists(&history, &last)));
+    let committed = match checked {
+        Ok(n) => n,
+        Err(panic) => {
+            eprintln!("{}", tails(&servers.lock().unwrap()));
+            std::panic::resume_unwind(panic)
+        }
+    };
     let ok = history.iter().filter(|t| t.outcome == Outcome::Ok).count();
     let unknown = history.iter().filter(|t| t.outcome == Outcome::Unknown).count();
     let final_lists: String =
