@@ -840,6 +840,19 @@ impl LogStore {
         st.purged.filter(|p| p.index == index)
     }
 
+    /// Makes a committed vote for member `me` read as a plain vote for
+    /// itself, so that a member that was leader when it stopped starts as a
+    /// follower and the group elects a leader of a new term. A leader sends
+    /// entries to the others while its own append is still being synced;
+    /// one that stopped before the sync lost entries the others may hold,
+    /// and resuming its old term would write different entries under the
+    /// same term and indexes (which Raft's log matching forbids).
+    pub fn forget_leadership(&mut self, me: u64) {
+        if let Some(v) = self.vote.as_mut().filter(|v| v.committed && v.leader_id.node_id == me) {
+            v.committed = false;
+        }
+    }
+
     /// Shared cell holding the last committed index + 1 (0: none), updated as
     /// Raft reports commits.
     pub fn committed_cell(&self) -> Arc<AtomicU64> {

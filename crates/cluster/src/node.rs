@@ -189,6 +189,7 @@ impl Node {
         let local_addr = listener.local_addr()?;
 
         let mut log = LogStore::open(&config.dir)?;
+        log.forget_leadership(id);
         let floor = apply.clone();
         log.set_purge_floor(Arc::new(move || floor.applied()));
         let pristine = log.is_pristine();
