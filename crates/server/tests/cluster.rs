@@ -6,7 +6,7 @@
 //! the old primary, restarted, catches up as a standby.
 
 mod common;
-use common::{connect, free_ports, is_primary, Server};
+use common::{connect, free_ports, is_primary, member_args, Server};
 use std::time::{Duration, Instant};
 
 fn as_strs(a: &[String]) -> Vec<&str> {
@@ -47,14 +47,7 @@ fn wait_count(port: u16, want: i64, within: Duration) {
 #[test]
 fn a_three_member_group_replicates_fails_over_and_catches_up() {
     let ports = free_ports(3);
-    let peers: String = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{}=127.0.0.1:{p}", i + 1))
-        .collect::<Vec<_>>()
-        .join(",");
-    let args: Vec<Vec<String>> =
-        (1..=3).map(|id| vec!["--node-id".into(), id.to_string(), "--peers".into(), peers.clone()]).collect();
+    let args = member_args(&ports);
     let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
     let first = primary(&servers, Duration::from_secs(30));
     let mut p = connect(servers[first].port).unwrap();

@@ -17,7 +17,7 @@
 //! append after it) has no cycle: no G0, G1 or G2 anomaly.
 
 mod common;
-use common::{connect, free_ports, is_primary, Server};
+use common::{connect, free_ports, is_primary, member_args, Server};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
@@ -278,15 +278,7 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
     // member restarted is found where it was.
     let all = free_ports(2 * nodes);
     let (ports, client_ports) = all.split_at(nodes);
-    let peers: String = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| format!("{}=127.0.0.1:{p}", i + 1))
-        .collect::<Vec<_>>()
-        .join(",");
-    let args: Vec<Vec<String>> = (1..=nodes)
-        .map(|id| vec!["--node-id".into(), id.to_string(), "--peers".into(), peers.clone()])
-        .collect();
+    let args = member_args(ports);
     let strs = |i: usize| args[i].iter().map(String::as_str).collect::<Vec<_>>();
     let servers: Vec<Server> = (0..nodes).map(|i| Server::start_at(client_ports[i], &strs(i), &[])).collect();
     let pg_ports: Vec<u16> = servers.iter().map(|s| s.port).collect();

@@ -261,3 +261,14 @@ pub fn is_primary(port: u16) -> bool {
         .and_then(|mut c| c.query_one("SELECT pg_is_in_recovery()", &[]).ok())
         .is_some_and(|r| !r.get::<_, bool>(0))
 }
+
+/// The flags of each member of a replicated group whose replication
+/// addresses are on `ports` of loopback: `--node-id i --peers 1=...,2=...`.
+pub fn member_args(ports: &[u16]) -> Vec<Vec<String>> {
+    let peers: Vec<String> =
+        ports.iter().enumerate().map(|(i, p)| format!("{}=127.0.0.1:{p}", i + 1)).collect();
+    let peers = peers.join(",");
+    (1..=ports.len())
+        .map(|id| vec!["--node-id".into(), id.to_string(), "--peers".into(), peers.clone()])
+        .collect()
+}
