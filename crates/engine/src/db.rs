@@ -162,6 +162,10 @@ pub(crate) struct Shared {
     /// Hash indexes a replicated schema change is still filling (see
     /// `durable::standby`).
     pub(crate) standby: Mutex<durable::standby::PendingIndexes>,
+    /// Set once a replicated record was applied under a new timestamp:
+    /// from then on a redo record's deletes look their versions' names up
+    /// (see [`Shared::canonical_ts`]).
+    pub(crate) renumbered: AtomicBool,
     /// See [`Options::replicate`].
     pub(crate) replicate: Option<Arc<dyn crate::Replicate>>,
 }
@@ -225,17 +229,7 @@ impl Shared {
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<Option<centum_storage::Durable>> {
         if let Some(group) = &self.replicate {
-            // The group's order is the log's: a record that depends on an
-            // earlier one commits only if that one does.
-            let durable = group.submit(record, stamp).map_err(Error::from)?;
-            // Every commit waits for the group, delayed ones too: one
-            // acknowledged before and then lost would leave this server
-            // holding a change no other member has.
-            return if defer {
-                Ok(Some(durable))
-            } else {
-                crate::blocking::section(|| durable.wait()).map(|()| None).map_err(Error::from)
-            };
+            return self.replicate(group.as_ref(), record, defer, &mut || Ok(stamp()));
         }
         let Some(storage) = &self.storage else { return Ok(None) };
         if defer {
@@ -251,6 +245,54 @@ impl Shared {
             }
         }
         .map_err(|e| self.log_error(e))
+    }
+
+    /// Hands a redo record to the replicated group, which calls `stamp`
+    /// under the lock that orders its log; an error from `stamp` refuses
+    /// the record, and is returned. Otherwise waits for the group to hold
+    /// the record (unless `defer`) as [`Shared::log`] waits for the log.
+    /// The group's order is the log's: a record that depends on an earlier
+    /// one commits only if that one does.
+    pub(crate) fn replicate(
+        &self,
+        group: &dyn crate::Replicate,
+        record: Record,
+        defer: bool,
+        stamp: &mut dyn FnMut() -> Result<u64>,
+    ) -> Result<Option<centum_storage::Durable>> {
+        let mut refused = None;
+        let submitted = group.submit(record, &mut || {
+            stamp().map_err(|e| {
+                let refusal =
+                    centum_storage::Error::Replication { code: e.sqlstate(), message: e.to_string() };
+                refused = Some(e);
+                refusal
+            })
+        });
+        let durable = match (submitted, refused) {
+            (Ok(durable), _) => durable,
+            (Err(_), Some(e)) => return Err(e),
+            (Err(e), None) => return Err(e.into()),
+        };
+        // Every commit waits for the group, delayed ones too: one
+        // acknowledged before and then lost would leave this server
+        // holding a change no other member has.
+        if defer {
+            Ok(Some(durable))
+        } else {
+            crate::blocking::section(|| durable.wait()).map(|()| None).map_err(Error::from)
+        }
+    }
+
+    /// The name the replicated log gives the versions this server created
+    /// at commit timestamp `local`: its own unless it applied that record
+    /// under a new timestamp (see `durable::standby`). A redo record names
+    /// the versions it ends by the log's name, so every member finds them.
+    pub(crate) fn canonical_ts(&self, local: u64) -> u64 {
+        if !self.renumbered.load(SeqCst) {
+            return local;
+        }
+        self.standby.lock().unwrap_or_else(|p| p.into_inner()).canonical(local)
     }
 
     /// Whether commits write redo records: to a data directory's log or
@@ -402,6 +444,7 @@ impl Database {
             memory_credit: Default::default(),
             logical: options.logical,
             standby: Mutex::default(),
+            renumbered: AtomicBool::new(false),
             replicate: options.replicate.clone(),
         });
         let stop = Arc::new(AtomicBool::new(false));

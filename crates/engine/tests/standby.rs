@@ -272,16 +272,18 @@ type Submitted = (Vec<u8>, u64, centum_engine::storage::Resolver);
 struct Group {
     order: std::sync::Mutex<Option<std::sync::mpsc::Sender<Submitted>>>,
     failed: std::sync::atomic::AtomicU64,
+    /// Whether the primary takes writes (a standby's group says no).
+    writable: AtomicBool,
 }
 
 impl centum_engine::Replicate for Group {
     fn submit(
         &self,
         mut record: centum_engine::storage::Record,
-        stamp: &mut dyn FnMut() -> u64,
+        stamp: &mut dyn FnMut() -> Result<u64, centum_engine::storage::Error>,
     ) -> Result<centum_engine::storage::Durable, centum_engine::storage::Error> {
         let order = self.order.lock().unwrap();
-        let ts = stamp();
+        let ts = stamp()?;
         record.set_commit_ts(ts);
         let (durable, resolver) = centum_engine::storage::Durable::remote();
         order.as_ref().unwrap().send((record.into_frames(), ts, resolver)).unwrap();
@@ -293,17 +295,37 @@ impl centum_engine::Replicate for Group {
     }
 
     fn accepts_writes(&self) -> bool {
-        true
+        self.writable.load(SeqCst)
     }
+}
+
+/// A database that commits through group `g`.
+fn member(g: &Arc<Group>) -> Database {
+    Database::open(Options {
+        logical: true,
+        gc_interval: None,
+        replicate: Some(g.clone()),
+        ..Options::default()
+    })
+    .unwrap()
 }
 
 fn group(standby: Database, fail_every: u64) -> (Arc<Group>, std::thread::JoinHandle<u64>) {
     let (tx, rx) = std::sync::mpsc::channel::<Submitted>();
-    let g = Arc::new(Group { order: std::sync::Mutex::new(Some(tx)), failed: Default::default() });
+    let g = Arc::new(Group {
+        order: std::sync::Mutex::new(Some(tx)),
+        failed: Default::default(),
+        writable: AtomicBool::new(true),
+    });
     let g2 = g.clone();
     let applier = std::thread::spawn(move || {
         let mut n = 0;
+        let mut last = 0;
         for (frames, ts, resolver) in rx {
+            // A standby applies records in the log's order, which must be
+            // their timestamps' order.
+            assert!(ts > last, "record {ts} reached the log after record {last}");
+            last = ts;
             n += 1;
             if fail_every > 0 && n % fail_every == 0 {
                 g2.failed.fetch_max(ts, SeqCst);
@@ -326,13 +348,7 @@ fn a_primary_commits_through_its_group_and_a_lost_record_aborts_its_transaction(
     for fail_every in [0, 7] {
         let s = standby();
         let (g, applier) = group(s.clone(), fail_every);
-        let p = Database::open(Options {
-            logical: true,
-            gc_interval: None,
-            replicate: Some(g.clone()),
-            ..Options::default()
-        })
-        .unwrap();
+        let p = member(&g);
         // A schema change fails too when its record is lost; try again.
         let create = |def: TableDef| {
             while let Err(e) = p.create_table(def.clone()) {
@@ -394,6 +410,29 @@ fn random_txn_lossy(db: &Database, name: &str, rng: &mut Rng, i: i64) {
     }
 }
 
+/// Every durable transaction `reader` has not handed out yet, in log
+/// order.
+fn logged(reader: &mut LogReader) -> Vec<centum_engine::storage::FeedTxn> {
+    let mut txns = Vec::new();
+    loop {
+        let got = reader.read().unwrap();
+        if got.is_empty() {
+            return txns;
+        }
+        txns.extend(got);
+    }
+}
+
+/// Inserts one row per id, a transaction each.
+fn insert_ids(db: &Database, t: &Arc<centum_engine::Table>, ids: std::ops::Range<i64>) {
+    for id in ids {
+        db.run(Isolation::Snapshot, 1, |txn| {
+            txn.insert(t, vec![Value::BigInt(id), Value::BigInt(id), Value::Null])
+        })
+        .unwrap();
+    }
+}
+
 #[test]
 fn a_record_applied_after_the_clock_passed_it_gets_a_new_timestamp_that_later_deletes_find() {
     let fs = SimFs::new();
@@ -402,26 +441,14 @@ fn a_record_applied_after_the_clock_passed_it_gets_a_new_timestamp_that_later_de
     let mut reader = p.redo(p.log_end().unwrap()).unwrap();
     p.create_table(accounts("a")).unwrap();
     let t = p.table("a").unwrap();
-    for id in 0..3 {
-        p.run(Isolation::Snapshot, 1, |txn| {
-            txn.insert(&t, vec![Value::BigInt(id), Value::BigInt(id), Value::Null])
-        })
-        .unwrap();
-    }
+    insert_ids(&p, &t, 0..3);
     p.run(Isolation::Snapshot, 1, |txn| {
         let row = txn.get(&t, "a_pkey", &[Value::BigInt(0)])?.unwrap();
         txn.update(&row, vec![Value::BigInt(0), Value::BigInt(10), Value::Null]).map(drop)
     })
     .unwrap();
     p.flush_log().unwrap();
-    let mut txns = Vec::new();
-    loop {
-        let got = reader.read().unwrap();
-        if got.is_empty() {
-            break;
-        }
-        txns.extend(got);
-    }
+    let txns = logged(&mut reader);
     assert_eq!(txns.len(), 5);
     let apply = |i: usize, late| {
         let records: Vec<_> = txns[i].records().collect();
@@ -437,4 +464,102 @@ fn a_record_applied_after_the_clock_passed_it_gets_a_new_timestamp_that_later_de
     // The update ends the version the renumbered record made.
     apply(4, centum_engine::Late::Renumber);
     check_same(&p, &s);
+}
+
+#[test]
+fn serializable_commits_reach_the_group_in_timestamp_order() {
+    let s = standby();
+    let (g, applier) = group(s.clone(), 0);
+    let p = member(&g);
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    p.run(Isolation::Snapshot, 1, |txn| {
+        (0..8).try_for_each(|id| txn.insert(&t, vec![Value::BigInt(id), Value::BigInt(100), Value::Null]))
+    })
+    .unwrap();
+    // SERIALIZABLE transfers validate as of their commit timestamps; the
+    // ones that pass must still reach the log in timestamp order.
+    let workers: Vec<_> = (0..4u64)
+        .map(|w| {
+            let (p, t) = (p.clone(), t.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ w);
+                let mut committed = 0;
+                for _ in 0..400 {
+                    let (from, to) = (rng.below(8) as i64, rng.below(8) as i64);
+                    let r = p.run(Isolation::Serializable, 1, |txn| {
+                        let a = txn.get(&t, "a_pkey", &[Value::BigInt(from)])?.unwrap();
+                        let b = txn.get(&t, "a_pkey", &[Value::BigInt(to)])?.unwrap();
+                        if from != to {
+                            txn.update(
+                                &a,
+                                vec![Value::BigInt(from), Value::BigInt(a.int(1).unwrap() - 1), Value::Null],
+                            )?;
+                            txn.update(
+                                &b,
+                                vec![Value::BigInt(to), Value::BigInt(b.int(1).unwrap() + 1), Value::Null],
+                            )?;
+                        }
+                        Ok(())
+                    });
+                    match r {
+                        // A transfer to the same account writes nothing.
+                        Ok(()) => committed += u64::from(from != to),
+                        Err(e) => assert_eq!(e.sqlstate(), "40001", "{e}"),
+                    }
+                }
+                committed
+            })
+        })
+        .collect();
+    let committed: u64 = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(committed > 0);
+    check_same(&p, &s);
+    g.order.lock().unwrap().take();
+    // The table, its rows, then one record per transfer.
+    assert_eq!(applier.join().unwrap(), 2 + committed);
+}
+
+#[test]
+fn a_member_that_renumbered_a_record_names_its_versions_as_the_log_does_once_primary() {
+    let fs = SimFs::new();
+    let p = primary(&fs);
+    let mut reader = p.redo(p.log_end().unwrap()).unwrap();
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    insert_ids(&p, &t, 0..3);
+    p.flush_log().unwrap();
+    let txns = logged(&mut reader);
+    // Member `m` gave up on these records while its clock moved on (as a
+    // primary whose proposals' fate was unknown does): it applies them
+    // under timestamps of its own. Member `q` applies them as logged.
+    let q = standby();
+    let (g, applier) = group(q.clone(), 0);
+    g.writable.store(false, SeqCst);
+    let m = member(&g);
+    for (i, txn) in txns.iter().enumerate() {
+        let records: Vec<_> = txn.records().collect();
+        if i == 1 {
+            m.raise_clock(records[0].commit_ts + 100);
+        }
+        let applied = m.apply_records_as(&records, centum_engine::Late::Renumber).unwrap();
+        assert!(!applied.skipped);
+        q.apply_records_as(&records, centum_engine::Late::Renumber).unwrap();
+    }
+    check_same(&p, &q);
+    // `m` becomes the primary: its deletes and updates of the renumbered
+    // versions reach `q`, which finds them by the log's names.
+    g.writable.store(true, SeqCst);
+    let t = m.table("a").unwrap();
+    m.run(Isolation::Snapshot, 1, |txn| {
+        let row = txn.get(&t, "a_pkey", &[Value::BigInt(1)])?.unwrap();
+        txn.delete(&row)?;
+        let row = txn.get(&t, "a_pkey", &[Value::BigInt(2)])?.unwrap();
+        txn.update(&row, vec![Value::BigInt(2), Value::BigInt(20), Value::Null]).map(drop)
+    })
+    .unwrap();
+    check_same(&m, &q);
+    assert_eq!(rows(&q, "a").len(), 2);
+    g.order.lock().unwrap().take();
+    assert_eq!(applier.join().unwrap(), 1);
 }

@@ -115,7 +115,11 @@ impl Group {
 }
 
 impl centum_engine::Replicate for Group {
-    fn submit(&self, mut record: Record, stamp: &mut dyn FnMut() -> u64) -> Result<Durable, StorageError> {
+    fn submit(
+        &self,
+        mut record: Record,
+        stamp: &mut dyn FnMut() -> Result<u64, StorageError>,
+    ) -> Result<Durable, StorageError> {
         let mut queue = lock(&self.queue);
         if !self.writable() {
             return Err(StorageError::Replication {
@@ -123,7 +127,7 @@ impl centum_engine::Replicate for Group {
                 message: "cannot commit on a standby: writes go to the primary".into(),
             });
         }
-        let ts = stamp();
+        let ts = stamp()?;
         record.set_commit_ts(ts);
         let (durable, resolver) = Durable::remote();
         queue.push(Submitted { ts, frames: record.into_frames(), resolver });

@@ -49,6 +49,8 @@ use std::sync::{Arc, Mutex};
 /// changed no SCHEMA_AND_DATA table. With `logical`, every delete carries
 /// the image of the version it ends, and a delete that an update made says
 /// so, its new version being the next insert of its table in the record.
+/// `canonical` gives the log's name for a version's creator timestamp
+/// (see `Shared::canonical_ts`).
 pub(crate) fn redo_record(
     inner: &TxnInner,
     txns: &TxnTable,
@@ -56,6 +58,7 @@ pub(crate) fn redo_record(
     ts: u64,
     schema: Option<&[u8]>,
     logical: bool,
+    canonical: &dyn Fn(u64) -> u64,
 ) -> Result<Option<Record>> {
     let mut rec: Option<Record> = None;
     // The whole record in one buffer: `admit_record` has already weighed
@@ -90,7 +93,9 @@ pub(crate) fn redo_record(
         let lives_on = matches!(w, WriteKind::Update(..));
         if let Some(o) = old {
             let created = match visibility::begin(txns, o, me) {
-                Begin::Committed(created) => Some(created),
+                // Named as the log names it: a member that applied its
+                // record late knows it by another timestamp.
+                Begin::Committed(created) => Some(canonical(created)),
                 // Made by a transaction whose record is already in the log,
                 // ahead of this one (a commit dependency).
                 Begin::Pending(_, TxnState::Logged(created)) => Some(created),

@@ -4,7 +4,8 @@
 //! ```text
 //!  commit (Preparing) ── redo record ── Replicate::submit
 //!      │   stamp() under the group's ordering lock: commit timestamps
-//!      │   follow the replicated order
+//!      │   follow the replicated order (SERIALIZABLE validates there too,
+//!      │   as of the timestamp it just took)
 //!      ▼
 //!  Logged(ts) ── the group appends the record, a majority syncs it ──
 //!      Durable resolved: Ok ─▶ publish, acknowledge
@@ -33,8 +34,11 @@ pub trait Replicate: Send + Sync {
     /// timestamp it returns ([`Record::set_commit_ts`]); the returned
     /// [`Durable`] resolves once the group holds the record durably, or
     /// with the reason it never will or may not. An error here means the
-    /// record was not taken (nothing to undo but the transaction).
-    fn submit(&self, record: Record, stamp: &mut dyn FnMut() -> u64) -> Result<Durable, Error>;
+    /// record was not taken (nothing to undo but the transaction); an
+    /// error from `stamp` (a SERIALIZABLE transaction that failed its
+    /// validation) is returned as it is, the record not taken.
+    fn submit(&self, record: Record, stamp: &mut dyn FnMut() -> Result<u64, Error>)
+        -> Result<Durable, Error>;
 
     /// The highest commit timestamp among the records taken but then lost
     /// (0 if none): a transaction that used one of them must not commit.

@@ -85,8 +85,18 @@ pub(crate) struct PendingIndexes {
     /// them.
     hash: Vec<(Arc<Table>, Arc<Index>)>,
     /// Records applied under another timestamp ([`Late::Renumber`]): the
-    /// primary's and this server's.
+    /// log's timestamp and this server's.
     renumbered: HashMap<u64, u64>,
+    /// The same pairs the other way round: this server's timestamp and
+    /// the log's.
+    canonical: HashMap<u64, u64>,
+}
+
+impl PendingIndexes {
+    /// The log's name for the versions this server created at `local`.
+    pub(crate) fn canonical(&self, local: u64) -> u64 {
+        self.canonical.get(&local).copied().unwrap_or(local)
+    }
 }
 
 fn corrupt(what: String) -> Error {
@@ -153,7 +163,10 @@ impl Database {
                 return Ok(out);
             }
             ts = now + 1;
-            shared.standby.lock().unwrap_or_else(|p| p.into_inner()).renumbered.insert(primary_ts, ts);
+            let mut pending = shared.standby.lock().unwrap_or_else(|p| p.into_inner());
+            pending.renumbered.insert(primary_ts, ts);
+            pending.canonical.insert(ts, primary_ts);
+            shared.renumbered.store(true, SeqCst);
         }
         let renumbered = |created: u64| {
             let pending = shared.standby.lock().unwrap_or_else(|p| p.into_inner());

@@ -435,13 +435,16 @@ impl Transaction {
         }
         // SERIALIZABLE validates as of its commit timestamp, so it takes
         // one first. Otherwise the timestamp is taken as late as possible:
-        // by the log, as it appends the record (see `stamp`).
-        let mut ts = None;
-        if self.isolation == Isolation::Serializable {
-            let t = stamp(&self.db, self.id);
-            self.commit_ts = Some(t);
-            ts = Some(t);
-            if let Err(e) = self.validate(t) {
+        // by the log, as it appends the record (see `stamp`). In a
+        // replicated group a SERIALIZABLE commit with a record takes its
+        // timestamp and validates as its record is taken, under the
+        // group's ordering lock: records then reach the group's log in
+        // timestamp order, the order standbys apply them in (see
+        // `durable::replicate`).
+        let serializable = self.isolation == Isolation::Serializable;
+        let in_group = self.db.replicate.is_some();
+        if serializable && !in_group {
+            if let Err(e) = self.stamp_validated() {
                 drop(ddl);
                 self.finished = true;
                 self.abort_inner();
@@ -463,37 +466,47 @@ impl Transaction {
                 self.db.clock.wait_visible(depends);
             }
             let after = (depends != 0).then_some(self.first_read_ts);
-            let logged = self
-                .db
-                .admit_record(self.inner.get_mut().redo_bytes)
-                .and_then(|()| {
-                    durable::redo_record(
-                        self.inner.get_mut(),
-                        &self.db.txns,
-                        self.id,
-                        ts.unwrap_or(0),
-                        image.as_deref(),
-                        self.db.logical,
-                    )
-                })
-                .and_then(|rec| match rec {
-                    None => Ok(None),
-                    Some(rec) => {
-                        logged_record = true;
-                        let (db, id) = (&self.db, self.id);
-                        let mut stamped = ts;
-                        // A schema change's record is waited for here: the DDL
-                        // lock is held until its commit is published.
-                        let r = db.log(rec, durability, after, defer && ddl.is_none(), &mut || {
+            let record = self.db.admit_record(self.inner.get_mut().redo_bytes).and_then(|()| {
+                durable::redo_record(
+                    self.inner.get_mut(),
+                    &self.db.txns,
+                    self.id,
+                    self.commit_ts.unwrap_or(0),
+                    image.as_deref(),
+                    self.db.logical,
+                    &|created| self.db.canonical_ts(created),
+                )
+            });
+            // A schema change's record is waited for here: the DDL lock is
+            // held until its commit is published.
+            let defer = defer && ddl.is_none();
+            let logged = match record {
+                Err(e) => Err(e),
+                Ok(None) if serializable && in_group => self.stamp_validated().map(|_| None),
+                Ok(None) => Ok(None),
+                Ok(Some(rec)) => {
+                    logged_record = true;
+                    let (db, id) = (&self.db, self.id);
+                    let mut stamped = self.commit_ts;
+                    let r = match &db.replicate {
+                        Some(group) => db.replicate(group.as_ref(), rec, defer, &mut || {
+                            let t = *stamped.get_or_insert_with(|| stamp(db, id));
+                            if serializable {
+                                self.validate(t)?;
+                            }
+                            db.txns.set_state(id, TxnState::Logged(t));
+                            Ok(t)
+                        }),
+                        None => db.log(rec, durability, after, defer, &mut || {
                             let t = *stamped.get_or_insert_with(|| stamp(db, id));
                             db.txns.set_state(id, TxnState::Logged(t));
                             t
-                        });
-                        ts = stamped;
-                        self.commit_ts = stamped;
-                        r
-                    }
-                });
+                        }),
+                    };
+                    self.commit_ts = stamped;
+                    r
+                }
+            };
             match logged {
                 Err(e) => {
                     drop(ddl);
@@ -739,6 +752,15 @@ impl Transaction {
                 }
             }
         }
+    }
+
+    /// Takes the commit timestamp and validates as of it (SERIALIZABLE).
+    /// On an error the caller aborts, which finishes the timestamp.
+    fn stamp_validated(&mut self) -> Result<u64> {
+        let t = stamp(&self.db, self.id);
+        self.commit_ts = Some(t);
+        self.validate(t)?;
+        Ok(t)
     }
 
     /// SERIALIZABLE validation at commit timestamp `ts`: every version read
