@@ -147,6 +147,8 @@ pub struct Metrics {
     pub committed: Option<u64>,
     /// Highest index applied to the local database.
     pub applied: Option<u64>,
+    /// Index of the latest snapshot this member holds.
+    pub snapshot: Option<u64>,
     /// Per member, the highest index known to be stored there (leader only;
     /// empty otherwise).
     pub matched: BTreeMap<u64, Option<u64>>,
@@ -191,10 +193,13 @@ impl Node {
         let mut log = LogStore::open(&config.dir)?;
         log.forget_leadership(id);
         let floor = apply.clone();
-        log.set_purge_floor(Arc::new(move || floor.applied()));
         let pristine = log.is_pristine();
         let committed = log.committed_cell();
         let state_machine = StateMachine::open(&config.dir, apply, &log)?;
+        // Entries may go once the database holds them durably, or a
+        // snapshot on disk does.
+        let snapshot = state_machine.snapshot_floor();
+        log.set_purge_floor(Arc::new(move || floor.applied().max(snapshot.load(Ordering::SeqCst))));
         let gate = state_machine.gate();
 
         let network = NetworkFactory::new(id, config.connect_timeout, config.unreachable_backoff);
@@ -321,8 +326,16 @@ impl Node {
             last_log_index: m.last_log_index,
             committed,
             applied: m.last_applied.map(|l| l.index),
+            snapshot: m.snapshot.map(|l| l.index),
             matched,
         }
+    }
+
+    /// Asks Raft to build a snapshot of this member's database now (it is
+    /// written to disk, and the log below it may then be purged); returns
+    /// at once. A call while one is being built is ignored.
+    pub async fn snapshot(&self) -> Result<()> {
+        self.raft.trigger().snapshot().await.map_err(|e| Error::Raft(e.to_string()))
     }
 
     /// Waits until this member knows a leader; returns its id.

@@ -23,9 +23,17 @@
 //! * **Snapshots.** A snapshot is the opaque byte image from
 //!   [`Apply::snapshot`], taken while no entry is being applied so that it
 //!   matches the last applied log id exactly. A follower too far behind
-//!   receives one and hands it to [`Apply::install`]. The latest snapshot is
-//!   kept in memory for sending; after a restart with a purged log, Raft asks
-//!   for a fresh one.
+//!   receives one and hands it to [`Apply::install`]. The latest snapshot,
+//!   built here or received, is written to `snapshot.bin` (replaced
+//!   atomically) before Raft may purge the log below it: it is the
+//!   member's checkpoint. At start, a database that holds less than it is
+//!   given it through [`Apply::install`], and Raft replays the entries
+//!   after it; it is also what this member sends to one too far behind.
+//!
+//! ```text
+//!  snapshot.bin := u32 meta_len, meta (JSON: last log id, membership, id),
+//!                  u32 crc32c(meta ++ image), image
+//! ```
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -46,6 +54,9 @@ use crate::{Entry, LogId, TypeConfig};
 /// Name of the state machine's metadata file inside the Raft directory.
 pub const STATE_FILE: &str = "state_machine.json";
 const STATE_TMP: &str = "state_machine.json.tmp";
+/// Name of the latest snapshot's file inside the Raft directory.
+pub const SNAPSHOT_FILE: &str = "snapshot.bin";
+const SNAPSHOT_TMP: &str = "snapshot.bin.tmp";
 
 /// The database side of the replicated log.
 ///
@@ -81,7 +92,48 @@ struct Persisted {
     installed: Option<LogId>,
 }
 
-type StoredSnapshot = Arc<Mutex<Option<(SnapshotMeta<u64, BasicNode>, Vec<u8>)>>>;
+/// A snapshot's description and its image.
+type Kept = (SnapshotMeta<u64, BasicNode>, Vec<u8>);
+
+type StoredSnapshot = Arc<Mutex<Option<Kept>>>;
+
+/// The index of the latest snapshot on disk (0: none): the log may be
+/// purged up to it.
+pub(crate) type SnapshotFloor = Arc<std::sync::atomic::AtomicU64>;
+
+/// Writes `snapshot.bin` for `meta` and `image`, durably.
+fn write_snapshot(dir: &Path, meta: &SnapshotMeta<u64, BasicNode>, image: &[u8]) -> std::io::Result<()> {
+    let meta = serde_json::to_vec(meta).map_err(std::io::Error::other)?;
+    let mut bytes = Vec::with_capacity(8 + meta.len() + image.len());
+    bytes.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&meta);
+    bytes.extend_from_slice(&crc32c::crc32c_append(crc32c::crc32c(&meta), image).to_le_bytes());
+    bytes.extend_from_slice(image);
+    write_file_atomic(dir, SNAPSHOT_FILE, SNAPSHOT_TMP, &bytes)
+}
+
+/// Reads `snapshot.bin`, if there is one.
+fn read_snapshot(dir: &Path) -> Result<Option<Kept>> {
+    let path = dir.join(SNAPSHOT_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let corrupt = |reason: &str| Error::Corrupt { path: path.clone(), reason: reason.to_string() };
+    let len = bytes.get(..4).ok_or_else(|| corrupt("too short"))?;
+    let len = u32::from_le_bytes(len.try_into().map_err(|_| corrupt("too short"))?) as usize;
+    let meta = bytes.get(4..4 + len).ok_or_else(|| corrupt("too short"))?;
+    let crc = bytes.get(4 + len..8 + len).ok_or_else(|| corrupt("too short"))?;
+    let image = &bytes[8 + len..];
+    if u32::from_le_bytes(crc.try_into().map_err(|_| corrupt("too short"))?)
+        != crc32c::crc32c_append(crc32c::crc32c(meta), image)
+    {
+        return Err(corrupt("checksum mismatch"));
+    }
+    let meta = serde_json::from_slice(meta).map_err(|e| corrupt(&e.to_string()))?;
+    Ok(Some((meta, image.to_vec())))
+}
 
 /// Separates a stopped node from its database: once the gate is closed no
 /// further call reaches [`Apply`], and closing waits for a call in progress.
@@ -111,6 +163,7 @@ pub struct StateMachine {
     last_applied: Option<LogId>,
     persisted: Persisted,
     current: StoredSnapshot,
+    floor: SnapshotFloor,
     gate: ApplyGate,
 }
 
@@ -137,11 +190,30 @@ impl StateMachine {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Persisted::default(),
             Err(e) => return Err(e.into()),
         };
-        let applied = apply.applied();
-        let last_applied = if applied == 0 {
+        // The latest snapshot on disk: the database starts from it when it
+        // holds less.
+        let snapshot = read_snapshot(&dir)?;
+        let snap_index = snapshot.as_ref().and_then(|(m, _)| m.last_log_id).map_or(0, |id| id.index);
+        let mut applied = apply.applied();
+        let mut from_snapshot = None;
+        if let Some((meta, image)) = &snapshot {
+            if applied < snap_index {
+                apply.install(snap_index, image).map_err(|e| {
+                    Error::Config(format!("cannot start from the snapshot in {}: {e}", dir.display()))
+                })?;
+                applied = snap_index;
+                from_snapshot = meta.last_log_id;
+            }
+        }
+        let last_applied = if let Some(id) = from_snapshot {
+            Some(id)
+        } else if applied == 0 {
             None
         } else {
-            let found = log.log_id_at(applied).or(persisted.installed.filter(|id| id.index == applied));
+            let found = log
+                .log_id_at(applied)
+                .or(persisted.installed.filter(|id| id.index == applied))
+                .or(snapshot.as_ref().and_then(|(m, _)| m.last_log_id).filter(|id| id.index == applied));
             match found {
                 Some(id) => Some(id),
                 None => {
@@ -161,9 +233,15 @@ impl StateMachine {
             apply,
             last_applied,
             persisted,
-            current: Arc::new(Mutex::new(None)),
+            current: Arc::new(Mutex::new(snapshot)),
+            floor: Arc::new(std::sync::atomic::AtomicU64::new(snap_index)),
             gate: ApplyGate::default(),
         })
+    }
+
+    /// The index of the latest snapshot on disk, kept current.
+    pub(crate) fn snapshot_floor(&self) -> SnapshotFloor {
+        self.floor.clone()
     }
 
     /// The gate through which every call to the database passes.
@@ -176,9 +254,26 @@ impl StateMachine {
         write_file_atomic(&self.dir, STATE_FILE, STATE_TMP, &bytes)
     }
 
-    fn store_snapshot(&self, meta: SnapshotMeta<u64, BasicNode>, bytes: Vec<u8>) {
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((meta, bytes));
+    /// Keeps the snapshot `meta`, `bytes`, on disk first.
+    fn store_snapshot(&self, meta: SnapshotMeta<u64, BasicNode>, bytes: Vec<u8>) -> std::io::Result<()> {
+        keep_snapshot(&self.dir, &self.current, &self.floor, meta, bytes)
     }
+}
+
+/// Writes the snapshot to disk, then makes it the one sent to members
+/// that need one and lets the log be purged up to it.
+fn keep_snapshot(
+    dir: &Path,
+    current: &StoredSnapshot,
+    floor: &SnapshotFloor,
+    meta: SnapshotMeta<u64, BasicNode>,
+    bytes: Vec<u8>,
+) -> std::io::Result<()> {
+    blocking(|| write_snapshot(dir, &meta, &bytes))?;
+    let index = meta.last_log_id.map_or(0, |id| id.index);
+    *current.lock().unwrap_or_else(|e| e.into_inner()) = Some((meta, bytes));
+    floor.fetch_max(index, std::sync::atomic::Ordering::SeqCst);
+    Ok(())
 }
 
 /// Packages a snapshot image taken by the state machine task.
@@ -187,6 +282,8 @@ pub struct SnapshotBuilder {
     last_applied: Option<LogId>,
     membership: StoredMembership<u64, BasicNode>,
     current: StoredSnapshot,
+    floor: SnapshotFloor,
+    dir: PathBuf,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -210,7 +307,8 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             last_membership: self.membership.clone(),
             snapshot_id,
         };
-        *self.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((meta.clone(), bytes.clone()));
+        keep_snapshot(&self.dir, &self.current, &self.floor, meta.clone(), bytes.clone())
+            .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), AnyError::new(&e)))?;
         Ok(Snapshot { meta, snapshot: Box::new(Cursor::new(bytes)) })
     }
 }
@@ -274,6 +372,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             last_applied: self.last_applied,
             membership: self.persisted.membership.clone(),
             current: self.current.clone(),
+            floor: self.floor.clone(),
+            dir: self.dir.clone(),
         }
     }
 
@@ -302,7 +402,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         })
         .map_err(|msg| StorageIOError::write_snapshot(Some(meta.signature()), AnyError::error(msg)))?;
         self.last_applied = meta.last_log_id;
-        self.store_snapshot(meta.clone(), bytes);
+        self.store_snapshot(meta.clone(), bytes)
+            .map_err(|e| StorageIOError::write_snapshot(Some(meta.signature()), AnyError::new(&e)))?;
         Ok(())
     }
 
@@ -311,5 +412,36 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     ) -> std::result::Result<Option<Snapshot<TypeConfig>>, StorageError<u64>> {
         let current = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         Ok(current.map(|(meta, bytes)| Snapshot { meta, snapshot: Box::new(Cursor::new(bytes)) }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_file_reads_back_and_a_damaged_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(read_snapshot(dir.path()).unwrap().is_none());
+        let meta = SnapshotMeta {
+            last_log_id: Some(LogId::new(openraft::CommittedLeaderId::new(3, 1), 42)),
+            last_membership: StoredMembership::default(),
+            snapshot_id: "3-1-42".into(),
+        };
+        let image = (0..5000u32).flat_map(u32::to_le_bytes).collect::<Vec<u8>>();
+        write_snapshot(dir.path(), &meta, &image).unwrap();
+        let (got, bytes) = read_snapshot(dir.path()).unwrap().unwrap();
+        assert_eq!(got, meta);
+        assert_eq!(bytes, image);
+        let path = dir.path().join(SNAPSHOT_FILE);
+        let whole = std::fs::read(&path).unwrap();
+        for at in [2, 20, whole.len() - 1] {
+            let mut bad = whole.clone();
+            bad[at] ^= 1;
+            std::fs::write(&path, &bad).unwrap();
+            assert!(matches!(read_snapshot(dir.path()), Err(Error::Corrupt { .. })), "byte {at}");
+        }
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        assert!(matches!(read_snapshot(dir.path()), Err(Error::Corrupt { .. })));
     }
 }

@@ -123,14 +123,20 @@ fn random_txn(db: &Database, name: &str, rng: &mut Rng, i: i64) {
     assert!(r.is_ok() || roll, "{r:?}");
 }
 
+/// A primary on `fs` with tables "a" and "b", an empty standby, and a
+/// reader of the primary's log from before the tables.
+fn two_tables(fs: &SimFs) -> (Database, Database, LogReader) {
+    let p = primary(fs);
+    let reader = p.redo(p.log_end().unwrap()).unwrap();
+    p.create_table(accounts("a")).unwrap();
+    p.create_table(accounts("b")).unwrap();
+    (p, standby(), reader)
+}
+
 #[test]
 fn a_standby_holds_the_primarys_rows_and_schema_after_each_slice() {
     let fs = SimFs::new();
-    let p = primary(&fs);
-    let s = standby();
-    let mut reader = p.redo(p.log_end().unwrap()).unwrap();
-    p.create_table(accounts("a")).unwrap();
-    p.create_table(accounts("b")).unwrap();
+    let (p, s, mut reader) = two_tables(&fs);
     let mut rng = Rng(0x2545f4914f6cdd1d);
     let mut applied = 0;
     for i in 0..600i64 {
@@ -311,6 +317,11 @@ fn member(g: &Arc<Group>) -> Database {
 }
 
 fn group(standby: Database, fail_every: u64) -> (Arc<Group>, std::thread::JoinHandle<u64>) {
+    group_of(vec![standby], fail_every)
+}
+
+/// [`group`], its records applied to each of `standbys`.
+fn group_of(standbys: Vec<Database>, fail_every: u64) -> (Arc<Group>, std::thread::JoinHandle<u64>) {
     let (tx, rx) = std::sync::mpsc::channel::<Submitted>();
     let g = Arc::new(Group {
         order: std::sync::Mutex::new(Some(tx)),
@@ -335,7 +346,9 @@ fn group(standby: Database, fail_every: u64) -> (Arc<Group>, std::thread::JoinHa
                 }));
                 continue;
             }
-            standby.apply_frames(&frames).unwrap();
+            for standby in &standbys {
+                standby.apply_frames(&frames).unwrap();
+            }
             resolver.resolve(Ok(()));
         }
         n
@@ -534,7 +547,9 @@ fn a_member_that_renumbered_a_record_names_its_versions_as_the_log_does_once_pri
     // primary whose proposals' fate was unknown does): it applies them
     // under timestamps of its own. Member `q` applies them as logged.
     let q = standby();
-    let (g, applier) = group(q.clone(), 0);
+    // `x` starts from an image `m` takes before it becomes primary.
+    let x = standby();
+    let (g, applier) = group_of(vec![q.clone(), x.clone()], 0);
     g.writable.store(false, SeqCst);
     let m = member(&g);
     for (i, txn) in txns.iter().enumerate() {
@@ -547,6 +562,8 @@ fn a_member_that_renumbered_a_record_names_its_versions_as_the_log_does_once_pri
         q.apply_records_as(&records, centum_engine::Late::Renumber).unwrap();
     }
     check_same(&p, &q);
+    x.install_image(&m.image().unwrap()).unwrap();
+    check_same(&p, &x);
     // `m` becomes the primary: its deletes and updates of the renumbered
     // versions reach `q`, which finds them by the log's names.
     g.writable.store(true, SeqCst);
@@ -559,7 +576,48 @@ fn a_member_that_renumbered_a_record_names_its_versions_as_the_log_does_once_pri
     })
     .unwrap();
     check_same(&m, &q);
+    check_same(&m, &x);
     assert_eq!(rows(&q, "a").len(), 2);
     g.order.lock().unwrap().take();
     assert_eq!(applier.join().unwrap(), 1);
+}
+
+#[test]
+fn a_standby_started_from_an_image_follows_the_log_from_there() {
+    let fs = SimFs::new();
+    let (p, s, mut reader) = two_tables(&fs);
+    p.create_table(accounts("scratch").durability(centum_engine::Durability::SchemaOnly)).unwrap();
+    let mut rng = Rng(0x0bad_cafe_f00d_d00d);
+    let mut i = 0;
+    let mut work = |n: i64| {
+        for _ in 0..n {
+            random_txn(&p, if i % 2 == 0 { "a" } else { "b" }, &mut rng, i);
+            i += 1;
+        }
+        p.flush_log().unwrap();
+    };
+    work(200);
+    catch_up(&mut reader, &s);
+    let image = s.image().unwrap();
+    // A member with tables of its own gets the image's instead.
+    let x = standby();
+    x.create_table(accounts("other")).unwrap();
+    // A damaged image changes nothing.
+    for at in [0, image.len() / 2, image.len() - 1] {
+        let mut bad = image.clone();
+        bad[at] ^= 0x40;
+        assert_eq!(x.install_image(&bad).unwrap_err().sqlstate(), "XX001");
+        assert_eq!(x.table_names(), vec!["other".to_string()]);
+    }
+    assert_eq!(x.install_image(&image).unwrap(), s.watermark());
+    assert!(x.table("other").is_err());
+    check_same(&p, &x);
+    // The rows the records after the image update and delete are found.
+    work(200);
+    let txns = logged(&mut reader);
+    for txn in &txns {
+        let records: Vec<_> = txn.records().collect();
+        assert!(!x.apply_records(&records).unwrap().skipped);
+    }
+    check_same(&p, &x);
 }

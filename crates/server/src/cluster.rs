@@ -30,9 +30,14 @@
 //! member takes writes again only once every entry of its log is applied,
 //! so no later transaction can conflict with one that commits late.
 //!
-//! The members keep no data directory of their own: the Raft log is the
-//! redo log, and a member that starts replays it from the beginning.
-//! Checkpoints as Raft snapshots are not built yet.
+//! The Raft log is the redo log. A standby checkpoints on its own: every
+//! `snapshot_every` entries it asks Raft for a snapshot, an image of its
+//! tables ([`centum_engine::Database::image`]) that Raft writes to disk
+//! before it purges the log below it. A member that starts installs its
+//! latest image and replays the entries after it; one too far behind is
+//! sent the image. The primary takes none: its image would have to wait
+//! for the schema lock, which a schema change holds until its entry is
+//! applied, by the very task that builds the image.
 
 use crate::config::ClusterConfig;
 use centum_cluster::{Apply, Node, NodeConfig, ProposeError};
@@ -80,6 +85,10 @@ pub(crate) struct Group {
     db: OnceLock<centum_sql::Database>,
     /// The last entry applied.
     applied: AtomicU64,
+    /// The index of the image the database was started from (0: none).
+    installed: AtomicU64,
+    /// Set once the Raft node runs.
+    node_started: OnceLock<()>,
 }
 
 impl Group {
@@ -93,6 +102,8 @@ impl Group {
             resolved_upto: AtomicU64::new(0),
             db: OnceLock::new(),
             applied: AtomicU64::new(0),
+            installed: AtomicU64::new(0),
+            node_started: OnceLock::new(),
         })
     }
 
@@ -187,17 +198,37 @@ impl Apply for Group {
         Ok(())
     }
 
-    /// Nothing survives a restart: the whole log is applied again.
+    /// The tables live in memory: what survives a restart is the image
+    /// Raft keeps on disk, which it installs at start.
     fn applied(&self) -> u64 {
-        0
+        self.installed.load(SeqCst)
     }
 
     fn snapshot(&self) -> Result<Vec<u8>, String> {
-        Err("snapshots of a replicated database are not supported yet".into())
+        let db = self.db.get().ok_or("the database is not open yet")?;
+        // Commits of ours that Apply resolved are in the image: the
+        // watermark passes them first.
+        let upto = self.resolved_upto.load(SeqCst);
+        if upto > 0 {
+            db.catalog().db().wait_watermark(upto);
+        }
+        db.catalog().db().image().map_err(|e| e.to_string())
     }
 
-    fn install(&self, _index: u64, _bytes: &[u8]) -> Result<(), String> {
-        Err("snapshots of a replicated database are not supported yet".into())
+    fn install(&self, index: u64, bytes: &[u8]) -> Result<(), String> {
+        let db = self.db.get().ok_or("the database is not open yet")?;
+        db.catalog().db().install_image(bytes).map_err(|e| e.to_string())?;
+        db.reload_catalog().map_err(|e| e.to_string())?;
+        // Whatever of ours was still on its way is decided by the image.
+        let stamps: Vec<u64> = lock(&self.mine).keys().copied().collect();
+        self.fail(&stamps, "08007", "replication lost track of the commit: a snapshot replaced the tables");
+        self.applied.store(index, SeqCst);
+        if self.installed.fetch_max(index, SeqCst) == 0 && self.node_started.get().is_none() {
+            tracing::info!(index, "started from the checkpoint at index {index}");
+        } else {
+            tracing::info!(index, "installed an image of the group's tables at index {index}");
+        }
+        Ok(())
     }
 }
 
@@ -231,8 +262,10 @@ impl Member {
             .get(&config.node_id)
             .ok_or_else(|| format!("--peers names no address for this node ({})", config.node_id))?;
         let mut nc = NodeConfig::new(config.node_id, listen, config.peers.clone(), data_dir.join("raft"));
-        // The log is the only copy: no snapshot may let it be cut.
+        // Raft builds no snapshot on its own: the watcher asks for them,
+        // on standbys only (see the module's header).
         nc.snapshot_every = u64::MAX;
+        nc.keep_after_snapshot = config.snapshot_every.min(1000);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("centum-raft")
@@ -247,8 +280,9 @@ impl Member {
             .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
         let node = Arc::new(node);
+        let _ = group.node_started.set(());
         runtime.spawn(propose(group.clone(), node.clone()));
-        runtime.spawn(watch(group.clone(), node.clone(), db, superuser));
+        runtime.spawn(watch(group.clone(), node.clone(), db, superuser, config.snapshot_every));
         tracing::info!(node = config.node_id, %listen, members = config.peers.len(), "replication started");
         Ok(Member { group, node, runtime: Some(runtime) })
     }
@@ -353,10 +387,24 @@ async fn watch(
     node: Arc<Node>,
     db: centum_sql::Database,
     superuser: crate::config::Superuser,
+    snapshot_every: u64,
 ) {
     let mut tick = tokio::time::interval(WATCH_EVERY);
+    // The applied index at which a snapshot was last asked for.
+    let mut asked = 0;
     loop {
         tick.tick().await;
+        if !group.writable() {
+            let m = node.metrics();
+            let applied = m.applied.unwrap_or(0);
+            let since = applied.saturating_sub(m.snapshot.unwrap_or(0).max(asked));
+            if since >= snapshot_every && !node.is_leader() {
+                asked = applied;
+                if let Err(e) = node.snapshot().await {
+                    tracing::warn!(error = %e, "cannot start a checkpoint");
+                }
+            }
+        }
         let leading = node.is_leader();
         if leading && !group.writable() {
             let term = node.term();

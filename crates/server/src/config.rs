@@ -109,6 +109,11 @@ pub struct ServeArgs {
     /// its replication address, comma-separated (1=10.0.0.1:7001,...).
     #[arg(long, env = "CENTUM_PEERS")]
     pub peers: Option<String>,
+    /// In a replicated group: entries of the log a standby applies between
+    /// its checkpoints (an image of its tables on disk, below which the
+    /// log is cut) [default: 20000].
+    #[arg(long, env = "CENTUM_SNAPSHOT_EVERY")]
+    pub snapshot_every: Option<u64>,
 }
 
 /// The same settings in the TOML file.
@@ -136,6 +141,7 @@ struct FileConfig {
     log_min_duration_statement: Option<i64>,
     node_id: Option<u64>,
     peers: Option<String>,
+    snapshot_every: Option<u64>,
 }
 
 /// The settings in effect.
@@ -186,6 +192,8 @@ pub struct ClusterConfig {
     pub node_id: u64,
     /// Every member's replication address, this one's included.
     pub peers: BTreeMap<u64, SocketAddr>,
+    /// Entries a standby applies between its checkpoints.
+    pub snapshot_every: u64,
 }
 
 /// The role a new database starts with.
@@ -288,7 +296,8 @@ impl Config {
                 if !peers.contains_key(&node_id) {
                     return Err(format!("peers names no address for this node ({node_id})"));
                 }
-                Some(ClusterConfig { node_id, peers })
+                let snapshot_every = a.snapshot_every.or(file.snapshot_every).unwrap_or(20_000).max(1);
+                Some(ClusterConfig { node_id, peers, snapshot_every })
             }
             _ => return Err("--node-id and --peers go together".into()),
         };

@@ -100,3 +100,63 @@ fn a_three_member_group_replicates_fails_over_and_catches_up() {
     let note: String = c.query_one("SELECT note FROM items WHERE id = 1000", &[]).unwrap().get(0);
     assert_eq!(note, "after failover");
 }
+
+/// Whether the member's data directory holds a checkpoint.
+fn checkpointed(s: &Server) -> bool {
+    s.dir.path().join("data/raft/snapshot.bin").exists()
+}
+
+#[test]
+fn standbys_checkpoint_and_a_member_that_lost_its_disk_is_sent_an_image() {
+    let ports = free_ports(3);
+    let mut args = member_args(&ports);
+    for a in &mut args {
+        a.extend(["--snapshot-every".to_string(), "20".to_string()]);
+    }
+    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
+    let first = primary(&servers, Duration::from_secs(30));
+    let mut p = connect(servers[first].port).unwrap();
+    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
+    for i in 0..150 {
+        p.execute("INSERT INTO items VALUES ($1, $2)", &[&i, &format!("row {i}")]).unwrap();
+    }
+    p.batch_execute("DELETE FROM items WHERE id < 10; UPDATE items SET note = 'changed' WHERE id = 10")
+        .unwrap();
+    let standbys: Vec<usize> = (0..3).filter(|&i| i != first).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for &i in &standbys {
+        wait_count(servers[i].port, 140, Duration::from_secs(30));
+        while !checkpointed(&servers[i]) {
+            assert!(Instant::now() < deadline, "member {i} took no checkpoint");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    assert!(!checkpointed(&servers[first]), "the primary takes no checkpoint");
+    // A standby restarted starts from its checkpoint and replays the rest.
+    let s = standbys[0];
+    servers[s].kill9();
+    servers[s].launch(&as_strs(&args[s]), &[]);
+    wait_count(servers[s].port, 140, Duration::from_secs(30));
+    assert!(servers[s].log_text().contains("started from the checkpoint"), "{}", servers[s].log_text());
+    // The primary dies and loses its disk; a standby, its log cut below
+    // its checkpoint, takes over and sends the returning member an image.
+    drop(p);
+    servers[first].kill9();
+    std::fs::remove_dir_all(servers[first].dir.path().join("data")).unwrap();
+    let second = primary(&servers, Duration::from_secs(30));
+    assert_ne!(second, first);
+    let mut p = connect(servers[second].port).unwrap();
+    p.execute("INSERT INTO items VALUES (1000, 'after failover')", &[]).unwrap();
+    servers[first].launch(&as_strs(&args[first]), &[]);
+    wait_count(servers[first].port, 141, Duration::from_secs(30));
+    let log = servers[first].log_text();
+    assert!(log.contains("installed an image of the group's tables"), "{log}");
+    let mut c = connect(servers[first].port).unwrap();
+    let note: String = c.query_one("SELECT note FROM items WHERE id = 10", &[]).unwrap().get(0);
+    assert_eq!(note, "changed");
+    // The rows the image brought are found by later deletes.
+    p.execute("DELETE FROM items WHERE id < 50", &[]).unwrap();
+    for s in &servers {
+        wait_count(s.port, 101, Duration::from_secs(30));
+    }
+}

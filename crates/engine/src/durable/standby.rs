@@ -36,13 +36,15 @@ use crate::error::{Error, Result};
 use crate::gc::GcItem;
 use crate::index::btree::Direction;
 use crate::index::Index;
+use crate::mvcc::visibility::{self, Begin};
 use crate::mvcc::word::INFINITY;
 use crate::row::sortkey::{prefix_successor, KeyBytes};
 use crate::row::version::VersionPtr;
+use crate::schema::Durability;
 use crate::schema::IndexDef;
 use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
-use centum_storage::format::read_frame;
+use centum_storage::format::{push_frame, read_frame, Reader};
 use centum_storage::log::{decode_record, DecodedRecord};
 use centum_storage::{LogReader, Op};
 use std::collections::{HashMap, HashSet};
@@ -98,6 +100,14 @@ impl PendingIndexes {
         self.canonical.get(&local).copied().unwrap_or(local)
     }
 }
+
+/// The first frame of an image ([`Database::image`]): this, then the
+/// image's timestamp.
+const IMAGE_MAGIC: &[u8; 8] = b"CNTMIMG1";
+/// The last frame: this, then the number of rows.
+const IMAGE_END: &[u8] = b"END";
+/// Row bytes gathered into one frame of an image.
+const IMAGE_CHUNK: usize = 1 << 20;
 
 fn corrupt(what: String) -> Error {
     Error::Storage { code: "XX001", message: format!("replicated record: {what}") }
@@ -233,6 +243,150 @@ impl Database {
             shared.gc.help(&shared.clock, &shared.txns, help);
         }
         Ok(out)
+    }
+
+    /// An image of the database for a member that starts from it instead
+    /// of from the first record (a group's checkpoint, or a snapshot sent
+    /// to a member far behind): the catalog and every row of the
+    /// SCHEMA_AND_DATA tables as of the watermark, each version under the
+    /// name the replicated log gives it (its creator's timestamp there and
+    /// its op number), so that later records' deletes find it. The caller
+    /// makes sure no record is applied meanwhile; commits of this server's
+    /// own that are still publishing are not in it. Format: `image` in
+    /// docs/design.md.
+    pub fn image(&self) -> Result<Vec<u8>> {
+        let shared = &self.shared;
+        let _ddl = shared.claim_lock();
+        // A snapshot transaction holds the collector back from what it
+        // reads.
+        let reader = self.begin(crate::Isolation::Snapshot)?;
+        let ts = reader.read_ts;
+        let mut out = Vec::new();
+        let mut head = Vec::with_capacity(16);
+        head.extend_from_slice(IMAGE_MAGIC);
+        head.extend_from_slice(&ts.to_le_bytes());
+        push_frame(&mut out, &head);
+        push_frame(&mut out, &shared.claim_image());
+        let mut count = 0u64;
+        let _pin = crossbeam_epoch::pin();
+        let mut tables: Vec<Arc<Table>> = shared.catalog.load().values().cloned().collect();
+        tables.sort_by_key(|t| t.id);
+        for t in tables.iter().filter(|t| t.durability == Durability::SchemaAndData) {
+            let mut chunk = Vec::new();
+            for b in t.scan.buckets_in_use() {
+                let mut cur = t.scan.first(b);
+                while let Some(v) = cur {
+                    cur = t.scan.next(v);
+                    if !t.scan.is_live(v) || !visibility::visible(&shared.txns, v, reader.id, ts, u32::MAX) {
+                        continue;
+                    }
+                    let created = match visibility::begin(&shared.txns, v, reader.id) {
+                        Begin::Committed(created) => shared.canonical_ts(created),
+                        _ => {
+                            return Err(Error::Internal(
+                                "an image met a version with no committed creator".into(),
+                            ))
+                        }
+                    };
+                    if chunk.is_empty() {
+                        chunk.extend_from_slice(&t.id.to_le_bytes());
+                    }
+                    chunk.extend_from_slice(&created.to_le_bytes());
+                    chunk.extend_from_slice(&v.header().stmt.to_le_bytes());
+                    chunk.extend_from_slice(&(v.data().len() as u32).to_le_bytes());
+                    chunk.extend_from_slice(v.data());
+                    count += 1;
+                    if chunk.len() >= IMAGE_CHUNK {
+                        push_frame(&mut out, &chunk);
+                        chunk.clear();
+                    }
+                }
+            }
+            if !chunk.is_empty() {
+                push_frame(&mut out, &chunk);
+            }
+        }
+        let mut end = Vec::with_capacity(16);
+        end.extend_from_slice(IMAGE_END);
+        end.extend_from_slice(&count.to_le_bytes());
+        push_frame(&mut out, &end);
+        drop(reader);
+        Ok(out)
+    }
+
+    /// Replaces every table by those of `image` ([`Database::image`]), its
+    /// rows under the log's names, and moves the clock up to the image's
+    /// timestamp. The image is checked whole before anything changes; a
+    /// damaged one fails with XX001. Snapshots open now go on reading the
+    /// tables they had. Returns the image's timestamp.
+    pub fn install_image(&self, image: &[u8]) -> Result<u64> {
+        let bad = |what: &str| Error::Storage { code: "XX001", message: format!("database image: {what}") };
+        let mut frames = Vec::new();
+        let mut at = 0;
+        while at < image.len() {
+            let (payload, next) =
+                read_frame(image, at).map_err(|e| bad(&format!("frame at byte {at}: {e:?}")))?;
+            frames.push(payload);
+            at = next;
+        }
+        let (Some(head), Some(catalog), Some(end)) = (frames.first(), frames.get(1), frames.last()) else {
+            return Err(bad("too short"));
+        };
+        if frames.len() < 3 || head.len() != 16 || &head[..8] != IMAGE_MAGIC || !end.starts_with(IMAGE_END) {
+            return Err(bad("not an image"));
+        }
+        let ts = u64::from_le_bytes(head[8..16].try_into().map_err(|_| bad("header"))?);
+        let count = Reader::new(&end[IMAGE_END.len()..]).u64().ok_or_else(|| bad("end"))?;
+        let catalog = read_catalog(catalog)?;
+        let shared = &self.shared;
+        let _ddl = shared.claim_lock();
+        let mut next = HashMap::with_capacity(catalog.tables.len());
+        let mut by_id = HashMap::with_capacity(catalog.tables.len());
+        for ti in &catalog.tables {
+            let t = Arc::new(build_table(ti.id, &ti.def)?);
+            by_id.insert(ti.id, t.clone());
+            next.insert(ti.def.name.clone(), t);
+        }
+        let mut seen = 0u64;
+        for chunk in &frames[2..frames.len() - 1] {
+            let mut r = Reader::new(chunk);
+            let id = r.u64().ok_or_else(|| bad("chunk"))?;
+            let t = by_id.get(&id).ok_or_else(|| bad(&format!("rows of no table ({id})")))?;
+            let set = t.indexes.load();
+            while !r.is_empty() {
+                let (Some(created), Some(seq), Some(data)) = (r.u64(), r.u32(), r.bytes()) else {
+                    return Err(bad("row"));
+                };
+                if created > ts || !t.layout.is_well_formed(data) {
+                    return Err(bad(&format!("a row of \"{}\" does not fit", t.name())));
+                }
+                let v = VersionPtr::new(created, set.gen, seq, set.links(), data.len(), |b| {
+                    b.copy_from_slice(data)
+                });
+                t.link(&set, v);
+                t.live.add(1);
+                seen += 1;
+            }
+        }
+        if seen != count {
+            return Err(bad(&format!("{seen} rows where {count} were written")));
+        }
+        for t in shared.catalog.load().values() {
+            t.dropped.store(true, SeqCst);
+        }
+        shared.next_table_id.fetch_max(catalog.next_table_id, SeqCst);
+        shared.catalog.store(Arc::new(next));
+        shared.catalog_extra.store(Arc::new(catalog.extra));
+        shared.claims_ended.fetch_add(1, SeqCst);
+        // Every version now has the log's name.
+        let mut pending = shared.standby.lock().unwrap_or_else(|p| p.into_inner());
+        *pending = PendingIndexes::default();
+        shared.renumbered.store(false, SeqCst);
+        drop(pending);
+        if shared.clock.watermark() < ts {
+            shared.clock.jump(ts);
+        }
+        Ok(ts)
     }
 
     /// Raises the clock to `floor` if it is below: what a new primary does
