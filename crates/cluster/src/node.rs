@@ -338,6 +338,56 @@ impl Node {
         self.raft.trigger().snapshot().await.map_err(|e| Error::Raft(e.to_string()))
     }
 
+    /// The members of the group as this member last applied them: id,
+    /// replication address, and whether it votes (a member being added
+    /// learns the log first, without a vote).
+    pub fn members(&self) -> Vec<(u64, String, bool)> {
+        let m = self.raft.metrics().borrow().membership_config.clone();
+        let voters: std::collections::BTreeSet<u64> = m.membership().voter_ids().collect();
+        m.membership().nodes().map(|(&id, n)| (id, n.addr.clone(), voters.contains(&id))).collect()
+    }
+
+    /// Adds member `id`, reachable at `addr`, on the leader: it first
+    /// receives the log (a snapshot and the entries after it, or the
+    /// entries) as a learner, then becomes a voter once it has caught up.
+    /// Returns once the new configuration is committed.
+    pub async fn add_member(&self, id: u64, addr: SocketAddr) -> Result<()> {
+        let node = BasicNode::new(addr);
+        self.raft.add_learner(id, node, true).await.map_err(|e| self.change_error(e))?;
+        let mut voters: std::collections::BTreeSet<u64> =
+            self.raft.metrics().borrow().membership_config.membership().voter_ids().collect();
+        voters.insert(id);
+        self.raft.change_membership(voters, false).await.map_err(|e| self.change_error(e))?;
+        Ok(())
+    }
+
+    /// Removes member `id` from the group, on the leader. Returns once the
+    /// new configuration is committed; the member removed stops getting
+    /// entries (a leader that removes itself steps down).
+    pub async fn remove_member(&self, id: u64) -> Result<()> {
+        let mut voters: std::collections::BTreeSet<u64> =
+            self.raft.metrics().borrow().membership_config.membership().voter_ids().collect();
+        if !voters.remove(&id) {
+            return Err(Error::Config(format!("node {id} is not a voting member of the group")));
+        }
+        if voters.is_empty() {
+            return Err(Error::Config("the group's last member cannot be removed".into()));
+        }
+        self.raft.change_membership(voters, false).await.map_err(|e| self.change_error(e))?;
+        Ok(())
+    }
+
+    fn change_error(&self, e: RaftError<u64, ClientWriteError<u64, BasicNode>>) -> Error {
+        match e {
+            RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => Error::NotLeader {
+                leader: f.leader_id,
+                addr: self.peer_addr(f.leader_id, f.leader_node.as_ref()),
+            },
+            RaftError::APIError(ClientWriteError::ChangeMembershipError(c)) => Error::Config(c.to_string()),
+            RaftError::Fatal(_) => Error::ShuttingDown,
+        }
+    }
+
     /// Waits until this member knows a leader; returns its id.
     pub async fn wait_leader(&self, timeout: Duration) -> Result<u64> {
         let mut rx = self.raft.metrics();

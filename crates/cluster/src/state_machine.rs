@@ -261,7 +261,10 @@ impl StateMachine {
 }
 
 /// Writes the snapshot to disk, then makes it the one sent to members
-/// that need one and lets the log be purged up to it.
+/// that need one and lets the log be purged up to it. A snapshot older
+/// than the one kept is dropped: a build that finishes after a newer
+/// snapshot was installed must not put the file back behind the point the
+/// log may already be purged to.
 fn keep_snapshot(
     dir: &Path,
     current: &StoredSnapshot,
@@ -269,9 +272,14 @@ fn keep_snapshot(
     meta: SnapshotMeta<u64, BasicNode>,
     bytes: Vec<u8>,
 ) -> std::io::Result<()> {
-    blocking(|| write_snapshot(dir, &meta, &bytes))?;
     let index = meta.last_log_id.map_or(0, |id| id.index);
-    *current.lock().unwrap_or_else(|e| e.into_inner()) = Some((meta, bytes));
+    // Held while the file is written: one writer at a time, in order.
+    let mut kept = current.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.as_ref().is_some_and(|(m, _)| m.last_log_id.map_or(0, |id| id.index) > index) {
+        return Ok(());
+    }
+    blocking(|| write_snapshot(dir, &meta, &bytes))?;
+    *kept = Some((meta, bytes));
     floor.fetch_max(index, std::sync::atomic::Ordering::SeqCst);
     Ok(())
 }

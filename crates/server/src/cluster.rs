@@ -281,6 +281,7 @@ impl Member {
             .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
         let node = Arc::new(node);
         let _ = group.node_started.set(());
+        db.set_cluster(Arc::new(Control { node: node.clone(), runtime: runtime.handle().clone() }));
         runtime.spawn(propose(group.clone(), node.clone()));
         runtime.spawn(watch(group.clone(), node.clone(), db, superuser, config.snapshot_every));
         tracing::info!(node = config.node_id, %listen, members = config.peers.len(), "replication started");
@@ -302,6 +303,107 @@ impl Drop for Member {
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
+    }
+}
+
+/// The group as SQL sees it: the `centum.cluster` view and the
+/// `centum_*` group functions (see `centum_sql::cluster`).
+struct Control {
+    node: Arc<Node>,
+    runtime: tokio::runtime::Handle,
+}
+
+/// How long adding a member may take: it must catch up first.
+const ADD_MEMBER_WITHIN: Duration = Duration::from_secs(60);
+
+impl Control {
+    /// Runs a membership change on the Raft runtime and waits for it.
+    fn change<F>(&self, what: &str, change: F) -> centum_sql::Result<()>
+    where
+        F: std::future::Future<Output = centum_cluster::Result<()>> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime.spawn(async move {
+            let _ = tx.send(tokio::time::timeout(ADD_MEMBER_WITHIN, change).await);
+        });
+        let refused = |code, message: String| Err(centum_sql::Error::other(code, message));
+        match rx.recv() {
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(centum_cluster::Error::NotLeader { leader, .. }))) => refused(
+                "25006",
+                format!(
+                    "cannot {what} on a standby: run it on the primary{}",
+                    leader.map_or(String::new(), |l| format!(" (node {l})"))
+                ),
+            ),
+            Ok(Ok(Err(centum_cluster::Error::Config(why)))) => {
+                refused("22023", format!("cannot {what}: {why}"))
+            }
+            Ok(Ok(Err(e))) => refused("55000", format!("cannot {what}: {e}")),
+            Ok(Err(_)) => refused(
+                "57014",
+                format!(
+                    "cannot {what}: no outcome within {} s (a new member stays a learner)",
+                    ADD_MEMBER_WITHIN.as_secs()
+                ),
+            ),
+            Err(_) => refused("55000", format!("cannot {what}: replication has stopped")),
+        }
+    }
+}
+
+impl centum_sql::Cluster for Control {
+    fn members(&self) -> Vec<centum_sql::ClusterMember> {
+        let m = self.node.metrics();
+        let leading = m.role == centum_cluster::Role::Leader;
+        self.node
+            .members()
+            .into_iter()
+            .map(|(id, address, voter)| {
+                let is_self = id == m.id;
+                let role = match (is_self, m.role) {
+                    (true, centum_cluster::Role::Leader) => "leader",
+                    (true, centum_cluster::Role::Candidate) => "candidate",
+                    (true, centum_cluster::Role::Learner) => "learner",
+                    (true, centum_cluster::Role::Shutdown) => "shutdown",
+                    _ if m.leader == Some(id) => "leader",
+                    _ if !voter => "learner",
+                    _ => "follower",
+                };
+                let durable = if is_self { m.last_log_index } else { m.matched.get(&id).copied().flatten() };
+                let lag = leading.then(|| m.last_log_index.unwrap_or(0).saturating_sub(durable.unwrap_or(0)));
+                centum_sql::ClusterMember {
+                    id,
+                    address,
+                    voter,
+                    role,
+                    is_self,
+                    term: m.term,
+                    durable,
+                    applied: if is_self { m.applied } else { None },
+                    snapshot: if is_self { m.snapshot } else { None },
+                    lag,
+                }
+            })
+            .collect()
+    }
+
+    fn applied(&self) -> u64 {
+        self.node.metrics().applied.unwrap_or(0)
+    }
+
+    fn add_member(&self, id: u64, address: &str) -> centum_sql::Result<()> {
+        use std::net::ToSocketAddrs;
+        let addr = address.to_socket_addrs().ok().and_then(|mut a| a.next()).ok_or_else(|| {
+            centum_sql::Error::other("22023", format!("{address:?} is not a host:port address"))
+        })?;
+        let node = self.node.clone();
+        self.change("add a member", async move { node.add_member(id, addr).await })
+    }
+
+    fn remove_member(&self, id: u64) -> centum_sql::Result<()> {
+        let node = self.node.clone();
+        self.change("remove a member", async move { node.remove_member(id).await })
     }
 }
 

@@ -160,3 +160,67 @@ fn standbys_checkpoint_and_a_member_that_lost_its_disk_is_sent_an_image() {
         wait_count(s.port, 101, Duration::from_secs(30));
     }
 }
+
+fn one<T: for<'a> postgres::types::FromSql<'a>>(port: u16, sql: &str) -> T {
+    connect(port).unwrap().query_one(sql, &[]).unwrap().get(0)
+}
+
+#[test]
+fn members_join_and_leave_by_sql_and_a_standby_waits_for_a_commit() {
+    let ports = free_ports(4);
+    // The group starts with three members; the fourth knows them all.
+    let args = member_args(&ports[..3]);
+    let mut fourth = member_args(&ports).pop().unwrap();
+    fourth.extend(["--snapshot-every".to_string(), "10".to_string()]);
+    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
+    let first = primary(&servers, Duration::from_secs(30));
+    let pport = servers[first].port;
+    let mut p = connect(pport).unwrap();
+    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
+    for i in 0..50 {
+        p.execute("INSERT INTO items VALUES ($1, 'x')", &[&i]).unwrap();
+    }
+    // Reading one's own write on a standby: wait for the primary's index.
+    let standby = servers[(first + 1) % 3].port;
+    p.execute("INSERT INTO items VALUES (1000, 'mine')", &[]).unwrap();
+    let index: i64 = one(pport, "SELECT centum_applied_index()");
+    let mut s = connect(standby).unwrap();
+    let waited: bool = s.query_one("SELECT centum_wait_applied($1, 10000)", &[&index]).unwrap().get(0);
+    assert!(waited);
+    let n: i64 = s.query_one("SELECT count(*) FROM items WHERE id = 1000", &[]).unwrap().get(0);
+    assert_eq!(n, 1);
+    let late: bool =
+        s.query_one("SELECT centum_wait_applied($1, 50)", &[&(index + 1_000_000)]).unwrap().get(0);
+    assert!(!late);
+    // The view, on the primary: three voters, itself the leader.
+    let rows = p
+        .query("SELECT member_id, role, is_self, voter, lag FROM centum.cluster ORDER BY member_id", &[])
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    let me: Vec<_> = rows.iter().filter(|r| r.get::<_, bool>(2)).collect();
+    assert_eq!(me.len(), 1);
+    assert_eq!(me[0].get::<_, String>(1), "leader");
+    assert!(rows.iter().all(|r| r.get::<_, bool>(3) && r.get::<_, Option<i64>>(4).is_some()));
+    // Only the primary changes the group.
+    let e = s.execute("SELECT centum_add_member(5, '127.0.0.1:1')", &[]).unwrap_err();
+    assert_eq!(e.code().map(|c| c.code()), Some("25006"), "{:?}", e.as_db_error());
+    // A fourth member joins and catches up.
+    let mut new = Server::start(&as_strs(&fourth));
+    p.execute(&format!("SELECT centum_add_member(4, '127.0.0.1:{}')", ports[3]), &[]).unwrap();
+    wait_count(new.port, 51, Duration::from_secs(30));
+    assert_eq!(in_recovery(new.port), Some(true));
+    let voters: i64 = one(pport, "SELECT count(*) FROM centum.cluster WHERE voter");
+    assert_eq!(voters, 4);
+    // It leaves: it gets no more commits, the others do.
+    p.execute("SELECT centum_remove_member(4)", &[]).unwrap();
+    let members: i64 = one(pport, "SELECT count(*) FROM centum.cluster");
+    assert_eq!(members, 3);
+    p.execute("INSERT INTO items VALUES (2000, 'after')", &[]).unwrap();
+    for s in &servers {
+        wait_count(s.port, 52, Duration::from_secs(30));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(count(new.port), Some(51));
+    new.stop();
+    servers.clear();
+}

@@ -50,6 +50,8 @@ pub struct Activity {
     pub(crate) advisory: crate::advisory::AdvisoryLocks,
     /// The database's listening sessions (LISTEN, NOTIFY).
     pub(crate) notify: crate::notify::Hub,
+    /// The replicated group the server belongs to, if any.
+    pub(crate) cluster: std::sync::OnceLock<std::sync::Arc<dyn crate::Cluster>>,
 }
 
 /// Sessions added up, as `pg_stat_database` reports them; times in
@@ -148,6 +150,7 @@ impl Activity {
             ended: Mutex::default(),
             advisory: Default::default(),
             notify: Default::default(),
+            cluster: Default::default(),
         }
     }
 

@@ -51,6 +51,7 @@ pub mod activity;
 pub(crate) mod advisory;
 pub mod auth;
 pub mod catalog;
+pub mod cluster;
 pub mod copy;
 pub(crate) mod enums;
 pub mod error;
@@ -71,5 +72,6 @@ pub(crate) mod system;
 pub(crate) mod triggers;
 
 pub use catalog::OutputColumn;
+pub use cluster::{Cluster, ClusterMember};
 pub use error::{Error, ErrorFields, Result};
 pub use session::{Database, Prepared, QueryResult, Session, TxnStatus};

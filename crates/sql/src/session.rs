@@ -115,6 +115,13 @@ impl Database {
         self.catalog.set_standby(on);
     }
 
+    /// Makes the database a member of replicated group `cluster`: the
+    /// `centum.cluster` view and the `centum_*` group functions act on it
+    /// (see [`crate::cluster`]). Set once; a later call changes nothing.
+    pub fn set_cluster(&self, cluster: std::sync::Arc<dyn crate::Cluster>) {
+        let _ = self.catalog.activity.cluster.set(cluster);
+    }
+
     /// Whether the database is a standby (see [`Database::set_standby`]).
     pub fn is_standby(&self) -> bool {
         self.catalog.is_standby()

@@ -125,7 +125,8 @@ impl Expr {
                 crate::system::CatalogFn::Sleep(_)
                 | crate::system::CatalogFn::StatReset
                 | crate::system::CatalogFn::Advisory(_)
-                | crate::system::CatalogFn::Notify,
+                | crate::system::CatalogFn::Notify
+                | crate::system::CatalogFn::Cluster(_),
                 _,
             ) => stable = false,
             _ => {}

@@ -11,6 +11,7 @@
 //! | `log` | (one row; none in memory only) | the log writer's counters |
 //! | `gc` | (one row) | the collector and the transaction table |
 //! | `transactions` | open transaction | the transaction table |
+//! | `cluster` | member of the replicated group | Raft, as this member knows it |
 //!
 //! Nothing here stops a writer. Counters are striped atomics read without
 //! a lock. Hash chain figures come from at most `SAMPLE` (4,096) buckets
@@ -256,6 +257,32 @@ pub(super) fn gc(s: &Snapshot, id: &Identity) -> Vec<Vec<Value>> {
         session.map_or(Value::Null, |(_, start)| age(*start, TimestampTz::now())),
         i8(g.sweep_steps),
     ]]
+}
+
+/// `centum.cluster`: the members of the server's replicated group, as this
+/// member knows them (no rows outside a group).
+pub(super) fn cluster(id: &Identity) -> Vec<Vec<Value>> {
+    let Some(c) = id.activity.and_then(|a| a.cluster.get()) else { return Vec::new() };
+    let opt = |v: Option<u64>| v.map_or(Value::Null, i8);
+    let mut members = c.members();
+    members.sort_by_key(|m| m.id);
+    members
+        .into_iter()
+        .map(|m| {
+            vec![
+                i8(m.id),
+                txt(&m.address),
+                Value::Boolean(m.voter),
+                txt(m.role),
+                Value::Boolean(m.is_self),
+                i8(m.term),
+                opt(m.durable),
+                opt(m.applied),
+                opt(m.snapshot),
+                opt(m.lag),
+            ]
+        })
+        .collect()
 }
 
 /// `centum.transactions`: every open transaction, oldest snapshot first.

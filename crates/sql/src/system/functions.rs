@@ -172,6 +172,21 @@ pub enum CatalogFn {
     /// `pg_get_serial_sequence(table, column)`: the sequence a serial or
     /// identity column draws from, schema-qualified, or NULL.
     SerialSequence,
+    /// The replicated group's functions (see `crate::cluster`).
+    Cluster(ClusterFn),
+}
+
+/// Which function of the replicated group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClusterFn {
+    /// `centum_applied_index()`.
+    Applied,
+    /// `centum_wait_applied(index [, timeout_ms])`.
+    WaitApplied,
+    /// `centum_add_member(id, address)`.
+    Add,
+    /// `centum_remove_member(id)`.
+    Remove,
 }
 
 /// What a `to_reg*` function looks a name up as.
@@ -340,6 +355,11 @@ pub(crate) fn resolve(name: &str, nargs: usize) -> Option<Result<Signature>> {
         "pg_sleep_for" => (CatalogFn::Sleep(SleepFor::Interval), vec![DataType::Interval], 1, T, false),
         "pg_sleep_until" => (CatalogFn::Sleep(SleepFor::Until), vec![DataType::TimestampTz], 1, T, false),
         "pg_is_in_recovery" => (CatalogFn::InRecovery, vec![], 0, B, false),
+        "centum_applied_index" => (CatalogFn::Cluster(ClusterFn::Applied), vec![], 0, I8, false),
+        "centum_wait_applied" => (CatalogFn::Cluster(ClusterFn::WaitApplied), vec![I8, I8], 1, B, false),
+        // `void`, printed as an empty string.
+        "centum_add_member" => (CatalogFn::Cluster(ClusterFn::Add), vec![I8, T], 2, T, false),
+        "centum_remove_member" => (CatalogFn::Cluster(ClusterFn::Remove), vec![I8], 1, T, false),
         "pg_drop_replication_slot" => (CatalogFn::DropSlot, vec![T], 1, T, false),
         // `void` in PostgreSQL, printed as an empty string.
         "pg_notify" => (CatalogFn::Notify, vec![T, T], 2, T, false),
@@ -476,6 +496,10 @@ impl CatalogFn {
                 ADVISORY.iter().find(|(_, x)| *x == a).map_or("pg_advisory_lock", |(n, _)| n)
             }
             CatalogFn::InRecovery => "pg_is_in_recovery",
+            CatalogFn::Cluster(ClusterFn::Applied) => "centum_applied_index",
+            CatalogFn::Cluster(ClusterFn::WaitApplied) => "centum_wait_applied",
+            CatalogFn::Cluster(ClusterFn::Add) => "centum_add_member",
+            CatalogFn::Cluster(ClusterFn::Remove) => "centum_remove_member",
             CatalogFn::DropSlot => "pg_drop_replication_slot",
             CatalogFn::StatReset => "pg_stat_reset",
             CatalogFn::SignalBackend(false) => "pg_cancel_backend",
@@ -490,6 +514,7 @@ impl CatalogFn {
             CatalogFn::TableIsVisible
                 | CatalogFn::SignalBackend(_)
                 | CatalogFn::StatReset
+                | CatalogFn::Cluster(ClusterFn::Add | ClusterFn::Remove)
                 | CatalogFn::DropSlot
                 | CatalogFn::Size(_)
                 | CatalogFn::GetUserById
@@ -730,6 +755,48 @@ pub(crate) fn eval(
             }
         }
         CatalogFn::InRecovery => Value::Boolean(id.txn.standby),
+        CatalogFn::Cluster(f) => {
+            let cluster = id.activity.and_then(|a| a.cluster.get());
+            if f == ClusterFn::Applied {
+                return Ok(cluster.map_or(Value::Null, |c| Value::BigInt(c.applied() as i64)));
+            }
+            let Some(c) = cluster else {
+                return Err(Error::other("55000", "this server is not a member of a replicated group"));
+            };
+            let index = integer(arg(0)).unwrap_or(0);
+            match f {
+                ClusterFn::WaitApplied => {
+                    let timeout = integer(arg(1)).unwrap_or(10_000).max(0) as u64;
+                    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout);
+                    loop {
+                        if c.applied() >= index.max(0) as u64 {
+                            break Value::Boolean(true);
+                        }
+                        let left = deadline.saturating_duration_since(std::time::Instant::now());
+                        if left.is_zero() {
+                            break Value::Boolean(false);
+                        }
+                        pause(left.min(std::time::Duration::from_millis(2)), interrupted)?;
+                    }
+                }
+                _ => {
+                    if !s()?.role_rows(id.user).iter().any(|r| r.1 == id.user && r.2) {
+                        return Err(Error::other(
+                            "42501",
+                            format!("permission denied for function {}", CatalogFn::Cluster(f).name()),
+                        ));
+                    }
+                    if index <= 0 {
+                        return Err(Error::other("22023", format!("{index} is not a member id")));
+                    }
+                    match f {
+                        ClusterFn::Add => c.add_member(index as u64, &text(arg(1)))?,
+                        _ => c.remove_member(index as u64)?,
+                    }
+                    Value::Text(String::new())
+                }
+            }
+        }
         CatalogFn::DropSlot => {
             crate::replication::drop_slot(&s()?.db, &arg(0).to_string(), id.pid() as u32)?;
             Value::Null

@@ -377,6 +377,10 @@ system_tables! {
         "commit_ts" I8, "read_set" I8, "write_set" I8, "holds_rows" B, "waiting_for_txid" I8,
         "waiting_for_pid" I4, "commit_dependency_ts" I8,
     ]
+    CentumCluster "centum" "cluster" [
+        "member_id" I8, "address" T, "voter" B, "role" T, "is_self" B, "term" I8, "durable_index" I8,
+        "applied_index" I8, "snapshot_index" I8, "lag" I8,
+    ]
     InfoViews "information_schema" "views" [
         "table_catalog" T, "table_schema" T, "table_name" T, "view_definition" T, "check_option" T,
         "is_updatable" T, "is_insertable_into" T, "is_trigger_updatable" T,
@@ -748,6 +752,7 @@ impl SystemTable {
                 .collect(),
             SystemTable::CentumGc => super::centum::gc(s, id),
             SystemTable::CentumTransactions => super::centum::transactions(s, id),
+            SystemTable::CentumCluster => super::centum::cluster(id),
             SystemTable::StatUserTables => stats::tables(s),
             SystemTable::StatUserIndexes => stats::indexes(s),
             SystemTable::StatDatabase => stats::database(s, id),

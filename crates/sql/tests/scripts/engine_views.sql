@@ -64,3 +64,8 @@ SELECT bytes_per_version > 0 AS versions, index_bytes_per_row > 0 AS indexes FRO
 SELECT index_name, bytes_per_row > 0 AS measured FROM centum.hash_index_stats WHERE table_name = 'bpr';
 SELECT index_name, bytes_per_row > 0 AS measured FROM centum.range_index_stats WHERE table_name = 'bpr';
 SELECT abs((SELECT sum(bytes_per_row) FROM centum.range_index_stats WHERE table_name = 'bpr') + (SELECT sum(bytes_per_row) FROM centum.hash_index_stats WHERE table_name = 'bpr') - index_bytes_per_row) < 1 AS adds_up FROM centum.table_memory WHERE table_name = 'bpr';
+-- Outside a replicated group: no members, no applied index, nothing to wait for.
+SELECT count(*) FROM centum.cluster;
+SELECT centum_applied_index() IS NULL AS no_group;
+SELECT centum_wait_applied(1, 10);
+SELECT centum_add_member(4, '127.0.0.1:7004');
