@@ -126,6 +126,13 @@ impl Database {
         self.shared.storage.as_ref().map(|s| s.slots())
     }
 
+    /// Whether commits go to a replicated group's log
+    /// ([`crate::Options::replicate`]) rather than a log file of this
+    /// database's own.
+    pub fn is_replicated(&self) -> bool {
+        self.shared.replicate.is_some()
+    }
+
     /// Begins a transaction whose snapshot is exactly the log before the
     /// position returned: it sees every transaction logged before that
     /// position and none logged after it, so a copy made in it followed by

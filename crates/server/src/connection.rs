@@ -278,6 +278,9 @@ pub(crate) struct Connection {
     pid: u32,
     /// Temporary replication slots this session created.
     temporary_slots: Vec<String>,
+    /// In a replicated group: whether the client was last told the
+    /// server is a standby (`in_hot_standby`).
+    reported_standby: Option<bool>,
 }
 
 fn lock(s: &Mutex<Statement>) -> std::sync::MutexGuard<'_, Statement> {
@@ -329,7 +332,38 @@ impl Connection {
                 .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "true" | "on" | "yes" | "1")),
             pid,
             temporary_slots: Vec::new(),
+            reported_standby: None,
         }
+        .reporting_role()
+    }
+
+    /// In a replicated group, the role the startup's ParameterStatus
+    /// reported (computed just before: a change in between is reported at
+    /// the first ReadyForQuery).
+    fn reporting_role(mut self) -> Connection {
+        if self.shared.member.is_some() {
+            self.reported_standby = Some(self.shared.member.as_ref().is_some_and(|m| !m.group.writable()));
+        }
+        self
+    }
+
+    /// Tells the client, before ReadyForQuery, that the server's role
+    /// changed since it was last told: ParameterStatus of `in_hot_standby`
+    /// and `default_transaction_read_only`, as PostgreSQL reports them
+    /// after a promotion.
+    async fn report_role(&mut self) -> std::io::Result<()> {
+        let Some(told) = self.reported_standby else { return Ok(()) };
+        let now = self.session.is_standby();
+        if now == told {
+            return Ok(());
+        }
+        self.reported_standby = Some(now);
+        let on = if now { "on" } else { "off" };
+        for name in ["in_hot_standby", "default_transaction_read_only"] {
+            let m = pgwire::messages::startup::ParameterStatus::new(name.into(), on.into());
+            self.send(PgWireBackendMessage::ParameterStatus(m)).await?;
+        }
+        Ok(())
     }
 
     /// ReadyForQuery's status byte: idle, in a block, in a failed block.
@@ -389,6 +423,7 @@ impl Connection {
         if status == b'I' {
             self.send_notifications().await?;
         }
+        self.report_role().await?;
         let began = self.query_began.take();
         self.query_slow = self.timed(began);
         let buf = self.out();

@@ -6,6 +6,7 @@
 //! the old primary, restarted, catches up as a standby.
 
 mod common;
+use common::wire::{message, Wire};
 use common::{connect, free_ports, is_primary, member_args, Server};
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,16 @@ fn a_three_member_group_replicates_fails_over_and_catches_up() {
         assert_eq!(ro, "on");
     }
     drop(p);
+    // A session open on each standby was told it is on a standby.
+    let mut wires: Vec<(usize, Wire)> = (0..3)
+        .filter(|&i| i != first)
+        .map(|i| {
+            let w = Wire::connect(servers[i].port, "centum");
+            let told = w.parameters.iter().find(|(k, _)| k == "in_hot_standby").map(|(_, v)| v.clone());
+            assert_eq!(told.as_deref(), Some("on"), "member {i}");
+            (i, w)
+        })
+        .collect();
     // The primary dies; a client that asks for a read-write server finds
     // the new primary among the three addresses.
     servers[first].kill9();
@@ -91,6 +102,19 @@ fn a_three_member_group_replicates_fails_over_and_catches_up() {
     let second = primary(&servers, Duration::from_secs(5));
     assert_ne!(second, first);
     wait_count(servers[second].port, 96, Duration::from_secs(5));
+    // The session on the new primary hears of it before its next
+    // ReadyForQuery, as a PostgreSQL client does after a promotion; the
+    // other one hears nothing.
+    for (i, w) in &mut wires {
+        w.parameters.clear();
+        w.round(&message(b'Q', b"SELECT 1\0"), 1);
+        let told: Vec<_> = w.parameters.iter().filter(|(k, _)| k == "in_hot_standby").collect();
+        if *i == second {
+            assert_eq!(told, vec![&("in_hot_standby".to_string(), "off".to_string())]);
+        } else {
+            assert!(told.is_empty(), "{told:?}");
+        }
+    }
     // The old primary comes back as a standby and catches up.
     let a = as_strs(&args[first]);
     servers[first].launch(&a, &[]);
@@ -201,6 +225,12 @@ fn members_join_and_leave_by_sql_and_a_standby_waits_for_a_commit() {
     assert_eq!(me.len(), 1);
     assert_eq!(me[0].get::<_, String>(1), "leader");
     assert!(rows.iter().all(|r| r.get::<_, bool>(3) && r.get::<_, Option<i64>>(4).is_some()));
+    // Logical decoding needs a log of the server's own: none in a group.
+    let e =
+        p.execute("SELECT * FROM pg_create_logical_replication_slot('s', 'test_decoding')", &[]).unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "55000");
+    assert!(db.message().contains("replicated group"), "{}", db.message());
     // Only the primary changes the group.
     let e = s.execute("SELECT centum_add_member(5, '127.0.0.1:1')", &[]).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("25006"), "{:?}", e.as_db_error());

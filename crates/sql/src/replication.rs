@@ -80,10 +80,13 @@ pub fn parse_lsn(text: &str) -> Result<u64> {
 }
 
 fn slots(db: &centum_engine::Database) -> Result<&Arc<centum_engine::storage::Slots>> {
-    db.slots().ok_or_else(|| Error::Other {
-        code: "55000",
-        message: "replication slots need a data directory (the database is in memory only)".into(),
-    })
+    let why = if db.is_replicated() {
+        "replication slots need a redo log of the server's own, and a member of a replicated group \
+         has none (its log is the group's Raft log)"
+    } else {
+        "replication slots need a data directory (the database is in memory only)"
+    };
+    db.slots().ok_or_else(|| Error::Other { code: "55000", message: why.into() })
 }
 
 /// Creates a logical slot whose feed starts at `at`, or at the log's end;

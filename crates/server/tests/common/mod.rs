@@ -3,6 +3,8 @@
 //! then SIGKILL) when dropped; and finding the real PostgreSQL clients.
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
