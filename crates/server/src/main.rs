@@ -22,11 +22,105 @@ struct Cli {
 enum Command {
     /// Runs the server on a data directory (created if missing) until
     /// SIGINT or SIGTERM.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// Shows or changes a replicated group through one of its members.
+    Cluster(ClusterArgs),
+}
+
+#[derive(clap::Args)]
+struct ClusterArgs {
+    /// A libpq connection string naming the group's members; changes go
+    /// to the primary among them (target_session_attrs=read-write is
+    /// added unless given).
+    #[arg(
+        long,
+        env = "CENTUM_CONNECT",
+        default_value = "host=127.0.0.1 port=5432 user=centum dbname=postgres"
+    )]
+    connect: String,
+    #[command(subcommand)]
+    action: ClusterAction,
+}
+
+#[derive(Subcommand)]
+enum ClusterAction {
+    /// Lists the members as the member connected to knows them
+    /// (centum.cluster).
+    Status,
+    /// Adds member ID, whose replication address is ADDRESS (host:port);
+    /// start its server first, with every member in --peers.
+    Add { id: i64, address: String },
+    /// Removes member ID from the group.
+    Remove { id: i64 },
+}
+
+/// `centum cluster ...`: the SQL functions of the group, over a client
+/// connection.
+fn cluster(args: ClusterArgs) -> Result<(), String> {
+    let change = !matches!(args.action, ClusterAction::Status);
+    let mut conninfo = args.connect;
+    if change && !conninfo.contains("target_session_attrs") {
+        conninfo.push_str(" target_session_attrs=read-write");
+    }
+    let mut client = postgres::Client::connect(&conninfo, postgres::NoTls).map_err(|e| e.to_string())?;
+    let shown = |e: postgres::Error| match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => e.to_string(),
+    };
+    match args.action {
+        ClusterAction::Status => {
+            let rows = client
+                .query(
+                    "SELECT member_id, address, role, voter, term, durable_index, applied_index, lag \
+                     FROM centum.cluster ORDER BY member_id",
+                    &[],
+                )
+                .map_err(shown)?;
+            if rows.is_empty() {
+                return Err("the server is not a member of a replicated group".into());
+            }
+            println!(
+                "{:>6}  {:<22} {:<9} {:<5} {:>5} {:>10} {:>10} {:>6}",
+                "member", "address", "role", "voter", "term", "durable", "applied", "lag"
+            );
+            let n = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+            for r in rows {
+                println!(
+                    "{:>6}  {:<22} {:<9} {:<5} {:>5} {:>10} {:>10} {:>6}",
+                    r.get::<_, i64>(0),
+                    r.get::<_, String>(1),
+                    r.get::<_, String>(2),
+                    if r.get::<_, bool>(3) { "yes" } else { "no" },
+                    r.get::<_, i64>(4),
+                    n(r.get(5)),
+                    n(r.get(6)),
+                    n(r.get(7)),
+                );
+            }
+        }
+        ClusterAction::Add { id, address } => {
+            client.execute("SELECT centum_add_member($1, $2)", &[&id, &address]).map_err(shown)?;
+            println!("member {id} added");
+        }
+        ClusterAction::Remove { id } => {
+            client.execute("SELECT centum_remove_member($1)", &[&id]).map_err(shown)?;
+            println!("member {id} removed");
+        }
+    }
+    Ok(())
 }
 
 fn main() {
-    let Cli { command: Command::Serve(args) } = Cli::parse();
+    let args = match Cli::parse().command {
+        Command::Serve(args) => args,
+        Command::Cluster(args) => {
+            if let Err(e) = cluster(args) {
+                eprintln!("centum cluster: {e}");
+                std::process::exit(1);
+            }
+            return;
+        }
+    };
     let config = match Config::resolve(&args) {
         Ok(c) => c,
         Err(e) => {

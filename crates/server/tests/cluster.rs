@@ -185,6 +185,11 @@ fn standbys_checkpoint_and_a_member_that_lost_its_disk_is_sent_an_image() {
     }
 }
 
+/// Runs the `centum` command with `args`.
+fn centum(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_centum")).args(args).output().unwrap()
+}
+
 fn one<T: for<'a> postgres::types::FromSql<'a>>(port: u16, sql: &str) -> T {
     connect(port).unwrap().query_one(sql, &[]).unwrap().get(0)
 }
@@ -234,13 +239,25 @@ fn members_join_and_leave_by_sql_and_a_standby_waits_for_a_commit() {
     // Only the primary changes the group.
     let e = s.execute("SELECT centum_add_member(5, '127.0.0.1:1')", &[]).unwrap_err();
     assert_eq!(e.code().map(|c| c.code()), Some("25006"), "{:?}", e.as_db_error());
-    // A fourth member joins and catches up.
+    // A fourth member joins and catches up, added with `centum cluster`
+    // through the three members' addresses (it finds the primary).
     let mut new = Server::start(&as_strs(&fourth));
-    p.execute(&format!("SELECT centum_add_member(4, '127.0.0.1:{}')", ports[3]), &[]).unwrap();
+    let all = format!(
+        "host=127.0.0.1,127.0.0.1,127.0.0.1 port={},{},{} user=centum dbname=postgres",
+        servers[0].port, servers[1].port, servers[2].port
+    );
+    let address = format!("127.0.0.1:{}", ports[3]);
+    let out = centum(&["cluster", "--connect", &all, "add", "4", &address]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     wait_count(new.port, 51, Duration::from_secs(30));
     assert_eq!(in_recovery(new.port), Some(true));
     let voters: i64 = one(pport, "SELECT count(*) FROM centum.cluster WHERE voter");
     assert_eq!(voters, 4);
+    let here = format!("host=127.0.0.1 port={} user=centum dbname=postgres", new.port);
+    let out = centum(&["cluster", "--connect", &here, "status"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && table.lines().count() == 5, "{table}");
+    assert!(table.contains("leader") && table.contains(&address), "{table}");
     // It leaves: it gets no more commits, the others do.
     p.execute("SELECT centum_remove_member(4)", &[]).unwrap();
     let members: i64 = one(pport, "SELECT count(*) FROM centum.cluster");
