@@ -244,6 +244,11 @@ impl Node {
         self.id
     }
 
+    /// The largest payload [`Node::propose`] takes.
+    pub fn max_payload(&self) -> usize {
+        self.max_payload
+    }
+
     /// The address the Raft RPC server is bound to.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr

@@ -92,8 +92,10 @@ pub struct Options {
     pub logical: bool,
     /// Where commits go when the database is one member of a replicated
     /// group (see [`crate::Replicate`]): each transaction's redo record,
-    /// schema changes included, acknowledged once the group holds it.
-    /// Such a database has no data directory of its own.
+    /// schema changes included, acknowledged once the group holds it, or
+    /// with delayed durability (`storage.log.delayed` for every commit,
+    /// or the transaction's own) once the group has taken it. Such a
+    /// database has no data directory of its own.
     pub replicate: Option<Arc<dyn crate::Replicate>>,
 }
 
@@ -166,6 +168,9 @@ pub(crate) struct Shared {
     /// from then on a redo record's deletes look their versions' names up
     /// (see [`Shared::canonical_ts`]).
     pub(crate) renumbered: AtomicBool,
+    /// In a replicated group: whether a commit of default durability is
+    /// delayed (`storage.log.delayed`).
+    delayed_default: bool,
     /// See [`Options::replicate`].
     pub(crate) replicate: Option<Arc<dyn crate::Replicate>>,
 }
@@ -229,7 +234,7 @@ impl Shared {
         stamp: &mut dyn FnMut() -> u64,
     ) -> Result<Option<centum_storage::Durable>> {
         if let Some(group) = &self.replicate {
-            return self.replicate(group.as_ref(), record, defer, &mut || Ok(stamp()));
+            return self.replicate(group.as_ref(), record, durability, defer, &mut || Ok(stamp()));
         }
         let Some(storage) = &self.storage else { return Ok(None) };
         if defer {
@@ -257,11 +262,13 @@ impl Shared {
         &self,
         group: &dyn crate::Replicate,
         record: Record,
+        durability: LogDurability,
         defer: bool,
         stamp: &mut dyn FnMut() -> Result<u64>,
     ) -> Result<Option<centum_storage::Durable>> {
+        let delayed = self.delays(durability);
         let mut refused = None;
-        let submitted = group.submit(record, &mut || {
+        let submitted = group.submit(record, delayed, &mut || {
             stamp().map_err(|e| {
                 let refusal =
                     centum_storage::Error::Replication { code: e.sqlstate(), message: e.to_string() };
@@ -274,10 +281,11 @@ impl Shared {
             (Err(_), Some(e)) => return Err(e),
             (Err(e), None) => return Err(e.into()),
         };
-        // Every commit waits for the group, delayed ones too: one
-        // acknowledged before and then lost would leave this server
-        // holding a change no other member has.
-        if defer {
+        // A delayed commit is acknowledged now; the group sees to one that
+        // is then lost (see `Replicate::submit`).
+        if delayed {
+            Ok(None)
+        } else if defer {
             Ok(Some(durable))
         } else {
             crate::blocking::section(|| durable.wait()).map(|()| None).map_err(Error::from)
@@ -304,7 +312,15 @@ impl Shared {
     /// Whether a commit of `durability` is acknowledged before its record
     /// is durable (never in a replicated group).
     pub(crate) fn delays(&self, durability: LogDurability) -> bool {
-        self.storage.as_ref().is_some_and(|s| s.delays(durability))
+        match (&self.storage, &self.replicate) {
+            (Some(s), _) => s.delays(durability),
+            (None, Some(_)) => match durability {
+                LogDurability::Default => self.delayed_default,
+                LogDurability::Sync => false,
+                LogDurability::Delayed => true,
+            },
+            (None, None) => false,
+        }
     }
 
     /// The highest commit timestamp among the records a failed write (or a
@@ -445,6 +461,7 @@ impl Database {
             logical: options.logical,
             standby: Mutex::default(),
             renumbered: AtomicBool::new(false),
+            delayed_default: options.storage.log.delayed,
             replicate: options.replicate.clone(),
         });
         let stop = Arc::new(AtomicBool::new(false));

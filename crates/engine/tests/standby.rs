@@ -280,12 +280,15 @@ struct Group {
     failed: std::sync::atomic::AtomicU64,
     /// Whether the primary takes writes (a standby's group says no).
     writable: AtomicBool,
+    /// Held, the applier waits before each record.
+    hold: std::sync::Mutex<()>,
 }
 
 impl centum_engine::Replicate for Group {
     fn submit(
         &self,
         mut record: centum_engine::storage::Record,
+        _delayed: bool,
         stamp: &mut dyn FnMut() -> Result<u64, centum_engine::storage::Error>,
     ) -> Result<centum_engine::storage::Durable, centum_engine::storage::Error> {
         let order = self.order.lock().unwrap();
@@ -327,6 +330,7 @@ fn group_of(standbys: Vec<Database>, fail_every: u64) -> (Arc<Group>, std::threa
         order: std::sync::Mutex::new(Some(tx)),
         failed: Default::default(),
         writable: AtomicBool::new(true),
+        hold: std::sync::Mutex::new(()),
     });
     let g2 = g.clone();
     let applier = std::thread::spawn(move || {
@@ -338,6 +342,7 @@ fn group_of(standbys: Vec<Database>, fail_every: u64) -> (Arc<Group>, std::threa
             assert!(ts > last, "record {ts} reached the log after record {last}");
             last = ts;
             n += 1;
+            drop(g2.hold.lock().unwrap());
             if fail_every > 0 && n % fail_every == 0 {
                 g2.failed.fetch_max(ts, SeqCst);
                 resolver.resolve(Err(centum_engine::storage::Error::Replication {
@@ -620,4 +625,36 @@ fn a_standby_started_from_an_image_follows_the_log_from_there() {
         assert!(!x.apply_records(&records).unwrap().skipped);
     }
     check_same(&p, &x);
+}
+
+#[test]
+fn a_delayed_commit_is_acknowledged_before_the_group_holds_it() {
+    let s = standby();
+    let (g, applier) = group(s.clone(), 0);
+    let p = member(&g);
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    let held = g.hold.lock().unwrap();
+    // The group applies nothing now; a delayed commit returns anyway and
+    // is visible on the primary.
+    let mut txn = p.begin(Isolation::Snapshot).unwrap();
+    txn.set_delayed_durability(true);
+    txn.insert(&t, vec![Value::BigInt(1), Value::BigInt(1), Value::Null]).unwrap();
+    txn.commit().unwrap();
+    assert_eq!(rows(&p, "a").len(), 1);
+    // A synchronous one waits for the group.
+    let p2 = p.clone();
+    let sync = std::thread::spawn(move || {
+        let t = p2.table("a").unwrap();
+        p2.run(Isolation::Snapshot, 1, |txn| {
+            txn.insert(&t, vec![Value::BigInt(2), Value::BigInt(2), Value::Null])
+        })
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!sync.is_finished());
+    drop(held);
+    sync.join().unwrap().unwrap();
+    check_same(&p, &s);
+    g.order.lock().unwrap().take();
+    assert_eq!(applier.join().unwrap(), 3);
 }

@@ -68,6 +68,8 @@ struct Submitted {
     ts: u64,
     frames: Vec<u8>,
     resolver: Resolver,
+    /// Acknowledged already (delayed durability).
+    delayed: bool,
 }
 
 /// The group as the engine sees it ([`centum_engine::Replicate`]) and as
@@ -89,6 +91,13 @@ pub(crate) struct Group {
     installed: AtomicU64,
     /// Set once the Raft node runs.
     node_started: OnceLock<()>,
+    /// Delayed-durability commits of this server's, acknowledged and not
+    /// yet applied, by commit timestamp.
+    delayed: Mutex<std::collections::HashSet<u64>>,
+    /// The largest payload an entry may carry (set when the node starts).
+    max_payload: AtomicU64,
+    /// Set once the member stops.
+    stopping: AtomicBool,
 }
 
 impl Group {
@@ -104,6 +113,9 @@ impl Group {
             applied: AtomicU64::new(0),
             installed: AtomicU64::new(0),
             node_started: OnceLock::new(),
+            delayed: Mutex::new(std::collections::HashSet::new()),
+            max_payload: AtomicU64::new(u64::MAX),
+            stopping: AtomicBool::new(false),
         })
     }
 
@@ -119,9 +131,29 @@ impl Group {
         for ts in stamps {
             if let Some(r) = mine.remove(ts) {
                 self.failed.fetch_max(*ts, SeqCst);
+                self.lost_delayed(*ts, why);
                 r.resolve(Err(StorageError::Replication { code, message: why.to_string() }));
             }
         }
+    }
+
+    /// A record of this server's that the group may not hold: if its
+    /// commit was acknowledged already (delayed durability), this server
+    /// holds a change the group may never have, and must not serve on. It
+    /// stops; started again, it rebuilds its tables from its checkpoint
+    /// and the group's log. (A delayed commit lost this way is the loss
+    /// delayed durability accepts, as in a crash.)
+    fn lost_delayed(&self, ts: u64, why: &str) {
+        if !lock(&self.delayed).remove(&ts) || self.stopping.load(SeqCst) {
+            return;
+        }
+        tracing::error!(
+            commit_ts = ts,
+            reason = why,
+            "a delayed-durability commit acknowledged here may not be in the group's log: \
+             this server stops, to start again from the group's log"
+        );
+        std::process::exit(70);
     }
 }
 
@@ -129,6 +161,7 @@ impl centum_engine::Replicate for Group {
     fn submit(
         &self,
         mut record: Record,
+        delayed: bool,
         stamp: &mut dyn FnMut() -> Result<u64, StorageError>,
     ) -> Result<Durable, StorageError> {
         let mut queue = lock(&self.queue);
@@ -138,10 +171,24 @@ impl centum_engine::Replicate for Group {
                 message: "cannot commit on a standby: writes go to the primary".into(),
             });
         }
+        let frames_len = record.encoded_len() as u64;
+        if delayed && frames_len + 64 > self.max_payload.load(SeqCst) {
+            // Refused now: acknowledged first, it could not be sent.
+            return Err(StorageError::Replication {
+                code: "54000",
+                message: format!(
+                    "a delayed commit of about {frames_len} bytes passes the replicated log's limit of {}",
+                    self.max_payload.load(SeqCst)
+                ),
+            });
+        }
         let ts = stamp()?;
         record.set_commit_ts(ts);
         let (durable, resolver) = Durable::remote();
-        queue.push(Submitted { ts, frames: record.into_frames(), resolver });
+        if delayed {
+            lock(&self.delayed).insert(ts);
+        }
+        queue.push(Submitted { ts, frames: record.into_frames(), resolver, delayed });
         drop(queue);
         self.wake.notify_one();
         Ok(durable)
@@ -178,6 +225,7 @@ impl Apply for Group {
         for (ts, frames) in decode(payload)? {
             if let Some(r) = lock(&self.mine).remove(&ts) {
                 // Ours: the committing transaction publishes itself.
+                lock(&self.delayed).remove(&ts);
                 self.resolved_upto.fetch_max(ts, SeqCst);
                 r.resolve(Ok(()));
                 continue;
@@ -281,6 +329,7 @@ impl Member {
             .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
         let node = Arc::new(node);
         let _ = group.node_started.set(());
+        group.max_payload.store(node.max_payload() as u64, SeqCst);
         db.set_cluster(Arc::new(Control { node: node.clone(), runtime: runtime.handle().clone() }));
         runtime.spawn(propose(group.clone(), node.clone()));
         runtime.spawn(watch(group.clone(), node.clone(), db, superuser, config.snapshot_every));
@@ -290,6 +339,7 @@ impl Member {
 
     /// Stops the node: no commit of this server's is proposed after it.
     pub(crate) async fn stop(&self) {
+        self.group.stopping.store(true, SeqCst);
         self.group.writable.store(false, SeqCst);
         let node = self.node.clone();
         if let Some(rt) = &self.runtime {
@@ -449,6 +499,9 @@ async fn propose(group: Arc<Group>, node: Arc<Node>) {
                         waiting.drain(..).chain(lock(&group.queue).drain(..)).collect();
                     for s in later {
                         group.failed.fetch_max(s.ts, SeqCst);
+                        if s.delayed {
+                            group.lost_delayed(s.ts, "a commit before it failed to replicate");
+                        }
                         s.resolver.resolve(Err(StorageError::Replication {
                             code: "40001",
                             message: "a commit before this one failed to replicate; this one was not sent"

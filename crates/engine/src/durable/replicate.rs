@@ -37,8 +37,17 @@ pub trait Replicate: Send + Sync {
     /// record was not taken (nothing to undo but the transaction); an
     /// error from `stamp` (a SERIALIZABLE transaction that failed its
     /// validation) is returned as it is, the record not taken.
-    fn submit(&self, record: Record, stamp: &mut dyn FnMut() -> Result<u64, Error>)
-        -> Result<Durable, Error>;
+    ///
+    /// A `delayed` record's commit is acknowledged and published without
+    /// waiting for the [`Durable`]. Should the group then lose it, this
+    /// server holds a change the group does not: the replicator must not
+    /// let it go on serving (the server restarts from the group's log).
+    fn submit(
+        &self,
+        record: Record,
+        delayed: bool,
+        stamp: &mut dyn FnMut() -> Result<u64, Error>,
+    ) -> Result<Durable, Error>;
 
     /// The highest commit timestamp among the records taken but then lost
     /// (0 if none): a transaction that used one of them must not commit.

@@ -489,7 +489,7 @@ impl Transaction {
                     let (db, id) = (&self.db, self.id);
                     let mut stamped = self.commit_ts;
                     let r = match &db.replicate {
-                        Some(group) => db.replicate(group.as_ref(), rec, defer, &mut || {
+                        Some(group) => db.replicate(group.as_ref(), rec, durability, defer, &mut || {
                             let t = *stamped.get_or_insert_with(|| stamp(db, id));
                             if serializable {
                                 self.validate(t)?;
