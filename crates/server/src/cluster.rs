@@ -579,7 +579,13 @@ async fn watch(
             db.set_standby(false);
             tracing::info!(term, "this server is the primary");
             let (db2, su) = (db.clone(), superuser.clone());
-            let made = tokio::task::spawn_blocking(move || crate::server::ensure_superuser(&db2, &su)).await;
+            let made = tokio::task::spawn_blocking(move || {
+                if let Err(e) = db2.finish_rewrites() {
+                    tracing::warn!(error = %e, "cannot finish an interrupted column change yet");
+                }
+                crate::server::ensure_superuser(&db2, &su)
+            })
+            .await;
             if let Ok(Err(e)) = made {
                 tracing::warn!(error = %e, "cannot create the superuser role yet");
             }

@@ -60,6 +60,10 @@ fn a_three_member_group_replicates_fails_over_and_catches_up() {
         "UPDATE items SET note = note || '!' WHERE id % 10 = 0; DELETE FROM items WHERE id >= 95",
     )
     .unwrap();
+    // What a primary that died in the middle of changing a column's type
+    // leaves: the rewritten copy beside the table. The next primary
+    // finishes the change (here: the copy goes, the table stays).
+    p.batch_execute("CREATE TABLE \"items$rewrite\" (id int PRIMARY KEY, note text NOT NULL)").unwrap();
     for (i, s) in servers.iter().enumerate().filter(|(i, _)| *i != first) {
         wait_count(s.port, 95, Duration::from_secs(20));
         let mut c = connect(s.port).unwrap();
@@ -102,6 +106,19 @@ fn a_three_member_group_replicates_fails_over_and_catches_up() {
     let second = primary(&servers, Duration::from_secs(5));
     assert_ne!(second, first);
     wait_count(servers[second].port, 96, Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let copies: i64 = connect(servers[second].port)
+            .unwrap()
+            .query_one("SELECT count(*) FROM pg_tables WHERE tablename LIKE '%$rewrite'", &[])
+            .unwrap()
+            .get(0);
+        if copies == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the new primary left the half-done column change");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // The session on the new primary hears of it before its next
     // ReadyForQuery, as a PostgreSQL client does after a promotion; the
     // other one hears nothing.

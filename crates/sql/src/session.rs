@@ -57,6 +57,16 @@ impl Database {
         Ok(Database { catalog: Arc::new(Dictionary::new(Catalog::open(engine)?)) })
     }
 
+    /// Finishes column rewrites another server left half done, then
+    /// reloads the catalog: what a new primary of a replicated group does
+    /// (the one that started them may have died between their steps, and
+    /// a standby cannot write; [`Database::open`] does it for a server's
+    /// own crash).
+    pub fn finish_rewrites(&self) -> Result<()> {
+        crate::execution::ddl::recover_rewrites(self.catalog.db())?;
+        self.catalog.reload()
+    }
+
     /// A new session.
     pub fn session(&self) -> Session {
         let mut vars = Settings::default();
