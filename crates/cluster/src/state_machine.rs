@@ -115,7 +115,7 @@ fn write_snapshot(dir: &Path, meta: &SnapshotMeta<u64, BasicNode>, image: &[u8])
 /// Reads `snapshot.bin`, if there is one.
 fn read_snapshot(dir: &Path) -> Result<Option<Kept>> {
     let path = dir.join(SNAPSHOT_FILE);
-    let bytes = match std::fs::read(&path) {
+    let mut bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -132,7 +132,9 @@ fn read_snapshot(dir: &Path) -> Result<Option<Kept>> {
         return Err(corrupt("checksum mismatch"));
     }
     let meta = serde_json::from_slice(meta).map_err(|e| corrupt(&e.to_string()))?;
-    Ok(Some((meta, image.to_vec())))
+    // The image stays in the buffer it was read into.
+    bytes.drain(..8 + len);
+    Ok(Some((meta, bytes)))
 }
 
 /// Separates a stopped node from its database: once the gate is closed no
@@ -203,6 +205,7 @@ impl StateMachine {
                 })?;
                 applied = snap_index;
                 from_snapshot = meta.last_log_id;
+                tracing::info!(index = snap_index, "started from the checkpoint at index {snap_index}");
             }
         }
         let last_applied = if let Some(id) = from_snapshot {
@@ -296,8 +299,9 @@ pub struct SnapshotBuilder {
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> std::result::Result<Snapshot<TypeConfig>, StorageError<u64>> {
-        let bytes = match &self.image {
-            Ok(b) => b.clone(),
+        // A builder builds once: the image moves out of it.
+        let bytes = match std::mem::replace(&mut self.image, Err("the image was built already".into())) {
+            Ok(b) => b,
             Err(e) => {
                 return Err(StorageIOError::read_state_machine(AnyError::error(format!(
                     "database snapshot failed: {e}"

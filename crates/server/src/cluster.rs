@@ -80,20 +80,14 @@ pub(crate) struct Group {
     writable: AtomicBool,
     failed: AtomicU64,
     /// Records of this server's proposed and not yet applied, by commit
-    /// timestamp.
-    mine: Mutex<HashMap<u64, Resolver>>,
+    /// timestamp: who resolves each, and whether its commit was
+    /// acknowledged already (delayed durability).
+    mine: Mutex<HashMap<u64, (Resolver, bool)>>,
     /// The highest commit timestamp of this server's that Apply resolved.
     resolved_upto: AtomicU64,
     db: OnceLock<centum_sql::Database>,
-    /// The last entry applied.
-    applied: AtomicU64,
-    /// The index of the image the database was started from (0: none).
+    /// The index of the latest image installed (0: none).
     installed: AtomicU64,
-    /// Set once the Raft node runs.
-    node_started: OnceLock<()>,
-    /// Delayed-durability commits of this server's, acknowledged and not
-    /// yet applied, by commit timestamp.
-    delayed: Mutex<std::collections::HashSet<u64>>,
     /// The largest payload an entry may carry (set when the node starts).
     max_payload: AtomicU64,
     /// Set once the member stops.
@@ -110,10 +104,7 @@ impl Group {
             mine: Mutex::new(HashMap::new()),
             resolved_upto: AtomicU64::new(0),
             db: OnceLock::new(),
-            applied: AtomicU64::new(0),
             installed: AtomicU64::new(0),
-            node_started: OnceLock::new(),
-            delayed: Mutex::new(std::collections::HashSet::new()),
             max_payload: AtomicU64::new(u64::MAX),
             stopping: AtomicBool::new(false),
         })
@@ -129,22 +120,24 @@ impl Group {
     fn fail(&self, stamps: &[u64], code: &'static str, why: &str) {
         let mut mine = lock(&self.mine);
         for ts in stamps {
-            if let Some(r) = mine.remove(ts) {
+            if let Some((r, delayed)) = mine.remove(ts) {
                 self.failed.fetch_max(*ts, SeqCst);
-                self.lost_delayed(*ts, why);
+                if delayed {
+                    self.lost_delayed(*ts, why);
+                }
                 r.resolve(Err(StorageError::Replication { code, message: why.to_string() }));
             }
         }
     }
 
-    /// A record of this server's that the group may not hold: if its
-    /// commit was acknowledged already (delayed durability), this server
+    /// A record of this server's whose commit was acknowledged already
+    /// (delayed durability) and that the group may not hold: this server
     /// holds a change the group may never have, and must not serve on. It
     /// stops; started again, it rebuilds its tables from its checkpoint
     /// and the group's log. (A delayed commit lost this way is the loss
     /// delayed durability accepts, as in a crash.)
     fn lost_delayed(&self, ts: u64, why: &str) {
-        if !lock(&self.delayed).remove(&ts) || self.stopping.load(SeqCst) {
+        if self.stopping.load(SeqCst) {
             return;
         }
         tracing::error!(
@@ -185,9 +178,6 @@ impl centum_engine::Replicate for Group {
         let ts = stamp()?;
         record.set_commit_ts(ts);
         let (durable, resolver) = Durable::remote();
-        if delayed {
-            lock(&self.delayed).insert(ts);
-        }
         queue.push(Submitted { ts, frames: record.into_frames(), resolver, delayed });
         drop(queue);
         self.wake.notify_one();
@@ -220,12 +210,11 @@ fn decode(payload: &[u8]) -> Result<Vec<(u64, &[u8])>, String> {
 }
 
 impl Apply for Group {
-    fn apply(&self, index: u64, payload: &[u8]) -> Result<(), String> {
+    fn apply(&self, _index: u64, payload: &[u8]) -> Result<(), String> {
         let db = self.db.get().ok_or("the database is not open yet")?;
         for (ts, frames) in decode(payload)? {
-            if let Some(r) = lock(&self.mine).remove(&ts) {
+            if let Some((r, _)) = lock(&self.mine).remove(&ts) {
                 // Ours: the committing transaction publishes itself.
-                lock(&self.delayed).remove(&ts);
                 self.resolved_upto.fetch_max(ts, SeqCst);
                 r.resolve(Ok(()));
                 continue;
@@ -242,7 +231,6 @@ impl Apply for Group {
                 db.reload_catalog().map_err(|e| e.to_string())?;
             }
         }
-        self.applied.store(index, SeqCst);
         Ok(())
     }
 
@@ -270,12 +258,8 @@ impl Apply for Group {
         // Whatever of ours was still on its way is decided by the image.
         let stamps: Vec<u64> = lock(&self.mine).keys().copied().collect();
         self.fail(&stamps, "08007", "replication lost track of the commit: a snapshot replaced the tables");
-        self.applied.store(index, SeqCst);
-        if self.installed.fetch_max(index, SeqCst) == 0 && self.node_started.get().is_none() {
-            tracing::info!(index, "started from the checkpoint at index {index}");
-        } else {
-            tracing::info!(index, "installed an image of the group's tables at index {index}");
-        }
+        self.installed.fetch_max(index, SeqCst);
+        tracing::info!(index, "installed an image of the group's tables at index {index}");
         Ok(())
     }
 }
@@ -328,7 +312,6 @@ impl Member {
             .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
         let node = Arc::new(node);
-        let _ = group.node_started.set(());
         group.max_payload.store(node.max_payload() as u64, SeqCst);
         db.set_cluster(Arc::new(Control { node: node.clone(), runtime: runtime.handle().clone() }));
         runtime.spawn(propose(group.clone(), node.clone()));
@@ -488,7 +471,7 @@ async fn propose(group: Arc<Group>, node: Arc<Node>) {
                         payload.extend_from_slice(&(s.frames.len() as u32).to_le_bytes());
                         payload.extend_from_slice(&s.frames);
                         stamps.push(s.ts);
-                        mine.insert(s.ts, s.resolver);
+                        mine.insert(s.ts, (s.resolver, s.delayed));
                     }
                 }
                 let outcome = node.propose(payload).await;

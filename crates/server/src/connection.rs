@@ -315,6 +315,9 @@ impl Connection {
                 _ => -1,
             }
         };
+        // What the startup's ParameterStatus said, just before: a change
+        // in between is reported at the first ReadyForQuery.
+        let reported_standby = shared.standby();
         Connection {
             watched: shared.hangups.watch(fd, session.cancel_handle()),
             shared,
@@ -332,19 +335,8 @@ impl Connection {
                 .is_some_and(|r| matches!(r.to_ascii_lowercase().as_str(), "true" | "on" | "yes" | "1")),
             pid,
             temporary_slots: Vec::new(),
-            reported_standby: None,
+            reported_standby,
         }
-        .reporting_role()
-    }
-
-    /// In a replicated group, the role the startup's ParameterStatus
-    /// reported (computed just before: a change in between is reported at
-    /// the first ReadyForQuery).
-    fn reporting_role(mut self) -> Connection {
-        if self.shared.member.is_some() {
-            self.reported_standby = Some(self.shared.member.as_ref().is_some_and(|m| !m.group.writable()));
-        }
-        self
     }
 
     /// Tells the client, before ReadyForQuery, that the server's role
@@ -352,8 +344,7 @@ impl Connection {
     /// and `default_transaction_read_only`, as PostgreSQL reports them
     /// after a promotion.
     async fn report_role(&mut self) -> std::io::Result<()> {
-        let Some(told) = self.reported_standby else { return Ok(()) };
-        let now = self.session.is_standby();
+        let (Some(told), Some(now)) = (self.reported_standby, self.shared.standby()) else { return Ok(()) };
         if now == told {
             return Ok(());
         }

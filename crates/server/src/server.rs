@@ -114,6 +114,12 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// In a replicated group, whether this server is a standby now, as
+    /// clients are told (`in_hot_standby`); `None` outside a group.
+    pub(crate) fn standby(&self) -> Option<bool> {
+        self.member.as_ref().map(|_| self.db.is_standby())
+    }
+
     fn lock_cancels(&self) -> std::sync::MutexGuard<'_, HashMap<i32, (SecretKey, Arc<AtomicBool>)>> {
         self.cancels.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -687,8 +693,7 @@ async fn start(
             return Ok(None);
         }
     }
-    let standby = shared.member.as_ref().is_some_and(|m| !m.group.writable());
-    let provider = Arc::new(Parameters { standby });
+    let provider = Arc::new(Parameters { standby: shared.standby() == Some(true) });
     let outcome = match shared.config.auth {
         AuthMethod::Trust => auth::trust(shared, &mut socket, first, &provider).await,
         AuthMethod::ScramSha256 => auth::scram(shared, &mut socket, first, provider).await,

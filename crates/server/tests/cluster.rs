@@ -45,17 +45,25 @@ fn wait_count(port: u16, want: i64, within: Duration) {
     }
 }
 
+/// Starts a member for each set of flags and, once one is the primary,
+/// creates table `items` there with `rows` rows; returns the members, the
+/// primary's place among them and a connection to it.
+fn group_with_items(args: &[Vec<String>], rows: i32) -> (Vec<Server>, usize, postgres::Client) {
+    let servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
+    let first = primary(&servers, Duration::from_secs(30));
+    let mut p = connect(servers[first].port).unwrap();
+    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
+    for i in 0..rows {
+        p.execute("INSERT INTO items VALUES ($1, $2)", &[&i, &format!("row {i}")]).unwrap();
+    }
+    (servers, first, p)
+}
+
 #[test]
 fn a_three_member_group_replicates_fails_over_and_catches_up() {
     let ports = free_ports(3);
     let args = member_args(&ports);
-    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
-    let first = primary(&servers, Duration::from_secs(30));
-    let mut p = connect(servers[first].port).unwrap();
-    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
-    for i in 0..100 {
-        p.execute("INSERT INTO items VALUES ($1, $2)", &[&i, &format!("row {i}")]).unwrap();
-    }
+    let (mut servers, first, mut p) = group_with_items(&args, 100);
     p.batch_execute(
         "UPDATE items SET note = note || '!' WHERE id % 10 = 0; DELETE FROM items WHERE id >= 95",
     )
@@ -154,13 +162,7 @@ fn standbys_checkpoint_and_a_member_that_lost_its_disk_is_sent_an_image() {
     for a in &mut args {
         a.extend(["--snapshot-every".to_string(), "20".to_string()]);
     }
-    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
-    let first = primary(&servers, Duration::from_secs(30));
-    let mut p = connect(servers[first].port).unwrap();
-    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
-    for i in 0..150 {
-        p.execute("INSERT INTO items VALUES ($1, $2)", &[&i, &format!("row {i}")]).unwrap();
-    }
+    let (mut servers, first, mut p) = group_with_items(&args, 150);
     p.batch_execute("DELETE FROM items WHERE id < 10; UPDATE items SET note = 'changed' WHERE id = 10")
         .unwrap();
     let standbys: Vec<usize> = (0..3).filter(|&i| i != first).collect();
@@ -218,14 +220,8 @@ fn members_join_and_leave_by_sql_and_a_standby_waits_for_a_commit() {
     let args = member_args(&ports[..3]);
     let mut fourth = member_args(&ports).pop().unwrap();
     fourth.extend(["--snapshot-every".to_string(), "10".to_string()]);
-    let mut servers: Vec<Server> = args.iter().map(|a| Server::start(&as_strs(a))).collect();
-    let first = primary(&servers, Duration::from_secs(30));
+    let (mut servers, first, mut p) = group_with_items(&args, 50);
     let pport = servers[first].port;
-    let mut p = connect(pport).unwrap();
-    p.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
-    for i in 0..50 {
-        p.execute("INSERT INTO items VALUES ($1, 'x')", &[&i]).unwrap();
-    }
     // Reading one's own write on a standby: wait for the primary's index.
     let standby = servers[(first + 1) % 3].port;
     p.execute("INSERT INTO items VALUES (1000, 'mine')", &[]).unwrap();

@@ -482,12 +482,6 @@ impl Session {
         }
     }
 
-    /// Whether the database is a standby now (see
-    /// [`Database::set_standby`]).
-    pub fn is_standby(&self) -> bool {
-        self.catalog.is_standby()
-    }
-
     /// Whether the statement about to run may not change the database: the
     /// database is a standby, or the open block is READ ONLY, or (outside a
     /// block, where the statement is its own transaction)
