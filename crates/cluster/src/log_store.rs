@@ -720,6 +720,13 @@ pub struct LogReader {
     shared: Arc<Shared>,
 }
 
+impl LogReader {
+    /// Reads the entries with indexes in `range` (those present).
+    pub fn entries(&self, range: impl RangeBounds<u64>) -> Result<Vec<Entry>> {
+        Ok(self.shared.read(range)?)
+    }
+}
+
 impl LogStore {
     /// Opens (creating if needed) the log in `dir`, keeping the default
     /// number of recent entries decoded in memory.
@@ -862,6 +869,12 @@ impl LogStore {
     /// Reads the entries with indexes in `range` (those present).
     pub fn entries(&self, range: impl RangeBounds<u64>) -> Result<Vec<Entry>> {
         Ok(self.shared.read(range)?)
+    }
+
+    /// A reader of this log that stays valid once the store is handed to
+    /// Raft.
+    pub fn reader(&self) -> LogReader {
+        LogReader { shared: self.shared.clone() }
     }
 
     fn send(&self, op: Op) -> io::Result<()> {

@@ -41,7 +41,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Mutex as AsyncMutex;
 
 use crate::error::{Error, ProposeError, Result};
-use crate::log_store::LogStore;
+use crate::log_store::{LogReader, LogStore};
 use crate::network::{serve, NetworkFactory, RpcServer};
 use crate::state_machine::{Apply, ApplyGate, StateMachine};
 use crate::Raft;
@@ -166,6 +166,8 @@ pub struct Node {
     propose_timeout: Duration,
     max_payload: usize,
     gate: ApplyGate,
+    /// Reads the log for the database (its change feed).
+    log: LogReader,
 }
 
 impl Node {
@@ -194,12 +196,16 @@ impl Node {
         log.forget_leadership(id);
         let floor = apply.clone();
         let pristine = log.is_pristine();
+        let reader = log.reader();
         let committed = log.committed_cell();
         let state_machine = StateMachine::open(&config.dir, apply, &log)?;
         // Entries may go once the database holds them durably, or a
-        // snapshot on disk does.
+        // snapshot on disk does, and no reader of the log needs them.
         let snapshot = state_machine.snapshot_floor();
-        log.set_purge_floor(Arc::new(move || floor.applied().max(snapshot.load(Ordering::SeqCst))));
+        log.set_purge_floor(Arc::new(move || {
+            let held = floor.applied().max(snapshot.load(Ordering::SeqCst));
+            held.min(floor.needed_from().saturating_sub(1))
+        }));
         let gate = state_machine.gate();
 
         let network = NetworkFactory::new(id, config.connect_timeout, config.unreachable_backoff);
@@ -221,6 +227,7 @@ impl Node {
                 .max_payload
                 .min(crate::log_store::MAX_RECORD_LEN - crate::log_store::RECORD_HEADER_LEN),
             gate,
+            log: reader,
         };
 
         let smallest = config.peers.keys().next().copied();
@@ -237,6 +244,14 @@ impl Node {
             }
         }
         Ok(node)
+    }
+
+    /// The entries of this member's log with indexes in `range`, those it
+    /// still holds (entries below a snapshot may have been purged; see
+    /// [`Apply::needed_from`]). Whether they are committed is for the
+    /// caller to know: it reads what it has applied.
+    pub fn entries(&self, range: impl std::ops::RangeBounds<u64>) -> Result<Vec<crate::Entry>> {
+        self.log.entries(range)
     }
 
     /// This member's id.

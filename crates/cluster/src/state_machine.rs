@@ -81,6 +81,12 @@ pub trait Apply: Send + Sync + 'static {
     /// success the state must be durable and [`Apply::applied`] must return
     /// at least `index`.
     fn install(&self, index: u64, bytes: &[u8]) -> std::result::Result<(), String>;
+    /// The first index a reader of the log still needs (a change feed's
+    /// slot): the log keeps it and what follows, snapshots or not.
+    /// `u64::MAX` when nothing is needed.
+    fn needed_from(&self) -> u64 {
+        u64::MAX
+    }
 }
 
 /// What the adapter keeps on disk besides the database's own state.

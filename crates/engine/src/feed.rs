@@ -22,11 +22,16 @@
 //!
 //! Positions are [`LogPos`]es: a transaction's `end` is where a consumer
 //! that has applied it resumes.
+//!
+//! A member of a replicated group has no redo log of its own: its feed
+//! reads the group's log ([`GroupFeed`]), where a position is an entry's
+//! index (`segment`) and the number of transactions of the entry before
+//! it (`offset`), the same on every member.
 
 use crate::db::Database;
 use crate::error::Result;
 use crate::table::Table;
-use centum_storage::{LogPos, LogReader, Op};
+use centum_storage::{FeedTxn, LogPos, LogReader, Op, Slots};
 use centum_types::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -81,12 +86,62 @@ pub struct ChangeTxn {
     pub changes: Vec<Change>,
 }
 
+/// Reads the committed transactions of a log from a position on: the
+/// data directory's redo log, or a replicated group's.
+pub trait FeedSource: Send {
+    /// The transactions durable past the reader's position, a few
+    /// megabytes of them at most; empty when it has caught up.
+    fn read(&mut self) -> centum_storage::Result<Vec<FeedTxn>>;
+
+    /// Waits up to `timeout` for something past the reader's position;
+    /// true if there is something to read.
+    fn wait(&self, timeout: Duration) -> bool;
+
+    /// Where the reader stands: after the last transaction returned.
+    fn position(&self) -> LogPos;
+}
+
+impl FeedSource for LogReader {
+    fn read(&mut self) -> centum_storage::Result<Vec<FeedTxn>> {
+        LogReader::read(self)
+    }
+
+    fn wait(&self, timeout: Duration) -> bool {
+        LogReader::wait(self, timeout)
+    }
+
+    fn position(&self) -> LogPos {
+        LogReader::position(self)
+    }
+}
+
+/// A replicated group's log as the change feed and the replication slots
+/// of one member see it ([`crate::Replicate::feed`]).
+pub trait GroupFeed: Send + Sync {
+    /// A reader of the entries this member has applied, from `from`.
+    fn reader(&self, from: LogPos) -> Box<dyn FeedSource>;
+
+    /// The position after everything this member has applied.
+    fn end(&self) -> LogPos;
+
+    /// The member's replication slots (changes ordered by the group).
+    fn slots(&self) -> Option<&Arc<Slots>>;
+
+    /// Runs `cut` under the lock that orders records, with the highest
+    /// commit timestamp handed out so far; its answer is returned.
+    fn at_order_point(&self, cut: &mut dyn FnMut(u64) -> bool) -> Option<u64>;
+
+    /// Waits until every record stamped at or below `ts` is readable
+    /// through [`GroupFeed::reader`] or known not to commit.
+    fn settle(&self, ts: u64, timeout: Duration) -> Result<()>;
+}
+
 /// Reads committed transactions from a position on; an iterator that
 /// waits for the next commit (see [`ChangeFeed::poll`] for one that does
 /// not).
 pub struct ChangeFeed {
     db: Database,
-    reader: LogReader,
+    reader: Box<dyn FeedSource>,
     tables: HashMap<u64, Arc<Table>>,
     /// The catalog `tables` was built from.
     catalog: Arc<HashMap<String, Arc<Table>>>,
@@ -97,7 +152,7 @@ impl Database {
     /// The change feed from `from`: a transaction's `end` from an earlier
     /// feed, or [`Database::log_end`]. Needs a data directory.
     pub fn changes(&self, from: LogPos) -> Result<ChangeFeed> {
-        let reader = self.storage()?.reader(from);
+        let reader = self.feed_reader(from)?;
         Ok(ChangeFeed {
             db: self.clone(),
             reader,
@@ -114,15 +169,36 @@ impl Database {
         Ok(self.storage()?.reader(from))
     }
 
-    /// The end of the durable log: a feed from here sees only later
-    /// commits. `None` in memory only.
+    /// A reader of the log the feed reads, from `from`.
+    fn feed_reader(&self, from: LogPos) -> Result<Box<dyn FeedSource>> {
+        if let Some(group) = self.group_feed() {
+            return Ok(group.reader(from));
+        }
+        Ok(Box::new(self.storage()?.reader(from)))
+    }
+
+    /// The replicated group's log, where this database is a member of a
+    /// group that keeps one for the feed.
+    fn group_feed(&self) -> Option<&dyn GroupFeed> {
+        self.shared.replicate.as_ref().and_then(|r| r.feed())
+    }
+
+    /// The end of the durable log (in a group: of what this member has
+    /// applied): a feed from here sees only later commits. `None` in
+    /// memory only.
     pub fn log_end(&self) -> Option<LogPos> {
+        if let Some(group) = self.group_feed() {
+            return Some(group.end());
+        }
         self.shared.storage.as_ref().map(|s| s.log().synced_end())
     }
 
-    /// The replication slots of the data directory (`None` in memory
-    /// only).
+    /// The replication slots of the data directory, or of this member of
+    /// a group (`None` in memory only).
     pub fn slots(&self) -> Option<&Arc<centum_storage::Slots>> {
+        if let Some(group) = self.group_feed() {
+            return group.slots();
+        }
         self.shared.storage.as_ref().map(|s| s.slots())
     }
 
@@ -146,17 +222,27 @@ impl Database {
     /// committer takes its timestamp before it validates): records before
     /// it carry timestamps at or below that one, records after it above.
     /// Then the records before it are made durable and read back to find
-    /// where the last of them ends.
+    /// where the last of them ends. In a replicated group the lock is the
+    /// group's ordering lock, and the wait is for this member to have
+    /// applied every record stamped before the cut.
     pub fn begin_at_log_cut(&self, isolation: crate::Isolation) -> Result<(crate::Transaction, LogPos)> {
-        let storage = self.storage()?;
-        let log = storage.log();
         // Pins the collector below the snapshot taken further down.
         let mut txn = self.begin(isolation)?;
-        let from = log.synced_end();
+        let from = match self.log_end() {
+            Some(end) => end,
+            None => return Err(self.storage().err().unwrap_or(crate::Error::Canceled("no log"))),
+        };
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         let last = loop {
-            let cut =
-                log.at_append_point(|last| (!self.shared.txns.any_preparing_upto(last)).then_some(last));
+            // In a group a record is stamped and queued under the one
+            // lock: no timestamp handed out lacks its record there.
+            let cut = match self.group_feed() {
+                Some(group) => group.at_order_point(&mut |_| true),
+                None => self
+                    .storage()?
+                    .log()
+                    .at_append_point(|last| (!self.shared.txns.any_preparing_upto(last)).then_some(last)),
+            };
             if let Some(last) = cut {
                 break last;
             }
@@ -169,8 +255,13 @@ impl Database {
         // that finished without a record (aborted) change nothing seen.
         let ts = last.max(txn.read_timestamp());
         self.shared.clock.wait_visible(ts);
-        log.flush()?;
-        let mut reader = storage.reader(from);
+        match self.group_feed() {
+            Some(group) => {
+                group.settle(last, deadline.saturating_duration_since(std::time::Instant::now()))?
+            }
+            None => self.storage()?.log().flush()?,
+        }
+        let mut reader = self.feed_reader(from)?;
         let mut cut = from;
         'read: loop {
             let txns = reader.read()?;

@@ -51,7 +51,7 @@ pub use ddl::{act_for, ddl_scope, ddl_txn};
 pub use durable::replicate::Replicate;
 pub use durable::standby::{Applied, Late};
 pub use error::{Error, Result};
-pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn};
+pub use feed::{Change, ChangeFeed, ChangeKind, ChangeTxn, FeedSource, GroupFeed};
 pub use gc::GcStats;
 pub use index::chain::prefetch;
 pub use index::{Direction, HashIndex, Index, IndexStats, IndexUsage, RangeIndex};

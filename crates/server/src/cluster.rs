@@ -23,6 +23,19 @@
 //!             u64 commit_ts, u32 len, frames [u8; len]   (little-endian)
 //! ```
 //!
+//! A transaction whose `commit_ts` is 0 is no transaction but a change of
+//! the group's replication slots ([`centum_engine::storage::SlotChange`]),
+//! applied to every member's `slots` file: slots and their confirmed
+//! positions survive a change of primary. The change feed of a member
+//! reads the entries it has applied; a feed position is the entry's index
+//! and the number of the entry's transactions before it. A member keeps
+//! its log from the oldest slot's entry on, snapshots or not. A member's
+//! image is its slots, then its tables:
+//!
+//! ```text
+//!  image := u32 slots_len, slots [u8; slots_len], tables (Database::image)
+//! ```
+//!
 //! A commit whose entry was handed to Raft but not confirmed (leadership
 //! lost while it was on its way, or the wait ran out) fails with 08007: it
 //! may still commit, and then this server gets it back through Apply like
@@ -41,12 +54,15 @@
 
 use crate::config::ClusterConfig;
 use centum_cluster::{Apply, Node, NodeConfig, ProposeError};
-use centum_engine::storage::{Durable, Error as StorageError, Record, Resolver};
+use centum_engine::storage::{
+    Durable, Error as StorageError, FeedTxn, LogPos, Record, Resolver, SlotChange, SlotGroup, Slots,
+};
+use centum_engine::FeedSource;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 /// Bits of a commit timestamp below the term: each term's primary stamps
 /// from `term << TERM_SHIFT` on, above anything an earlier one handed out.
@@ -55,6 +71,12 @@ const TERM_SHIFT: u32 = 40;
 /// Payload bytes gathered into one entry, at most (a single larger record
 /// goes alone, up to the node's limit).
 const ENTRY_BYTES: usize = 4 << 20;
+
+/// The commit timestamp of an entry's slot change (no transaction has 0).
+const SLOT_CHANGE: u64 = 0;
+
+/// Most entries a feed reader takes from the log at once.
+const FEED_ENTRIES: u64 = 256;
 
 /// How often the watcher looks at the member's role.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
@@ -92,6 +114,42 @@ pub(crate) struct Group {
     max_payload: AtomicU64,
     /// Set once the member stops.
     stopping: AtomicBool,
+    /// The highest commit timestamp handed out (under the queue's lock).
+    last_stamped: AtomicU64,
+    /// The index of the entry being applied, and of the last one applied.
+    applying: AtomicU64,
+    applied: Arc<Applied>,
+    /// The member's replication slots (set when it starts).
+    slots: OnceLock<Arc<Slots>>,
+    /// The node, and the runtime it runs on (set when it starts).
+    node: OnceLock<(Arc<Node>, tokio::runtime::Handle)>,
+}
+
+/// The last entry applied, for feed readers waiting on it.
+#[derive(Default)]
+struct Applied {
+    index: Mutex<u64>,
+    moved: Condvar,
+}
+
+impl Applied {
+    fn get(&self) -> u64 {
+        *lock(&self.index)
+    }
+
+    fn set(&self, index: u64) {
+        let mut at = lock(&self.index);
+        *at = (*at).max(index);
+        self.moved.notify_all();
+    }
+
+    /// Waits up to `timeout` for an entry at or past `index` to be applied.
+    fn wait_for(&self, index: u64, timeout: Duration) -> bool {
+        let at = lock(&self.index);
+        let (at, _) =
+            self.moved.wait_timeout_while(at, timeout, |at| *at < index).unwrap_or_else(|p| p.into_inner());
+        *at >= index
+    }
 }
 
 impl Group {
@@ -107,6 +165,11 @@ impl Group {
             installed: AtomicU64::new(0),
             max_payload: AtomicU64::new(u64::MAX),
             stopping: AtomicBool::new(false),
+            last_stamped: AtomicU64::new(0),
+            applying: AtomicU64::new(0),
+            applied: Arc::default(),
+            slots: OnceLock::new(),
+            node: OnceLock::new(),
         })
     }
 
@@ -176,6 +239,7 @@ impl centum_engine::Replicate for Group {
             });
         }
         let ts = stamp()?;
+        self.last_stamped.fetch_max(ts, SeqCst);
         record.set_commit_ts(ts);
         let (durable, resolver) = Durable::remote();
         queue.push(Submitted { ts, frames: record.into_frames(), resolver, delayed });
@@ -191,6 +255,160 @@ impl centum_engine::Replicate for Group {
     fn accepts_writes(&self) -> bool {
         self.writable()
     }
+
+    fn feed(&self) -> Option<&dyn centum_engine::GroupFeed> {
+        Some(self)
+    }
+}
+
+impl centum_engine::GroupFeed for Group {
+    fn reader(&self, from: LogPos) -> Box<dyn FeedSource> {
+        Box::new(EntryReader {
+            node: self.node.get().map(|(n, _)| n.clone()),
+            applied: self.applied.clone(),
+            pos: from,
+        })
+    }
+
+    fn end(&self) -> LogPos {
+        LogPos { segment: self.applied.get() + 1, offset: 0 }
+    }
+
+    fn slots(&self) -> Option<&Arc<Slots>> {
+        self.slots.get()
+    }
+
+    fn at_order_point(&self, cut: &mut dyn FnMut(u64) -> bool) -> Option<u64> {
+        let _queue = lock(&self.queue);
+        let last = self.last_stamped.load(SeqCst);
+        cut(last).then_some(last)
+    }
+
+    fn settle(&self, ts: u64, timeout: Duration) -> centum_engine::Result<()> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            // A record leaves the queue for `mine` before its entry is
+            // proposed, and `mine` inside the Apply of its entry: once
+            // neither holds one at or below `ts`, the entries being applied
+            // then are the last to wait for.
+            let queued = lock(&self.queue).iter().any(|s| s.ts <= ts);
+            if !queued && !lock(&self.mine).keys().any(|&k| k <= ts) {
+                let applying = self.applying.load(SeqCst);
+                if self.applied.wait_for(applying, deadline.saturating_duration_since(Instant::now())) {
+                    return Ok(());
+                }
+            }
+            if Instant::now() > deadline {
+                return Err(centum_engine::Error::Canceled(
+                    "the group did not settle the commits before a snapshot's cut in time",
+                ));
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+/// Reads the transactions of the entries a member has applied.
+struct EntryReader {
+    node: Option<Arc<Node>>,
+    applied: Arc<Applied>,
+    pos: LogPos,
+}
+
+impl FeedSource for EntryReader {
+    fn read(&mut self) -> Result<Vec<FeedTxn>, StorageError> {
+        let node = self.node.as_ref().ok_or_else(|| StorageError::Replication {
+            code: "55000",
+            message: "replication has not started on this member".into(),
+        })?;
+        let upto = self.applied.get();
+        let mut out = Vec::new();
+        while self.pos.segment <= upto && out.is_empty() {
+            let last = upto.min(self.pos.segment + FEED_ENTRIES - 1);
+            let entries = node.entries(self.pos.segment..=last).map_err(|e| StorageError::Replication {
+                code: "58030",
+                message: format!("cannot read the group's log: {e}"),
+            })?;
+            if entries.first().map(|e| e.log_id.index) != Some(self.pos.segment) {
+                return Err(StorageError::LogRemoved(format!(
+                    "entry {} of the group's log is no longer held by this member",
+                    self.pos.segment
+                )));
+            }
+            for entry in entries {
+                let index = entry.log_id.index;
+                if let centum_cluster::openraft::EntryPayload::Normal(payload) = &entry.payload {
+                    let skip = if index == self.pos.segment { self.pos.offset as usize } else { 0 };
+                    let txns = decode(payload)
+                        .map_err(|message| StorageError::Replication { code: "XX001", message })?;
+                    for (k, (ts, frames)) in txns.into_iter().enumerate().skip(skip) {
+                        if ts == SLOT_CHANGE {
+                            continue;
+                        }
+                        let at = |k: usize| LogPos { segment: index, offset: k as u64 };
+                        out.push(FeedTxn::from_frames(at(k), at(k + 1), ts, frames)?);
+                    }
+                }
+                self.pos = LogPos { segment: index + 1, offset: 0 };
+            }
+        }
+        Ok(out)
+    }
+
+    fn wait(&self, timeout: Duration) -> bool {
+        self.applied.wait_for(self.pos.segment, timeout)
+    }
+
+    fn position(&self) -> LogPos {
+        self.pos
+    }
+}
+
+/// The slots' way into the group's log: a change goes in an entry of its
+/// own, proposed from the primary, and returns once applied here.
+struct SlotChanges(Weak<Group>);
+
+impl SlotGroup for SlotChanges {
+    fn replicate(&self, change: &SlotChange) -> Result<(), StorageError> {
+        let refused = |code, message: &str| StorageError::Replication { code, message: message.to_string() };
+        let group = self.0.upgrade().ok_or_else(|| refused("57P01", "replication has stopped"))?;
+        let (node, runtime) =
+            group.node.get().ok_or_else(|| refused("55000", "replication has not started on this member"))?;
+        if !group.writable() {
+            return Err(refused(
+                "25006",
+                "replication slots are created, dropped and advanced on the primary",
+            ));
+        }
+        let bytes = change.encode();
+        let mut payload = Vec::with_capacity(16 + bytes.len());
+        payload.extend_from_slice(&1u32.to_le_bytes());
+        payload.extend_from_slice(&SLOT_CHANGE.to_le_bytes());
+        payload.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        payload.extend_from_slice(&bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let node = node.clone();
+        runtime.spawn(async move {
+            let _ = tx.send(node.propose(payload).await);
+        });
+        match rx.recv() {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e @ ProposeError::NotLeader { .. })) => Err(refused("25006", &e.to_string())),
+            Ok(Err(e @ ProposeError::Unknown(_))) => {
+                Err(refused("08007", &format!("the slot change's outcome is unknown: {e}")))
+            }
+            Ok(Err(e)) => Err(refused("55000", &format!("the slot change was not replicated: {e}"))),
+            Err(_) => Err(refused("57P01", "replication has stopped")),
+        }
+    }
+}
+
+/// A member's image: its slots, then its tables (see the module header).
+fn split_image(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
+    let len = bytes.get(..4).ok_or("a member's image is too short")?;
+    let len = u32::from_le_bytes(len.try_into().map_err(|_| "a member's image is too short")?) as usize;
+    let slots = bytes.get(4..4 + len).ok_or("a member's image is too short")?;
+    Ok((slots, &bytes[4 + len..]))
 }
 
 /// The transactions of an entry's payload.
@@ -210,9 +428,16 @@ fn decode(payload: &[u8]) -> Result<Vec<(u64, &[u8])>, String> {
 }
 
 impl Apply for Group {
-    fn apply(&self, _index: u64, payload: &[u8]) -> Result<(), String> {
+    fn apply(&self, index: u64, payload: &[u8]) -> Result<(), String> {
         let db = self.db.get().ok_or("the database is not open yet")?;
+        self.applying.store(index, SeqCst);
         for (ts, frames) in decode(payload)? {
+            if ts == SLOT_CHANGE {
+                let change = SlotChange::decode(frames).ok_or("a replicated slot change is malformed")?;
+                let slots = self.slots.get().ok_or("the replication slots are not open yet")?;
+                slots.apply(&change).map_err(|e| e.to_string())?;
+                continue;
+            }
             if let Some((r, _)) = lock(&self.mine).remove(&ts) {
                 // Ours: the committing transaction publishes itself.
                 self.resolved_upto.fetch_max(ts, SeqCst);
@@ -231,6 +456,7 @@ impl Apply for Group {
                 db.reload_catalog().map_err(|e| e.to_string())?;
             }
         }
+        self.applied.set(index);
         Ok(())
     }
 
@@ -238,6 +464,11 @@ impl Apply for Group {
     /// Raft keeps on disk, which it installs at start.
     fn applied(&self) -> u64 {
         self.installed.load(SeqCst)
+    }
+
+    /// The oldest slot's entry: its feed reads on from there.
+    fn needed_from(&self) -> u64 {
+        self.slots.get().map_or(u64::MAX, |s| s.first_needed())
     }
 
     fn snapshot(&self) -> Result<Vec<u8>, String> {
@@ -248,17 +479,30 @@ impl Apply for Group {
         if upto > 0 {
             db.catalog().db().wait_watermark(upto);
         }
-        db.catalog().db().image().map_err(|e| e.to_string())
+        let slots = self.slots.get().ok_or("the replication slots are not open yet")?.image();
+        let tables = db.catalog().db().image().map_err(|e| e.to_string())?;
+        let mut image = Vec::with_capacity(4 + slots.len() + tables.len());
+        image.extend_from_slice(&(slots.len() as u32).to_le_bytes());
+        image.extend_from_slice(&slots);
+        image.extend_from_slice(&tables);
+        Ok(image)
     }
 
     fn install(&self, index: u64, bytes: &[u8]) -> Result<(), String> {
         let db = self.db.get().ok_or("the database is not open yet")?;
-        db.catalog().db().install_image(bytes).map_err(|e| e.to_string())?;
+        let (slots, tables) = split_image(bytes)?;
+        self.slots
+            .get()
+            .ok_or("the replication slots are not open yet")?
+            .install(slots)
+            .map_err(|e| e.to_string())?;
+        db.catalog().db().install_image(tables).map_err(|e| e.to_string())?;
         db.reload_catalog().map_err(|e| e.to_string())?;
         // Whatever of ours was still on its way is decided by the image.
         let stamps: Vec<u64> = lock(&self.mine).keys().copied().collect();
         self.fail(&stamps, "08007", "replication lost track of the commit: a snapshot replaced the tables");
         self.installed.fetch_max(index, SeqCst);
+        self.applied.set(index);
         tracing::info!(index, "installed an image of the group's tables at index {index}");
         Ok(())
     }
@@ -289,6 +533,11 @@ impl Member {
     ) -> Result<Member, String> {
         let _ = group.db.set(db.clone());
         db.set_standby(true);
+        let fs: Arc<dyn centum_engine::storage::Fs> = Arc::new(centum_engine::storage::StdFs);
+        let changes = Arc::new(SlotChanges(Arc::downgrade(&group)));
+        let slots = Slots::replicated(fs, data_dir.to_path_buf(), changes)
+            .map_err(|e| format!("cannot open the replication slots: {e}"))?;
+        let _ = group.slots.set(Arc::new(slots));
         let listen = *config
             .peers
             .get(&config.node_id)
@@ -312,6 +561,7 @@ impl Member {
             .and_then(|r| r.map_err(|e| e.to_string()))
             .map_err(|e| format!("cannot start replication on {listen}: {e}"))?;
         let node = Arc::new(node);
+        let _ = group.node.set((node.clone(), runtime.handle().clone()));
         group.max_payload.store(node.max_payload() as u64, SeqCst);
         db.set_cluster(Arc::new(Control { node: node.clone(), runtime: runtime.handle().clone() }));
         runtime.spawn(propose(group.clone(), node.clone()));

@@ -81,8 +81,7 @@ pub fn parse_lsn(text: &str) -> Result<u64> {
 
 fn slots(db: &centum_engine::Database) -> Result<&Arc<centum_engine::storage::Slots>> {
     let why = if db.is_replicated() {
-        "replication slots need a redo log of the server's own, and a member of a replicated group \
-         has none (its log is the group's Raft log)"
+        "replication has not started on this member of the group yet"
     } else {
         "replication slots need a data directory (the database is in memory only)"
     };

@@ -52,7 +52,7 @@ pub use error::{Error, Result};
 pub use fs::{File, Fs, SimFs, StdFs};
 pub use log::{
     lsn, pos_of_lsn, Durability, Durable, FeedTxn, Log, LogOptions, LogPos, LogReader, LogStats, Op, Record,
-    Resolver, RowId, Slot, Slots,
+    Resolver, RowId, Slot, SlotChange, SlotGroup, Slots,
 };
 pub use recovery::{LoadStats, LoadedRow, Recovery};
 pub use storage::{Options, Storage};

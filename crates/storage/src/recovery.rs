@@ -203,7 +203,7 @@ impl Recovery {
             remove.push(delta_name(id));
         }
         // Segments a replication slot still needs stay (see `log::feed`).
-        let kept = crate::log::feed::first_kept_segment(fs.as_ref(), &dir)?;
+        let kept = crate::log::slots::first_kept_segment(fs.as_ref(), &dir)?;
         for &s in listing.segments.iter().filter(|&&s| s < manifest.replay.segment.min(kept)) {
             remove.push(segment_name(s));
         }

@@ -58,4 +58,10 @@ pub trait Replicate: Send + Sync {
     /// that wrote only SCHEMA_ONLY tables and so logs nothing: a standby's
     /// clock belongs to the records it applies.
     fn accepts_writes(&self) -> bool;
+
+    /// The group's log as the change feed reads it, where the group keeps
+    /// one for it (logical decoding on the primary).
+    fn feed(&self) -> Option<&dyn crate::feed::GroupFeed> {
+        None
+    }
 }

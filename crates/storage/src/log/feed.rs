@@ -1,7 +1,7 @@
 //! The change feed's side of the log: reading committed transactions back
-//! from a position, in log order, as they become durable; and replication
-//! slots, the durable positions that keep the log from being removed
-//! before a consumer has confirmed it.
+//! from a position, in log order, as they become durable. Replication
+//! slots, the durable positions that keep the log for a consumer, are in
+//! `slots`.
 //!
 //! ```text
 //!  Log ── each synced batch ──▶ synced end (condition variable)
@@ -19,25 +19,15 @@
 //! last one ends; a consumer that confirmed `end` resumes with the next
 //! transaction. Only synced batches are read, so nothing that a crash could
 //! still take back ever reaches a consumer.
-//!
-//! The slots file holds one frame (CRC-checked), written to `slots.tmp`,
-//! synced and renamed over `slots`, so a crash leaves the old or the new
-//! list whole:
-//!
-//! ```text
-//!  payload: version u8 (1), count u32, then per slot:
-//!    name bytes, plugin bytes, database bytes, confirmed segment u64, offset u64
-//! ```
 
 use crate::error::{Error, Result};
-use crate::format::{push_frame, read_frame, Put, Reader, HEADER_LEN};
-use crate::fs::{read_all, File, Fs};
+use crate::format::{read_frame, HEADER_LEN};
+use crate::fs::{File, Fs};
 use crate::log::record::{decode_record, DecodedRecord, KIND_BATCH, KIND_RECORD};
 use crate::log::segment::{segment_name, LogPos};
 use crate::log::Log;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Bits of an LSN that hold the offset in the segment.
@@ -67,6 +57,22 @@ pub struct FeedTxn {
 }
 
 impl FeedTxn {
+    /// A transaction whose record frames are `frames`, sealed as the log
+    /// holds them (a replicated group's entry carries them so).
+    pub fn from_frames(start: LogPos, end: LogPos, commit_ts: u64, frames: &[u8]) -> Result<FeedTxn> {
+        let mut payloads = Vec::new();
+        let mut at = 0;
+        while at < frames.len() {
+            let (payload, next) = read_frame(frames, at).map_err(|e| Error::Replication {
+                code: "XX001",
+                message: format!("a replicated record is damaged: {e:?}"),
+            })?;
+            payloads.push(payload.to_vec());
+            at = next;
+        }
+        Ok(FeedTxn { start, end, commit_ts, frames: payloads })
+    }
+
     /// Its records, decoded (one per frame).
     pub fn records(&self) -> impl Iterator<Item = DecodedRecord<'_>> {
         self.frames.iter().filter_map(|f| decode_record(f))
@@ -246,192 +252,4 @@ impl LogReader {
         buf.truncate(got);
         Ok(buf)
     }
-}
-
-/// A replication slot: a consumer's name for its position in the feed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Slot {
-    /// The slot's name.
-    pub name: String,
-    /// The output plugin it decodes with.
-    pub plugin: String,
-    /// The database it belongs to.
-    pub database: String,
-    /// Everything up to here is confirmed: the feed resumes after it.
-    pub confirmed: LogPos,
-    /// A temporary slot is never written down and goes with its session.
-    pub temporary: bool,
-    /// The session streaming from it, if any (its process id).
-    pub active_pid: Option<u32>,
-}
-
-/// The slots of a data directory, kept in its `slots` file.
-pub struct Slots {
-    fs: Arc<dyn Fs>,
-    dir: PathBuf,
-    slots: Mutex<Vec<Slot>>,
-    /// The first segment some slot still needs (`u64::MAX`: none), which
-    /// the checkpoint worker does not remove.
-    keep_from: Arc<AtomicU64>,
-}
-
-/// The slots file's name.
-pub const SLOTS_FILE: &str = "slots";
-
-impl Slots {
-    /// The slots written in `dir` (none if it has no slots file).
-    pub fn open(fs: Arc<dyn Fs>, dir: PathBuf) -> Result<Slots> {
-        let slots = read_slots(fs.as_ref(), &dir)?;
-        let s = Slots { fs, dir, slots: Mutex::new(slots), keep_from: Arc::new(AtomicU64::new(u64::MAX)) };
-        s.publish(&s.lock());
-        Ok(s)
-    }
-
-    /// Shared with the checkpoint worker: the first segment to keep.
-    pub(crate) fn keep_from(&self) -> Arc<AtomicU64> {
-        self.keep_from.clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Slot>> {
-        self.slots.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn publish(&self, slots: &[Slot]) {
-        let min = slots.iter().map(|s| s.confirmed.segment).min().unwrap_or(u64::MAX);
-        self.keep_from.store(min, SeqCst);
-    }
-
-    /// Every slot.
-    pub fn list(&self) -> Vec<Slot> {
-        self.lock().clone()
-    }
-
-    /// The slot named `name`.
-    pub fn get(&self, name: &str) -> Option<Slot> {
-        self.lock().iter().find(|s| s.name == name).cloned()
-    }
-
-    /// Adds `slot`; false if one of that name exists.
-    pub fn create(&self, slot: Slot) -> Result<bool> {
-        let mut slots = self.lock();
-        if slots.iter().any(|s| s.name == slot.name) {
-            return Ok(false);
-        }
-        let durable = !slot.temporary;
-        slots.push(slot);
-        if durable {
-            if let Err(e) = self.write(&slots) {
-                slots.pop();
-                return Err(e);
-            }
-        }
-        self.publish(&slots);
-        Ok(true)
-    }
-
-    /// Removes the slot named `name`; false if there is none.
-    pub fn drop_slot(&self, name: &str) -> Result<bool> {
-        let mut slots = self.lock();
-        let Some(i) = slots.iter().position(|s| s.name == name) else { return Ok(false) };
-        let gone = slots.remove(i);
-        if !gone.temporary {
-            if let Err(e) = self.write(&slots) {
-                slots.insert(i, gone);
-                return Err(e);
-            }
-        }
-        self.publish(&slots);
-        Ok(true)
-    }
-
-    /// Marks the slot in use by `pid` (`None`: released); false if it is
-    /// missing, or in use by another session when `pid` is given.
-    pub fn set_active(&self, name: &str, pid: Option<u32>) -> bool {
-        let mut slots = self.lock();
-        match slots.iter_mut().find(|s| s.name == name) {
-            Some(s) if pid.is_none() || s.active_pid.is_none() || s.active_pid == pid => {
-                s.active_pid = pid;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Moves the slot's confirmed position forward to `to` (never back),
-    /// and writes it down before returning.
-    pub fn confirm(&self, name: &str, to: LogPos) -> Result<()> {
-        let mut slots = self.lock();
-        let Some(i) = slots.iter().position(|s| s.name == name) else { return Ok(()) };
-        if to <= slots[i].confirmed {
-            return Ok(());
-        }
-        let was = slots[i].confirmed;
-        slots[i].confirmed = to;
-        if !slots[i].temporary {
-            if let Err(e) = self.write(&slots) {
-                slots[i].confirmed = was;
-                return Err(e);
-            }
-        }
-        self.publish(&slots);
-        Ok(())
-    }
-
-    /// Writes the durable slots: a new file, synced, renamed over the old.
-    fn write(&self, slots: &[Slot]) -> Result<()> {
-        let mut payload = Vec::new();
-        payload.put_u8(1);
-        let durable: Vec<&Slot> = slots.iter().filter(|s| !s.temporary).collect();
-        payload.put_u32(durable.len() as u32);
-        for s in durable {
-            payload.put_bytes(s.name.as_bytes());
-            payload.put_bytes(s.plugin.as_bytes());
-            payload.put_bytes(s.database.as_bytes());
-            payload.put_u64(s.confirmed.segment);
-            payload.put_u64(s.confirmed.offset);
-        }
-        let mut bytes = Vec::new();
-        push_frame(&mut bytes, &payload);
-        let tmp = self.dir.join("slots.tmp");
-        let path = self.dir.join(SLOTS_FILE);
-        let file = self.fs.create(&tmp).map_err(|e| Error::io(&tmp, "create", e))?;
-        file.write_at(0, &bytes).map_err(|e| Error::io(&tmp, "write", e))?;
-        file.sync_data().map_err(|e| Error::io(&tmp, "fdatasync", e))?;
-        drop(file);
-        self.fs.rename(&tmp, &path).map_err(|e| Error::io(&path, "rename", e))?;
-        self.fs.sync_dir(&self.dir).map_err(|e| Error::io(&self.dir, "sync directory", e))
-    }
-}
-
-/// The slots in `dir`'s slots file; none if there is no such file.
-pub(crate) fn read_slots(fs: &dyn Fs, dir: &Path) -> Result<Vec<Slot>> {
-    let path = dir.join(SLOTS_FILE);
-    let file = match fs.open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(&path, "open", e)),
-    };
-    let bytes = read_all(file.as_ref()).map_err(|e| Error::io(&path, "read", e))?;
-    let (payload, _) = read_frame(&bytes, 0).map_err(|e| Error::corrupt(&path, 0, e.what()))?;
-    let bad = || Error::corrupt(&path, 0, "malformed slots file");
-    let mut r = Reader::new(payload);
-    if r.u8().ok_or_else(bad)? != 1 {
-        return Err(bad());
-    }
-    let count = r.u32().ok_or_else(bad)?;
-    let text = |r: &mut Reader<'_>| -> Result<String> {
-        String::from_utf8(r.bytes().ok_or_else(bad)?.to_vec()).map_err(|_| bad())
-    };
-    let mut slots = Vec::new();
-    for _ in 0..count {
-        let (name, plugin, database) = (text(&mut r)?, text(&mut r)?, text(&mut r)?);
-        let confirmed = LogPos { segment: r.u64().ok_or_else(bad)?, offset: r.u64().ok_or_else(bad)? };
-        slots.push(Slot { name, plugin, database, confirmed, temporary: false, active_pid: None });
-    }
-    Ok(slots)
-}
-
-/// The first segment the slots in `dir` need (`u64::MAX`: none).
-pub(crate) fn first_kept_segment(fs: &dyn Fs, dir: &Path) -> Result<u64> {
-    Ok(read_slots(fs, dir)?.iter().map(|s| s.confirmed.segment).min().unwrap_or(u64::MAX))
 }

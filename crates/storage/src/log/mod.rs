@@ -12,15 +12,17 @@
 //! * [`segment`]: segment files, batch framing, and reading them back with
 //!   torn-tail detection;
 //! * [`writer`]: group commit, delayed durability, failure handling;
-//! * [`feed`]: reading committed transactions back for change feeds, and
-//!   the replication slots that keep the log for them.
+//! * [`feed`]: reading committed transactions back for change feeds;
+//! * [`slots`]: the replication slots that keep the log for them.
 
 pub mod feed;
 pub mod record;
 pub mod segment;
+pub mod slots;
 pub mod writer;
 
-pub use feed::{lsn, pos_of_lsn, FeedTxn, LogReader, Slot, Slots};
+pub use feed::{lsn, pos_of_lsn, FeedTxn, LogReader};
 pub use record::{decode_record, DecodedRecord, Op, Record, RowId};
 pub use segment::{parse_segment_name, segment_name, LogPos};
+pub use slots::{Slot, SlotChange, SlotGroup, Slots};
 pub use writer::{Durability, Durable, Log, LogOptions, LogStats, Resolver};
