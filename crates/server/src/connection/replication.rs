@@ -228,6 +228,8 @@ pub(crate) struct Decoded {
     pub messages: Vec<(LogPos, Vec<u8>)>,
     /// The end of each transaction decoded, in order (empty ones too).
     pub ends: Vec<LogPos>,
+    /// Where the feed stands after them: everything before was sent.
+    pub through: LogPos,
 }
 
 /// Starts the decoder thread: transactions from `from`, skipping those
@@ -253,12 +255,13 @@ pub(crate) fn spawn_decoder(
         // The connection's task may be dropped without setting `stop`
         // (the runtime shutting down): a closed channel ends the thread too.
         while !stop.load(SeqCst) && !tx.is_closed() {
+            let was = feed.position();
             match feed.poll() {
-                Ok(txns) if txns.is_empty() => {
+                Ok(txns) if txns.is_empty() && feed.position() == was => {
                     feed.wait(Duration::from_millis(200));
                 }
                 Ok(txns) => {
-                    let mut d = Decoded { messages: Vec::new(), ends: Vec::new() };
+                    let mut d = Decoded { messages: Vec::new(), ends: Vec::new(), through: feed.position() };
                     for t in txns.iter().filter(|t| t.end > skip_to) {
                         plugin.messages(t, &mut d.messages);
                         d.ends.push(t.end);
@@ -295,12 +298,14 @@ pub(crate) fn put_copy_data(buf: &mut bytes::BytesMut, parts: &[&[u8]]) {
     }
 }
 
-/// An XLogData message.
-pub(crate) fn put_xlog_data(buf: &mut bytes::BytesMut, at: LogPos, end: LogPos, message: &[u8]) {
+/// An XLogData message. Its WAL end is the message's own position, as
+/// PostgreSQL's walsender sends a logical message: a subscriber takes it
+/// as received, so it must claim nothing not yet sent.
+pub(crate) fn put_xlog_data(buf: &mut bytes::BytesMut, at: LogPos, message: &[u8]) {
     let mut head = [0u8; 25];
     head[0] = b'w';
     head[1..9].copy_from_slice(&lsn(at).to_be_bytes());
-    head[9..17].copy_from_slice(&lsn(end).to_be_bytes());
+    head[9..17].copy_from_slice(&lsn(at).to_be_bytes());
     head[17..25].copy_from_slice(&pg_now().to_be_bytes());
     put_copy_data(buf, &[&head, message]);
 }
@@ -506,6 +511,11 @@ impl super::Connection {
         use futures::{SinkExt, StreamExt};
         self.socket.flush().await?;
         let mut sent_ends: std::collections::VecDeque<LogPos> = std::collections::VecDeque::new();
+        // What the stream has sent everything before: a keepalive claims
+        // no more, since a subscriber takes the position it reports as
+        // received (a table's copy hands over to the stream there), as
+        // PostgreSQL's walsender reports what it has sent.
+        let mut sent_through = skip_to;
         let mut keepalive = tokio::time::interval(KEEPALIVE);
         keepalive.tick().await;
         let mut shutdown = self.shared.shutdown.clone();
@@ -514,11 +524,11 @@ impl super::Connection {
             tokio::select! {
                 got = rx.recv() => match got {
                     Some(Ok(d)) => {
-                        let end = db.log_end().unwrap_or_default();
                         let buf = self.out();
                         for (at, message) in &d.messages {
-                            put_xlog_data(buf, *at, end.max(*at), message);
+                            put_xlog_data(buf, *at, message);
                         }
+                        sent_through = sent_through.max(d.through);
                         sent_ends.extend(d.ends);
                         self.socket.flush().await?;
                     }
@@ -541,7 +551,7 @@ impl super::Connection {
                                     }
                                 }
                                 if reply {
-                                    put_keepalive(self.out(), db.log_end().unwrap_or_default(), false);
+                                    put_keepalive(self.out(), sent_through, false);
                                     self.socket.flush().await?;
                                 }
                             }
@@ -568,7 +578,7 @@ impl super::Connection {
                     Some(Err(_)) | None => break None,
                 },
                 _ = keepalive.tick() => {
-                    put_keepalive(self.out(), db.log_end().unwrap_or_default(), false);
+                    put_keepalive(self.out(), sent_through, false);
                     self.socket.flush().await?;
                 }
                 _ = shutdown.changed() => {
