@@ -6,6 +6,8 @@
 //! the old primary, restarted, catches up as a standby.
 
 mod common;
+#[path = "../../sql/tests/pg/mod.rs"]
+mod pg;
 use common::wire::{message, Wire};
 use common::{connect, free_ports, is_primary, member_args, Server};
 use std::time::{Duration, Instant};
@@ -229,6 +231,70 @@ fn logical_decoding_runs_on_the_primary_and_its_slot_survives_a_failover() {
     q.execute("SELECT pg_drop_replication_slot('feed')", &[]).unwrap();
     let left: i64 = q.query_one("SELECT count(*) FROM pg_replication_slots", &[]).unwrap().get(0);
     assert_eq!(left, 0);
+}
+
+/// A PostgreSQL 15 subscriber follows the group through a multi-host
+/// connection string: it copies the table, applies the stream, and after
+/// the primary is killed resumes from the slot on the new primary with
+/// every row once.
+#[test]
+fn a_postgresql_subscriber_follows_the_group_across_a_failover() {
+    let Some(bin) = pg::find_bin() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "PostgreSQL's initdb is not installed (.ci/run installs it)"
+        );
+        eprintln!("initdb not found: test skipped");
+        return;
+    };
+    let ports = free_ports(3);
+    let mut args = member_args(&ports);
+    for a in &mut args {
+        a.extend(["--wal-level", "logical", "--snapshot-every", "50"].map(String::from));
+    }
+    let (mut servers, first, mut p) = group_with_items(&args, 200);
+    p.batch_execute("CREATE PUBLICATION items_pub FOR TABLE items").unwrap();
+    let sub = pg::Server::start(bin);
+    let mut pgc = sub.connect("postgres").unwrap();
+    pgc.batch_execute("CREATE TABLE items (id int PRIMARY KEY, note text NOT NULL)").unwrap();
+    let multi = format!(
+        "host=127.0.0.1,127.0.0.1,127.0.0.1 port={},{},{} user=centum dbname=postgres target_session_attrs=read-write",
+        servers[0].port, servers[1].port, servers[2].port
+    );
+    pgc.batch_execute(&format!("CREATE SUBSCRIPTION items_sub CONNECTION '{multi}' PUBLICATION items_pub"))
+        .unwrap();
+    let insert = |c: &mut postgres::Client, ids: std::ops::Range<i32>| {
+        for i in ids {
+            c.execute("INSERT INTO items VALUES ($1, 'streamed')", &[&i]).unwrap();
+        }
+    };
+    let in_step = |pgc: &mut postgres::Client, want: i64| {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let (n, sum): (i64, i64) = pgc
+                .query_one("SELECT count(*), coalesce(sum(id), 0) FROM items", &[])
+                .map(|r| (r.get(0), r.get(1)))
+                .unwrap();
+            if n == want && sum == want * (want - 1) / 2 {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the subscriber has {n} rows, not {want}:\n{}", sub.log());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    insert(&mut p, 200..400);
+    in_step(&mut pgc, 400);
+    drop(p);
+    servers[first].kill9();
+    let second = primary(&servers, Duration::from_secs(30));
+    let mut q = connect(servers[second].port).unwrap();
+    insert(&mut q, 400..600);
+    in_step(&mut pgc, 600);
+    let log = sub.log();
+    assert!(!log.contains("duplicate key"), "a change was applied twice:\n{log}");
+    pgc.batch_execute("DROP SUBSCRIPTION items_sub").unwrap();
+    let slots: i64 = q.query_one("SELECT count(*) FROM pg_replication_slots", &[]).unwrap().get(0);
+    assert_eq!(slots, 0, "DROP SUBSCRIPTION drops its slot on the new primary");
 }
 
 /// Whether the member's data directory holds a checkpoint.
