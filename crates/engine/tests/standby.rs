@@ -658,3 +658,41 @@ fn a_delayed_commit_is_acknowledged_before_the_group_holds_it() {
     g.order.lock().unwrap().take();
     assert_eq!(applier.join().unwrap(), 3);
 }
+
+/// A member that was primary may hold transactions whose entries it
+/// proposed and nobody applied yet. Its image leaves out what they did:
+/// the row one of them inserts is not there, the row it deletes still is.
+#[test]
+fn an_image_leaves_out_a_transaction_still_waiting_for_the_group() {
+    let s = standby();
+    let (g, applier) = group(s.clone(), 0);
+    let p = member(&g);
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    insert_ids(&p, &t, 1..3);
+    let held = g.hold.lock().unwrap();
+    let p2 = p.clone();
+    let waiting = std::thread::spawn(move || {
+        let t = p2.table("a").unwrap();
+        p2.run(Isolation::Snapshot, 1, |txn| {
+            let row = txn.get(&t, "a_pkey", &[Value::BigInt(1)])?.unwrap();
+            txn.delete(&row)?;
+            txn.insert(&t, vec![Value::BigInt(3), Value::BigInt(3), Value::Null])
+        })
+    });
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!waiting.is_finished());
+    // A new primary's records, applied here meanwhile, move the clock
+    // past the waiting transaction's timestamp.
+    p.raise_clock(1 << 40);
+    let image = p.image().unwrap();
+    let x = standby();
+    x.install_image(&image).unwrap();
+    let ids: Vec<String> = rows(&x, "a").into_iter().map(|r| r[0].clone()).collect();
+    assert_eq!(ids, vec!["BigInt(1)".to_string(), "BigInt(2)".to_string()]);
+    drop(held);
+    waiting.join().unwrap().unwrap();
+    check_same(&p, &s);
+    g.order.lock().unwrap().take();
+    applier.join().unwrap();
+}

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::gc::GcItem;
 use crate::index::btree::Direction;
 use crate::index::Index;
-use crate::mvcc::visibility::{self, Begin};
+use crate::mvcc::visibility::{self, Begin, End};
 use crate::mvcc::word::INFINITY;
 use crate::row::sortkey::{prefix_successor, KeyBytes};
 use crate::row::version::VersionPtr;
@@ -277,17 +277,22 @@ impl Database {
                 let mut cur = t.scan.first(b);
                 while let Some(v) = cur {
                     cur = t.scan.next(v);
-                    if !t.scan.is_live(v) || !visibility::visible(&shared.txns, v, reader.id, ts, u32::MAX) {
+                    if !t.scan.is_live(v) {
                         continue;
                     }
+                    // The image holds what the applied entries made, and
+                    // only that: a transaction of this member's still
+                    // waiting for its entry (one it proposed as primary)
+                    // has not happened yet, whether it created the version
+                    // or deleted it. A reader would take it speculatively;
+                    // an image must not.
                     let created = match visibility::begin(&shared.txns, v, reader.id) {
-                        Begin::Committed(created) => shared.canonical_ts(created),
-                        _ => {
-                            return Err(Error::Internal(
-                                "an image met a version with no committed creator".into(),
-                            ))
-                        }
+                        Begin::Committed(created) if created <= ts => shared.canonical_ts(created),
+                        _ => continue,
                     };
+                    if matches!(visibility::end(&shared.txns, v, reader.id), End::Committed(e) if e <= ts) {
+                        continue;
+                    }
                     if chunk.is_empty() {
                         chunk.extend_from_slice(&t.id.to_le_bytes());
                     }
