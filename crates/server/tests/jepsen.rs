@@ -6,9 +6,11 @@
 //! two kinds: bank transfers between five accounts, and list-append
 //! transactions (reads of a list and appends of unique values to it). A
 //! nemesis meanwhile kills the primary with SIGKILL and restarts it, and
-//! pauses a standby with SIGSTOP and lets it go on with SIGCONT. With
-//! `CENTUM_JEPSEN_SNAPSHOT_EVERY=100` standbys checkpoint every 100
-//! entries, so restarted members start from a checkpoint.
+//! pauses a standby with SIGSTOP and lets it go on with SIGCONT. Standbys
+//! checkpoint every 100 entries (`CENTUM_JEPSEN_SNAPSHOT_EVERY`, 0 for
+//! never), so restarted members start from a checkpoint. A consumer of a
+//! logical replication slot reads the change feed from whichever member
+//! is the primary, and advances the slot past what it has recorded.
 //!
 //! Afterwards, with every member back: the balances still add up; every
 //! value whose append was acknowledged is in its list (no acknowledged
@@ -16,7 +18,10 @@
 //! only values of appends that did not fail; and the dependency graph of
 //! the committed list-append transactions (write-write from each list's
 //! order, write-read from what each read saw last, read-write to the
-//! append after it) has no cycle: no G0, G1 or G2 anomaly.
+//! append after it) has no cycle: no G0, G1 or G2 anomaly. The feed the
+//! consumer recorded has, per list, one update per append in the order of
+//! the final list: no committed change missing or delivered twice across
+//! the failovers.
 
 mod common;
 use common::{connect, free_ports, is_primary, member_args, Server};
@@ -82,6 +87,83 @@ fn outcome_of(e: &postgres::Error, committing: bool) -> Outcome {
         Some(_) => Outcome::Failed,
         None if committing => Outcome::Unknown,
         None => Outcome::Failed,
+    }
+}
+
+/// An LSN as text (`16/B374D848`) as a number.
+fn lsn(text: &str) -> u64 {
+    let (hi, lo) = text.split_once('/').expect("an LSN");
+    u64::from_str_radix(hi, 16).unwrap() << 32 | u64::from_str_radix(lo, 16).unwrap()
+}
+
+/// What the slot's consumer recorded: per list, the value each
+/// transaction that changed it left, in the feed's order.
+#[derive(Default)]
+struct Feed {
+    /// The end (COMMIT's LSN) of the last transaction recorded.
+    through: u64,
+    lists: BTreeMap<i32, Vec<Vec<String>>>,
+    txns: usize,
+}
+
+impl Feed {
+    /// Records what the slot has past what was recorded, then advances the
+    /// slot over it. A failure on the way records nothing twice: the slot
+    /// is advanced only to what was recorded, and what comes again is
+    /// known by its LSN.
+    fn consume(&mut self, c: &mut postgres::Client) -> Result<(), postgres::Error> {
+        let rows =
+            c.query("SELECT lsn::text, data FROM pg_logical_slot_peek_changes('jepsen', NULL, NULL)", &[])?;
+        // The list each update of the transaction left, the last per key.
+        let mut txn: BTreeMap<i32, Vec<String>> = BTreeMap::new();
+        for r in rows {
+            let (at, data): (String, String) = (r.get(0), r.get(1));
+            if let Some(rest) = data.strip_prefix("table public.lists: UPDATE: k[integer]:") {
+                let (k, v) = rest.split_once(" v[text]:'").expect("an update of lists");
+                let v = v.trim_end_matches('\'').split(',').filter(|s| !s.is_empty()).map(str::to_string);
+                txn.insert(k.parse().unwrap(), v.collect());
+            } else if data.starts_with("COMMIT") {
+                let end = lsn(&at);
+                if end > self.through {
+                    for (k, v) in std::mem::take(&mut txn) {
+                        self.lists.entry(k).or_default().push(v);
+                    }
+                    self.through = end;
+                    self.txns += 1;
+                }
+                txn.clear();
+            }
+        }
+        if self.through > 0 {
+            let upto = format!("{:X}/{:X}", self.through >> 32, self.through as u32);
+            c.query("SELECT count(*) FROM pg_logical_slot_get_changes('jepsen', $1::text, NULL)", &[&upto])?;
+        }
+        Ok(())
+    }
+
+    /// Per list, each transaction of the feed adds to what the one before
+    /// left exactly the appends of one transaction of the history, and
+    /// the last leaves the final list: none missing, none twice.
+    fn check(&self, history: &[Txn], last: &BTreeMap<i32, Vec<String>>) {
+        let owner: HashMap<&str, usize> = history
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| t.appends.iter().map(move |(_, v)| (v.as_str(), i)))
+            .collect();
+        for (k, values) in last {
+            let mut before: &[String] = &[];
+            for (step, now) in self.lists.get(k).map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
+                let what = format!("list {k}, transaction {step} of the feed: {before:?} then {now:?}");
+                assert!(now.len() > before.len() && now.starts_with(before), "{what}");
+                let added = &now[before.len()..];
+                let by = owner.get(added[0].as_str()).copied();
+                let mine = by.map(|t| history[t].appends.iter().filter(|(kk, _)| kk == k).count());
+                assert!(added.iter().all(|v| owner.get(v.as_str()).copied() == by), "{what}");
+                assert_eq!(mine, Some(added.len()), "{what}");
+                before = now;
+            }
+            assert_eq!(before, values.as_slice(), "list {k}: the feed ends elsewhere than the list");
+        }
     }
 }
 
@@ -280,10 +362,12 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
     let all = free_ports(2 * nodes);
     let (ports, client_ports) = all.split_at(nodes);
     let mut args = member_args(ports);
-    // With CENTUM_JEPSEN_SNAPSHOT_EVERY, standbys checkpoint that often, so
-    // members restart from checkpoints and are sent images.
-    if let Ok(every) = std::env::var("CENTUM_JEPSEN_SNAPSHOT_EVERY") {
-        for a in &mut args {
+    // Standbys checkpoint often, so members restart from checkpoints and
+    // are sent images.
+    let every = std::env::var("CENTUM_JEPSEN_SNAPSHOT_EVERY").unwrap_or_else(|_| "100".into());
+    for a in &mut args {
+        a.extend(["--wal-level".to_string(), "logical".to_string()]);
+        if every != "0" {
             a.extend(["--snapshot-every".to_string(), every.clone()]);
         }
     }
@@ -311,6 +395,7 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
     for k in 0..KEYS {
         c.execute("INSERT INTO lists VALUES ($1, '')", &[&k]).unwrap();
     }
+    c.execute("SELECT * FROM pg_create_logical_replication_slot('jepsen', 'test_decoding')", &[]).unwrap();
     drop(c);
     let hosts = vec!["127.0.0.1"; nodes].join(",");
     let port_list = pg_ports.iter().map(u16::to_string).collect::<Vec<_>>().join(",");
@@ -355,6 +440,18 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
             })
         })
         .collect();
+    let feed = Arc::new(Mutex::new(Feed::default()));
+    let consumer = {
+        let (multi, stop, feed) = (multi.clone(), stop.clone(), feed.clone());
+        std::thread::spawn(move || {
+            while !stop.load(SeqCst) {
+                if let Ok(mut c) = postgres::Client::connect(&multi, postgres::NoTls) {
+                    let _ = feed.lock().unwrap().consume(&mut c);
+                }
+                std::thread::sleep(Duration::from_millis(700));
+            }
+        })
+    };
     // The nemesis.
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let (mut kills, mut pauses) = (0, 0);
@@ -388,6 +485,7 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
         }
     }
     stop.store(true, SeqCst);
+    consumer.join().unwrap();
     let mut history = Vec::new();
     let mut transfers = 0;
     for c in clients {
@@ -425,6 +523,9 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
             std::panic::resume_unwind(panic)
         }
     };
+    let mut feed = feed.lock().unwrap();
+    feed.consume(&mut c).unwrap();
+    feed.check(&history, &last);
     let ok = history.iter().filter(|t| t.outcome == Outcome::Ok).count();
     let unknown = history.iter().filter(|t| t.outcome == Outcome::Unknown).count();
     let final_lists: String =
@@ -446,8 +547,10 @@ fn a_group_under_kills_and_pauses_loses_no_commit_and_stays_serializable() {
     }
     println!(
         "{nodes} members, {secs} s: {kills} primaries killed, {pauses} standbys paused; {transfers} transfers, \
-         {} list-append transactions ({ok} acknowledged, {unknown} unknown, {committed} took effect)",
-        history.len()
+         {} list-append transactions ({ok} acknowledged, {unknown} unknown, {committed} took effect); \
+         the slot's feed had {} transactions",
+        history.len(),
+        feed.txns
     );
     assert!(ok > 20, "too few transactions got through: {ok}");
     drop(servers);
