@@ -868,7 +868,7 @@ impl LogStore {
 
     /// Reads the entries with indexes in `range` (those present).
     pub fn entries(&self, range: impl RangeBounds<u64>) -> Result<Vec<Entry>> {
-        Ok(self.shared.read(range)?)
+        self.reader().entries(range)
     }
 
     /// A reader of this log that stays valid once the store is handed to

@@ -127,12 +127,14 @@ pub trait GroupFeed: Send + Sync {
     /// The member's replication slots (changes ordered by the group).
     fn slots(&self) -> Option<&Arc<Slots>>;
 
-    /// Runs `cut` under the lock that orders records, with the highest
-    /// commit timestamp handed out so far; its answer is returned.
-    fn at_order_point(&self, cut: &mut dyn FnMut(u64) -> bool) -> Option<u64>;
+    /// The highest commit timestamp handed out so far, read under the
+    /// lock that orders records: a record is stamped and queued under it,
+    /// so every timestamp at or below has its record queued or further.
+    fn order_point(&self) -> u64;
 
-    /// Waits until every record stamped at or below `ts` is readable
-    /// through [`GroupFeed::reader`] or known not to commit.
+    /// Once every commit at or below `ts` is published or undone, waits
+    /// until the records among them are readable through
+    /// [`GroupFeed::reader`].
     fn settle(&self, ts: u64, timeout: Duration) -> Result<()>;
 }
 
@@ -234,10 +236,8 @@ impl Database {
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         let last = loop {
-            // In a group a record is stamped and queued under the one
-            // lock: no timestamp handed out lacks its record there.
             let cut = match self.group_feed() {
-                Some(group) => group.at_order_point(&mut |_| true),
+                Some(group) => Some(group.order_point()),
                 None => self
                     .storage()?
                     .log()

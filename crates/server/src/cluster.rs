@@ -278,19 +278,18 @@ impl centum_engine::GroupFeed for Group {
         self.slots.get()
     }
 
-    fn at_order_point(&self, cut: &mut dyn FnMut(u64) -> bool) -> Option<u64> {
+    fn order_point(&self) -> u64 {
         let _queue = lock(&self.queue);
-        let last = self.last_stamped.load(SeqCst);
-        cut(last).then_some(last)
+        self.last_stamped.load(SeqCst)
     }
 
     fn settle(&self, ts: u64, timeout: Duration) -> centum_engine::Result<()> {
         let deadline = Instant::now() + timeout;
         loop {
-            // A record leaves the queue for `mine` before its entry is
-            // proposed, and `mine` inside the Apply of its entry: once
-            // neither holds one at or below `ts`, the entries being applied
-            // then are the last to wait for.
+            // Published or undone, each record at or below `ts` was
+            // resolved: by the Apply of its entry (which took it out of
+            // `mine`) or as failed. Once neither the queue nor `mine` holds
+            // one, the entry being applied then is the last to wait for.
             let queued = lock(&self.queue).iter().any(|s| s.ts <= ts);
             if !queued && !lock(&self.mine).keys().any(|&k| k <= ts) {
                 let applying = self.applying.load(SeqCst);
