@@ -319,6 +319,25 @@ fn member(g: &Arc<Group>) -> Database {
     .unwrap()
 }
 
+/// A standby, a group applying to it, and a member that commits through
+/// the group, with table `a` created.
+struct GroupWithTable {
+    s: Database,
+    g: Arc<Group>,
+    applier: std::thread::JoinHandle<u64>,
+    p: Database,
+    t: Arc<centum_engine::Table>,
+}
+
+fn group_with_table() -> GroupWithTable {
+    let s = standby();
+    let (g, applier) = group(s.clone(), 0);
+    let p = member(&g);
+    p.create_table(accounts("a")).unwrap();
+    let t = p.table("a").unwrap();
+    GroupWithTable { s, g, applier, p, t }
+}
+
 fn group(standby: Database, fail_every: u64) -> (Arc<Group>, std::thread::JoinHandle<u64>) {
     group_of(vec![standby], fail_every)
 }
@@ -486,11 +505,7 @@ fn a_record_applied_after_the_clock_passed_it_gets_a_new_timestamp_that_later_de
 
 #[test]
 fn serializable_commits_reach_the_group_in_timestamp_order() {
-    let s = standby();
-    let (g, applier) = group(s.clone(), 0);
-    let p = member(&g);
-    p.create_table(accounts("a")).unwrap();
-    let t = p.table("a").unwrap();
+    let GroupWithTable { s, g, applier, p, t } = group_with_table();
     p.run(Isolation::Snapshot, 1, |txn| {
         (0..8).try_for_each(|id| txn.insert(&t, vec![Value::BigInt(id), Value::BigInt(100), Value::Null]))
     })
@@ -629,11 +644,7 @@ fn a_standby_started_from_an_image_follows_the_log_from_there() {
 
 #[test]
 fn a_delayed_commit_is_acknowledged_before_the_group_holds_it() {
-    let s = standby();
-    let (g, applier) = group(s.clone(), 0);
-    let p = member(&g);
-    p.create_table(accounts("a")).unwrap();
-    let t = p.table("a").unwrap();
+    let GroupWithTable { s, g, applier, p, t } = group_with_table();
     let held = g.hold.lock().unwrap();
     // The group applies nothing now; a delayed commit returns anyway and
     // is visible on the primary.
@@ -664,11 +675,7 @@ fn a_delayed_commit_is_acknowledged_before_the_group_holds_it() {
 /// the row one of them inserts is not there, the row it deletes still is.
 #[test]
 fn an_image_leaves_out_a_transaction_still_waiting_for_the_group() {
-    let s = standby();
-    let (g, applier) = group(s.clone(), 0);
-    let p = member(&g);
-    p.create_table(accounts("a")).unwrap();
-    let t = p.table("a").unwrap();
+    let GroupWithTable { s, g, applier, p, t } = group_with_table();
     insert_ids(&p, &t, 1..3);
     let held = g.hold.lock().unwrap();
     let p2 = p.clone();

@@ -379,25 +379,17 @@ impl SlotGroup for SlotChanges {
                 "replication slots are created, dropped and advanced on the primary",
             ));
         }
-        let bytes = change.encode();
-        let mut payload = Vec::with_capacity(16 + bytes.len());
-        payload.extend_from_slice(&1u32.to_le_bytes());
-        payload.extend_from_slice(&SLOT_CHANGE.to_le_bytes());
-        payload.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-        payload.extend_from_slice(&bytes);
-        let (tx, rx) = std::sync::mpsc::channel();
+        let mut payload = 1u32.to_le_bytes().to_vec();
+        put_txn(&mut payload, SLOT_CHANGE, &change.encode());
         let node = node.clone();
-        runtime.spawn(async move {
-            let _ = tx.send(node.propose(payload).await);
-        });
-        match rx.recv() {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e @ ProposeError::NotLeader { .. })) => Err(refused("25006", &e.to_string())),
-            Ok(Err(e @ ProposeError::Unknown(_))) => {
+        match wait_on(runtime, async move { node.propose(payload).await }) {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e @ ProposeError::NotLeader { .. })) => Err(refused("25006", &e.to_string())),
+            Some(Err(e @ ProposeError::Unknown(_))) => {
                 Err(refused("08007", &format!("the slot change's outcome is unknown: {e}")))
             }
-            Ok(Err(e)) => Err(refused("55000", &format!("the slot change was not replicated: {e}"))),
-            Err(_) => Err(refused("57P01", "replication has stopped")),
+            Some(Err(e)) => Err(refused("55000", &format!("the slot change was not replicated: {e}"))),
+            None => Err(refused("57P01", "replication has stopped")),
         }
     }
 }
@@ -408,6 +400,26 @@ fn split_image(bytes: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let len = u32::from_le_bytes(len.try_into().map_err(|_| "a member's image is too short")?) as usize;
     let slots = bytes.get(4..4 + len).ok_or("a member's image is too short")?;
     Ok((slots, &bytes[4 + len..]))
+}
+
+/// Runs `work` on the Raft runtime and waits for it from a thread that is
+/// not the runtime's; `None` if the runtime went first.
+fn wait_on<T: Send + 'static>(
+    runtime: &tokio::runtime::Handle,
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    runtime.spawn(async move {
+        let _ = tx.send(work.await);
+    });
+    rx.recv().ok()
+}
+
+/// Appends one transaction to an entry's payload (see the module header).
+fn put_txn(payload: &mut Vec<u8>, ts: u64, frames: &[u8]) {
+    payload.extend_from_slice(&ts.to_le_bytes());
+    payload.extend_from_slice(&(frames.len() as u32).to_le_bytes());
+    payload.extend_from_slice(frames);
 }
 
 /// The transactions of an entry's payload.
@@ -604,32 +616,28 @@ impl Control {
     where
         F: std::future::Future<Output = centum_cluster::Result<()>> + Send + 'static,
     {
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.runtime.spawn(async move {
-            let _ = tx.send(tokio::time::timeout(ADD_MEMBER_WITHIN, change).await);
-        });
         let refused = |code, message: String| Err(centum_sql::Error::other(code, message));
-        match rx.recv() {
-            Ok(Ok(Ok(()))) => Ok(()),
-            Ok(Ok(Err(centum_cluster::Error::NotLeader { leader, .. }))) => refused(
+        match wait_on(&self.runtime, tokio::time::timeout(ADD_MEMBER_WITHIN, change)) {
+            Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(centum_cluster::Error::NotLeader { leader, .. }))) => refused(
                 "25006",
                 format!(
                     "cannot {what} on a standby: run it on the primary{}",
                     leader.map_or(String::new(), |l| format!(" (node {l})"))
                 ),
             ),
-            Ok(Ok(Err(centum_cluster::Error::Config(why)))) => {
+            Some(Ok(Err(centum_cluster::Error::Config(why)))) => {
                 refused("22023", format!("cannot {what}: {why}"))
             }
-            Ok(Ok(Err(e))) => refused("55000", format!("cannot {what}: {e}")),
-            Ok(Err(_)) => refused(
+            Some(Ok(Err(e))) => refused("55000", format!("cannot {what}: {e}")),
+            Some(Err(_)) => refused(
                 "57014",
                 format!(
                     "cannot {what}: no outcome within {} s (a new member stays a learner)",
                     ADD_MEMBER_WITHIN.as_secs()
                 ),
             ),
-            Err(_) => refused("55000", format!("cannot {what}: replication has stopped")),
+            None => refused("55000", format!("cannot {what}: replication has stopped")),
         }
     }
 }
@@ -716,9 +724,7 @@ async fn propose(group: Arc<Group>, node: Arc<Node>) {
                 {
                     let mut mine = lock(&group.mine);
                     for s in batch {
-                        payload.extend_from_slice(&s.ts.to_le_bytes());
-                        payload.extend_from_slice(&(s.frames.len() as u32).to_le_bytes());
-                        payload.extend_from_slice(&s.frames);
+                        put_txn(&mut payload, s.ts, &s.frames);
                         stamps.push(s.ts);
                         mine.insert(s.ts, (s.resolver, s.delayed));
                     }

@@ -239,14 +239,7 @@ fn logical_decoding_runs_on_the_primary_and_its_slot_survives_a_failover() {
 /// every row once.
 #[test]
 fn a_postgresql_subscriber_follows_the_group_across_a_failover() {
-    let Some(bin) = pg::find_bin() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "PostgreSQL's initdb is not installed (.ci/run installs it)"
-        );
-        eprintln!("initdb not found: test skipped");
-        return;
-    };
+    let Some(bin) = pg::required_bin("the group subscriber test") else { return };
     let ports = free_ports(3);
     let mut args = member_args(&ports);
     for a in &mut args {

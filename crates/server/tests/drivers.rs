@@ -850,13 +850,8 @@ fn node_pg() -> Option<PathBuf> {
 /// comparison test). Where PostgreSQL's server is not installed: under CI
 /// a failure, elsewhere `None` and a note.
 fn postgresql() -> Option<pg::Server> {
-    if let Some(bin) = pg::find_bin() {
-        return Some(pg::Server::start(bin));
-    }
-    let why = "PostgreSQL's initdb is not installed (.ci/run installs it)";
-    assert!(std::env::var_os("CI").is_none(), "{why}");
-    eprintln!("{why}: the app runs against Centum alone, its transcript unchecked");
-    None
+    pg::required_bin("the app's comparison (it runs against Centum alone, its transcript unchecked)")
+        .map(pg::Server::start)
 }
 
 /// Where two transcripts differ: the lines only Centum printed (`-`) and

@@ -308,14 +308,7 @@ fn custom_format_schema_only_chosen_tables_and_roles() {
 #[test]
 fn a_dump_of_a_portable_schema_restores_into_postgresql() {
     let (Some(pg_dump), Some(psql)) = (tool("pg_dump"), tool("psql")) else { return };
-    let Some(bin) = pg::find_bin() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "PostgreSQL's initdb is not installed (.ci/run installs it)"
-        );
-        eprintln!("initdb not found: test skipped");
-        return;
-    };
+    let Some(bin) = pg::required_bin("the restore into PostgreSQL") else { return };
     let a = Server::start(&[]);
     restore(&psql, &a.url("centum"), &format!("{SCHEMA}{TYPED}"));
     let text = dump(&pg_dump, &a, &["--no-owner"]);

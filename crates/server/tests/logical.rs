@@ -408,14 +408,7 @@ struct Subscribed {
 impl Subscribed {
     fn start() -> Option<Subscribed> {
         let (Some(bench), Some(psql_bin)) = (require("pgbench"), require("psql")) else { return None };
-        let Some(bin) = pg::find_bin() else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "PostgreSQL's initdb is not installed (.ci/run installs it)"
-            );
-            eprintln!("initdb not found: test skipped");
-            return None;
-        };
+        let bin = pg::required_bin("the PostgreSQL subscriber test")?;
         let server = Server::start(&["--wal-level", "logical"]);
         psql(&psql_bin, &server, &["-f", example("centum.sql").to_str().unwrap()]);
         psql(&psql_bin, &server, &["-c", "CREATE PUBLICATION w1 FOR ALL TABLES"]);

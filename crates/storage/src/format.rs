@@ -173,22 +173,27 @@ pub fn read_frame(buf: &[u8], at: usize) -> Result<(&[u8], usize), FrameError> {
     Ok((payload, end))
 }
 
-/// Reads every frame of `buf` from `at` to its end; any short or bad frame
-/// is corruption of `file` (used for checkpoint files and manifests, whose
-/// valid length is known).
-pub fn read_frames<'a>(file: &Path, buf: &'a [u8], at: usize) -> Result<Vec<(usize, &'a [u8])>> {
+/// Frames read from a buffer: each one's offset and payload.
+pub type Frames<'a> = Vec<(usize, &'a [u8])>;
+
+/// Reads every frame of `buf` from `at` to its end, each with its offset;
+/// a short or bad frame fails with its offset (for buffers whose valid
+/// length is known: a record's frames, an image).
+pub fn split_frames(buf: &[u8], at: usize) -> std::result::Result<Frames<'_>, (usize, FrameError)> {
     let mut out = Vec::new();
     let mut pos = at;
     while pos < buf.len() {
-        match read_frame(buf, pos) {
-            Ok((payload, next)) => {
-                out.push((pos, payload));
-                pos = next;
-            }
-            Err(e) => return Err(Error::corrupt(file, pos as u64, e.what())),
-        }
+        let (payload, next) = read_frame(buf, pos).map_err(|e| (pos, e))?;
+        out.push((pos, payload));
+        pos = next;
     }
     Ok(out)
+}
+
+/// [`split_frames`] for a file: a short or bad frame is corruption of
+/// `file` (checkpoint files and manifests).
+pub fn read_frames<'a>(file: &Path, buf: &'a [u8], at: usize) -> Result<Frames<'a>> {
+    split_frames(buf, at).map_err(|(pos, e)| Error::corrupt(file, pos as u64, e.what()))
 }
 
 /// Little-endian encoding into a `Vec<u8>`.

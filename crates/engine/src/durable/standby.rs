@@ -44,7 +44,7 @@ use crate::schema::Durability;
 use crate::schema::IndexDef;
 use crate::sync::Ordering::SeqCst;
 use crate::table::Table;
-use centum_storage::format::{push_frame, read_frame, Reader};
+use centum_storage::format::{push_frame, split_frames, Reader};
 use centum_storage::log::{decode_record, DecodedRecord};
 use centum_storage::{LogReader, Op};
 use std::collections::{HashMap, HashSet};
@@ -117,16 +117,13 @@ impl Database {
     /// Applies one transaction's record frames, as the primary's log holds
     /// them (see [`centum_storage::Record::into_frames`]).
     pub fn apply_frames(&self, frames: &[u8]) -> Result<Applied> {
-        let mut records = Vec::new();
-        let mut at = 0;
-        while at < frames.len() {
-            let (payload, next) =
-                read_frame(frames, at).map_err(|e| corrupt(format!("frame at byte {at}: {e:?}")))?;
-            records.push(
-                decode_record(payload).ok_or_else(|| corrupt(format!("frame at byte {at} is no record")))?,
-            );
-            at = next;
-        }
+        let records = split_frames(frames, 0)
+            .map_err(|(at, e)| corrupt(format!("frame at byte {at}: {e:?}")))?
+            .into_iter()
+            .map(|(at, payload)| {
+                decode_record(payload).ok_or_else(|| corrupt(format!("frame at byte {at} is no record")))
+            })
+            .collect::<Result<Vec<_>>>()?;
         self.apply_records_as(&records, Late::Renumber)
     }
 
@@ -326,14 +323,11 @@ impl Database {
     /// tables they had. Returns the image's timestamp.
     pub fn install_image(&self, image: &[u8]) -> Result<u64> {
         let bad = |what: &str| Error::Storage { code: "XX001", message: format!("database image: {what}") };
-        let mut frames = Vec::new();
-        let mut at = 0;
-        while at < image.len() {
-            let (payload, next) =
-                read_frame(image, at).map_err(|e| bad(&format!("frame at byte {at}: {e:?}")))?;
-            frames.push(payload);
-            at = next;
-        }
+        let frames: Vec<&[u8]> = split_frames(image, 0)
+            .map_err(|(at, e)| bad(&format!("frame at byte {at}: {e:?}")))?
+            .into_iter()
+            .map(|(_, payload)| payload)
+            .collect();
         let (Some(head), Some(catalog), Some(end)) = (frames.first(), frames.get(1), frames.last()) else {
             return Err(bad("too short"));
         };

@@ -17,6 +17,23 @@ use std::time::{Duration, Instant};
 pub const START_TIMEOUT: Duration = Duration::from_secs(60);
 pub const STATEMENT_TIMEOUT: &str = "30s";
 
+/// [`find_bin`] for a test that compares with PostgreSQL. Where its
+/// server programs are missing: under CI a failure (CI must install them),
+/// elsewhere `None` and a note on stderr that `what` was skipped.
+pub fn required_bin(what: &str) -> Option<PathBuf> {
+    if let Some(bin) = find_bin() {
+        return Some(bin);
+    }
+    let msg = "PostgreSQL's server programs (initdb, pg_ctl) were not found in $PG_BIN, \
+               /usr/lib/postgresql/*/bin or PATH";
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty()) {
+        panic!("{msg}; CI must install them (.ci/run installs them)");
+    }
+    // Straight to stderr: the harness would swallow eprintln!'s output.
+    let _ = writeln!(std::io::stderr(), "{msg}: {what} SKIPPED");
+    None
+}
+
 /// The directory holding `initdb` and `pg_ctl`.
 pub fn find_bin() -> Option<PathBuf> {
     let has_tools = |d: &Path| d.join("initdb").is_file() && d.join("pg_ctl").is_file();

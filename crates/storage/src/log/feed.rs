@@ -21,7 +21,7 @@
 //! still take back ever reaches a consumer.
 
 use crate::error::{Error, Result};
-use crate::format::{read_frame, HEADER_LEN};
+use crate::format::{read_frame, split_frames, HEADER_LEN};
 use crate::fs::{File, Fs};
 use crate::log::record::{decode_record, DecodedRecord, KIND_BATCH, KIND_RECORD};
 use crate::log::segment::{segment_name, LogPos};
@@ -60,17 +60,12 @@ impl FeedTxn {
     /// A transaction whose record frames are `frames`, sealed as the log
     /// holds them (a replicated group's entry carries them so).
     pub fn from_frames(start: LogPos, end: LogPos, commit_ts: u64, frames: &[u8]) -> Result<FeedTxn> {
-        let mut payloads = Vec::new();
-        let mut at = 0;
-        while at < frames.len() {
-            let (payload, next) = read_frame(frames, at).map_err(|e| Error::Replication {
-                code: "XX001",
-                message: format!("a replicated record is damaged: {e:?}"),
-            })?;
-            payloads.push(payload.to_vec());
-            at = next;
-        }
-        Ok(FeedTxn { start, end, commit_ts, frames: payloads })
+        let payloads = split_frames(frames, 0).map_err(|(at, e)| Error::Replication {
+            code: "XX001",
+            message: format!("a replicated record is damaged at byte {at}: {e:?}"),
+        })?;
+        let frames = payloads.into_iter().map(|(_, p)| p.to_vec()).collect();
+        Ok(FeedTxn { start, end, commit_ts, frames })
     }
 
     /// Its records, decoded (one per frame).
